@@ -1,0 +1,54 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "jobq",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "JobQ", targets: ["JobQ"]),
+        .executable(name: "jobq", targets: ["JobQCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // Turns the numbered SQL files in Migrations/ into Swift source at build time,
+        // so the schema is compiled into the binary and never looked up on disk at run time.
+        .executableTarget(name: "MigrationEmbedder"),
+        .plugin(
+            name: "EmbedMigrations",
+            capability: .buildTool(),
+            dependencies: ["MigrationEmbedder"]
+        ),
+        .target(
+            name: "JobQ",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            plugins: ["EmbedMigrations"]
+        ),
+        .executableTarget(
+            name: "JobQCLI",
+            dependencies: [
+                "JobQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "JobQTests",
+            dependencies: [
+                "JobQ",
+                "JobQCLI",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,82 @@
+import Foundation
+
+/// A job's identifier: monotonic, never reused within a store.
+public typealias JobID = Int64
+
+/// A snapshot of one job as stored.
+///
+/// Payloads and results are kept as the JSON text that was stored, so nothing is lost or
+/// re-encoded on the way through. Decode them with ``payload(as:)`` and ``result(as:)``:
+///
+/// ```swift
+/// if let job = try await queue.job(id), job.state == .succeeded {
+///     let output = try job.result(as: Sum.Output.self)
+/// }
+/// ```
+public struct Job: Sendable, Hashable, Identifiable {
+    public var id: JobID
+    public var queue: String
+    /// The name of the ``Executor`` that runs the job.
+    public var executor: String
+    public var state: JobState
+    /// Higher runs first within a queue.
+    public var priority: Int
+    /// The input, as JSON text.
+    public var payloadJSON: String
+    /// The output of the successful attempt, as JSON text.
+    public var resultJSON: String?
+    /// The error of the last failed attempt.
+    public var error: String?
+    /// How many attempts have started (the running attempt included).
+    public var attempt: Int
+    public var maxAttempts: Int
+    /// When the job may run (or, for a failed job, when it is retried).
+    public var runAt: Date
+    /// How long one attempt may run before it is cancelled and counted as failed.
+    public var timeout: Duration?
+    public var createdAt: Date
+    /// When the latest attempt started.
+    public var startedAt: Date?
+    /// When the job reached a final state.
+    public var finishedAt: Date?
+
+    /// Decodes the payload as an executor's input type.
+    public func payload<T: Decodable>(as type: T.Type) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(payloadJSON.utf8))
+    }
+
+    /// Decodes the result, or returns nil when the job has none (yet).
+    public func result<T: Decodable>(as type: T.Type) throws -> T? {
+        guard let resultJSON else { return nil }
+        return try JSONDecoder().decode(T.self, from: Data(resultJSON.utf8))
+    }
+}
+
+extension Job {
+    /// The job as one line of JSON, in the documented format: `id`, `queue`, `executor`,
+    /// `state`, `priority`, `payload`, `result`, `error`, `attempt`, `maxAttempts`, `runAt`,
+    /// `timeout` (seconds), `createdAt`, `startedAt`, `finishedAt`; times as ISO 8601 (UTC).
+    ///
+    /// The payload and result are inserted as stored (they are valid, minified JSON), so a
+    /// payload round-trips byte for byte.
+    public var jsonLine: String {
+        var fields: [(String, String)] = [
+            ("id", String(id)),
+            ("queue", JSONText.string(queue)),
+            ("executor", JSONText.string(executor)),
+            ("state", JSONText.string(state.rawValue)),
+            ("priority", String(priority)),
+            ("payload", payloadJSON),
+            ("result", resultJSON ?? "null"),
+            ("error", error.map(JSONText.string) ?? "null"),
+            ("attempt", String(attempt)),
+            ("maxAttempts", String(maxAttempts)),
+            ("runAt", JSONText.string(ISO8601.string(runAt))),
+        ]
+        fields.append(("timeout", timeout.map { JSONText.number($0.seconds) } ?? "null"))
+        fields.append(("createdAt", JSONText.string(ISO8601.string(createdAt))))
+        fields.append(("startedAt", startedAt.map { JSONText.string(ISO8601.string($0)) } ?? "null"))
+        fields.append(("finishedAt", finishedAt.map { JSONText.string(ISO8601.string($0)) } ?? "null"))
+        return "{" + fields.map { "\(JSONText.string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+}

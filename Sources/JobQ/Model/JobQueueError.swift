@@ -1,0 +1,29 @@
+/// Every error jobq throws on purpose. Each message says what was wrong and what to do.
+///
+/// ```swift
+/// do {
+///     try await queue.cancel(42)
+/// } catch JobQueueError.notFound(let message) {
+///     print(message)  // "no job with id 42; list jobs with `jobq list`"
+/// }
+/// ```
+public enum JobQueueError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Input was malformed or out of range: a payload that is not JSON, a bad duration,
+    /// a negative count. Nothing was written.
+    case invalidInput(String)
+    /// The job (or other named thing) does not exist.
+    case notFound(String)
+    /// The operation does not apply to the thing in its current state, e.g. cancelling a job
+    /// that already succeeded. Nothing was written.
+    case invalidState(String)
+    /// The store could not be opened or used: not a database, read-only, schema too new.
+    case storeUnavailable(String)
+
+    public var description: String {
+        switch self {
+        case .invalidInput(let message), .notFound(let message), .invalidState(let message),
+            .storeUnavailable(let message):
+            return message
+        }
+    }
+}

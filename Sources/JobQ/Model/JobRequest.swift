@@ -1,0 +1,129 @@
+import Foundation
+
+/// Everything about how a job runs, apart from its executor and payload.
+///
+/// ```swift
+/// try await queue.enqueue(Sum.self, .init(a: 1, b: 2),
+///                         options: .init(queue: "math", priority: 10, delay: .seconds(30)))
+/// ```
+public struct JobOptions: Sendable, Hashable {
+    /// The queue the job goes to. Workers claim by queue.
+    public var queue: String
+    /// Higher runs first within a queue. Any `Int`; default 0.
+    public var priority: Int
+    /// When the job may run at the earliest. `nil` means now.
+    public var runAt: Date?
+    /// How many attempts the job gets before it is `dead`. At least 1.
+    public var maxAttempts: Int
+    /// How long one attempt may run before it is cancelled and counted as failed.
+    public var timeout: Duration?
+
+    /// The queue used when none is named.
+    public static let defaultQueue = "default"
+    /// Attempts when none are given: the first run and two retries.
+    public static let defaultMaxAttempts = 3
+
+    public init(
+        queue: String = JobOptions.defaultQueue,
+        priority: Int = 0,
+        runAt: Date? = nil,
+        maxAttempts: Int = JobOptions.defaultMaxAttempts,
+        timeout: Duration? = nil
+    ) {
+        self.queue = queue
+        self.priority = priority
+        self.runAt = runAt
+        self.maxAttempts = maxAttempts
+        self.timeout = timeout
+    }
+
+    /// Options for a job that runs `delay` from now.
+    public init(
+        queue: String = JobOptions.defaultQueue,
+        priority: Int = 0,
+        delay: Duration,
+        maxAttempts: Int = JobOptions.defaultMaxAttempts,
+        timeout: Duration? = nil
+    ) {
+        self.init(
+            queue: queue, priority: priority, runAt: Date().addingTimeInterval(delay.seconds),
+            maxAttempts: maxAttempts, timeout: timeout)
+    }
+}
+
+/// A job to enqueue: an executor name, its JSON payload and its options.
+///
+/// Build one from a typed executor input, or from raw JSON text (what the CLI does):
+///
+/// ```swift
+/// let typed = try JobRequest(Sum.self, .init(a: 1, b: 2))
+/// let raw = try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#)
+/// try await queue.enqueue(contentsOf: [typed, raw])
+/// ```
+public struct JobRequest: Sendable, Hashable {
+    public var executor: String
+    /// Valid, minified JSON text.
+    public private(set) var payloadJSON: String
+    public var options: JobOptions
+
+    /// The largest payload accepted, in bytes of JSON text.
+    public static let maximumPayloadBytes = 1 << 20
+
+    /// A request from raw JSON text. The text is validated and minified.
+    public init(executor: String, payloadJSON: String, options: JobOptions = .init()) throws(JobQueueError) {
+        try Self.checkPayloadSize(payloadJSON.utf8.count)
+        self.executor = executor
+        self.payloadJSON = try JSONText.validate(payloadJSON, what: "payload for '\(executor)'")
+        self.options = options
+    }
+
+    /// A request for a typed executor; the input is encoded as JSON.
+    public init<E: Executor>(_ executor: E.Type, _ input: E.Input, options: JobOptions = .init()) throws(JobQueueError) {
+        let data: Data
+        do {
+            data = try JSONEncoder.jobq.encode(input)
+        } catch {
+            throw .invalidInput("cannot encode the input of '\(E.name)' as JSON: \(error)")
+        }
+        try Self.checkPayloadSize(data.count)
+        self.executor = E.name
+        self.payloadJSON = String(decoding: data, as: UTF8.self)
+        self.options = options
+    }
+
+    private static func checkPayloadSize(_ bytes: Int) throws(JobQueueError) {
+        guard bytes <= maximumPayloadBytes else {
+            throw .invalidInput(
+                "payload is \(bytes) bytes, over the limit of \(maximumPayloadBytes) bytes (1 MiB); "
+                    + "store large data elsewhere and pass a reference (a path or a key) in the payload")
+        }
+    }
+
+    /// Checks what the store would refuse, so that a bad request in a batch names itself.
+    func validate() throws(JobQueueError) {
+        guard !executor.isEmpty, executor.count <= 200 else {
+            throw .invalidInput("executor name must be 1 to 200 characters, got '\(JSONText.preview(executor))'")
+        }
+        guard !options.queue.isEmpty, options.queue.count <= 200 else {
+            throw .invalidInput("queue name must be 1 to 200 characters, got '\(JSONText.preview(options.queue))'")
+        }
+        guard options.maxAttempts >= 1 else {
+            throw .invalidInput("maxAttempts must be at least 1, got \(options.maxAttempts)")
+        }
+        guard options.maxAttempts <= 1000 else {
+            throw .invalidInput("maxAttempts must be at most 1000, got \(options.maxAttempts)")
+        }
+        if let timeout = options.timeout, timeout <= .zero {
+            throw .invalidInput("timeout must be positive, got \(DurationParser.format(timeout))")
+        }
+    }
+}
+
+extension JSONEncoder {
+    /// The encoder jobq uses for payloads and results: compact, slashes unescaped.
+    static var jobq: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+import GRDB
+
+extension Job {
+    /// The columns ``init(row:)`` reads, in a form to paste into a SELECT or RETURNING.
+    static let columns = """
+        id, queue, executor, state, priority, payload, result, error, attempt, max_attempts,
+        run_at, timeout, created_at, started_at, finished_at
+        """
+
+    init(row: Row) {
+        id = row["id"]
+        queue = row["queue"]
+        executor = row["executor"]
+        state = JobState(rawValue: row["state"]) ?? .dead
+        priority = row["priority"]
+        payloadJSON = row["payload"]
+        resultJSON = row["result"]
+        error = row["error"]
+        attempt = row["attempt"]
+        maxAttempts = row["max_attempts"]
+        runAt = Date(timeIntervalSince1970: row["run_at"])
+        timeout = (row["timeout"] as Double?).map { .milliseconds(Int64(($0 * 1000).rounded())) }
+        createdAt = Date(timeIntervalSince1970: row["created_at"])
+        startedAt = (row["started_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+        finishedAt = (row["finished_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import GRDB
+
+/// The worker's hot path: claim, complete (fenced), renew leases, reclaim expired leases.
+extension SQLiteStore {
+    /// Claims up to `limit` ready jobs from `queues`, in queue order, then by priority (higher
+    /// first), run time and id. One transaction: it first makes due scheduled and retrying jobs
+    /// ready, then claims each unpaused queue with one index-ordered UPDATE ... RETURNING.
+    func claim(queues: [String], limit: Int, workerID: String, lease: Duration) async throws -> [ClaimedJob] {
+        guard limit > 0 else { return [] }
+        let now = Self.now()
+        let leaseUntil = now + lease.seconds
+        return try await write { db in
+            try db.cachedStatement(
+                sql: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?"
+            ).execute(arguments: [now])
+            let paused = try Set(String.fetchAll(db, sql: "SELECT name FROM queues WHERE paused"))
+            // The inner SELECT's ORDER BY is exactly the column order of the jobs_claim_order
+            // index, so SQLite walks the index and stops after LIMIT rows.
+            let statement = try db.cachedStatement(
+                sql: """
+                    UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?, lease_until = ?, started_at = ?
+                    WHERE id IN (
+                        SELECT id FROM jobs WHERE state = 'ready' AND queue = ?
+                        ORDER BY priority DESC, run_at, id LIMIT ?)
+                    RETURNING id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout
+                    """)
+            var claimed: [ClaimedJob] = []
+            for queue in queues where claimed.count < limit && !paused.contains(queue) {
+                let rows = try Row.fetchAll(
+                    statement, arguments: [workerID, leaseUntil, now, queue, limit - claimed.count])
+                // RETURNING gives no order guarantee; restore the claim order.
+                let batch = rows.map { row in
+                    ClaimedJob(
+                        id: row["id"], queue: row["queue"], executor: row["executor"], payloadJSON: row["payload"],
+                        priority: row["priority"], attempt: row["attempt"], maxAttempts: row["max_attempts"],
+                        runAt: row["run_at"],
+                        timeout: (row["timeout"] as Double?).map { .milliseconds(Int64(($0 * 1000).rounded())) })
+                }.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
+                claimed += batch
+            }
+            return claimed
+        }
+    }
+
+    /// Records the outcomes of attempts in one transaction. Each update is fenced on the job's
+    /// id, attempt, `running` state and the worker's token, so a worker whose lease expired
+    /// (and whose job another worker took over, or an operator cancelled) changes nothing.
+    /// Returns the ids whose outcome was refused by the fence.
+    @discardableResult
+    func complete(_ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], workerID: String) async throws -> Set<JobID> {
+        let now = Self.now()
+        return try await write { db in
+            var refused: Set<JobID> = []
+            let fence = "WHERE id = ? AND state = 'running' AND worker_id = ? AND attempt = ?"
+            for (job, outcome) in outcomes {
+                let fenceArguments: StatementArguments = [job.id, workerID, job.attempt]
+                switch outcome {
+                case .succeeded(let resultJSON):
+                    try db.cachedStatement(
+                        sql: "UPDATE jobs SET state = 'succeeded', result = ?, error = NULL, finished_at = ?, lease_until = NULL \(fence)"
+                    ).execute(arguments: [resultJSON, now] + fenceArguments)
+                case .retry(let error, let at):
+                    try db.cachedStatement(
+                        sql: "UPDATE jobs SET state = 'failed', error = ?, run_at = ?, lease_until = NULL \(fence)"
+                    ).execute(arguments: [error, at.timeIntervalSince1970] + fenceArguments)
+                case .dead(let error):
+                    try db.cachedStatement(
+                        sql: "UPDATE jobs SET state = 'dead', error = ?, finished_at = ?, lease_until = NULL \(fence)"
+                    ).execute(arguments: [error, now] + fenceArguments)
+                case .released:
+                    try db.cachedStatement(
+                        sql: "UPDATE jobs SET state = 'ready', attempt = attempt - 1, worker_id = NULL, lease_until = NULL \(fence)"
+                    ).execute(arguments: fenceArguments)
+                }
+                if db.changesCount == 0 { refused.insert(job.id) }
+            }
+            return refused
+        }
+    }
+
+    /// Extends the leases of the given jobs this worker still owns. Returns the ids it still
+    /// owns; the caller cancels the rest (cancelled by an operator, or taken over after the
+    /// lease expired).
+    func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID> {
+        guard !ids.isEmpty else { return [] }
+        let leaseUntil = Self.now() + lease.seconds
+        let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
+        return try await write { db in
+            try Set(
+                JobID.fetchAll(
+                    db,
+                    sql: """
+                        UPDATE jobs SET lease_until = ?
+                        WHERE worker_id = ? AND state = 'running' AND id IN (SELECT value FROM json_each(?))
+                        RETURNING id
+                        """,
+                    arguments: [leaseUntil, workerID, list]))
+        }
+    }
+
+    /// Makes running jobs whose lease has expired runnable again (their worker died or hung), or
+    /// dead when that was their last attempt. Returns how many were reclaimed.
+    func reclaimExpiredLeases() async throws -> Int {
+        let now = Self.now()
+        let anyExpired = try await read { db in
+            try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND lease_until < ?)",
+                arguments: [now]) ?? false
+        }
+        guard anyExpired else { return 0 }
+        return try await write { db in
+            try db.execute(
+                sql: """
+                    UPDATE jobs SET
+                        state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'ready' END,
+                        finished_at = CASE WHEN attempt >= max_attempts THEN ? END,
+                        error = 'attempt ' || attempt || ' lost its lease: worker ' || COALESCE(worker_id, '?')
+                            || ' stopped renewing it (crashed, killed or hung)',
+                        run_at = ?, lease_until = NULL
+                    WHERE state = 'running' AND lease_until < ?
+                    """,
+                arguments: [now, now, now])
+            return db.changesCount
+        }
+    }
+
+    /// Whether any job on `queues` (paused queues aside) is ready, due or running; with
+    /// `includingFuture`, whether any job there is unfinished at all.
+    func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool {
+        let now = Self.now()
+        let list = Self.jsonArray(queues)
+        return try await read { db in
+            let condition = includingFuture
+                ? "state IN ('scheduled', 'ready', 'running', 'failed')"
+                : "(state IN ('ready', 'running') OR (state IN ('scheduled', 'failed') AND run_at <= ?))"
+            let arguments: StatementArguments = includingFuture ? [list] : [list, now]
+            return try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM jobs
+                        WHERE queue IN (SELECT value FROM json_each(?))
+                        AND queue NOT IN (SELECT name FROM queues WHERE paused)
+                        AND \(condition))
+                    """,
+                arguments: arguments) ?? false
+        }
+    }
+
+    /// Whether a claim on `queues` would find a job now: a cheap read, so idle workers poll
+    /// without taking the write lock.
+    func hasClaimableWork(queues: [String]) async throws -> Bool {
+        try await hasUnfinishedWork(queues: queues, includingFuture: false)
+    }
+
+    /// Counts ready and due jobs on `queues`: the backlog a worker's status line shows.
+    func backlog(queues: [String]) async throws -> Int {
+        let now = Self.now()
+        let list = Self.jsonArray(queues)
+        return try await read { db in
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) FROM jobs WHERE queue IN (SELECT value FROM json_each(?))
+                    AND (state = 'ready' OR (state IN ('scheduled', 'failed') AND run_at <= ?))
+                    """,
+                arguments: [list, now]) ?? 0
+        }
+    }
+
+    // MARK: Workers
+
+    func registerWorker(id: String, queues: [String], concurrency: Int) async throws {
+        let now = Self.now()
+        let host = ProcessInfo.processInfo.hostName
+        let pid = Int(ProcessInfo.processInfo.processIdentifier)
+        let list = Self.jsonArray(queues)
+        try await write { db in
+            // Forget workers that have not been seen for a day.
+            try db.execute(sql: "DELETE FROM workers WHERE heartbeat_at < ?", arguments: [now - 86_400])
+            try db.execute(
+                sql: """
+                    INSERT INTO workers (id, host, pid, queues, concurrency, started_at, heartbeat_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [id, host, pid, list, concurrency, now, now])
+        }
+    }
+
+    func heartbeatWorker(id: String) async throws {
+        let now = Self.now()
+        try await write { db in
+            try db.execute(sql: "UPDATE workers SET heartbeat_at = ? WHERE id = ?", arguments: [now, id])
+        }
+    }
+
+    func removeWorker(id: String) async throws {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM workers WHERE id = ?", arguments: [id])
+        }
+    }
+}

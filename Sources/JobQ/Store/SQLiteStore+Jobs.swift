@@ -1,0 +1,172 @@
+import Foundation
+import GRDB
+
+/// Enqueueing, reading, and the operator's state changes (cancel, retry, pause, prune).
+extension SQLiteStore {
+    /// Inserts all requests in one transaction: all of them or none.
+    func enqueue(_ requests: [JobRequest]) async throws -> [Job] {
+        for (index, request) in requests.enumerated() {
+            do {
+                try request.validate()
+            } catch {
+                throw requests.count == 1 ? error : .invalidInput("job \(index + 1) of \(requests.count): \(error.description)")
+            }
+        }
+        let now = Self.now()
+        return try await write { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    RETURNING \(Job.columns)
+                    """)
+            var jobs: [Job] = []
+            jobs.reserveCapacity(requests.count)
+            for request in requests {
+                let options = request.options
+                let runAt = options.runAt?.timeIntervalSince1970 ?? now
+                let state: JobState = runAt > now ? .scheduled : .ready
+                let row = try Row.fetchOne(
+                    statement,
+                    arguments: [
+                        options.queue, request.executor, request.payloadJSON, options.priority, state.rawValue,
+                        options.maxAttempts, runAt, options.timeout?.seconds, now,
+                    ])
+                if let row { jobs.append(Job(row: row)) }
+            }
+            return jobs
+        }
+    }
+
+    func job(_ id: JobID) async throws -> Job? {
+        try await read { db in
+            try Row.fetchOne(db, sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map(Job.init(row:))
+        }
+    }
+
+    func jobs(queue: String?, state: JobState?, limit: Int, afterID: JobID?) async throws -> [Job] {
+        try await read { db in
+            var conditions: [String] = []
+            var arguments: StatementArguments = []
+            if let queue { conditions.append("queue = ?"); arguments += [queue] }
+            if let state { conditions.append("state = ?"); arguments += [state.rawValue] }
+            if let afterID { conditions.append("id > ?"); arguments += [afterID] }
+            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            arguments += [limit]
+            return try Row.fetchAll(
+                db, sql: "SELECT \(Job.columns) FROM jobs \(whereClause) ORDER BY id LIMIT ?", arguments: arguments
+            ).map(Job.init(row:))
+        }
+    }
+
+    /// Cancels a job that has not finished. A running job's worker notices at its next
+    /// heartbeat, cancels the task, and its late result is refused by the completion fence.
+    func cancel(_ id: JobID) async throws -> Job {
+        let now = Self.now()
+        return try await write { db in
+            let job = try Self.existingJob(db, id)
+            guard !job.state.isFinal else {
+                throw JobQueueError.invalidState("job \(id) is already \(job.state.rawValue); only unfinished jobs can be cancelled")
+            }
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    UPDATE jobs SET state = 'cancelled', finished_at = ?, lease_until = NULL
+                    WHERE id = ? RETURNING \(Job.columns)
+                    """,
+                arguments: [now, id])
+            return Job(row: row!)
+        }
+    }
+
+    /// Makes a failed, dead or cancelled job ready to run now. A dead job gets one more attempt
+    /// than it has used; its attempt count is kept as history.
+    func retry(_ id: JobID) async throws -> Job {
+        let now = Self.now()
+        return try await write { db in
+            let job = try Self.existingJob(db, id)
+            guard [.failed, .dead, .cancelled].contains(job.state) else {
+                throw JobQueueError.invalidState(
+                    "job \(id) is \(job.state.rawValue); only failed, dead or cancelled jobs can be retried")
+            }
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    UPDATE jobs SET state = 'ready', run_at = ?, finished_at = NULL, lease_until = NULL,
+                        worker_id = NULL, max_attempts = MAX(max_attempts, attempt + 1)
+                    WHERE id = ? RETURNING \(Job.columns)
+                    """,
+                arguments: [now, id])
+            return Job(row: row!)
+        }
+    }
+
+    func setPaused(_ queue: String, paused: Bool) async throws {
+        try await write { db in
+            try db.execute(
+                sql: "INSERT INTO queues (name, paused) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET paused = excluded.paused",
+                arguments: [queue, paused])
+        }
+    }
+
+    /// Deletes finished jobs in `states` that finished before `cutoff`. Returns how many.
+    func prune(finishedBefore cutoff: Date, states: Set<JobState>) async throws -> Int {
+        let names = states.map(\.rawValue).sorted()
+        return try await write { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM jobs WHERE finished_at < ? AND state IN (SELECT value FROM json_each(?))
+                    """,
+                arguments: [cutoff.timeIntervalSince1970, Self.jsonArray(names)])
+            return db.changesCount
+        }
+    }
+
+    func status(liveWithin: TimeInterval) async throws -> StoreStatus {
+        let cutoff = Self.now() - liveWithin
+        return try await read { db in
+            var queues: [String: QueueStatus] = [:]
+            func entry(_ name: String) -> QueueStatus {
+                queues[name] ?? QueueStatus(
+                    name: name, paused: false,
+                    counts: Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0.rawValue, 0) }))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT queue, state, COUNT(*) AS n FROM jobs GROUP BY queue, state") {
+                let name: String = row["queue"]
+                var status = entry(name)
+                status.counts[row["state"], default: 0] += row["n"] as Int
+                queues[name] = status
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT name, paused FROM queues") {
+                let name: String = row["name"]
+                var status = entry(name)
+                status.paused = row["paused"]
+                queues[name] = status
+            }
+            let workers = try Row.fetchAll(
+                db, sql: "SELECT * FROM workers WHERE heartbeat_at >= ? ORDER BY started_at", arguments: [cutoff]
+            ).map { row in
+                WorkerStatus(
+                    id: row["id"], host: row["host"], pid: row["pid"],
+                    queues: (try? JSONDecoder().decode([String].self, from: Data((row["queues"] as String).utf8))) ?? [],
+                    concurrency: row["concurrency"],
+                    startedAt: Date(timeIntervalSince1970: row["started_at"]),
+                    heartbeatAt: Date(timeIntervalSince1970: row["heartbeat_at"]))
+            }
+            return StoreStatus(
+                queues: queues.values.sorted { $0.name < $1.name }, workers: workers,
+                schemaVersion: try SchemaMigrator.currentVersion(db))
+        }
+    }
+
+    static func existingJob(_ db: Database, _ id: JobID) throws -> Job {
+        guard let row = try Row.fetchOne(db, sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]) else {
+            throw JobQueueError.notFound("no job with id \(id); list jobs with `jobq list`")
+        }
+        return Job(row: row)
+    }
+
+    static func jsonArray(_ values: [String]) -> String {
+        "[" + values.map(JSONText.string).joined(separator: ",") + "]"
+    }
+}

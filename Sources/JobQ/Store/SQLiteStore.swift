@@ -1,0 +1,105 @@
+import Foundation
+import GRDB
+
+/// The SQLite store: every durable state change is one method and one transaction.
+///
+/// Nothing outside this file and its extensions writes SQL. Times are Unix seconds (REAL).
+final class SQLiteStore: Sendable {
+    let writer: any DatabaseWriter
+    let path: String?
+
+    /// Seconds a connection waits for another process's write lock before reporting busy.
+    static let busyTimeout: TimeInterval = 10
+
+    /// Opens (creating if needed) the store at `path`, or an in-memory store when `path` is nil,
+    /// and applies pending schema migrations.
+    init(path: String?, durability: Durability) throws {
+        self.path = path
+        var config = Configuration()
+        config.busyMode = .timeout(Self.busyTimeout)
+        config.label = "jobq"
+        let synchronous = durability == .full ? "FULL" : "NORMAL"
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        do {
+            if let path {
+                try Self.createPrivately(path)
+                writer = try DatabasePool(path: path, configuration: config)
+            } else {
+                writer = try DatabaseQueue(configuration: config)
+            }
+            try SchemaMigrator.migrate(writer)
+        } catch let error as JobQueueError {
+            throw error
+        } catch let error as DatabaseError {
+            throw JobQueueError.storeUnavailable(Self.explain(error, path: path))
+        }
+    }
+
+    /// Creates the store file readable by its owner only, before SQLite creates it with the
+    /// process's umask. SQLite gives the -wal and -shm files the same permissions.
+    private static func createPrivately(_ path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
+            throw JobQueueError.storeUnavailable(
+                "cannot open store \(path): directory \(directory) does not exist; create it or pass another --db path")
+        }
+        guard !FileManager.default.fileExists(atPath: path) else { return }
+        let fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+        if fd >= 0 {
+            close(fd)
+        } else if errno != EEXIST {
+            let reason = String(cString: strerror(errno))
+            throw JobQueueError.storeUnavailable("cannot create store \(path): \(reason)")
+        }
+    }
+
+    static func explain(_ error: DatabaseError, path: String?) -> String {
+        let where_ = path ?? "in-memory store"
+        switch error.resultCode {
+        case .SQLITE_NOTADB:
+            return "\(where_) is not a jobq store (not an SQLite database); pass the right --db path"
+        case .SQLITE_CORRUPT:
+            return "\(where_) is corrupted (\(error.message ?? "")); restore it from a backup"
+        case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN:
+            return "cannot open \(where_) for writing: \(error.message ?? "\(error)"); check the file and directory permissions"
+        case .SQLITE_FULL:
+            return "the disk holding \(where_) is full; free space and retry"
+        case .SQLITE_BUSY:
+            return "\(where_) stayed locked by another process for \(Int(busyTimeout))s; retry"
+        default:
+            return "store \(where_): \(error.message ?? "\(error)")"
+        }
+    }
+
+    /// Runs a write transaction, mapping SQLite errors to clear ``JobQueueError``s.
+    ///
+    /// Runs in an unstructured task so that a cancelled caller (a worker shutting down) still
+    /// records what it must record, e.g. a released lease.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let writer = self.writer
+        let path = self.path
+        return try await Task {
+            do {
+                return try await writer.write(body)
+            } catch let error as DatabaseError {
+                throw JobQueueError.storeUnavailable(Self.explain(error, path: path))
+            }
+        }.value
+    }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let writer = self.writer
+        let path = self.path
+        return try await Task {
+            do {
+                return try await writer.read(body)
+            } catch let error as DatabaseError {
+                throw JobQueueError.storeUnavailable(Self.explain(error, path: path))
+            }
+        }.value
+    }
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+}

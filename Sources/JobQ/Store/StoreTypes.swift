@@ -1,0 +1,63 @@
+import Foundation
+
+/// A job a worker has claimed: what it needs to run the attempt, and the fence it must present
+/// to record the outcome (`id`, `attempt` and the worker's token).
+struct ClaimedJob: Sendable, Hashable {
+    let id: JobID
+    let queue: String
+    let executor: String
+    let payloadJSON: String
+    let priority: Int
+    let attempt: Int
+    let maxAttempts: Int
+    let runAt: Double
+    let timeout: Duration?
+}
+
+/// How an attempt ended, as the store records it.
+enum AttemptOutcome: Sendable {
+    /// Succeeded with this JSON result.
+    case succeeded(resultJSON: String)
+    /// Failed; retry at the given time.
+    case retry(error: String, at: Date)
+    /// Failed for good.
+    case dead(error: String)
+    /// Not finished (the worker is shutting down): back to `ready`, the attempt not counted.
+    case released
+}
+
+/// What `jobq status` shows for one queue.
+public struct QueueStatus: Sendable, Hashable, Codable {
+    public var name: String
+    public var paused: Bool
+    /// Jobs per state; states with no jobs are present with 0.
+    public var counts: [String: Int]
+}
+
+/// A worker pool that heartbeated recently.
+public struct WorkerStatus: Sendable, Hashable, Codable {
+    public var id: String
+    public var host: String
+    public var pid: Int
+    public var queues: [String]
+    public var concurrency: Int
+    public var startedAt: Date
+    public var heartbeatAt: Date
+}
+
+/// A snapshot of a store: every queue's counts and the live workers.
+public struct StoreStatus: Sendable, Hashable, Codable {
+    public var queues: [QueueStatus]
+    public var workers: [WorkerStatus]
+    public var schemaVersion: Int
+}
+
+/// How hard the store pushes writes to disk.
+public enum Durability: Sendable, Hashable {
+    /// `synchronous=NORMAL` in WAL mode: a committed job survives a crash of the process;
+    /// the last transactions before a power loss or OS crash may roll back. The default.
+    case normal
+    /// `synchronous=FULL`: every commit is synced to disk before it returns, so it also
+    /// survives power loss, at the cost of one fsync per transaction.
+    case full
+}

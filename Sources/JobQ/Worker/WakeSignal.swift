@@ -1,0 +1,78 @@
+import Synchronization
+
+/// Wakes a worker pool's claim loop. Pokes coalesce: many pokes while the loop is busy make one
+/// wake-up. A poke that says work arrived lets the loop claim without first polling the store.
+final class WakeSignal: Sendable {
+    private let continuation: AsyncStream<Void>.Continuation
+    let stream: AsyncStream<Void>
+    private let workHint = Mutex(false)
+
+    init() {
+        (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func poke(workArrived: Bool = false) {
+        if workArrived { workHint.withLock { $0 = true } }
+        continuation.yield()
+    }
+
+    /// Whether work arrived since the last call.
+    func takeWorkHint() -> Bool {
+        workHint.withLock { hint in
+            defer { hint = false }
+            return hint
+        }
+    }
+
+    func finish() { continuation.finish() }
+}
+
+/// Resolves once: the first of "the executor finished", "the deadline passed" and "interrupted"
+/// wins, and later ones are ignored. Lets a worker stop waiting for an executor that ignores
+/// cancellation.
+final class AttemptRace: Sendable {
+    enum End: Sendable {
+        case finished(Result<String, any Error>)
+        case timedOut
+        case interrupted
+    }
+
+    private enum State {
+        case pending
+        case waiting(CheckedContinuation<End, Never>)
+        case resolved(End)
+        case consumed
+    }
+
+    private let state = Mutex(State.pending)
+
+    func resolve(_ end: End) {
+        let continuation: CheckedContinuation<End, Never>? = state.withLock { state in
+            switch state {
+            case .pending:
+                state = .resolved(end)
+                return nil
+            case .waiting(let continuation):
+                state = .consumed
+                return continuation
+            case .resolved, .consumed:
+                return nil
+            }
+        }
+        continuation?.resume(returning: end)
+    }
+
+    func wait() async -> End {
+        await withCheckedContinuation { continuation in
+            let ready: End? = state.withLock { state in
+                if case .resolved(let end) = state {
+                    state = .consumed
+                    return end
+                }
+                state = .waiting(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Logging
+
+extension WorkerPool {
+    /// Runs one claimed attempt and records its outcome.
+    ///
+    /// The executor runs in its own task so that the pool can stop waiting for it (timeout,
+    /// shutdown, cancellation by an operator) even if it ignores cancellation; whatever it returns
+    /// after that is discarded.
+    func perform(_ job: ClaimedJob) async {
+        guard let race = state.withLock({ $0.running[job.id]?.race }) else { return }
+        let end: AttemptRace.End
+        if let executor = executors[job.executor] {
+            end = await runExecutor(executor, job: job, race: race)
+        } else {
+            let names = executors.keys.sorted().joined(separator: ", ")
+            end = .finished(.failure(UnknownExecutorError(
+                message: "no executor named '\(job.executor)' is registered in this worker pool (registered: \(names.isEmpty ? "none" : names)); "
+                    + "run a pool that registers it, or enqueue with a registered name")))
+        }
+        let interruption = state.withLock { $0.running[job.id]?.interruption }
+        let outcome = self.outcome(of: job, end: end, interruption: interruption)
+        await record(job, outcome)
+        state.withLock { _ = $0.running.removeValue(forKey: job.id) }
+        signal.poke()
+    }
+
+    private func runExecutor(_ executor: ErasedExecutor, job: ClaimedJob, race: AttemptRace) async -> AttemptRace.End {
+        let deadline = job.timeout.map { ContinuousClock.now + $0 }
+        let context = JobContext(
+            jobID: job.id, executor: job.executor, queue: job.queue, attempt: job.attempt,
+            maxAttempts: job.maxAttempts, deadline: deadline)
+        let work = Task {
+            do {
+                race.resolve(.finished(.success(try await executor.run(job.payloadJSON, context))))
+            } catch {
+                race.resolve(.finished(.failure(error)))
+            }
+        }
+        let timer = job.timeout.map { timeout in
+            Task {
+                try? await Task.sleep(for: timeout)
+                if !Task.isCancelled { race.resolve(.timedOut) }
+            }
+        }
+        let end = await withTaskCancellationHandler {
+            await race.wait()
+        } onCancel: {
+            race.resolve(.interrupted)
+        }
+        timer?.cancel()
+        if case .finished = end {} else { work.cancel() }
+        return end
+    }
+
+    private func outcome(of job: ClaimedJob, end: AttemptRace.End, interruption: PoolState.Interruption?) -> AttemptOutcome? {
+        switch end {
+        case .finished(.success(let resultJSON)):
+            return .succeeded(resultJSON: resultJSON)
+        case .finished(.failure(let error)):
+            switch error {
+            case let error as PayloadDecodingError: return .dead(error: error.description)
+            case let error as NonRetryableError: return .dead(error: error.message)
+            case is CancellationError where interruption != nil:
+                return interruption == .shutdown ? .released : nil
+            default: return failure(job, message: "\(error)")
+            }
+        case .timedOut:
+            let limit = job.timeout.map(DurationParser.format) ?? "?"
+            return failure(job, message: "timed out after \(limit) (attempt \(job.attempt) of \(job.maxAttempts))")
+        case .interrupted:
+            // Lost jobs belong to someone else now (or were cancelled): record nothing.
+            return interruption == .lost ? nil : .released
+        }
+    }
+
+    private func failure(_ job: ClaimedJob, message: String) -> AttemptOutcome {
+        if job.attempt < job.maxAttempts {
+            let delay = options.retryBackoff.delay(afterAttempt: job.attempt)
+            return .retry(error: message, at: Date().addingTimeInterval(delay.seconds))
+        }
+        return .dead(error: message)
+    }
+
+    private func record(_ job: ClaimedJob, _ outcome: AttemptOutcome?) async {
+        guard let outcome else {
+            state.withLock { $0.stats.refused += 1 }
+            logger.info("job \(job.id) was cancelled or taken over while running; its outcome is discarded")
+            return
+        }
+        do {
+            let refused = try await queue.store.complete([(job, outcome)], workerID: workerID)
+            state.withLock { state in
+                if refused.contains(job.id) {
+                    state.stats.refused += 1
+                    return
+                }
+                switch outcome {
+                case .succeeded: state.stats.succeeded += 1
+                case .retry: state.stats.retried += 1
+                case .dead: state.stats.dead += 1
+                case .released: state.stats.released += 1
+                }
+            }
+            if refused.contains(job.id) {
+                logger.info("job \(job.id) attempt \(job.attempt): outcome refused; the job was cancelled or taken over")
+            } else {
+                log(job, outcome)
+            }
+        } catch {
+            // The lease will expire and the job will run again: at-least-once, never lost.
+            logger.error("job \(job.id): could not record the outcome (\(error)); it will run again when its lease expires")
+        }
+    }
+
+    private func log(_ job: ClaimedJob, _ outcome: AttemptOutcome) {
+        let metadata: Logger.Metadata = ["job": "\(job.id)", "executor": "\(job.executor)", "attempt": "\(job.attempt)"]
+        switch outcome {
+        case .succeeded: logger.debug("job succeeded", metadata: metadata)
+        case .retry(let error, let at):
+            logger.warning("job failed, will retry at \(ISO8601.string(at)): \(error)", metadata: metadata)
+        case .dead(let error): logger.warning("job dead: \(error)", metadata: metadata)
+        case .released: logger.info("job released unfinished", metadata: metadata)
+        }
+    }
+}
+
+/// A job names an executor that this pool does not have. Another pool may have it, so the
+/// attempt fails and the retry policy applies.
+struct UnknownExecutorError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}

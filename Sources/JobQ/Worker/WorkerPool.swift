@@ -1,0 +1,141 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Claims jobs from a ``JobQueue`` and runs them with registered executors, up to
+/// `concurrency` at a time.
+///
+/// A pool is a swift-service-lifecycle `Service`: run it in a `ServiceGroup`, and SIGTERM or
+/// SIGINT make it stop claiming, give running jobs ``Options/shutdownGracePeriod`` to finish,
+/// then cancel the rest and release their leases without using up an attempt.
+///
+/// ```swift
+/// let queue = try JobQueue(path: "jobs.sqlite")
+/// let pool = WorkerPool(queue: queue, queues: ["default"], concurrency: 4, executors: [Sum()])
+/// let group = ServiceGroup(configuration: .init(
+///     services: [pool], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+/// try await group.run()
+/// ```
+public final class WorkerPool: Service, Sendable {
+    public let queue: JobQueue
+    public let queues: [String]
+    public let concurrency: Int
+    public let options: Options
+    /// This pool's token: the lease owner written on every job it claims.
+    public let workerID: String
+
+    let executors: [String: ErasedExecutor]
+    let logger: Logger
+    let signal = WakeSignal()
+    let state = Mutex(PoolState())
+
+    /// - Parameters:
+    ///   - queue: The store to work on.
+    ///   - queues: The queues to claim from, in order of preference.
+    ///   - concurrency: How many jobs run at once (at least 1).
+    ///   - executors: The executors this pool can run; names must be unique.
+    public init(
+        queue: JobQueue,
+        queues: [String] = [JobOptions.defaultQueue],
+        concurrency: Int = 4,
+        executors: [any Executor],
+        options: Options = Options(),
+        logger: Logger = Logger(label: "jobq.worker")
+    ) {
+        self.queue = queue
+        self.queues = queues.isEmpty ? [JobOptions.defaultQueue] : queues
+        self.concurrency = max(1, concurrency)
+        self.options = options
+        self.logger = logger
+        var registry: [String: ErasedExecutor] = [:]
+        for executor in executors {
+            let erased = ErasedExecutor(executor)
+            // Later registrations of a name replace earlier ones, as in a dictionary literal.
+            registry[erased.name] = erased
+        }
+        self.executors = registry
+        let host = ProcessInfo.processInfo.hostName
+        let pid = ProcessInfo.processInfo.processIdentifier
+        workerID = "\(host):\(pid):\(UUID().uuidString.prefix(8).lowercased())"
+    }
+
+    /// What the pool has done so far.
+    public var statistics: Statistics {
+        state.withLock { state in
+            var stats = state.stats
+            stats.running = state.running.count
+            return stats
+        }
+    }
+
+    /// Runs until shut down (graceful shutdown or task cancellation) or until
+    /// ``Options/stopWhen`` is met.
+    public func run() async throws {
+        try await queue.store.registerWorker(id: workerID, queues: queues, concurrency: concurrency)
+        let signal = self.signal
+        let wakeID = queue.addWakeHandler { signal.poke(workArrived: true) }
+        defer { queue.removeWakeHandler(wakeID) }
+        logger.info(
+            "worker started",
+            metadata: ["worker": "\(workerID)", "queues": "\(queues.joined(separator: ","))", "concurrency": "\(concurrency)"])
+
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.maintain() }
+                await self.claimLoop()
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            self.beginDraining()
+        }
+
+        try? await queue.store.removeWorker(id: workerID)
+        let stats = statistics
+        logger.info(
+            "worker stopped",
+            metadata: ["succeeded": "\(stats.succeeded)", "dead": "\(stats.dead)", "retried": "\(stats.retried)", "released": "\(stats.released)"])
+    }
+
+    /// Stops claiming; running jobs get the grace period, then are released.
+    func beginDraining() {
+        let deadline = ContinuousClock.now + options.shutdownGracePeriod
+        state.withLock { state in
+            if state.drainDeadline == nil { state.drainDeadline = deadline }
+        }
+        logger.info("shutting down: no new claims; running jobs have \(DurationParser.format(options.shutdownGracePeriod)) to finish")
+        signal.poke()
+    }
+}
+
+/// The pool's mutable state, behind its mutex.
+struct PoolState: Sendable {
+    struct RunningJob: Sendable {
+        let job: ClaimedJob
+        let race: AttemptRace
+        var interruption: Interruption?
+    }
+
+    enum Interruption: Sendable {
+        /// The pool is stopping: release the job.
+        case shutdown
+        /// The job is no longer this pool's (cancelled, or its lease was taken over).
+        case lost
+    }
+
+    var running: [JobID: RunningJob] = [:]
+    var drainDeadline: ContinuousClock.Instant?
+    var stats = WorkerPool.Statistics()
+
+    /// Marks the jobs interrupted and returns their races to resolve outside the lock.
+    mutating func interrupt(_ ids: some Sequence<JobID>, because reason: Interruption) -> [AttemptRace] {
+        var races: [AttemptRace] = []
+        for id in ids {
+            guard var entry = running[id], entry.interruption == nil else { continue }
+            entry.interruption = reason
+            running[id] = entry
+            races.append(entry.race)
+        }
+        return races
+    }
+}

@@ -1,0 +1,56 @@
+/// When a ``WorkerPool`` returns from `run()` on its own, besides shutdown.
+public enum StopCondition: Sendable, Hashable {
+    /// Run until shut down.
+    case never
+    /// Return once no job on the pool's queues is ready or running. Jobs scheduled for later
+    /// (delayed, or failed and waiting for a retry) do not keep the pool alive.
+    case queuesEmpty
+    /// Return once every job on the pool's queues is final (succeeded, dead or cancelled),
+    /// waiting for delayed jobs and retries.
+    case allJobsFinished
+}
+
+extension WorkerPool {
+    /// Tuning for a ``WorkerPool``. The defaults suit most work.
+    ///
+    /// ```swift
+    /// var options = WorkerPool.Options()
+    /// options.lease = .seconds(10)
+    /// options.retryBackoff = RetryBackoff(base: .milliseconds(200))
+    /// ```
+    public struct Options: Sendable {
+        /// How long a claimed job stays owned without a heartbeat. The pool renews leases every
+        /// third of this; when a worker dies or hangs, its jobs run again after at most this long.
+        public var lease: Duration = .seconds(30)
+        /// How often an idle pool checks the store for work written by other processes, and
+        /// how often it checks for expired leases of other workers.
+        public var pollInterval: Duration = .milliseconds(50)
+        /// On graceful shutdown, how long running jobs get to finish before they are cancelled
+        /// and released (back to `ready`, the attempt not counted).
+        public var shutdownGracePeriod: Duration = .seconds(10)
+        /// The wait between a failed attempt and the next one.
+        public var retryBackoff = RetryBackoff()
+        /// When `run()` returns on its own.
+        public var stopWhen: StopCondition = .never
+
+        public init() {}
+    }
+
+    /// Counts of what this pool has done since it started.
+    public struct Statistics: Sendable, Hashable {
+        public var succeeded = 0
+        /// Attempts that failed and will be retried.
+        public var retried = 0
+        /// Jobs that failed for good.
+        public var dead = 0
+        /// Jobs handed back unfinished at shutdown, without using an attempt.
+        public var released = 0
+        /// Outcomes the store refused because the job was no longer this pool's (cancelled by
+        /// an operator, or taken over after the lease expired).
+        public var refused = 0
+        /// Jobs running now.
+        public var running = 0
+
+        public var finished: Int { succeeded + dead }
+    }
+}
