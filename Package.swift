@@ -47,6 +47,8 @@ let package = Package(
                 "JobQ",
                 "JobQCLI",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

@@ -91,7 +91,12 @@ public final class JobQueue: Sendable {
 
     /// Counts per queue and state, paused flags, and the workers seen in the last `liveWithin`.
     public func status(liveWithin: Duration = .seconds(30)) async throws -> StoreStatus {
-        try await store.status(liveWithin: liveWithin.seconds)
+        try await store.status(liveWithin: liveWithin.inSeconds)
+    }
+
+    /// How many jobs on `queues` could be claimed now (ready, or due): a worker's backlog.
+    public func backlog(queues: [String]) async throws -> Int {
+        try await store.backlog(queues: queues)
     }
 
     // MARK: Operating
@@ -142,7 +147,7 @@ public final class JobQueue: Sendable {
             throw JobQueueError.invalidInput(
                 "cannot prune \(unfinished.rawValue) jobs: only final states (succeeded, dead, cancelled) can be pruned")
         }
-        return try await store.prune(finishedBefore: Date().addingTimeInterval(-age.seconds), states: states)
+        return try await store.prune(finishedBefore: Date().addingTimeInterval(-age.inSeconds), states: states)
     }
 
     // MARK: Wake-ups

@@ -46,7 +46,7 @@ public enum DurationParser {
 
     /// Formats a duration the way ``parse(_:)`` reads it back, e.g. `1.5s`, `250ms`, `2h`.
     public static func format(_ duration: Duration) -> String {
-        let seconds = duration.seconds
+        let seconds = duration.inSeconds
         if seconds < 1 { return "\(Int((seconds * 1000).rounded()))ms" }
         for (unit, scale) in [("d", 86_400.0), ("h", 3600.0), ("m", 60.0)] where seconds >= scale && seconds.truncatingRemainder(dividingBy: scale) == 0 {
             return "\(Int(seconds / scale))\(unit)"

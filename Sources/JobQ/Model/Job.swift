@@ -73,7 +73,7 @@ extension Job {
             ("maxAttempts", String(maxAttempts)),
             ("runAt", JSONText.string(ISO8601.string(runAt))),
         ]
-        fields.append(("timeout", timeout.map { JSONText.number($0.seconds) } ?? "null"))
+        fields.append(("timeout", timeout.map { JSONText.number($0.inSeconds) } ?? "null"))
         fields.append(("createdAt", JSONText.string(ISO8601.string(createdAt))))
         fields.append(("startedAt", startedAt.map { JSONText.string(ISO8601.string($0)) } ?? "null"))
         fields.append(("finishedAt", finishedAt.map { JSONText.string(ISO8601.string($0)) } ?? "null"))

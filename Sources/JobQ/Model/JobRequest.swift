@@ -46,7 +46,7 @@ public struct JobOptions: Sendable, Hashable {
         timeout: Duration? = nil
     ) {
         self.init(
-            queue: queue, priority: priority, runAt: Date().addingTimeInterval(delay.seconds),
+            queue: queue, priority: priority, runAt: Date().addingTimeInterval(delay.inSeconds),
             maxAttempts: maxAttempts, timeout: timeout)
     }
 }
@@ -62,18 +62,19 @@ public struct JobOptions: Sendable, Hashable {
 /// ```
 public struct JobRequest: Sendable, Hashable {
     public var executor: String
-    /// Valid, minified JSON text.
+    /// Valid JSON text (stored minified).
     public private(set) var payloadJSON: String
     public var options: JobOptions
 
     /// The largest payload accepted, in bytes of JSON text.
     public static let maximumPayloadBytes = 1 << 20
 
-    /// A request from raw JSON text. The text is validated and minified.
+    /// A request from raw JSON text. The text is validated here and minified when stored.
     public init(executor: String, payloadJSON: String, options: JobOptions = .init()) throws(JobQueueError) {
         try Self.checkPayloadSize(payloadJSON.utf8.count)
         self.executor = executor
-        self.payloadJSON = try JSONText.validate(payloadJSON, what: "payload for '\(executor)'")
+        try JSONText.validate(payloadJSON, what: "payload for '\(executor)'")
+        self.payloadJSON = payloadJSON
         self.options = options
     }
 
@@ -120,10 +121,10 @@ public struct JobRequest: Sendable, Hashable {
 }
 
 extension JSONEncoder {
-    /// The encoder jobq uses for payloads and results: compact, slashes unescaped.
+    /// The encoder jobq uses for payloads and results: compact, keys sorted, slashes unescaped.
     static var jobq: JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         return encoder
     }
 }

@@ -9,7 +9,7 @@ extension SQLiteStore {
     func claim(queues: [String], limit: Int, workerID: String, lease: Duration) async throws -> [ClaimedJob] {
         guard limit > 0 else { return [] }
         let now = Self.now()
-        let leaseUntil = now + lease.seconds
+        let leaseUntil = now + lease.inSeconds
         return try await write { db in
             try db.cachedStatement(
                 sql: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?"
@@ -84,7 +84,7 @@ extension SQLiteStore {
     /// lease expired).
     func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID> {
         guard !ids.isEmpty else { return [] }
-        let leaseUntil = Self.now() + lease.seconds
+        let leaseUntil = Self.now() + lease.inSeconds
         let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
         return try await write { db in
             try Set(

@@ -17,7 +17,7 @@ extension SQLiteStore {
             let statement = try db.cachedStatement(
                 sql: """
                     INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    VALUES (?, ?, json(?), ?, ?, ?, ?, ?, ?)
                     RETURNING \(Job.columns)
                     """)
             var jobs: [Job] = []
@@ -30,7 +30,7 @@ extension SQLiteStore {
                     statement,
                     arguments: [
                         options.queue, request.executor, request.payloadJSON, options.priority, state.rawValue,
-                        options.maxAttempts, runAt, options.timeout?.seconds, now,
+                        options.maxAttempts, runAt, options.timeout?.inSeconds, now,
                     ])
                 if let row { jobs.append(Job(row: row)) }
             }

@@ -27,22 +27,14 @@ enum JSONText {
         return String(value)
     }
 
-    /// Checks that `text` is one JSON value, and returns it minified when it is.
-    /// The error names what is wrong, e.g. where parsing stopped.
-    static func validate(_ text: String, what: String) throws(JobQueueError) -> String {
-        let data = Data(text.utf8)
-        let object: Any
+    /// Checks that `text` is one JSON value; the error says where parsing stopped. The store
+    /// minifies the text with SQLite's `json()` when it inserts it, keeping the key order.
+    static func validate(_ text: String, what: String) throws(JobQueueError) {
         do {
-            object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            _ = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
         } catch {
             throw .invalidInput("\(what) is not valid JSON: \(describe(error)); got: \(preview(text))")
         }
-        guard let minified = try? JSONSerialization.data(withJSONObject: object, options: [.fragmentsAllowed, .withoutEscapingSlashes]),
-            let string = String(data: minified, encoding: .utf8)
-        else {
-            throw .invalidInput("\(what) could not be re-encoded as JSON: \(preview(text))")
-        }
-        return string
     }
 
     static func preview(_ text: String) -> String {
@@ -72,7 +64,11 @@ enum ISO8601 {
 
 extension Duration {
     /// The duration in seconds, as a Double.
-    var seconds: Double {
+    ///
+    /// ```swift
+    /// Duration.milliseconds(1500).inSeconds  // 1.5
+    /// ```
+    public var inSeconds: Double {
         let (s, atto) = components
         return Double(s) + Double(atto) / 1e18
     }

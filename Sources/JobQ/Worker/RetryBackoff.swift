@@ -25,7 +25,7 @@ public struct RetryBackoff: Sendable, Hashable {
     /// The wait before the attempt after `attempt` (attempts count from 1).
     public func delay(afterAttempt attempt: Int) -> Duration {
         let exponent = Double(min(max(attempt - 1, 0), 62))
-        let raw = min(base.seconds * pow(2, exponent), maximum.seconds)
+        let raw = min(base.inSeconds * pow(2, exponent), maximum.inSeconds)
         let factor = jitter > 0 ? Double.random(in: (1 - jitter)...(1 + jitter)) : 1
         return .milliseconds(Int64((raw * factor * 1000).rounded()))
     }

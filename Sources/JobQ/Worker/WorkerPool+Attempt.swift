@@ -77,7 +77,7 @@ extension WorkerPool {
     private func failure(_ job: ClaimedJob, message: String) -> AttemptOutcome {
         if job.attempt < job.maxAttempts {
             let delay = options.retryBackoff.delay(afterAttempt: job.attempt)
-            return .retry(error: message, at: Date().addingTimeInterval(delay.seconds))
+            return .retry(error: message, at: Date().addingTimeInterval(delay.inSeconds))
         }
         return .dead(error: message)
     }

@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import JobQ
+
+struct CancelCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cancel",
+        abstract: "Cancel a job that has not finished. A running job's worker stops it within a lease renewal.")
+
+    @OptionGroup var store: StoreOptions
+    @Argument(help: "The job's id.") var id: Int64
+
+    func run() async throws {
+        let job = try await store.open().cancel(id)
+        print("job \(job.id) cancelled")
+    }
+}
+
+struct RetryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retry",
+        abstract: "Run a failed, dead or cancelled job again now (a dead job gets one more attempt).")
+
+    @OptionGroup var store: StoreOptions
+    @Argument(help: "The job's id.") var id: Int64
+
+    func run() async throws {
+        let job = try await store.open().retry(id)
+        print("job \(job.id) is ready (attempt \(job.attempt + 1) of \(job.maxAttempts) next)")
+    }
+}
+
+struct PauseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pause",
+        abstract: "Stop workers from claiming jobs on a queue. Running jobs finish; enqueueing still works.")
+
+    @OptionGroup var store: StoreOptions
+    @Argument(help: "The queue's name.") var queue: String
+
+    func run() async throws {
+        try await store.open().pause(queue: queue)
+        print("queue \(queue) paused")
+    }
+}
+
+struct ResumeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resume",
+        abstract: "Let workers claim jobs on a paused queue again.")
+
+    @OptionGroup var store: StoreOptions
+    @Argument(help: "The queue's name.") var queue: String
+
+    func run() async throws {
+        try await store.open().resume(queue: queue)
+        print("queue \(queue) resumed")
+    }
+}
+
+struct PruneCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prune",
+        abstract: "Delete finished jobs (succeeded, dead, cancelled) that finished longer ago than --older-than.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: ArgumentHelp("Age, e.g. 7d, 12h.", valueName: "duration"))
+    var olderThan: String
+
+    @Option(name: .customLong("state"), help: "Only this final state (succeeded, dead, cancelled). Repeatable. Default: all three.")
+    var states: [String] = []
+
+    func run() async throws {
+        let age = try parseDuration(olderThan, option: "--older-than")
+        var selected: Set<JobState> = [.succeeded, .dead, .cancelled]
+        if !states.isEmpty {
+            selected = try Set(states.map { text in
+                let state = try parseState(text, option: "--state")
+                guard state.isFinal else {
+                    throw CLIError.usage("--state: only final states can be pruned (succeeded, dead, cancelled), not '\(text)'")
+                }
+                return state
+            })
+        }
+        let removed = try await store.open().prune(olderThan: age, states: selected)
+        print("pruned \(removed) job(s)")
+    }
+}

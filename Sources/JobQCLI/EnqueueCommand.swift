@@ -1,0 +1,170 @@
+import ArgumentParser
+import Foundation
+import JobQ
+
+struct EnqueueCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "enqueue",
+        abstract: "Add a job (or every job in a JSON Lines file) to the store.",
+        discussion: """
+            Examples:
+              jobq enqueue sum --param a=1 --param b=2
+              jobq enqueue sleep --payload '{"seconds": 0.5}' --delay 30s --priority 5
+              jobq enqueue shell --timeout 1m -- convert in.png out.jpg
+              jobq enqueue --file jobs.jsonl
+
+            --param key=value builds a JSON object; a value that parses as JSON (1, true,
+            [1,2]) is used as such, anything else as a string.
+
+            A --file has one JSON object per line: {"executor": "sum", "payload": {"a": 1, "b": 2},
+            "queue": "default", "priority": 0, "maxAttempts": 3, "delay": "30s" or "runAt": ISO 8601,
+            "timeout": "1m"}. All lines are enqueued in one transaction, or none.
+            """
+    )
+
+    @OptionGroup var store: StoreOptions
+
+    @Argument(help: "The executor to run the job: shell, sleep, sum, echo, fail, or your own with --any-executor.")
+    var executor: String?
+
+    @Option(help: "The queue to put the job on.")
+    var queue: String = JobOptions.defaultQueue
+
+    @Option(help: ArgumentHelp("The job's input as JSON.", valueName: "json"))
+    var payload: String?
+
+    @Option(name: .customLong("param"), help: ArgumentHelp("A payload field, key=value. Repeatable.", valueName: "key=value"))
+    var params: [String] = []
+
+    @Option(help: "Higher runs first within a queue.")
+    var priority: Int = 0
+
+    @Option(help: ArgumentHelp("Run after this long, e.g. 30s, 5m, 2h.", valueName: "duration"))
+    var delay: String?
+
+    @Option(help: ArgumentHelp("Run at this time (ISO 8601, e.g. 2026-12-01T09:00:00Z).", valueName: "time"))
+    var at: String?
+
+    @Option(help: "Attempts before the job is dead.")
+    var maxAttempts: Int = JobOptions.defaultMaxAttempts
+
+    @Option(help: ArgumentHelp("Cancel an attempt that runs longer than this, e.g. 30s.", valueName: "duration"))
+    var timeout: String?
+
+    @Option(help: ArgumentHelp("Enqueue every job in this JSON Lines file, in one transaction.", valueName: "path"))
+    var file: String?
+
+    @Flag(help: "Print each new job as one JSON object per line instead of its id.")
+    var json = false
+
+    @Flag(help: "Accept an executor name that is not built in (for jobs run by your own WorkerPool).")
+    var anyExecutor = false
+
+    @Argument(parsing: .postTerminator, help: "For shell: the command and its arguments, after --.")
+    var command: [String] = []
+
+    func run() async throws {
+        let requests = try makeRequests()
+        let queue = try store.open()
+        let jobs = try await queue.enqueue(contentsOf: requests)
+        for job in jobs {
+            print(json ? job.jsonLine : String(job.id))
+        }
+    }
+
+    func makeRequests() throws -> [JobRequest] {
+        if let file {
+            guard executor == nil, payload == nil, params.isEmpty, command.isEmpty else {
+                throw CLIError.usage("--file takes its executors and payloads from the file; drop the executor name, --payload, --param and the command")
+            }
+            return try JobLinesFile.read(path: file, allowUnknownExecutors: anyExecutor)
+        }
+        guard let executor else {
+            throw CLIError.usage("name an executor (e.g. `jobq enqueue sum --param a=1 --param b=2`) or pass --file jobs.jsonl")
+        }
+        try checkExecutorName(executor, allowUnknown: anyExecutor)
+        let payloadJSON = try makePayload(executor: executor)
+        let options = try makeOptions()
+        do {
+            return [try JobRequest(executor: executor, payloadJSON: payloadJSON, options: options)]
+        } catch {
+            throw CLIError.usage(error.description)
+        }
+    }
+
+    private func makePayload(executor: String) throws -> String {
+        let given = [payload != nil, !params.isEmpty, !command.isEmpty].filter { $0 }.count
+        guard given <= 1 else {
+            throw CLIError.usage("give the payload one way: --payload JSON, --param key=value, or (for shell) a command after --")
+        }
+        if !command.isEmpty {
+            guard executor == ShellExecutor.name else {
+                throw CLIError.usage("a command after -- is only for the shell executor, not '\(executor)'")
+            }
+            return try jsonText(["argv": command])
+        }
+        if let payload {
+            do {
+                _ = try JobRequest(executor: executor, payloadJSON: payload)
+            } catch {
+                throw CLIError.usage("--payload: \(error.description)")
+            }
+            return payload
+        }
+        var object: [String: Any] = [:]
+        for param in params {
+            guard let equals = param.firstIndex(of: "="), equals != param.startIndex else {
+                throw CLIError.usage("--param '\(param)': expected key=value, e.g. --param a=1")
+            }
+            let key = String(param[..<equals])
+            let value = String(param[param.index(after: equals)...])
+            guard object[key] == nil else { throw CLIError.usage("--param: key '\(key)' is given twice") }
+            object[key] = (try? JSONSerialization.jsonObject(with: Data(value.utf8), options: [.fragmentsAllowed])) ?? value
+        }
+        return try jsonText(object)
+    }
+
+    private func makeOptions() throws -> JobOptions {
+        guard delay == nil || at == nil else {
+            throw CLIError.usage("give --delay or --at, not both")
+        }
+        var runAt: Date?
+        if let delay {
+            runAt = Date().addingTimeInterval(try parseDuration(delay, option: "--delay").inSeconds)
+        }
+        if let at {
+            guard let date = parseISO8601(at) else {
+                throw CLIError.usage("--at: '\(at)' is not an ISO 8601 time; use e.g. 2026-12-01T09:00:00Z")
+            }
+            runAt = date
+        }
+        guard maxAttempts >= 1, maxAttempts <= 1000 else {
+            throw CLIError.usage("--max-attempts must be from 1 to 1000, got \(maxAttempts)")
+        }
+        var options = JobOptions(queue: queue, priority: priority, runAt: runAt, maxAttempts: maxAttempts)
+        if let timeout {
+            let duration = try parseDuration(timeout, option: "--timeout")
+            guard duration > .zero else { throw CLIError.usage("--timeout must be longer than 0") }
+            options.timeout = duration
+        }
+        return options
+    }
+}
+
+/// Refuses executor names that no `jobq work` can run, unless the user says their own pool will.
+func checkExecutorName(_ name: String, allowUnknown: Bool) throws {
+    guard !allowUnknown, !BuiltinExecutors.names.contains(name) else { return }
+    throw CLIError.usage(
+        "unknown executor '\(name)'; built-in executors are: \(BuiltinExecutors.names.joined(separator: ", ")). "
+            + "If your own WorkerPool registers '\(name)', pass --any-executor")
+}
+
+func jsonText(_ object: Any) throws -> String {
+    let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
+    return String(decoding: data, as: UTF8.self)
+}
+
+func parseISO8601(_ text: String) -> Date? {
+    if let date = try? Date(text, strategy: .iso8601) { return date }
+    return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+}

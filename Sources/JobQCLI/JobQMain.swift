@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import JobQ
+
+/// Runs the command line and turns every error into a message and a documented exit code:
+/// 0 success, 1 the job or operation failed, 2 usage or bad input, 3 not found.
+@main
+enum JobQMain {
+    static func main() async {
+        do {
+            let arguments = GlobalArguments.moveAfterSubcommand(Array(CommandLine.arguments.dropFirst()))
+            var command = try JobQCommand.parseAsRoot(arguments)
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(code: report(error))
+        }
+    }
+
+    /// Prints the error where it belongs and returns the exit code.
+    static func report(_ error: Error) -> Int32 {
+        switch error {
+        case let error as CLIError:
+            printError(error.message)
+            return error.exitCode.rawValue
+        case let error as JobQueueError:
+            printError(error.description)
+            return ExitStatus.of(error).rawValue
+        case let code as ExitCode:
+            return code.rawValue
+        default:
+            let code = JobQCommand.exitCode(for: error)
+            let message = JobQCommand.fullMessage(for: error)
+            if code == .success {
+                print(message)
+                return 0
+            }
+            if !message.isEmpty { printError(message) }
+            // Every parsing and validation error is a usage error: exit 2.
+            return ExitStatus.usage.rawValue
+        }
+    }
+
+    static func exit(code: Int32) -> Never {
+        Foundation.exit(code)
+    }
+}
+
+func printError(_ message: String) {
+    let text = message.hasPrefix("Error:") || message.hasPrefix("error:") ? message : "error: \(message)"
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Lets the store options come before the subcommand (`jobq --db PATH list`), as global options
+/// do in most tools. Argument parser reads them as options of each subcommand, so they are moved
+/// to just after the subcommand's name.
+enum GlobalArguments {
+    static func moveAfterSubcommand(_ arguments: [String]) -> [String] {
+        var globals: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--durable" || argument.hasPrefix("--db=") {
+                globals.append(argument)
+                index += 1
+            } else if argument == "--db", index + 1 < arguments.count {
+                globals += [argument, arguments[index + 1]]
+                index += 2
+            } else {
+                break
+            }
+        }
+        guard !globals.isEmpty, index < arguments.count else { return arguments }
+        let names = JobQCommand.configuration.subcommands.map { $0._commandName }
+        // Not a subcommand (a typo, or --help): leave the arguments for the parser to explain.
+        guard names.contains(arguments[index]) else { return Array(arguments[index...]) }
+        return [arguments[index]] + globals + arguments[(index + 1)...]
+    }
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import JobQ
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show each queue's jobs by state, whether it is paused, and the live workers.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() async throws {
+        let queue = try store.open()
+        let status = try await queue.status()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            encoder.dateEncodingStrategy = .iso8601
+            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+            return
+        }
+        let states = JobState.allCases.map(\.rawValue)
+        var rows = [["QUEUE", "PAUSED"] + states.map { $0.uppercased() }]
+        for entry in status.queues {
+            rows.append([entry.name, entry.paused ? "yes" : "no"] + states.map { String(entry.counts[$0] ?? 0) })
+        }
+        if status.queues.isEmpty {
+            print("no jobs yet in \(store.path); add one with `jobq enqueue sum --param a=1 --param b=2`")
+        } else {
+            print(Table.render(rows))
+        }
+        print("")
+        if status.workers.isEmpty {
+            print("no live workers")
+        } else {
+            var workerRows = [["WORKER", "QUEUES", "CONCURRENCY", "STARTED", "LAST HEARTBEAT"]]
+            for worker in status.workers {
+                workerRows.append([
+                    worker.id, worker.queues.joined(separator: ","), String(worker.concurrency),
+                    isoString(worker.startedAt), isoString(worker.heartbeatAt),
+                ])
+            }
+            print(Table.render(workerRows))
+        }
+    }
+}
+
+/// Left-aligned columns separated by two spaces.
+enum Table {
+    static func render(_ rows: [[String]]) -> String {
+        guard let width = rows.map(\.count).max() else { return "" }
+        var widths = [Int](repeating: 0, count: width)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        return rows.map { row in
+            row.enumerated().map { i, cell in
+                i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+}
+
+func isoString(_ date: Date) -> String {
+    date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+}

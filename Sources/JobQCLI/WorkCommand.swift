@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import JobQ
+import Logging
+import ServiceLifecycle
+
+struct WorkCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "work",
+        abstract: "Run jobs with the built-in executors (shell, sleep, sum, echo, fail).",
+        discussion: """
+            Runs until SIGTERM or SIGINT: then it stops claiming, lets running jobs finish within
+            --grace, releases the rest (back to ready, the attempt not counted) and exits 0.
+            With --until-empty it exits 0 once no job on its queues is ready or running.
+            On a terminal it shows one live status line; otherwise it logs plain lines.
+            """
+    )
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(name: .customLong("queue"), help: "A queue to claim from, in order of preference. Repeatable. Default: default.")
+    var queues: [String] = []
+
+    @Option(help: "Jobs run at once.")
+    var concurrency: Int = 4
+
+    @Flag(help: "Exit once no job on these queues is ready or running (delayed jobs and pending retries don't count).")
+    var untilEmpty = false
+
+    @Option(help: ArgumentHelp("How long a claimed job stays owned without a heartbeat.", valueName: "duration"))
+    var lease: String = "30s"
+
+    @Option(help: ArgumentHelp("On shutdown, how long running jobs get to finish.", valueName: "duration"))
+    var grace: String = "10s"
+
+    @Option(help: ArgumentHelp("Wait before the first retry; doubles each attempt (with jitter), up to 1h.", valueName: "duration"))
+    var backoff: String = "1s"
+
+    func run() async throws {
+        let options = try poolOptions()
+        guard (1...1024).contains(concurrency) else {
+            throw CLIError.usage("--concurrency must be from 1 to 1024, got \(concurrency)")
+        }
+        let queueNames = queues.isEmpty ? [JobOptions.defaultQueue] : queues
+        if let empty = queueNames.first(where: \.isEmpty) {
+            throw CLIError.usage("--queue names must not be empty, got '\(empty)'")
+        }
+        CLILogging.bootstrap
+        let queue = try store.open()
+        let logger = Logger(label: "jobq.worker")
+        let pool = WorkerPool(
+            queue: queue, queues: queueNames, concurrency: concurrency,
+            executors: BuiltinExecutors.all, options: options, logger: logger)
+        try await runPool(pool, logger: logger)
+    }
+
+    func poolOptions() throws -> WorkerPool.Options {
+        var options = WorkerPool.Options()
+        options.lease = try parseDuration(lease, option: "--lease")
+        guard options.lease >= .milliseconds(300) else { throw CLIError.usage("--lease must be at least 300ms, got \(lease)") }
+        options.shutdownGracePeriod = try parseDuration(grace, option: "--grace")
+        options.retryBackoff = RetryBackoff(base: try parseDuration(backoff, option: "--backoff"))
+        options.stopWhen = untilEmpty ? .queuesEmpty : .never
+        return options
+    }
+}
+
+/// Runs a pool in a ServiceGroup (so SIGTERM/SIGINT shut it down gracefully) beside a
+/// reporter that draws the live status line on a terminal or logs progress lines otherwise.
+func runPool(_ pool: WorkerPool, logger: Logger) async throws {
+    let reporter = ProgressReporter(pool: pool)
+    let group = ServiceGroup(
+        configuration: ServiceGroupConfiguration(
+            services: [
+                .init(service: pool, successTerminationBehavior: .gracefullyShutdownGroup),
+                .init(service: reporter),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+    try await group.run()
+    reporter.printSummary()
+}

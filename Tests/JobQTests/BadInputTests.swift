@@ -1,0 +1,113 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import JobQ
+
+/// Each bad input exits 2 (3 for unknown ids) with a message naming the bad part, and leaves
+/// the store exactly as it was.
+@Suite("Bad input on the command line")
+struct BadInputTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        let arguments: [String]
+        let status: Int32
+        let message: String
+        var testDescription: String { arguments.joined(separator: " ") }
+    }
+
+    static let cases: [Case] = [
+        Case(arguments: ["enqueue", "sum", "--payload", "{a: 1}"], status: 2, message: "is not valid JSON"),
+        Case(arguments: ["enqueue", "sum", "--payload", #"{"a":1}"#, "--param", "b=2"], status: 2, message: "one way"),
+        Case(arguments: ["enqueue", "sum", "--delay", "soon"], status: 2, message: "invalid duration 'soon'"),
+        Case(arguments: ["enqueue", "sum", "--delay", "10"], status: 2, message: "has no unit"),
+        Case(arguments: ["enqueue", "sum", "--delay", "1s", "--at", "2030-01-01T00:00:00Z"], status: 2, message: "not both"),
+        Case(arguments: ["enqueue", "sum", "--at", "tomorrow"], status: 2, message: "ISO 8601"),
+        Case(arguments: ["enqueue", "sum", "--timeout", "0s"], status: 2, message: "--timeout"),
+        Case(arguments: ["enqueue", "sum", "--max-attempts", "0"], status: 2, message: "--max-attempts"),
+        Case(arguments: ["enqueue", "sum", "--max-attempts", "-3"], status: 2, message: "max-attempts"),
+        Case(arguments: ["enqueue", "sum", "--priority", "99999999999999999999"], status: 2, message: "--priority"),
+        Case(arguments: ["enqueue", "sum", "--param", "novalue"], status: 2, message: "key=value"),
+        Case(arguments: ["enqueue", "no-such-executor"], status: 2, message: "unknown executor 'no-such-executor'"),
+        Case(arguments: ["enqueue", "echo", "--", "ls"], status: 2, message: "only for the shell executor"),
+        Case(arguments: ["enqueue"], status: 2, message: "name an executor"),
+        Case(arguments: ["enqueue", "--file"], status: 2, message: "--file"),
+        Case(arguments: ["enqueue", "--file", "/nonexistent/jobs.jsonl"], status: 2, message: "cannot read"),
+        Case(arguments: ["enqueue", "sum", "--queue", "it's'; DROP TABLE jobs;--", "--payload", #"{"a":"'; DELETE FROM jobs;--"}"#, "--max-attempts", "1001"], status: 2, message: "--max-attempts"),
+        Case(arguments: ["list", "--state", "finished"], status: 2, message: "unknown state 'finished'"),
+        Case(arguments: ["list", "--limit", "-1"], status: 2, message: "--limit"),
+        Case(arguments: ["prune", "--older-than", "7x"], status: 2, message: "unknown unit 'x'"),
+        Case(arguments: ["prune", "--older-than", "1d", "--state", "ready"], status: 2, message: "only final states"),
+        Case(arguments: ["work", "--concurrency", "0"], status: 2, message: "--concurrency"),
+        Case(arguments: ["work", "--lease", "1"], status: 2, message: "--lease"),
+        Case(arguments: ["show", "abc"], status: 2, message: "abc"),
+        Case(arguments: ["show", "777"], status: 3, message: "no job with id 777"),
+        Case(arguments: ["cancel", "777"], status: 3, message: "no job with id 777"),
+        Case(arguments: ["retry", "777"], status: 3, message: "no job with id 777"),
+        Case(arguments: ["frobnicate"], status: 2, message: "frobnicate"),
+    ]
+
+    /// Every table's rows, to compare before and after.
+    static func snapshot(_ path: String) throws -> String {
+        try DatabaseQueue(path: path).read { db in
+            var text = ""
+            for table in ["jobs", "queues", "workers", "schema_migrations"] {
+                for row in try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1") { text += "\(table): \(row)\n" }
+            }
+            return text
+        }
+    }
+
+    @Test(arguments: cases)
+    func badInputExitsWithAMessageAndChangesNothing(_ testCase: Case) throws {
+        let store = try TemporaryStore()
+        try CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=2"], db: store.path)
+        try CLI.run(["enqueue", "fail", "--queue", "other", "--delay", "1h"], db: store.path)
+        let before = try Self.snapshot(store.path)
+        let result = try CLI.run(testCase.arguments, db: store.path)
+        #expect(result.status == testCase.status, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains(testCase.message), "stderr: \(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(try Self.snapshot(store.path) == before)
+    }
+
+    @Test(arguments: [
+        (#"{"executor": "sum", "payload": {"a": 1, "b": 2}}"# + "\n" + #"{"executor": "sum", "payload": "#, "line 2", "not valid JSON"),
+        (#"{"executor": "sum"}"# + "\n\n" + #"{"executor": "bogus"}"#, "line 3", "unknown executor 'bogus'"),
+        (#"["not", "an", "object"]"#, "line 1", "expected a JSON object"),
+        (#"{"executor": "sum", "priority": "high"}"#, "line 1", "'priority' must be a whole number"),
+        (#"{"executor": "sum", "priority": 1e300}"#, "line 1", "'priority'"),
+        (#"{"executor": "sum", "colour": "red"}"#, "line 1", "unknown key 'colour'"),
+        (#"{"executor": "sum", "delay": "5 minutes"}"#, "line 1", "invalid duration"),
+        (#"{"payload": {}}"#, "line 1", "'executor' is missing"),
+        ("", "has no jobs", "has no jobs"),
+    ])
+    func malformedFileIsRefusedWhole(content: String, line: String, message: String) throws {
+        let store = try TemporaryStore()
+        try CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=2"], db: store.path)
+        let before = try Self.snapshot(store.path)
+        let file = store.directory.appendingPathComponent("jobs.jsonl")
+        try content.write(to: file, atomically: true, encoding: .utf8)
+        let result = try CLI.run(["enqueue", "--file", file.path], db: store.path)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(line), "stderr: \(result.stderr)")
+        #expect(result.stderr.contains(message), "stderr: \(result.stderr)")
+        #expect(try Self.snapshot(store.path) == before)
+    }
+
+    @Test func invalidUTF8FileIsRefused() throws {
+        let store = try TemporaryStore()
+        let file = store.directory.appendingPathComponent("jobs.jsonl")
+        try Data([0x7B, 0xFF, 0xFE, 0x7D, 0x0A]).write(to: file)
+        let result = try CLI.run(["enqueue", "--file", file.path], db: store.path)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("UTF-8"))
+    }
+
+    @Test func storeThatIsNotADatabaseFailsClearly() throws {
+        let store = try TemporaryStore()
+        try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: store.path))
+        let result = try CLI.run(["status"], db: store.path)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("not a jobq store"))
+    }
+}

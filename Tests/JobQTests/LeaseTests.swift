@@ -1,0 +1,138 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Testing
+
+@testable import JobQ
+
+@Suite("Leases, fencing, timeouts, cancellation and shutdown")
+struct LeaseTests {
+    @Test func lateWorkerCannotOverwriteTheNextAttempt() async throws {
+        let queue = try JobQueue.inMemory()
+        let store = queue.store
+        let job = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
+
+        let first = try #require(try await store.claim(queues: ["default"], limit: 10, workerID: "w1", lease: .milliseconds(50)).first)
+        #expect(first.id == job.id && first.attempt == 1)
+        try await Task.sleep(for: .milliseconds(80))
+        #expect(try await store.reclaimExpiredLeases() == 1)
+        let reclaimed = try #require(try await queue.job(job.id))
+        #expect(reclaimed.state == .ready)
+        #expect(reclaimed.error?.contains("lost its lease") == true)
+
+        let second = try #require(try await store.claim(queues: ["default"], limit: 10, workerID: "w2", lease: .seconds(30)).first)
+        #expect(second.attempt == 2)
+
+        // The first worker finally finishes: refused, whatever it reports.
+        let refused = try await store.complete([(first, .succeeded(resultJSON: #"{"sum":"stale"}"#))], workerID: "w1")
+        #expect(refused == [job.id])
+        #expect(try await queue.job(job.id)?.state == .running)
+        // Presenting the right worker but the old attempt is refused too.
+        #expect(try await store.complete([(first, .dead(error: "stale"))], workerID: "w2") == [job.id])
+
+        #expect(try await store.complete([(second, .succeeded(resultJSON: #"{"sum":2}"#))], workerID: "w2").isEmpty)
+        let done = try #require(try await queue.job(job.id))
+        #expect(done.state == .succeeded && done.resultJSON == #"{"sum":2}"# && done.attempt == 2)
+    }
+
+    @Test func expiredLeaseOnTheLastAttemptIsDead() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(maxAttempts: 1))
+        _ = try await queue.store.claim(queues: ["default"], limit: 1, workerID: "gone", lease: .milliseconds(20))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(try await queue.store.reclaimExpiredLeases() == 1)
+        let dead = try #require(try await queue.job(job.id))
+        #expect(dead.state == .dead)
+        #expect(dead.finishedAt != nil)
+    }
+
+    @Test func heartbeatKeepsALongJobOwned() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 1.2))
+        var options = quickOptions()
+        options.lease = .milliseconds(400)
+        let stats = try await work(queue, options: options)
+        let done = try #require(try await queue.job(job.id))
+        #expect(done.state == .succeeded)
+        #expect(done.attempt == 1, "the lease was renewed, so the job never ran twice")
+        #expect(stats.refused == 0)
+    }
+
+    @Test func timeoutCancelsTheAttemptAndTheRetryPolicyApplies() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(
+            SleepExecutor.self, .init(seconds: 30), options: .init(maxAttempts: 2, timeout: .milliseconds(100)))
+        let start = ContinuousClock.now
+        try await work(queue)
+        #expect(ContinuousClock.now - start < .seconds(5))
+        let dead = try #require(try await queue.job(job.id))
+        #expect(dead.state == .dead)
+        #expect(dead.attempt == 2)
+        #expect(dead.error == "timed out after 100ms (attempt 2 of 2)")
+    }
+
+    @Test func cancellingARunningJobStopsItAndDiscardsItsResult() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 30))
+        var options = quickOptions(stopWhen: .queuesEmpty)
+        options.lease = .milliseconds(600)
+        let pool = WorkerPool(queue: queue, executors: BuiltinExecutors.all, options: options)
+        let running = Task { try await pool.run() }
+        try await eventually(.seconds(10), "the job to start") { try await queue.job(job.id)?.state == .running }
+        let start = ContinuousClock.now
+        try await queue.cancel(job.id)
+        try await within(.seconds(5), "the pool to stop the job") { try await running.value }
+        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(try await queue.job(job.id)?.state == .cancelled)
+        #expect(pool.statistics.refused == 1)
+        #expect(pool.statistics.succeeded == 0)
+    }
+
+    @Test func gracefulShutdownReleasesUnfinishedJobsWithoutUsingAnAttempt() async throws {
+        let queue = try JobQueue.inMemory()
+        let long = try await queue.enqueue(SleepExecutor.self, .init(seconds: 30))
+        let short = try await queue.enqueue(SleepExecutor.self, .init(seconds: 0.3))
+        var options = quickOptions(stopWhen: .never)
+        options.shutdownGracePeriod = .seconds(1)
+        let pool = WorkerPool(queue: queue, concurrency: 2, executors: BuiltinExecutors.all, options: options)
+        let group = ServiceGroup(services: [pool], logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        try await eventually(.seconds(10), "both jobs to start") {
+            try await queue.jobs(state: .running).count == 2
+        }
+        await group.triggerGracefulShutdown()
+        try await within(.seconds(5), "shutdown") { try await running.value }
+
+        let finished = try #require(try await queue.job(short.id))
+        #expect(finished.state == .succeeded, "a job that ends within the grace period finishes")
+        let released = try #require(try await queue.job(long.id))
+        #expect(released.state == .ready)
+        #expect(released.attempt == 0, "a released job has not used an attempt")
+        #expect(pool.statistics.released == 1)
+        #expect(try await queue.status().workers.isEmpty, "the worker row is removed on shutdown")
+    }
+
+    @Test func cancellingThePoolTaskReleasesItsJobs() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 30))
+        let pool = WorkerPool(queue: queue, executors: BuiltinExecutors.all, options: quickOptions(stopWhen: .never))
+        let running = Task { try await pool.run() }
+        try await eventually(.seconds(10), "the job to start") { try await queue.job(job.id)?.state == .running }
+        running.cancel()
+        try await within(.seconds(5), "the pool to stop") { try await running.value }
+        let released = try #require(try await queue.job(job.id))
+        #expect(released.state == .ready)
+        #expect(released.attempt == 0)
+    }
+
+    @Test func anotherPoolReclaimsAJobWhoseWorkerStoppedRenewing() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(SumExecutor.self, .init(a: 2, b: 2))
+        // A worker that claimed the job and then vanished without a word.
+        _ = try await queue.store.claim(queues: ["default"], limit: 1, workerID: "vanished", lease: .milliseconds(200))
+        try await work(queue)
+        let done = try #require(try await queue.job(job.id))
+        #expect(done.state == .succeeded)
+        #expect(done.attempt == 2)
+    }
+}

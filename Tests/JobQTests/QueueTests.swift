@@ -1,0 +1,228 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import JobQ
+
+/// Records the order in which jobs ran.
+final class RunLog: Sendable {
+    let entries = Mutex<[String]>([])
+    func append(_ entry: String) { entries.withLock { $0.append(entry) } }
+    var all: [String] { entries.withLock { $0 } }
+}
+
+struct Record: Executor {
+    static let name = "record"
+    struct Input: Codable, Sendable { var label: String }
+    let log: RunLog
+    func run(_ input: Input, context: JobContext) async throws -> Input {
+        log.append(input.label)
+        return input
+    }
+}
+
+@Suite("Enqueueing, claim order, retries, and operator actions")
+struct QueueTests {
+    @Test func bulkEnqueueIsOneTransaction() async throws {
+        let queue = try JobQueue.inMemory()
+        let requests = try (1...1000).map { try JobRequest(SumExecutor.self, .init(a: $0, b: 1)) }
+        let jobs = try await queue.enqueue(contentsOf: requests)
+        #expect(jobs.count == 1000)
+        #expect(jobs.map(\.id) == Array(jobs[0].id...jobs[0].id + 999))
+
+        var bad = try JobRequest(SumExecutor.self, .init(a: 1, b: 1))
+        bad.options.maxAttempts = 0
+        let good = try JobRequest(SumExecutor.self, .init(a: 1, b: 1))
+        await #expect(throws: JobQueueError.self) { try await queue.enqueue(contentsOf: [good, bad, good]) }
+        #expect(try await queue.jobs(limit: 5000).count == 1000, "a failed bulk enqueue stores nothing")
+        try await work(queue)
+        #expect(try await queue.jobs(state: .succeeded, limit: 5000).count == 1000)
+    }
+
+    @Test func higherPriorityRunsFirstThenOlder() async throws {
+        let queue = try JobQueue.inMemory()
+        let log = RunLog()
+        for (label, priority) in [("low-1", 0), ("high-1", 10), ("mid", 5), ("high-2", 10), ("low-2", 0), ("negative", -3)] {
+            try await queue.enqueue(Record.self, .init(label: label), options: .init(priority: priority))
+        }
+        try await work(queue, executors: [Record(log: log)], concurrency: 1)
+        #expect(log.all == ["high-1", "high-2", "mid", "low-1", "low-2", "negative"])
+    }
+
+    @Test func delayedJobsWaitForTheirTime() async throws {
+        let queue = try JobQueue.inMemory()
+        let log = RunLog()
+        try await queue.enqueue(Record.self, .init(label: "now"))
+        let delayed = try await queue.enqueue(
+            Record.self, .init(label: "delayed"), options: .init(priority: 100, delay: .milliseconds(1500)))
+        #expect(delayed.state == .scheduled)
+        try await work(queue, executors: [Record(log: log)], concurrency: 1)
+        #expect(log.all == ["now", "delayed"], "a higher priority does not let a delayed job run early")
+        let done = try #require(try await queue.job(delayed.id))
+        #expect(done.startedAt! >= delayed.runAt)
+    }
+
+    @Test func queuesEmptyStopsWithoutWaitingForDelayedJobs() async throws {
+        let queue = try JobQueue.inMemory()
+        try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
+        let later = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(delay: .seconds(60)))
+        let stats = try await work(queue, options: quickOptions(stopWhen: .queuesEmpty), limit: .seconds(5))
+        #expect(stats.succeeded == 1)
+        #expect(try await queue.job(later.id)?.state == .scheduled)
+    }
+
+    @Test func retriesBackOffExponentiallyThenDie() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(FailExecutor.self, .init(message: "nope"), options: .init(maxAttempts: 4))
+        var options = quickOptions()
+        options.retryBackoff = RetryBackoff(base: .milliseconds(100), maximum: .seconds(10), jitter: 0)
+        let start = ContinuousClock.now
+        try await work(queue, options: options)
+        // Waits of 100 + 200 + 400 ms between four attempts.
+        #expect(ContinuousClock.now - start >= .milliseconds(700))
+        let dead = try #require(try await queue.job(job.id))
+        #expect(dead.state == .dead)
+        #expect(dead.attempt == 4)
+    }
+
+    @Test func backoffGrowsAndIsCapped() {
+        let backoff = RetryBackoff(base: .seconds(1), maximum: .seconds(60), jitter: 0)
+        #expect(backoff.delay(afterAttempt: 1) == .seconds(1))
+        #expect(backoff.delay(afterAttempt: 4) == .seconds(8))
+        #expect(backoff.delay(afterAttempt: 30) == .seconds(60))
+        let jittered = RetryBackoff(base: .seconds(10), maximum: .seconds(60), jitter: 0.2)
+        for _ in 0..<50 {
+            let delay = jittered.delay(afterAttempt: 1)
+            #expect(delay >= .seconds(8) && delay <= .seconds(12))
+        }
+    }
+
+    @Test func flakyJobSucceedsOnRetry() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(FailExecutor.self, .init(message: "flaky", succeedFromAttempt: 2))
+        try await work(queue)
+        let done = try #require(try await queue.job(job.id))
+        #expect(done.state == .succeeded)
+        #expect(done.attempt == 2)
+        #expect(done.error == nil)
+    }
+
+    @Test func retryBringsADeadJobBack() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(
+            FailExecutor.self, .init(message: "until 3", succeedFromAttempt: 3), options: .init(maxAttempts: 2))
+        try await work(queue)
+        #expect(try await queue.job(job.id)?.state == .dead)
+
+        let revived = try await queue.retry(job.id)
+        #expect(revived.state == .ready)
+        #expect(revived.maxAttempts == 3)
+        try await work(queue)
+        let done = try #require(try await queue.job(job.id))
+        #expect(done.state == .succeeded)
+        #expect(done.attempt == 3)
+
+        await #expect(throws: JobQueueError.self) { try await queue.retry(job.id) }
+        await #expect(throws: JobQueueError.notFound("no job with id 999; list jobs with `jobq list`")) {
+            try await queue.retry(999)
+        }
+    }
+
+    @Test func unknownExecutorFailsWithANameAndTheWorkerGoesOn() async throws {
+        let queue = try JobQueue.inMemory()
+        let unknown = try await queue.enqueue(
+            JobRequest(executor: "resize-image", payloadJSON: "{}", options: .init(maxAttempts: 1)))
+        let known = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 2))
+        try await work(queue, executors: [SumExecutor(), EchoExecutor()])
+        let dead = try #require(try await queue.job(unknown.id))
+        #expect(dead.state == .dead)
+        #expect(dead.error?.contains("no executor named 'resize-image'") == true)
+        #expect(dead.error?.contains("registered: echo, sum") == true)
+        #expect(try await queue.job(known.id)?.state == .succeeded)
+    }
+
+    @Test func malformedPayloadIsNotRetried() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(JobRequest(executor: "sum", payloadJSON: #"{"a": 1}"#, options: .init(maxAttempts: 5)))
+        let wrongType = try await queue.enqueue(JobRequest(executor: "sleep", payloadJSON: #"{"seconds": "soon"}"#))
+        try await work(queue)
+        let dead = try #require(try await queue.job(job.id))
+        #expect(dead.state == .dead)
+        #expect(dead.attempt == 1)
+        #expect(dead.error == "payload does not match the input of 'sum': missing key 'b'")
+        let wrong = try #require(try await queue.job(wrongType.id))
+        #expect(wrong.state == .dead)
+        #expect(wrong.error?.contains("'seconds'") == true)
+    }
+
+    @Test func invalidRequestsAreRefusedUpFront() async throws {
+        #expect(throws: JobQueueError.self) { try JobRequest(executor: "sum", payloadJSON: "{not json") }
+        let big = "\"" + String(repeating: "x", count: JobRequest.maximumPayloadBytes) + "\""
+        #expect(throws: JobQueueError.self) { try JobRequest(executor: "echo", payloadJSON: big) }
+        let queue = try JobQueue.inMemory()
+        var request = try JobRequest(executor: "sum", payloadJSON: "{}")
+        request.options.queue = ""
+        await #expect(throws: JobQueueError.self) { try await queue.enqueue(request) }
+        #expect(try await queue.jobs().isEmpty)
+    }
+
+    @Test func payloadIsStoredMinifiedWithItsKeyOrder() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(JobRequest(executor: "echo", payloadJSON: "{ \"z\": 1,\n  \"a\": [1, 2] }"))
+        #expect(job.payloadJSON == #"{"z":1,"a":[1,2]}"#)
+    }
+
+    @Test func pausedQueueIsNotClaimedUntilResumed() async throws {
+        let queue = try JobQueue.inMemory()
+        try await queue.pause(queue: "default")
+        let job = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
+        let stats = try await work(queue, options: quickOptions(stopWhen: .queuesEmpty), limit: .seconds(5))
+        #expect(stats.succeeded == 0)
+        #expect(try await queue.job(job.id)?.state == .ready)
+        #expect(try await queue.status().queues.first?.paused == true)
+        try await queue.resume(queue: "default")
+        try await work(queue)
+        #expect(try await queue.job(job.id)?.state == .succeeded)
+    }
+
+    @Test func poolClaimsOnlyItsQueues() async throws {
+        let queue = try JobQueue.inMemory()
+        let mine = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(queue: "mine"))
+        let other = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(queue: "other"))
+        try await work(queue, queues: ["mine"])
+        #expect(try await queue.job(mine.id)?.state == .succeeded)
+        #expect(try await queue.job(other.id)?.state == .ready)
+    }
+
+    @Test func cancelAWaitingJob() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(delay: .seconds(60)))
+        let cancelled = try await queue.cancel(job.id)
+        #expect(cancelled.state == .cancelled)
+        #expect(cancelled.finishedAt != nil)
+        await #expect(throws: JobQueueError.self) { try await queue.cancel(job.id) }
+        let revived = try await queue.retry(job.id)
+        #expect(revived.state == .ready)
+    }
+
+    @Test func pruneDeletesOldFinishedJobsOnly() async throws {
+        let queue = try JobQueue.inMemory()
+        let done = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
+        try await work(queue)
+        let waiting = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(delay: .seconds(60)))
+        #expect(try await queue.prune(olderThan: .seconds(3600)) == 0)
+        await #expect(throws: JobQueueError.self) { try await queue.prune(olderThan: .zero, states: [.ready]) }
+        #expect(try await queue.prune(olderThan: .zero) == 1)
+        #expect(try await queue.job(done.id) == nil)
+        #expect(try await queue.job(waiting.id) != nil)
+    }
+
+    @Test func idsAreNeverReused() async throws {
+        let queue = try JobQueue.inMemory()
+        let first = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
+        try await work(queue)
+        try await queue.prune(olderThan: .zero)
+        let second = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
+        #expect(second.id > first.id)
+    }
+}

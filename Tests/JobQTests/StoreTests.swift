@@ -1,0 +1,124 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import JobQ
+
+@Suite("The store file and its schema")
+struct StoreTests {
+    @Test func newStoreIsPrivateWALAndAtTheLatestSchema() throws {
+        let store = try TemporaryStore()
+        _ = try store.open()
+        let attributes = try FileManager.default.attributesOfItem(atPath: store.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let db = try DatabaseQueue(path: store.path)
+        try db.read { db in
+            #expect(try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal")
+            #expect(try Int.fetchOne(db, sql: "PRAGMA user_version") == SchemaMigration.latestVersion)
+            let recorded = try Row.fetchAll(db, sql: "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
+            #expect(recorded.count == SchemaMigration.all.count)
+            #expect(recorded.first?["name"] == "0001_create_jobs.sql")
+            #expect((recorded.first?["checksum"] as String?) == SchemaMigration.all[0].checksum)
+        }
+    }
+
+    @Test func reopeningKeepsJobsAndDoesNotMigrateAgain() async throws {
+        let store = try TemporaryStore()
+        let job = try await store.open().enqueue(SumExecutor.self, .init(a: 1, b: 2))
+        let reopened = try store.open()
+        #expect(try await reopened.job(job.id)?.payloadJSON == job.payloadJSON)
+    }
+
+    @Test func claimUsesTheClaimIndexInItsOrder() throws {
+        let store = try TemporaryStore()
+        _ = try store.open()
+        let db = try DatabaseQueue(path: store.path)
+        let plan = try db.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    EXPLAIN QUERY PLAN SELECT id FROM jobs WHERE state = 'ready' AND queue = ?
+                    ORDER BY priority DESC, run_at, id LIMIT 10
+                    """, arguments: ["default"]
+            ).map { $0["detail"] as String }
+        }
+        #expect(plan.contains { $0.contains("jobs_claim_order") })
+        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "the claim must not sort: \(plan)")
+    }
+
+    @Test func newerStoreIsRefusedAndLeftAlone() throws {
+        let store = try TemporaryStore()
+        _ = try store.open()
+        try DatabaseQueue(path: store.path).write { try $0.execute(sql: "PRAGMA user_version = 999") }
+        let before = try BadInputTests.snapshot(store.path)
+        #expect {
+            _ = try store.open()
+        } throws: { error in
+            guard case JobQueueError.storeUnavailable(let message) = error else { return false }
+            return message.contains("version 999") && message.contains("version \(SchemaMigration.latestVersion)")
+                && message.contains("upgrade jobq")
+        }
+        #expect(try BadInputTests.snapshot(store.path) == before)
+        #expect(try DatabaseQueue(path: store.path).read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == 999)
+    }
+
+    @Test func editedMigrationIsRefused() throws {
+        let store = try TemporaryStore()
+        _ = try store.open()
+        try DatabaseQueue(path: store.path).write {
+            try $0.execute(sql: "UPDATE schema_migrations SET checksum = 'tampered' WHERE version = 1")
+        }
+        #expect {
+            _ = try store.open()
+        } throws: { error in
+            "\(error)".contains("0001_create_jobs.sql") && "\(error)".contains("edited")
+        }
+    }
+
+    @Test func notADatabaseIsAClearError() throws {
+        let store = try TemporaryStore()
+        try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: store.path))
+        #expect {
+            _ = try store.open()
+        } throws: { error in
+            "\(error)".contains("not a jobq store")
+        }
+    }
+
+    @Test func missingDirectoryIsAClearError() throws {
+        #expect {
+            _ = try JobQueue(path: "/nonexistent-jobq-dir/jobs.sqlite")
+        } throws: { error in
+            "\(error)".contains("does not exist")
+        }
+    }
+
+    @Test func sha256MatchesKnownVectors() {
+        #expect(SHA256.hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            SHA256.hex(String(repeating: "a", count: 1000))
+                == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
+    }
+
+    @Test(arguments: [
+        ("500ms", Duration.milliseconds(500)), ("30s", .seconds(30)), ("5m", .seconds(300)), ("2h", .seconds(7200)),
+        ("7d", .seconds(604_800)), ("1.5s", .milliseconds(1500)), ("1h30m", .seconds(5400)), ("0s", .zero),
+    ])
+    func durationsParse(text: String, expected: Duration) throws {
+        #expect(try DurationParser.parse(text) == expected)
+    }
+
+    @Test(arguments: ["", "5", "s", "5x", "-5s", "1.2.3s", "5 s s", "99999999999d", "1e5s", "ms"])
+    func badDurationsAreRefused(text: String) {
+        #expect(throws: JobQueueError.self) { try DurationParser.parse(text) }
+    }
+
+    @Test func jobStatesParseWithAHelpfulError() throws {
+        #expect(try JobState(parsing: "DEAD") == .dead)
+        #expect(throws: JobQueueError.invalidInput(
+            "unknown state 'done'; valid states are: scheduled, ready, running, succeeded, failed, dead, cancelled")) {
+            try JobState(parsing: "done")
+        }
+    }
+}

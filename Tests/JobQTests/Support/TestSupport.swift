@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+@testable import JobQ
+
+/// A fresh store file in its own temporary directory.
+struct TemporaryStore {
+    let directory: URL
+    var path: String { directory.appendingPathComponent("jobq.sqlite").path }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    func open() throws -> JobQueue { try JobQueue(path: path) }
+}
+
+/// Pool options that make tests quick: short polls, short backoff, short lease.
+func quickOptions(stopWhen: StopCondition = .allJobsFinished) -> WorkerPool.Options {
+    var options = WorkerPool.Options()
+    options.pollInterval = .milliseconds(10)
+    options.retryBackoff = RetryBackoff(base: .milliseconds(20), maximum: .milliseconds(200), jitter: 0)
+    options.lease = .seconds(3)
+    options.stopWhen = stopWhen
+    return options
+}
+
+struct TimedOut: Error, CustomStringConvertible {
+    let what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// Runs `body`, failing if it takes longer than `limit`.
+func within<T: Sendable>(_ limit: Duration, _ what: String = "the operation", _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            return nil
+        }
+        guard let first = try await group.next(), let value = first else {
+            group.cancelAll()
+            throw TimedOut(what: what)
+        }
+        group.cancelAll()
+        return value
+    }
+}
+
+/// Runs a pool on `queue` until its stop condition holds (by default: every job final).
+@discardableResult
+func work(
+    _ queue: JobQueue, executors: [any Executor] = BuiltinExecutors.all, queues: [String] = ["default"],
+    concurrency: Int = 4, options: WorkerPool.Options = quickOptions(), limit: Duration = .seconds(30)
+) async throws -> WorkerPool.Statistics {
+    let pool = WorkerPool(queue: queue, queues: queues, concurrency: concurrency, executors: executors, options: options)
+    try await within(limit, "the pool to finish") { try await pool.run() }
+    return pool.statistics
+}
+
+/// Polls until `condition` holds.
+func eventually(_ limit: Duration = .seconds(10), _ what: String, _ condition: @escaping @Sendable () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    throw TimedOut(what: what)
+}
+
+struct Sum: Executor {
+    static let name = "test-sum"
+    struct Input: Codable, Sendable { var a: Int; var b: Int }
+    struct Output: Codable, Sendable, Equatable { var sum: Int }
+    func run(_ input: Input, context: JobContext) async throws -> Output { Output(sum: input.a + input.b) }
+}
