@@ -41,6 +41,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // README's library quickstart, compiled as written (a test checks the two agree).
+        .executableTarget(
+            name: "Quickstart",
+            dependencies: [
+                "JobQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(
             name: "JobQTests",
             dependencies: [
