@@ -7,7 +7,9 @@ extension WorkerPool {
     /// the worker row, and reclaim expired leases of dead or hung workers.
     func maintain() async {
         let clock = ContinuousClock()
-        let renewEvery = options.lease / 3
+        // A third of the lease leaves two chances to renew before it expires; at least every 5s
+        // so that `jobq status` sees the worker alive and cancellations are noticed quickly.
+        let renewEvery = min(options.lease / 3, .seconds(5))
         let reclaimEvery = max(options.pollInterval, .milliseconds(500))
         var lastRenewal = clock.now
         var lastReclaim = clock.now - reclaimEvery

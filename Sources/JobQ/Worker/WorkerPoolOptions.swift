@@ -20,7 +20,9 @@ extension WorkerPool {
     /// ```
     public struct Options: Sendable {
         /// How long a claimed job stays owned without a heartbeat. The pool renews leases every
-        /// third of this; when a worker dies or hangs, its jobs run again after at most this long.
+        /// third of this (at least every 5 seconds); when a worker dies or hangs, its jobs run
+        /// again after at most this long. A running job cancelled with ``JobQueue/cancel(_:)``
+        /// is stopped at the next renewal.
         public var lease: Duration = .seconds(30)
         /// How often an idle pool checks the store for work written by other processes, and
         /// how often it checks for expired leases of other workers.
