@@ -89,9 +89,9 @@ extension WorkerPool {
             return
         }
         do {
-            let refused = try await queue.store.complete([(job, outcome)], workerID: workerID)
+            let accepted = try await completions.record(job, outcome)
             state.withLock { state in
-                if refused.contains(job.id) {
+                if !accepted {
                     state.stats.refused += 1
                     return
                 }
@@ -102,7 +102,7 @@ extension WorkerPool {
                 case .released: state.stats.released += 1
                 }
             }
-            if refused.contains(job.id) {
+            if !accepted {
                 logger.info("job \(job.id) attempt \(job.attempt): outcome refused; the job was cancelled or taken over")
             } else {
                 log(job, outcome)

@@ -29,6 +29,7 @@ public final class WorkerPool: Service, Sendable {
     let logger: Logger
     let signal = WakeSignal()
     let state = Mutex(PoolState())
+    let completions: CompletionBatcher
 
     /// - Parameters:
     ///   - queue: The store to work on.
@@ -58,6 +59,7 @@ public final class WorkerPool: Service, Sendable {
         let host = ProcessInfo.processInfo.hostName
         let pid = ProcessInfo.processInfo.processIdentifier
         workerID = "\(host):\(pid):\(UUID().uuidString.prefix(8).lowercased())"
+        completions = CompletionBatcher(store: queue.store, workerID: workerID)
     }
 
     /// What the pool has done so far.
