@@ -50,11 +50,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // A program the tests run as a process (kill -9 in the middle of a data migration).
+        .executableTarget(
+            name: "jobq-test-helper",
+            dependencies: ["JobQ", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Helpers/TestHelper"
+        ),
         .testTarget(
             name: "JobQTests",
             dependencies: [
                 "JobQ",
                 "JobQCLI",
+                "jobq-test-helper",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

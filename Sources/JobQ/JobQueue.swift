@@ -23,12 +23,26 @@ public final class JobQueue: Sendable {
 
     /// Opens the store at `path`, creating it (readable by the owner only) if it does not exist.
     ///
-    /// - Parameter durability: `.normal` (the default) survives process crashes; `.full`
-    ///   also survives power loss, with an fsync per commit.
+    /// ```swift
+    /// let queue = try JobQueue(path: "jobs.sqlite")
+    /// // In production, where `jobq migrate up` runs before the workers start:
+    /// let strict = try JobQueue(path: "jobs.sqlite", migrations: .refuseIfPending)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - durability: `.normal` (the default) survives process crashes; `.full` also survives
+    ///     power loss, with an fsync per commit.
+    ///   - migrations: Whether an older schema is migrated on open (the default) or refused.
+    ///   - backupBeforeMigrating: Before migrating a store that holds data, write a consistent
+    ///     copy next to it, named `<path>.v<old version>-<UTC time>.backup`.
     /// - Throws: ``JobQueueError/storeUnavailable(_:)`` when the file is not a jobq store, its
-    ///   directory is missing, it is read-only, or its schema is newer than this jobq.
-    public init(path: String, durability: Durability = .normal) throws {
-        store = try SQLiteStore(path: path, durability: durability)
+    ///   directory is missing or it is read-only; ``JobQueueError/incompatibleStore(_:)`` when
+    ///   its schema is newer than this jobq, was edited, or (with `.refuseIfPending`) is older.
+    public init(
+        path: String, durability: Durability = .normal, migrations: SchemaMigrationPolicy = .applyPending,
+        backupBeforeMigrating: Bool = true
+    ) throws {
+        store = try SQLiteStore(path: path, durability: durability, policy: migrations, backup: backupBeforeMigrating)
     }
 
     private init(store: SQLiteStore) {

@@ -13,7 +13,7 @@ enum ExitStatus: Int32 {
 
     static func of(_ error: JobQueueError) -> ExitStatus {
         switch error {
-        case .invalidInput: return .usage
+        case .invalidInput, .incompatibleStore: return .usage
         case .notFound: return .notFound
         case .invalidState, .storeUnavailable: return .failure
         }

@@ -13,7 +13,7 @@ struct JobQCommand: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, EnqueueCommand.self, WorkCommand.self, StatusCommand.self, ListCommand.self,
             ShowCommand.self, CancelCommand.self, RetryCommand.self, PauseCommand.self, ResumeCommand.self,
-            PruneCommand.self,
+            PruneCommand.self, MigrateCommand.self,
         ]
     )
 }

@@ -74,9 +74,17 @@ enum GlobalArguments {
             }
         }
         guard !globals.isEmpty, index < arguments.count else { return arguments }
-        let names = JobQCommand.configuration.subcommands.map { $0._commandName }
+        // Walk down the subcommand path (e.g. `migrate status`) and insert the options after it.
+        var command: ParsableCommand.Type = JobQCommand.self
+        var end = index
+        while end < arguments.count,
+            let sub = command.configuration.subcommands.first(where: { $0._commandName == arguments[end] })
+        {
+            command = sub
+            end += 1
+        }
         // Not a subcommand (a typo, or --help): leave the arguments for the parser to explain.
-        guard names.contains(arguments[index]) else { return Array(arguments[index...]) }
-        return [arguments[index]] + globals + arguments[(index + 1)...]
+        guard end > index else { return Array(arguments[index...]) }
+        return Array(arguments[index..<end]) + globals + Array(arguments[end...])
     }
 }

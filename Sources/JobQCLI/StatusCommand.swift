@@ -16,10 +16,7 @@ struct StatusCommand: AsyncParsableCommand {
         let queue = try store.open()
         let status = try await queue.status()
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
-            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+            print(try encodeJSON(status))
             return
         }
         let states = JobState.allCases.map(\.rawValue)

@@ -54,7 +54,7 @@ struct StoreTests {
         #expect {
             _ = try store.open()
         } throws: { error in
-            guard case JobQueueError.storeUnavailable(let message) = error else { return false }
+            guard case JobQueueError.incompatibleStore(let message) = error else { return false }
             return message.contains("version 999") && message.contains("version \(SchemaMigration.latestVersion)")
                 && message.contains("upgrade jobq")
         }

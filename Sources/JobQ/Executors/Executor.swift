@@ -66,6 +66,11 @@ struct ErasedExecutor: Sendable {
     let name: String
     let run: @Sendable (_ payloadJSON: String, _ context: JobContext) async throws -> String
 
+    init(name: String, run: @escaping @Sendable (_ payloadJSON: String, _ context: JobContext) async throws -> String) {
+        self.name = name
+        self.run = run
+    }
+
     init<E: Executor>(_ executor: E) {
         name = E.name
         run = { payloadJSON, context in

@@ -16,13 +16,17 @@ public enum JobQueueError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The operation does not apply to the thing in its current state, e.g. cancelling a job
     /// that already succeeded. Nothing was written.
     case invalidState(String)
-    /// The store could not be opened or used: not a database, read-only, schema too new.
+    /// The store could not be opened or used: not a database, read-only, disk full.
     case storeUnavailable(String)
+    /// The store's schema does not match this jobq: newer than it knows, an applied migration
+    /// that was edited, or migrations pending when opened with `.refuseIfPending`. Nothing was
+    /// changed; the message says what to do.
+    case incompatibleStore(String)
 
     public var description: String {
         switch self {
         case .invalidInput(let message), .notFound(let message), .invalidState(let message),
-            .storeUnavailable(let message):
+            .storeUnavailable(let message), .incompatibleStore(let message):
             return message
         }
     }

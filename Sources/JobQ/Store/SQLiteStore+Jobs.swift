@@ -14,28 +14,29 @@ extension SQLiteStore {
         }
         let now = Self.now()
         return try await write { db in
-            let statement = try db.cachedStatement(
-                sql: """
-                    INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at)
-                    VALUES (?, ?, json(?), ?, ?, ?, ?, ?, ?)
-                    RETURNING \(Job.columns)
-                    """)
-            var jobs: [Job] = []
-            jobs.reserveCapacity(requests.count)
-            for request in requests {
-                let options = request.options
-                let runAt = options.runAt?.timeIntervalSince1970 ?? now
-                let state: JobState = runAt > now ? .scheduled : .ready
-                let row = try Row.fetchOne(
-                    statement,
-                    arguments: [
-                        options.queue, request.executor, request.payloadJSON, options.priority, state.rawValue,
-                        options.maxAttempts, runAt, options.timeout?.inSeconds, now,
-                    ])
-                if let row { jobs.append(Job(row: row)) }
-            }
-            return jobs
+            try requests.map { try Self.insert($0, db: db, now: now) }
         }
+    }
+
+    /// Inserts one job inside the caller's transaction.
+    static func insert(_ request: JobRequest, db: Database, now: Double) throws -> Job {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at)
+                VALUES (?, ?, json(?), ?, ?, ?, ?, ?, ?)
+                RETURNING \(Job.columns)
+                """)
+        let options = request.options
+        let runAt = options.runAt?.timeIntervalSince1970 ?? now
+        let state: JobState = runAt > now ? .scheduled : .ready
+        let row = try Row.fetchOne(
+            statement,
+            arguments: [
+                options.queue, request.executor, request.payloadJSON, options.priority, state.rawValue,
+                options.maxAttempts, runAt, options.timeout?.inSeconds, now,
+            ])
+        guard let row else { throw JobQueueError.storeUnavailable("inserting a job returned no row") }
+        return Job(row: row)
     }
 
     func job(_ id: JobID) async throws -> Job? {

@@ -12,8 +12,10 @@ final class SQLiteStore: Sendable {
     static let busyTimeout: TimeInterval = 10
 
     /// Opens (creating if needed) the store at `path`, or an in-memory store when `path` is nil,
-    /// and applies pending schema migrations.
-    init(path: String?, durability: Durability) throws {
+    /// and applies pending schema migrations (or refuses, by `policy`).
+    /// With `policy` nil, the schema is left as found (for `jobq migrate up`, which migrates
+    /// step by step itself).
+    init(path: String?, durability: Durability, policy: SchemaMigrationPolicy? = .applyPending, backup: Bool = true) throws {
         self.path = path
         var config = Configuration()
         config.busyMode = .timeout(Self.busyTimeout)
@@ -24,12 +26,28 @@ final class SQLiteStore: Sendable {
         }
         do {
             if let path {
+                if policy == .refuseIfPending, !FileManager.default.fileExists(atPath: path) {
+                    throw JobQueueError.incompatibleStore("there is no store at \(path); create it with `jobq migrate up`")
+                }
                 try Self.createPrivately(path)
                 writer = try DatabasePool(path: path, configuration: config)
             } else {
                 writer = try DatabaseQueue(configuration: config)
             }
-            try SchemaMigrator.migrate(writer)
+            let migrator = SchemaMigrator(writer: writer, path: path)
+            switch policy {
+            case .applyPending:
+                try migrator.migrate(backup: backup)
+            case nil:
+                try migrator.check()
+            case .refuseIfPending:
+                let (version, pending) = try migrator.check()
+                if !pending.isEmpty {
+                    throw JobQueueError.incompatibleStore(
+                        "the store is at schema version \(version) and needs \(pending.count) migration(s) to reach \(migrator.latestVersion) ("
+                            + pending.map(\.name).joined(separator: ", ") + "); run `jobq migrate up` first")
+                }
+            }
         } catch let error as JobQueueError {
             throw error
         } catch let error as DatabaseError {

@@ -21,26 +21,62 @@ struct SchemaMigration: Sendable {
     static var latestVersion: Int { all.last?.version ?? 0 }
 }
 
-/// Applies the embedded schema migrations to a store, each in its own transaction.
+/// Applies schema migrations to a store, each in its own transaction, recorded with its checksum
+/// and mirrored in `PRAGMA user_version`.
 ///
-/// Every step re-reads the version inside its write transaction, so two processes opening an
-/// old store at once migrate it once: the second one waits for the write lock, then sees there
-/// is nothing left to do.
-enum SchemaMigrator {
+/// Every step re-reads the version inside its write transaction (`BEGIN IMMEDIATE`), so two
+/// processes opening an old store at once migrate it once: the second waits for the write lock,
+/// then finds nothing left to do. The backup is taken inside the first step's transaction, while
+/// the write lock is held, so it is exactly the store as it was before any step.
+struct SchemaMigrator {
+    let writer: any DatabaseWriter
+    let path: String?
+    var migrations: [SchemaMigration] = SchemaMigration.all
+
+    var latestVersion: Int { migrations.last?.version ?? 0 }
+
     static func currentVersion(_ db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
     }
 
-    static func migrate(_ writer: any DatabaseWriter) throws {
-        let latest = SchemaMigration.latestVersion
-        let found = try writer.read { try currentVersion($0) }
-        if found > latest { throw newerStoreError(found: found, latest: latest) }
-        try verifyChecksums(writer)
-        for migration in SchemaMigration.all {
-            try writer.write { db in
-                let version = try currentVersion(db)
-                if version > latest { throw newerStoreError(found: version, latest: latest) }
-                guard version < migration.version else { return }
+    /// The store's version and the migrations it lacks, after refusing a newer or edited store.
+    @discardableResult
+    func check() throws -> (version: Int, pending: [SchemaMigration]) {
+        let (version, applied) = try writer.read { db -> (Int, [Row]) in
+            let version = try Self.currentVersion(db)
+            guard try db.tableExists("schema_migrations") else { return (version, []) }
+            return (version, try Row.fetchAll(db, sql: "SELECT version, name, checksum FROM schema_migrations"))
+        }
+        if version > latestVersion { throw Self.newerStoreError(found: version, latest: latestVersion) }
+        let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
+        for row in applied {
+            guard let migration = known[row["version"]] else { continue }
+            let checksum: String = row["checksum"]
+            if checksum != migration.checksum {
+                throw JobQueueError.incompatibleStore(
+                    "schema migration \(migration.name) was applied with checksum \(checksum.prefix(12)) but this jobq embeds \(migration.checksum.prefix(12)): "
+                        + "the file was edited after it shipped. Restore the original file and add schema changes as a new numbered migration")
+            }
+        }
+        return (version, migrations.filter { $0.version > version })
+    }
+
+    /// Applies the pending migrations up to `target` (default: all). Returns the ones this call
+    /// applied and the backup it wrote, if any.
+    @discardableResult
+    func migrate(to target: Int? = nil, backup: Bool) throws -> (applied: [SchemaMigration], backupPath: String?) {
+        let (_, pending) = try check()
+        let steps = pending.filter { $0.version <= (target ?? Int.max) }
+        var applied: [SchemaMigration] = []
+        var backupPath: String?
+        for migration in steps {
+            let didApply = try writer.write { db -> Bool in
+                let version = try Self.currentVersion(db)
+                if version > latestVersion { throw Self.newerStoreError(found: version, latest: latestVersion) }
+                guard version < migration.version else { return false }
+                if backup, backupPath == nil, version > 0, let path {
+                    backupPath = try Self.writeBackup(of: path, version: version)
+                }
                 do {
                     try db.execute(sql: migration.sql)
                 } catch let error as DatabaseError {
@@ -51,32 +87,48 @@ enum SchemaMigrator {
                     sql: "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
                     arguments: [migration.version, migration.name, migration.checksum, Date().timeIntervalSince1970])
                 try db.execute(sql: "PRAGMA user_version = \(migration.version)")
+                return true
             }
+            if didApply { applied.append(migration) }
         }
+        return (applied, backupPath)
     }
 
-    /// Refuses a store where an applied migration's text differs from the file this binary
-    /// embeds: the store's schema is not what this code expects.
-    static func verifyChecksums(_ writer: any DatabaseWriter) throws {
-        let applied = try writer.read { db -> [Row] in
-            guard try db.tableExists("schema_migrations") else { return [] }
-            return try Row.fetchAll(db, sql: "SELECT version, name, checksum FROM schema_migrations")
+    /// Copies the store with SQLite's online backup into `<path>.v<version>-<UTC time>.backup`,
+    /// readable by the owner only. Called while the write lock is held, through a separate
+    /// read-only connection that sees the last committed state.
+    static func writeBackup(of path: String, version: Int) throws -> String {
+        // 2026-11-21T17:00:00Z -> 20261121T170000Z: sortable and safe in a file name.
+        let stamp = Date().formatted(Date.ISO8601FormatStyle()).filter { $0 != "-" && $0 != ":" }
+        var backupPath = "\(path).v\(version)-\(stamp).backup"
+        var suffix = 1
+        while FileManager.default.fileExists(atPath: backupPath) {
+            suffix += 1
+            backupPath = "\(path).v\(version)-\(stamp)-\(suffix).backup"
         }
-        let known = Dictionary(uniqueKeysWithValues: SchemaMigration.all.map { ($0.version, $0) })
-        for row in applied {
-            let version: Int = row["version"]
-            guard let migration = known[version] else { continue }
-            let checksum: String = row["checksum"]
-            if checksum != migration.checksum {
-                throw JobQueueError.storeUnavailable(
-                    "schema migration \(migration.name) was applied with checksum \(checksum.prefix(12)) but this jobq embeds \(migration.checksum.prefix(12)); "
-                        + "the migration file was edited after it shipped. Restore the original file; add schema changes as a new numbered migration")
-            }
+        let fd = open(backupPath, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+        guard fd >= 0 else {
+            throw JobQueueError.storeUnavailable(
+                "cannot write the backup \(backupPath) before migrating: \(String(cString: strerror(errno))); free space or pass --no-backup")
         }
+        close(fd)
+        do {
+            var config = Configuration()
+            config.readonly = true
+            let source = try DatabaseQueue(path: path, configuration: config)
+            let destination = try DatabaseQueue(path: backupPath)
+            try source.backup(to: destination)
+            try destination.close()
+            try source.close()
+        } catch {
+            try? FileManager.default.removeItem(atPath: backupPath)
+            throw JobQueueError.storeUnavailable("cannot back up \(path) before migrating: \(error); free space or pass --no-backup")
+        }
+        return backupPath
     }
 
     static func newerStoreError(found: Int, latest: Int) -> JobQueueError {
-        .storeUnavailable(
+        .incompatibleStore(
             "the store is at schema version \(found), newer than this jobq knows (version \(latest)); upgrade jobq to open it")
     }
 }

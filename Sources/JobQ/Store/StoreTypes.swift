@@ -61,3 +61,12 @@ public enum Durability: Sendable, Hashable {
     /// survives power loss, at the cost of one fsync per transaction.
     case full
 }
+
+/// What opening a store does when its schema is older than this jobq.
+public enum SchemaMigrationPolicy: Sendable, Hashable {
+    /// Apply the pending migrations (after a backup of a store that holds data). The default.
+    case applyPending
+    /// Refuse to open, with ``JobQueueError/incompatibleStore(_:)``: for deployments that
+    /// migrate as a separate step (`jobq migrate up`) before starting workers.
+    case refuseIfPending
+}

@@ -36,11 +36,14 @@ public final class WorkerPool: Service, Sendable {
     ///   - queues: The queues to claim from, in order of preference.
     ///   - concurrency: How many jobs run at once (at least 1).
     ///   - executors: The executors this pool can run; names must be unique.
+    ///   - migrators: Data migrators whose background steps this pool runs (see
+    ///     ``JobQueue/runDataMigration(_:waitUntilDone:queue:)``).
     public init(
         queue: JobQueue,
         queues: [String] = [JobOptions.defaultQueue],
         concurrency: Int = 4,
         executors: [any Executor],
+        migrators: [any DataMigrator] = [],
         options: Options = Options(),
         logger: Logger = Logger(label: "jobq.worker")
     ) {
@@ -54,6 +57,10 @@ public final class WorkerPool: Service, Sendable {
             let erased = ErasedExecutor(executor)
             // Later registrations of a name replace earlier ones, as in a dictionary literal.
             registry[erased.name] = erased
+        }
+        if !migrators.isEmpty {
+            let erased = migrators.map { ErasedDataMigrator($0) }
+            registry[SQLiteStore.dataMigrationExecutor] = DataMigrationStepExecutor.make(queue: queue, migrators: erased)
         }
         self.executors = registry
         let host = ProcessInfo.processInfo.hostName

@@ -52,9 +52,11 @@ func within<T: Sendable>(_ limit: Duration, _ what: String = "the operation", _ 
 @discardableResult
 func work(
     _ queue: JobQueue, executors: [any Executor] = BuiltinExecutors.all, queues: [String] = ["default"],
-    concurrency: Int = 4, options: WorkerPool.Options = quickOptions(), limit: Duration = .seconds(30)
+    concurrency: Int = 4, migrators: [any DataMigrator] = [], options: WorkerPool.Options = quickOptions(),
+    limit: Duration = .seconds(30)
 ) async throws -> WorkerPool.Statistics {
-    let pool = WorkerPool(queue: queue, queues: queues, concurrency: concurrency, executors: executors, options: options)
+    let pool = WorkerPool(
+        queue: queue, queues: queues, concurrency: concurrency, executors: executors, migrators: migrators, options: options)
     try await within(limit, "the pool to finish") { try await pool.run() }
     return pool.statistics
 }

@@ -1,0 +1,80 @@
+import Foundation
+import GRDB
+
+/// The record of users' data migrations.
+extension SQLiteStore {
+    /// The executor name of the jobs that run data migration steps in the background.
+    static let dataMigrationExecutor = "jobq.data-migration"
+
+    func dataMigrationVersion(_ name: String) async throws -> Int? {
+        try await read { db in
+            try Int.fetchOne(db, sql: "SELECT version FROM data_migrations WHERE name = ?", arguments: [name])
+        }
+    }
+
+    func dataMigrators() async throws -> [DataMigratorStatus] {
+        try await read { db in try Self.dataMigrators(db) }
+    }
+
+    static func dataMigrators(_ db: Database) throws -> [DataMigratorStatus] {
+        guard try db.tableExists("data_migrations") else { return [] }
+        return try Row.fetchAll(db, sql: "SELECT * FROM data_migrations ORDER BY name").map { row in
+            DataMigratorStatus(
+                name: row["name"], version: row["version"], targetVersion: row["target_version"],
+                updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+        }
+    }
+
+    /// Notes the target the code asks for, so that status can show how far behind the data is.
+    func noteDataMigrationTarget(_ name: String, target: Int) async throws {
+        let now = Self.now()
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE data_migrations SET target_version = ?, updated_at = ? WHERE name = ?",
+                arguments: [target, now, name])
+        }
+    }
+
+    /// Records step `version` of migrator `name` as done, in the caller's transaction, if the
+    /// recorded version is the one before it (or nothing is recorded, for `initialized`).
+    /// Returns false when another run already recorded it. Enqueues `next` in the same
+    /// transaction, so a background chain can never lose its next step.
+    static func recordDataMigrationStep(
+        _ db: Database, name: String, version: Int, outcome: String, target: Int, next: JobRequest?
+    ) throws -> Bool {
+        let now = Self.now()
+        let recorded = try Int.fetchOne(db, sql: "SELECT version FROM data_migrations WHERE name = ?", arguments: [name])
+        if outcome == "initialized" {
+            guard recorded == nil else { return false }
+            try db.execute(
+                sql: """
+                    INSERT INTO data_migrations (name, version, target_version, initialized_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?)
+                    """,
+                arguments: [name, version, target, now, now])
+        } else {
+            guard let recorded, recorded == version - 1 else { return false }
+            try db.execute(
+                sql: "UPDATE data_migrations SET version = ?, target_version = ?, updated_at = ? WHERE name = ?",
+                arguments: [version, target, now, name])
+        }
+        try db.execute(
+            sql: "INSERT INTO data_migration_steps (name, version, outcome, applied_at) VALUES (?, ?, ?, ?)",
+            arguments: [name, version, outcome, now])
+        if let next { _ = try insert(next, db: db, now: now) }
+        return true
+    }
+
+    /// The unfinished background job of migrator `name`, if a chain is in progress.
+    func unfinishedDataMigrationJob(_ name: String) async throws -> JobID? {
+        try await read { db in
+            try JobID.fetchOne(
+                db,
+                sql: """
+                    SELECT id FROM jobs WHERE executor = ? AND state IN ('scheduled', 'ready', 'running', 'failed')
+                    AND json_extract(payload, '$.migrator') = ? ORDER BY id LIMIT 1
+                    """,
+                arguments: [Self.dataMigrationExecutor, name])
+        }
+    }
+}

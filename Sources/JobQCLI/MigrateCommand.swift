@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import JobQ
+
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Show or apply the store's schema migrations.",
+        discussion: """
+            Every command migrates an older store when it opens it; `jobq migrate up` does it as a
+            separate step (e.g. before starting workers), with a dry run and a choice of target.
+            Before migrating a store that holds data, a backup is written next to it:
+            <store>.v<old version>-<UTC time>.backup (see README for restoring).
+            """,
+        subcommands: [MigrateStatusCommand.self, MigrateUpCommand.self]
+    )
+}
+
+struct MigrateStatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "The store's schema version, this jobq's latest, pending migrations, and data migrators.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() async throws {
+        let status = try JobQueue.schemaStatus(path: store.path)
+        if json {
+            print(try encodeJSON(status))
+            return
+        }
+        print("store:           \(status.path)")
+        print("schema version:  \(status.currentVersion) (this jobq: \(status.latestVersion))")
+        if status.pending.isEmpty {
+            print("pending:         none")
+        } else {
+            print("pending:         \(status.pending.joined(separator: ", ")); run `jobq migrate up`")
+        }
+        if status.dataMigrators.isEmpty {
+            print("data migrators:  none recorded")
+        } else {
+            print("data migrators:")
+            for migrator in status.dataMigrators {
+                let behind = migrator.version < migrator.targetVersion ? " (behind)" : ""
+                print("  \(migrator.name): version \(migrator.version) of \(migrator.targetVersion)\(behind)")
+            }
+        }
+    }
+}
+
+struct MigrateUpCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "up",
+        abstract: "Apply pending schema migrations, each in its own transaction.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "Stop at this schema version (default: the latest).")
+    var to: Int?
+
+    @Flag(help: "Print what would run; change nothing.")
+    var dryRun = false
+
+    @Flag(help: "Do not write a backup before migrating.")
+    var noBackup = false
+
+    func run() async throws {
+        let report = try JobQueue.migrateSchema(path: store.path, to: to, backup: !noBackup, dryRun: dryRun)
+        if report.migrations.isEmpty {
+            print("schema is at version \(report.fromVersion); nothing to do")
+            return
+        }
+        let verb = dryRun ? "would apply" : "applied"
+        for name in report.migrations { print("\(verb) \(name)") }
+        if let backup = report.backupPath { print("backup: \(backup)") }
+        print(dryRun
+            ? "dry run: the store stays at version \(report.fromVersion); \(report.toVersion) after `jobq migrate up`"
+            : "schema is at version \(report.toVersion) (was \(report.fromVersion))")
+    }
+}
+
+func encodeJSON(_ value: some Encodable) throws -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
+    return String(decoding: try encoder.encode(value), as: UTF8.self)
+}

@@ -1,0 +1,54 @@
+// A program the tests run as a process: it runs a data migrator in the background as jobs, so a
+// test can kill it with SIGKILL in the middle of a step and check that a restart resumes there.
+//
+// Usage: jobq-test-helper --db PATH --log PATH [--hang-at STEP]
+// HELPER_TARGET sets the migrator's target version (default 5).
+
+import Foundation
+import JobQ
+import Logging
+
+func argument(_ name: String) -> String? {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+/// Appends a line to the log (O_APPEND, so lines from several runs never interleave).
+func log(_ line: String) {
+    let fd = open(argument("--log") ?? "/dev/null", O_WRONLY | O_APPEND | O_CREAT, 0o600)
+    _ = (line + "\n").withCString { write(fd, $0, strlen($0)) }
+    close(fd)
+}
+
+struct Chain: DataMigrator {
+    static let name = "chain"
+    static var targetVersion: Int { Int(ProcessInfo.processInfo.environment["HELPER_TARGET"] ?? "5") ?? 5 }
+    let hangAt: Int?
+
+    func initialize(_ context: DataMigrationContext) async throws {
+        log("init \(context.version)")
+    }
+
+    func migrate(to version: Int, context: DataMigrationContext) async throws {
+        log("start \(version)")
+        if version == hangAt { try await Task.sleep(for: .seconds(600)) }
+        log("done \(version)")
+    }
+}
+
+guard let db = argument("--db"), argument("--log") != nil else {
+    FileHandle.standardError.write(Data("usage: jobq-test-helper --db PATH --log PATH [--hang-at STEP]\n".utf8))
+    exit(2)
+}
+let hangAt = argument("--hang-at").flatMap(Int.init)
+let queue = try JobQueue(path: db)
+let report = try await queue.runDataMigration(Chain(hangAt: hangAt), waitUntilDone: false)
+log("run from \(report.fromVersion.map(String.init) ?? "none") job \(report.jobID.map(String.init) ?? "none")")
+var options = WorkerPool.Options()
+options.lease = .seconds(1)
+options.pollInterval = .milliseconds(20)
+options.stopWhen = .allJobsFinished
+let pool = WorkerPool(queue: queue, executors: [], migrators: [Chain(hangAt: hangAt)], options: options)
+try await pool.run()
+log("exit")

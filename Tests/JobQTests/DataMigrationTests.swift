@@ -1,0 +1,202 @@
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+
+@testable import JobQ
+
+/// A migrator whose every call is logged, whose steps can be told to fail, and whose step 3 has
+/// nothing to do.
+struct Notes: DataMigrator {
+    static let name = "notes"
+    static var targetVersion: Int { 4 }
+    let log: RunLog
+    var failAt: Int? = nil
+
+    func initialize(_ context: DataMigrationContext) async throws { log.append("initialize \(context.version)") }
+
+    func needsMigration(to version: Int, context: DataMigrationContext) async throws -> Bool {
+        version != 3
+    }
+
+    func migrate(to version: Int, context: DataMigrationContext) async throws {
+        if version == failAt { throw ExecutorFailure("step \(version) broke") }
+        log.append("migrate \(version)")
+    }
+}
+
+/// The same data, at an older target: what an earlier release of the program shipped.
+struct NotesV1: DataMigrator {
+    static let name = "notes"
+    static let targetVersion = 1
+    let log: RunLog
+    func initialize(_ context: DataMigrationContext) async throws { log.append("initialize \(context.version)") }
+    func migrate(to version: Int, context: DataMigrationContext) async throws { log.append("v1 migrate \(version)") }
+}
+
+/// Keeps its own table in the jobq store and changes it atomically with each step's record.
+struct Tags: DataMigrator {
+    static let name = "tags"
+    static let targetVersion = 2
+    var failInsideWrite = false
+
+    func initialize(_ context: DataMigrationContext) async throws {
+        try await context.write { db in try db.execute(sql: "CREATE TABLE app_tags (name TEXT)") }
+    }
+
+    func migrate(to version: Int, context: DataMigrationContext) async throws {
+        let fail = failInsideWrite
+        try await context.write { db in
+            try db.execute(sql: "ALTER TABLE app_tags ADD COLUMN colour TEXT")
+            if fail { throw ExecutorFailure("half-way") }
+        }
+    }
+}
+
+@Suite("Data migrations")
+struct DataMigrationTests {
+    @Test func freshInstallInitializesOnceAndRecordsTheTarget() async throws {
+        let queue = try JobQueue.inMemory()
+        let log = RunLog()
+        let report = try await queue.runDataMigration(Notes(log: log))
+        #expect(report.initialized)
+        #expect(report.fromVersion == nil)
+        #expect(report.toVersion == 4)
+        #expect(report.migrated.isEmpty)
+        let again = try await queue.runDataMigration(Notes(log: log))
+        #expect(!again.initialized && again.migrated.isEmpty && again.fromVersion == 4)
+        #expect(log.all == ["initialize 4"])
+        #expect(try await queue.dataMigrators().map(\.version) == [4])
+    }
+
+    @Test func stepsRunInOrderAndAStepWithNothingToDoIsRecordedWithoutRunning() async throws {
+        let queue = try JobQueue.inMemory()
+        let log = RunLog()
+        try await queue.runDataMigration(NotesV1(log: log))
+        let report = try await queue.runDataMigration(Notes(log: log))
+        #expect(report.fromVersion == 1)
+        #expect(report.migrated == [2, 4])
+        #expect(report.skipped == [3])
+        #expect(log.all == ["initialize 1", "migrate 2", "migrate 4"])
+        let steps = try await queue.store.read { db in
+            try Row.fetchAll(db, sql: "SELECT version, outcome FROM data_migration_steps WHERE name = 'notes' ORDER BY version")
+                .map { "\($0["version"] as Int) \($0["outcome"] as String)" }
+        }
+        #expect(steps == ["1 initialized", "2 migrated", "3 skipped", "4 migrated"])
+    }
+
+    @Test func aFailingStepStopsAtTheLastGoodStepAndTheNextRunResumes() async throws {
+        let queue = try JobQueue.inMemory()
+        let log = RunLog()
+        try await queue.runDataMigration(NotesV1(log: log))
+        await #expect(throws: ExecutorFailure.self) { try await queue.runDataMigration(Notes(log: log, failAt: 4)) }
+        #expect(try await queue.dataMigrators().first?.version == 3)
+        let resumed = try await queue.runDataMigration(Notes(log: log))
+        #expect(resumed.fromVersion == 3)
+        #expect(resumed.migrated == [4])
+        #expect(log.all == ["initialize 1", "migrate 2", "migrate 4"])
+    }
+
+    @Test func aStepsStoreChangesCommitWithItsRecordOrNotAtAll() async throws {
+        let queue = try JobQueue.inMemory()
+        struct TagsV1: DataMigrator {
+            static let name = "tags"
+            static let targetVersion = 1
+            func initialize(_ context: DataMigrationContext) async throws {
+                try await context.write { db in try db.execute(sql: "CREATE TABLE app_tags (name TEXT)") }
+            }
+            func migrate(to version: Int, context: DataMigrationContext) async throws {}
+        }
+        try await queue.runDataMigration(TagsV1())
+        await #expect(throws: ExecutorFailure.self) { try await queue.runDataMigration(Tags(failInsideWrite: true)) }
+        let columns = try await queue.store.read { db in try db.columns(in: "app_tags").map(\.name) }
+        #expect(columns == ["name"], "the failed step's ALTER TABLE was rolled back with its record")
+        #expect(try await queue.dataMigrators().first?.version == 1)
+        try await queue.runDataMigration(Tags())
+        #expect(try await queue.store.read { db in try db.columns(in: "app_tags").map(\.name) } == ["name", "colour"])
+        #expect(try await queue.dataMigrators().first?.version == 2)
+    }
+
+    @Test func aDataMigratorNewerThanTheCodeIsRefused() async throws {
+        let queue = try JobQueue.inMemory()
+        try await queue.runDataMigration(Notes(log: RunLog()))
+        await #expect(throws: JobQueueError.self) { try await queue.runDataMigration(NotesV1(log: RunLog())) }
+    }
+
+    @Test func backgroundRunIsAChainOfJobsThatRunInOrder() async throws {
+        let queue = try JobQueue.inMemory()
+        let log = RunLog()
+        try await queue.runDataMigration(NotesV1(log: log))
+        let report = try await queue.runDataMigration(Notes(log: log), waitUntilDone: false)
+        let first = try #require(report.jobID)
+        #expect(report.toVersion == 1, "nothing ran yet")
+        let duplicate = try await queue.runDataMigration(Notes(log: log), waitUntilDone: false)
+        #expect(duplicate.jobID == first, "a second run joins the chain in progress")
+
+        try await work(queue, executors: [], concurrency: 4, migrators: [Notes(log: log)], options: quickOptions())
+        #expect(log.all == ["initialize 1", "migrate 2", "migrate 4"])
+        #expect(try await queue.dataMigrators().first?.version == 4)
+        let jobs = try await queue.jobs()
+        #expect(jobs.allSatisfy { $0.state == .succeeded })
+        #expect(jobs.map(\.resultJSON) == [
+            #"{"migrator":"notes","step":2,"outcome":"migrated"}"#,
+            #"{"migrator":"notes","step":3,"outcome":"skipped"}"#,
+            #"{"migrator":"notes","step":4,"outcome":"migrated"}"#,
+        ])
+    }
+
+    @Test func backgroundStepWithoutItsMigratorFailsClearly() async throws {
+        let queue = try JobQueue.inMemory()
+        try await queue.runDataMigration(NotesV1(log: RunLog()))
+        let report = try await queue.runDataMigration(Notes(log: RunLog()), waitUntilDone: false)
+        var options = quickOptions()
+        options.stopWhen = .queuesEmpty
+        try await work(queue, executors: [], options: options)
+        try await work(queue, executors: [], migrators: [Tags()], options: quickOptions())
+        let job = try #require(try await queue.job(report.jobID!))
+        #expect(job.state == .dead)
+        #expect(job.error?.contains("no data migrator named 'notes'") == true)
+    }
+
+    @Test func killedMidStepResumesAtThatStepAndFinishes() throws {
+        let store = try TemporaryStore()
+        let log = store.directory.appendingPathComponent("steps.log").path
+        let helper = CLI.binary.deletingLastPathComponent().appendingPathComponent("jobq-test-helper")
+        func start(_ extra: [String], target: Int) throws -> Process {
+            let process = Process()
+            process.executableURL = helper
+            process.arguments = ["--db", store.path, "--log", log] + extra
+            var env = ProcessInfo.processInfo.environment
+            env["HELPER_TARGET"] = String(target)
+            process.environment = env
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        func lines() -> [String] {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+                .filter { !$0.hasPrefix("run ") && $0 != "exit" }
+        }
+        let install = try start([], target: 1)
+        install.waitUntilExit()
+        #expect(install.terminationStatus == 0)
+        #expect(lines() == ["init 1"])
+
+        let doomed = try start(["--hang-at", "3"], target: 5)
+        let deadline = Date().addingTimeInterval(20)
+        while !lines().contains("start 3"), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        try #require(lines().contains("start 3"), "step 3 never started: \(lines())")
+        kill(doomed.processIdentifier, SIGKILL)
+        doomed.waitUntilExit()
+        #expect(try JobQueue.schemaStatus(path: store.path).dataMigrators.first?.version == 2)
+
+        let restarted = try start([], target: 5)
+        restarted.waitUntilExit()
+        #expect(restarted.terminationStatus == 0)
+        #expect(lines() == ["init 1", "start 2", "done 2", "start 3", "start 3", "done 3", "start 4", "done 4", "start 5", "done 5"])
+        let status = try JobQueue.schemaStatus(path: store.path)
+        #expect(status.dataMigrators.map(\.version) == [5])
+        #expect(status.dataMigrators.map(\.targetVersion) == [5])
+    }
+}

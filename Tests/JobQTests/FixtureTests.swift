@@ -1,0 +1,107 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import JobQ
+
+/// Stores written by every schema version that shipped, under Tests/Fixtures, each upgraded to
+/// the latest version by the tests. `JOBQ_WRITE_FIXTURES=1 swift test --filter writeFixture`
+/// writes the fixture of a version once, when that version ships; the fixture is then kept as is.
+@Suite("Fixture stores of every schema version")
+struct FixtureTests {
+    static let directory = ReadmeTests.root.appendingPathComponent("Tests/Fixtures")
+
+    /// The columns of `jobs` as schema version 1 defined them: what must survive every upgrade.
+    static let jobColumns = "id, queue, executor, payload, priority, state, attempt, max_attempts, run_at, timeout, result, error, created_at, started_at, finished_at"
+
+    static var fixtures: [(version: Int, url: URL)] {
+        SchemaMigration.all.map { ($0.version, directory.appendingPathComponent("store-v\($0.version).sqlite")) }
+    }
+
+    @Test func everyShippedSchemaVersionHasAFixture() {
+        for (version, url) in Self.fixtures {
+            #expect(FileManager.default.fileExists(atPath: url.path), "schema version \(version) needs its fixture \(url.lastPathComponent)")
+        }
+    }
+
+    @Test(arguments: SchemaMigration.all.map(\.version))
+    func fixtureUpgradesToTheLatestVersionKeepingEveryJob(version: Int) async throws {
+        let fixture = Self.directory.appendingPathComponent("store-v\(version).sqlite")
+        let store = try TemporaryStore()
+        try FileManager.default.copyItem(at: fixture, to: URL(fileURLWithPath: store.path))
+        let before = try DatabaseQueue(path: store.path).read { db in
+            (try Int.fetchOne(db, sql: "PRAGMA user_version"),
+             try Row.fetchAll(db, sql: "SELECT \(Self.jobColumns) FROM jobs ORDER BY id"))
+        }
+        #expect(before.0 == version)
+        #expect(Set(before.1.map { $0["state"] as String }) == Set(JobState.allCases.map(\.rawValue)), "the fixture holds jobs in every state")
+
+        let queue = try JobQueue(path: store.path)
+        let after = try DatabaseQueue(path: store.path).read { db in
+            (try Int.fetchOne(db, sql: "PRAGMA user_version"),
+             try Row.fetchAll(db, sql: "SELECT \(Self.jobColumns) FROM jobs ORDER BY id"))
+        }
+        #expect(after.0 == SchemaMigration.latestVersion)
+        #expect(after.1 == before.1, "every job kept its id, state, payload, result and attempts")
+
+        // The upgraded store works: its jobs can be read, retried and run.
+        let dead = try #require(try await queue.jobs(state: .dead).first)
+        try await queue.retry(dead.id)
+        #expect(try await queue.job(dead.id)?.state == .ready)
+
+        let backups = try FileManager.default.contentsOfDirectory(atPath: store.directory.path).filter { $0.hasSuffix(".backup") }
+        if version < SchemaMigration.latestVersion {
+            #expect(backups.count == 1)
+            #expect(backups.first?.hasPrefix("jobq.sqlite.v\(version)-") == true)
+        } else {
+            #expect(backups.isEmpty, "a store already at the latest version is not backed up")
+        }
+    }
+
+    /// Writes the fixture for the newest schema version (or `JOBQ_FIXTURE_VERSION`), if it has
+    /// none yet.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["JOBQ_WRITE_FIXTURES"] == "1"))
+    func writeFixture() throws {
+        let version = Int(ProcessInfo.processInfo.environment["JOBQ_FIXTURE_VERSION"] ?? "") ?? SchemaMigration.latestVersion
+        let url = Self.directory.appendingPathComponent("store-v\(version).sqlite")
+        guard !FileManager.default.fileExists(atPath: url.path) else { return }
+        try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
+        let writer = try DatabaseQueue(path: url.path)
+        try SchemaMigrator(writer: writer, path: nil, migrations: Array(SchemaMigration.all.prefix { $0.version <= version }))
+            .migrate(backup: false)
+        try writer.write { db in
+            let t = 1_795_000_000.0
+            // One job per state, with payloads, results, errors and attempts as each state has them.
+            let rows: [[DatabaseValueConvertible?]] = [
+                ["default", "sleep", #"{"seconds":1}"#, 0, "scheduled", 0, 3, t + 86_400, nil, nil, nil, t, nil, nil],
+                ["default", "sum", #"{"a":1,"b":2}"#, 5, "ready", 0, 3, t, nil, nil, nil, t, nil, nil],
+                ["mail", "shell", #"{"argv":["echo","hi"]}"#, 0, "running", 1, 3, t, 30.5, nil, nil, t, t + 1, nil],
+                ["default", "sum", #"{"a":40,"b":2}"#, -1, "succeeded", 1, 3, t, nil, #"{"sum":42}"#, nil, t, t + 1, t + 2],
+                ["default", "fail", #"{"message":"flaky"}"#, 0, "failed", 2, 5, t + 60, nil, nil, "flaky", t, t + 3, nil],
+                ["default", "fail", #"{"message":"boom"}"#, 0, "dead", 3, 3, t, nil, nil, "boom", t, t + 4, t + 5],
+                ["other", "echo", #"{"x":"ünïcødé ✓"}"#, 2, "cancelled", 0, 3, t, nil, nil, nil, t, nil, t + 6],
+            ]
+            for row in rows {
+                try db.execute(
+                    sql: """
+                        INSERT INTO jobs (queue, executor, payload, priority, state, attempt, max_attempts, run_at, timeout,
+                            result, error, created_at, started_at, finished_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: StatementArguments(row.lazy.map { $0 }))
+            }
+            try db.execute(sql: "UPDATE jobs SET worker_id = 'fixture-worker', lease_until = ? WHERE state = 'running'", arguments: [t + 30])
+            try db.execute(sql: "INSERT INTO queues (name, paused) VALUES ('mail', 1)")
+            if try db.tableExists("data_migrations") {
+                try db.execute(
+                    sql: "INSERT INTO data_migrations (name, version, target_version, initialized_at, updated_at) VALUES ('notes', 2, 3, ?, ?)",
+                    arguments: [t, t])
+            }
+        }
+        try writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = DELETE")
+            try db.execute(sql: "VACUUM")
+        }
+        try writer.close()
+    }
+}

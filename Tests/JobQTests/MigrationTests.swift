@@ -1,0 +1,173 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import JobQ
+
+@Suite("Schema migrations")
+struct MigrationTests {
+    /// A copy of the version-1 fixture in a fresh directory.
+    static func oldStore() throws -> TemporaryStore {
+        let store = try TemporaryStore()
+        try FileManager.default.copyItem(
+            at: FixtureTests.directory.appendingPathComponent("store-v1.sqlite"), to: URL(fileURLWithPath: store.path))
+        return store
+    }
+
+    static func version(_ path: String) throws -> Int? {
+        try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
+    }
+
+    static func backups(_ store: TemporaryStore) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: store.directory.path).filter { $0.hasSuffix(".backup") }.sorted()
+    }
+
+    @Test func migrationIsRecordedWithItsChecksumAndMirroredInUserVersion() throws {
+        let store = try Self.oldStore()
+        _ = try store.open()
+        let recorded = try DatabaseQueue(path: store.path).read { db in
+            try Row.fetchAll(db, sql: "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
+        }
+        #expect(recorded.map { $0["version"] as Int } == SchemaMigration.all.map(\.version))
+        #expect(recorded.map { $0["name"] as String } == SchemaMigration.all.map(\.name))
+        #expect(recorded.map { $0["checksum"] as String } == SchemaMigration.all.map(\.checksum))
+        #expect(try Self.version(store.path) == SchemaMigration.latestVersion)
+    }
+
+    @Test func backupIsAConsistentPrivateCopyOfTheOldStore() async throws {
+        let store = try Self.oldStore()
+        let before = try BadInputTests.snapshot(store.path)
+        _ = try store.open()
+        let backups = try Self.backups(store)
+        try #require(backups.count == 1)
+        let backup = store.directory.appendingPathComponent(backups[0]).path
+        #expect(backups[0].hasPrefix("jobq.sqlite.v1-"))
+        let attributes = try FileManager.default.attributesOfItem(atPath: backup)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(try Self.version(backup) == 1)
+        #expect(try BadInputTests.snapshot(backup) == before, "the backup is the store as it was before migrating")
+    }
+
+    @Test func noBackupWhenAskedNot() throws {
+        let store = try Self.oldStore()
+        _ = try JobQueue(path: store.path, backupBeforeMigrating: false)
+        #expect(try Self.backups(store).isEmpty)
+        #expect(try Self.version(store.path) == SchemaMigration.latestVersion)
+    }
+
+    @Test func refuseIfPendingLeavesTheStoreAlone() throws {
+        let store = try Self.oldStore()
+        let before = try BadInputTests.snapshot(store.path)
+        #expect {
+            _ = try JobQueue(path: store.path, migrations: .refuseIfPending)
+        } throws: { error in
+            guard case JobQueueError.incompatibleStore(let message) = error else { return false }
+            return message.contains("version 1") && message.contains("0002_data_migrations.sql") && message.contains("jobq migrate up")
+        }
+        #expect(try BadInputTests.snapshot(store.path) == before)
+        #expect(try Self.version(store.path) == 1)
+        #expect(try Self.backups(store).isEmpty)
+        let missing = store.directory.appendingPathComponent("none.sqlite").path
+        #expect(throws: JobQueueError.self) { _ = try JobQueue(path: missing, migrations: .refuseIfPending) }
+        #expect(!FileManager.default.fileExists(atPath: missing))
+        _ = try JobQueue(path: store.path)
+        _ = try JobQueue(path: store.path, migrations: .refuseIfPending)
+    }
+
+    @Test func failingMigrationRollsBackAndNamesTheFileAndTheError() throws {
+        let store = try TemporaryStore()
+        _ = try store.open()
+        let before = try BadInputTests.snapshot(store.path)
+        let broken = SchemaMigration(
+            version: 99, name: "0099_broken.sql",
+            sql: "CREATE TABLE half_done (x INTEGER); INSERT INTO no_such_table VALUES (1);")
+        let writer = try DatabasePool(path: store.path)
+        let migrator = SchemaMigrator(writer: writer, path: store.path, migrations: SchemaMigration.all + [broken])
+        #expect {
+            try migrator.migrate(backup: false)
+        } throws: { error in
+            "\(error)".contains("0099_broken.sql") && "\(error)".contains("no such table: no_such_table")
+                && "\(error)".contains("unchanged at version \(SchemaMigration.latestVersion)")
+        }
+        try writer.close()
+        #expect(try BadInputTests.snapshot(store.path) == before)
+        #expect(try Self.version(store.path) == SchemaMigration.latestVersion)
+        #expect(try DatabaseQueue(path: store.path).read { try $0.tableExists("half_done") } == false)
+    }
+
+    @Test func twoProcessesOpeningAnOldStoreMigrateItOnce() throws {
+        let store = try Self.oldStore()
+        let processes = try (0..<3).map { index in
+            try CLI.start(
+                ["status", "--json"], db: store.path,
+                stdoutPath: store.directory.appendingPathComponent("out-\(index)").path,
+                stderrPath: store.directory.appendingPathComponent("err-\(index)").path)
+        }
+        for process in processes {
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+        }
+        let versions = try DatabaseQueue(path: store.path).read { db in
+            try Int.fetchAll(db, sql: "SELECT version FROM schema_migrations ORDER BY version")
+        }
+        #expect(versions == SchemaMigration.all.map(\.version))
+        #expect(try Self.backups(store).count == 1, "one process migrated (and backed up); the others waited")
+    }
+
+    @Test func cliMigrateStatusUpDryRunAndTarget() throws {
+        let store = try Self.oldStore()
+        let db = store.path
+        let status = try CLI.run(["migrate", "status", "--json"], db: db)
+        #expect(status.status == 0, "\(status.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        #expect(object["currentVersion"] as? Int == 1)
+        #expect(object["latestVersion"] as? Int == SchemaMigration.latestVersion)
+        #expect(object["pending"] as? [String] == SchemaMigration.all.dropFirst().map(\.name))
+
+        let before = try BadInputTests.snapshot(db)
+        let dry = try CLI.run(["migrate", "up", "--dry-run"], db: db)
+        #expect(dry.status == 0)
+        #expect(dry.stdout.contains("would apply 0002_data_migrations.sql"))
+        #expect(try BadInputTests.snapshot(db) == before)
+        #expect(try Self.version(db) == 1)
+
+        #expect(try CLI.run(["migrate", "up", "--to", "0"], db: db).status == 2)
+        #expect(try CLI.run(["migrate", "up", "--to", "999"], db: db).status == 2)
+        #expect(try BadInputTests.snapshot(db) == before)
+
+        let up = try CLI.run(["migrate", "up", "--no-backup"], db: db)
+        #expect(up.status == 0, "\(up.stderr)")
+        #expect(up.stdout.contains("applied 0002_data_migrations.sql"))
+        #expect(try Self.backups(store).isEmpty)
+        #expect(try Self.version(db) == SchemaMigration.latestVersion)
+        let again = try CLI.run(["migrate", "up"], db: db)
+        #expect(again.stdout.contains("nothing to do"))
+        let text = try CLI.run(["migrate", "status"], db: db)
+        #expect(text.stdout.contains("pending:         none"))
+        #expect(text.stdout.contains("notes: version 2 of 3") == false, "the v1 fixture has no data migrators")
+    }
+
+    @Test func cliRefusesNewerAndEditedStoresWithExitTwo() throws {
+        let newer = try TemporaryStore()
+        _ = try newer.open()
+        try DatabaseQueue(path: newer.path).write { try $0.execute(sql: "PRAGMA user_version = 42") }
+        let before = try BadInputTests.snapshot(newer.path)
+        for arguments in [["status"], ["list"], ["migrate", "status"], ["migrate", "up"], ["enqueue", "sum"]] {
+            let result = try CLI.run(arguments, db: newer.path)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.contains("schema version 42") && result.stderr.contains("upgrade jobq"), "\(result.stderr)")
+        }
+        #expect(try BadInputTests.snapshot(newer.path) == before)
+
+        let edited = try TemporaryStore()
+        _ = try edited.open()
+        try DatabaseQueue(path: edited.path).write {
+            try $0.execute(sql: "UPDATE schema_migrations SET checksum = 'abc' WHERE version = 1")
+        }
+        let editedBefore = try BadInputTests.snapshot(edited.path)
+        let result = try CLI.run(["status"], db: edited.path)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("0001_create_jobs.sql"))
+        #expect(try BadInputTests.snapshot(edited.path) == editedBefore)
+    }
+}
