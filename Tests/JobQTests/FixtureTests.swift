@@ -92,6 +92,15 @@ struct FixtureTests {
             }
             try db.execute(sql: "UPDATE jobs SET worker_id = 'fixture-worker', lease_until = ? WHERE state = 'running'", arguments: [t + 30])
             try db.execute(sql: "INSERT INTO queues (name, paused) VALUES ('mail', 1)")
+            if try db.tableExists("events") {
+                try db.execute(sql: "UPDATE jobs SET progress = 0.5, progress_message = 'half', name = 'nightly' WHERE state = 'running'")
+                try db.execute(sql: "INSERT INTO batches (name, state, total, succeeded, created_at) VALUES ('b1', 'closed', 2, 1, ?)", arguments: [t])
+                try db.execute(sql: "UPDATE jobs SET batch = 'b1' WHERE state IN ('succeeded', 'ready')")
+                try db.execute(sql: "INSERT INTO tracking_sets (name, round, created_at) VALUES ('pair', 3, ?)", arguments: [t])
+                try db.execute(sql: "INSERT INTO tracking_members (set_name, kind, member, fresh) VALUES ('pair', 'executor', 'sum', 1), ('pair', 'job', 'nightly', 0)")
+                try db.execute(
+                    sql: "INSERT INTO events (job_id, kind, queue, executor, data, created_at) SELECT id, 'enqueued', queue, executor, '{}', created_at FROM jobs")
+            }
             if try db.tableExists("data_migrations") {
                 try db.execute(
                     sql: "INSERT INTO data_migrations (name, version, target_version, initialized_at, updated_at) VALUES ('notes', 2, 3, ?, ?)",

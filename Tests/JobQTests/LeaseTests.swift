@@ -17,7 +17,7 @@ struct LeaseTests {
         try await Task.sleep(for: .milliseconds(80))
         #expect(try await store.reclaimExpiredLeases() == 1)
         let reclaimed = try #require(try await queue.job(job.id))
-        #expect(reclaimed.state == .ready)
+        #expect(reclaimed.state == .failed, "the lost attempt counts as failed; the job is retried at once")
         #expect(reclaimed.error?.contains("lost its lease") == true)
 
         let second = try #require(try await store.claim(queues: ["default"], limit: 10, workerID: "w2", lease: .seconds(30)).first)
@@ -28,7 +28,7 @@ struct LeaseTests {
         #expect(refused == [job.id])
         #expect(try await queue.job(job.id)?.state == .running)
         // Presenting the right worker but the old attempt is refused too.
-        #expect(try await store.complete([(first, .dead(error: "stale"))], workerID: "w2") == [job.id])
+        #expect(try await store.complete([(first, .dead(error: "stale", timedOut: false))], workerID: "w2") == [job.id])
 
         #expect(try await store.complete([(second, .succeeded(resultJSON: #"{"sum":2}"#))], workerID: "w2").isEmpty)
         let done = try #require(try await queue.job(job.id))

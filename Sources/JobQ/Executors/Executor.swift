@@ -27,7 +27,14 @@ public protocol Executor: Sendable {
     /// The name jobs are enqueued under. Unique within a pool.
     static var name: String { get }
 
+    /// The timeout of an attempt when the job sets none. Default: none.
+    static var timeout: Duration? { get }
+
     func run(_ input: Input, context: JobContext) async throws -> Output
+}
+
+extension Executor {
+    public static var timeout: Duration? { nil }
 }
 
 /// Throw this from an executor when retrying cannot help (bad input, a permanent refusal):
@@ -44,7 +51,7 @@ public struct NonRetryableError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// What a running job can know about itself.
+/// What a running job can know about itself, and how it reports progress.
 public struct JobContext: Sendable {
     /// The job being run.
     public let jobID: JobID
@@ -56,23 +63,60 @@ public struct JobContext: Sendable {
     public let maxAttempts: Int
     /// The attempt's deadline, if the job has a timeout.
     public let deadline: ContinuousClock.Instant?
+    /// How many times the job snoozed or continued later so far.
+    public let snoozes: Int
+    /// The state saved by ``ContinueLater``, as JSON text.
+    public let checkpointJSON: String?
+
+    let progressWriter: AttemptProgress?
 
     /// Whether this is the last attempt the job gets.
     public var isLastAttempt: Bool { attempt >= maxAttempts }
+
+    /// The state the job saved with ``ContinueLater``, or nil on its first run.
+    public func checkpoint<T: Decodable>(as type: T.Type) throws -> T? {
+        guard let checkpointJSON else { return nil }
+        return try JSONDecoder().decode(T.self, from: Data(checkpointJSON.utf8))
+    }
+
+    /// Reports how far the job is, from 0 to 1, with an optional message. The latest value is
+    /// stored on the job and each stored report is a `progress` event; reports closer together
+    /// than a quarter second are merged, so calling this in a tight loop is cheap.
+    ///
+    /// ```swift
+    /// for (index, file) in files.enumerated() {
+    ///     try await convert(file)
+    ///     try await context.progress(Double(index + 1) / Double(files.count), message: file)
+    /// }
+    /// ```
+    public func progress(_ fraction: Double, message: String? = nil) async throws {
+        guard fraction.isFinite else { throw JobQueueError.invalidInput("progress must be a finite number, got \(fraction)") }
+        try await progressWriter?.report(.init(fraction: min(max(fraction, 0), 1), message: message))
+    }
+
+    /// Reports any Codable value as the job's latest update (stored on the job and sent as a
+    /// `progress` event with a `data` field), throttled like ``progress(_:message:)``.
+    public func update<T: Encodable & Sendable>(_ value: T) async throws {
+        let json = String(decoding: try JSONEncoder.jobq.encode(value), as: UTF8.self)
+        try await progressWriter?.report(.init(dataJSON: json))
+    }
 }
 
 /// An executor with its types erased, as the pool stores it: JSON text in, JSON text out.
 struct ErasedExecutor: Sendable {
     let name: String
+    let defaultTimeout: Duration?
     let run: @Sendable (_ payloadJSON: String, _ context: JobContext) async throws -> String
 
     init(name: String, run: @escaping @Sendable (_ payloadJSON: String, _ context: JobContext) async throws -> String) {
         self.name = name
+        self.defaultTimeout = nil
         self.run = run
     }
 
     init<E: Executor>(_ executor: E) {
         name = E.name
+        defaultTimeout = E.timeout
         run = { payloadJSON, context in
             let input: E.Input
             do {

@@ -39,6 +39,19 @@ public struct Job: Sendable, Hashable, Identifiable {
     public var startedAt: Date?
     /// When the job reached a final state.
     public var finishedAt: Date?
+    /// The latest progress reported with ``JobContext/progress(_:message:)``, from 0 to 1.
+    public var progress: Double?
+    public var progressMessage: String?
+    /// The latest value reported with ``JobContext/update(_:)``, as JSON text.
+    public var updateJSON: String?
+    /// The state a re-entrant executor continues from, as JSON text.
+    public var checkpointJSON: String?
+    /// How many times the executor snoozed the job.
+    public var snoozes: Int
+    /// The job's name, if it was given one.
+    public var name: String?
+    /// The batch the job belongs to.
+    public var batch: String?
 
     /// Decodes the payload as an executor's input type.
     public func payload<T: Decodable>(as type: T.Type) throws -> T {
@@ -55,7 +68,8 @@ public struct Job: Sendable, Hashable, Identifiable {
 extension Job {
     /// The job as one line of JSON, in the documented format: `id`, `queue`, `executor`,
     /// `state`, `priority`, `payload`, `result`, `error`, `attempt`, `maxAttempts`, `runAt`,
-    /// `timeout` (seconds), `createdAt`, `startedAt`, `finishedAt`; times as ISO 8601 (UTC).
+    /// `timeout` (seconds), `createdAt`, `startedAt`, `finishedAt`, `progress`,
+    /// `progressMessage`, `name`, `batch`, `snoozes`; times as ISO 8601 (UTC).
     ///
     /// The payload and result are inserted as stored (they are valid, minified JSON), so a
     /// payload round-trips byte for byte.
@@ -77,6 +91,11 @@ extension Job {
         fields.append(("createdAt", JSONText.string(ISO8601.string(createdAt))))
         fields.append(("startedAt", startedAt.map { JSONText.string(ISO8601.string($0)) } ?? "null"))
         fields.append(("finishedAt", finishedAt.map { JSONText.string(ISO8601.string($0)) } ?? "null"))
+        fields.append(("progress", progress.map(JSONText.number) ?? "null"))
+        fields.append(("progressMessage", progressMessage.map(JSONText.string) ?? "null"))
+        fields.append(("name", name.map(JSONText.string) ?? "null"))
+        fields.append(("batch", batch.map(JSONText.string) ?? "null"))
+        fields.append(("snoozes", String(snoozes)))
         return "{" + fields.map { "\(JSONText.string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
 }

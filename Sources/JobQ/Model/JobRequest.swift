@@ -15,8 +15,13 @@ public struct JobOptions: Sendable, Hashable {
     public var runAt: Date?
     /// How many attempts the job gets before it is `dead`. At least 1.
     public var maxAttempts: Int
-    /// How long one attempt may run before it is cancelled and counted as failed.
+    /// How long one attempt may run before it is cancelled and counted as failed. Default: the
+    /// executor's ``Executor/timeout``, if it has one.
     public var timeout: Duration?
+    /// A name for the job, which tracking sets can follow (`.job(named:)`). Not unique.
+    public var name: String?
+    /// The open batch the job joins (see ``JobQueue/createBatch(_:onComplete:onSuccess:)``).
+    public var batch: String?
 
     /// The queue used when none is named.
     public static let defaultQueue = "default"
@@ -28,13 +33,17 @@ public struct JobOptions: Sendable, Hashable {
         priority: Int = 0,
         runAt: Date? = nil,
         maxAttempts: Int = JobOptions.defaultMaxAttempts,
-        timeout: Duration? = nil
+        timeout: Duration? = nil,
+        name: String? = nil,
+        batch: String? = nil
     ) {
         self.queue = queue
         self.priority = priority
         self.runAt = runAt
         self.maxAttempts = maxAttempts
         self.timeout = timeout
+        self.name = name
+        self.batch = batch
     }
 
     /// Options for a job that runs `delay` from now.
@@ -43,11 +52,13 @@ public struct JobOptions: Sendable, Hashable {
         priority: Int = 0,
         delay: Duration,
         maxAttempts: Int = JobOptions.defaultMaxAttempts,
-        timeout: Duration? = nil
+        timeout: Duration? = nil,
+        name: String? = nil,
+        batch: String? = nil
     ) {
         self.init(
             queue: queue, priority: priority, runAt: Date().addingTimeInterval(delay.inSeconds),
-            maxAttempts: maxAttempts, timeout: timeout)
+            maxAttempts: maxAttempts, timeout: timeout, name: name, batch: batch)
     }
 }
 
@@ -80,6 +91,8 @@ public struct JobRequest: Sendable, Hashable {
 
     /// A request for a typed executor; the input is encoded as JSON.
     public init<E: Executor>(_ executor: E.Type, _ input: E.Input, options: JobOptions = .init()) throws(JobQueueError) {
+        var options = options
+        if options.timeout == nil { options.timeout = E.timeout }
         let data: Data
         do {
             data = try JSONEncoder.jobq.encode(input)

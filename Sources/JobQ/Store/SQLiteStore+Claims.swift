@@ -1,11 +1,12 @@
 import Foundation
 import GRDB
 
-/// The worker's hot path: claim, complete (fenced), renew leases, reclaim expired leases.
+/// The worker's hot path: claim, renew leases, reclaim expired leases.
 extension SQLiteStore {
     /// Claims up to `limit` ready jobs from `queues`, in queue order, then by priority (higher
     /// first), run time and id. One transaction: it first makes due scheduled and retrying jobs
-    /// ready, then claims each unpaused queue with one index-ordered UPDATE ... RETURNING.
+    /// ready, then claims each unpaused queue with one index-ordered UPDATE ... RETURNING, and
+    /// writes a `started` event per job.
     func claim(queues: [String], limit: Int, workerID: String, lease: Duration) async throws -> [ClaimedJob] {
         guard limit > 0 else { return [] }
         let now = Self.now()
@@ -14,7 +15,7 @@ extension SQLiteStore {
             try db.cachedStatement(
                 sql: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?"
             ).execute(arguments: [now])
-            let paused = try Set(String.fetchAll(db, sql: "SELECT name FROM queues WHERE paused"))
+            let paused = try Set(String.fetchAll(db.cachedStatement(sql: "SELECT name FROM queues WHERE paused")))
             // The inner SELECT's ORDER BY is exactly the column order of the jobs_claim_order
             // index, so SQLite walks the index and stops after LIMIT rows.
             let statement = try db.cachedStatement(
@@ -23,59 +24,24 @@ extension SQLiteStore {
                     WHERE id IN (
                         SELECT id FROM jobs WHERE state = 'ready' AND queue = ?
                         ORDER BY priority DESC, run_at, id LIMIT ?)
-                    RETURNING id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout
+                    RETURNING \(ClaimedJob.columns)
                     """)
             var claimed: [ClaimedJob] = []
             for queue in queues where claimed.count < limit && !paused.contains(queue) {
-                let rows = try Row.fetchAll(
-                    statement, arguments: [workerID, leaseUntil, now, queue, limit - claimed.count])
+                let rows = try Row.fetchAll(statement, arguments: [workerID, leaseUntil, now, queue, limit - claimed.count])
                 // RETURNING gives no order guarantee; restore the claim order.
-                let batch = rows.map { row in
-                    ClaimedJob(
-                        id: row["id"], queue: row["queue"], executor: row["executor"], payloadJSON: row["payload"],
-                        priority: row["priority"], attempt: row["attempt"], maxAttempts: row["max_attempts"],
-                        runAt: row["run_at"],
-                        timeout: (row["timeout"] as Double?).map { .milliseconds(Int64(($0 * 1000).rounded())) })
-                }.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
-                claimed += batch
+                claimed += rows.map(ClaimedJob.init(row:))
+                    .sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
+            }
+            for job in claimed {
+                var data = JSONObjectBuilder()
+                data.add("attempt", int: job.attempt)
+                data.add("worker", string: workerID)
+                try Self.appendEvent(
+                    db, job: job.id, kind: .started, queue: job.queue, executor: job.executor, batch: job.batch,
+                    data: data.text, now: now)
             }
             return claimed
-        }
-    }
-
-    /// Records the outcomes of attempts in one transaction. Each update is fenced on the job's
-    /// id, attempt, `running` state and the worker's token, so a worker whose lease expired
-    /// (and whose job another worker took over, or an operator cancelled) changes nothing.
-    /// Returns the ids whose outcome was refused by the fence.
-    @discardableResult
-    func complete(_ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], workerID: String) async throws -> Set<JobID> {
-        let now = Self.now()
-        return try await write { db in
-            var refused: Set<JobID> = []
-            let fence = "WHERE id = ? AND state = 'running' AND worker_id = ? AND attempt = ?"
-            for (job, outcome) in outcomes {
-                let fenceArguments: StatementArguments = [job.id, workerID, job.attempt]
-                switch outcome {
-                case .succeeded(let resultJSON):
-                    try db.cachedStatement(
-                        sql: "UPDATE jobs SET state = 'succeeded', result = ?, error = NULL, finished_at = ?, lease_until = NULL \(fence)"
-                    ).execute(arguments: [resultJSON, now] + fenceArguments)
-                case .retry(let error, let at):
-                    try db.cachedStatement(
-                        sql: "UPDATE jobs SET state = 'failed', error = ?, run_at = ?, lease_until = NULL \(fence)"
-                    ).execute(arguments: [error, at.timeIntervalSince1970] + fenceArguments)
-                case .dead(let error):
-                    try db.cachedStatement(
-                        sql: "UPDATE jobs SET state = 'dead', error = ?, finished_at = ?, lease_until = NULL \(fence)"
-                    ).execute(arguments: [error, now] + fenceArguments)
-                case .released:
-                    try db.cachedStatement(
-                        sql: "UPDATE jobs SET state = 'ready', attempt = attempt - 1, worker_id = NULL, lease_until = NULL \(fence)"
-                    ).execute(arguments: fenceArguments)
-                }
-                if db.changesCount == 0 { refused.insert(job.id) }
-            }
-            return refused
         }
     }
 
@@ -99,6 +65,24 @@ extension SQLiteStore {
         }
     }
 
+    /// Of the given jobs, those this worker no longer owns: a cheap read, so a pool can notice a
+    /// cancellation within a fraction of a second without taking the write lock.
+    func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID> {
+        guard !ids.isEmpty else { return [] }
+        let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
+        let owned = try await read { db in
+            try Set(
+                JobID.fetchAll(
+                    db,
+                    sql: """
+                        SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?))
+                        AND state = 'running' AND worker_id = ?
+                        """,
+                    arguments: [list, workerID]))
+        }
+        return Set(ids).subtracting(owned)
+    }
+
     /// Makes running jobs whose lease has expired runnable again (their worker died or hung), or
     /// dead when that was their last attempt. Returns how many were reclaimed.
     func reclaimExpiredLeases() async throws -> Int {
@@ -110,18 +94,19 @@ extension SQLiteStore {
         }
         guard anyExpired else { return 0 }
         return try await write { db in
-            try db.execute(
-                sql: """
-                    UPDATE jobs SET
-                        state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'ready' END,
-                        finished_at = CASE WHEN attempt >= max_attempts THEN ? END,
-                        error = 'attempt ' || attempt || ' lost its lease: worker ' || COALESCE(worker_id, '?')
-                            || ' stopped renewing it (crashed, killed or hung)',
-                        run_at = ?, lease_until = NULL
-                    WHERE state = 'running' AND lease_until < ?
-                    """,
-                arguments: [now, now, now])
-            return db.changesCount
+            let expired = try Row.fetchAll(
+                db,
+                sql: "SELECT \(ClaimedJob.columns), worker_id FROM jobs WHERE state = 'running' AND lease_until < ?",
+                arguments: [now])
+            for row in expired {
+                let job = ClaimedJob(row: row)
+                let worker: String? = row["worker_id"]
+                let error = "attempt \(job.attempt) lost its lease: worker \(worker ?? "?") stopped renewing it (crashed, killed or hung)"
+                let outcome: AttemptOutcome = job.attempt >= job.maxAttempts
+                    ? .dead(error: error, timedOut: false) : .retry(error: error, at: Date(timeIntervalSince1970: now), timedOut: false)
+                try Self.record(db, job: job, outcome: outcome, fence: "WHERE id = ? AND state = 'running'", fenceArguments: [job.id], now: now)
+            }
+            return expired.count
         }
     }
 

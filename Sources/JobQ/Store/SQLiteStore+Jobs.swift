@@ -18,12 +18,13 @@ extension SQLiteStore {
         }
     }
 
-    /// Inserts one job inside the caller's transaction.
+    /// Inserts one job inside the caller's transaction, with its `enqueued` event, counting it
+    /// into its batch.
     static func insert(_ request: JobRequest, db: Database, now: Double) throws -> Job {
         let statement = try db.cachedStatement(
             sql: """
-                INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at)
-                VALUES (?, ?, json(?), ?, ?, ?, ?, ?, ?)
+                INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch)
+                VALUES (?, ?, json(?), ?, ?, ?, ?, ?, ?, ?, ?)
                 RETURNING \(Job.columns)
                 """)
         let options = request.options
@@ -33,10 +34,18 @@ extension SQLiteStore {
             statement,
             arguments: [
                 options.queue, request.executor, request.payloadJSON, options.priority, state.rawValue,
-                options.maxAttempts, runAt, options.timeout?.inSeconds, now,
+                options.maxAttempts, runAt, options.timeout?.inSeconds, now, options.name, options.batch,
             ])
         guard let row else { throw JobQueueError.storeUnavailable("inserting a job returned no row") }
-        return Job(row: row)
+        let job = Job(row: row)
+        if let batch = options.batch { try addToBatch(db, name: batch) }
+        var data = JSONObjectBuilder()
+        data.add("state", string: state.rawValue)
+        data.add("runAt", date: job.runAt)
+        data.add("priority", int: job.priority)
+        try appendEvent(
+            db, job: job.id, kind: .enqueued, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now)
+        return job
     }
 
     func job(_ id: JobID) async throws -> Job? {
@@ -60,8 +69,8 @@ extension SQLiteStore {
         }
     }
 
-    /// Cancels a job that has not finished. A running job's worker notices at its next
-    /// heartbeat, cancels the task, and its late result is refused by the completion fence.
+    /// Cancels a job that has not finished. A running job's worker notices within a fraction of
+    /// a second, cancels the task, and its late result is refused by the completion fence.
     func cancel(_ id: JobID) async throws -> Job {
         let now = Self.now()
         return try await write { db in
@@ -76,6 +85,11 @@ extension SQLiteStore {
                     WHERE id = ? RETURNING \(Job.columns)
                     """,
                 arguments: [now, id])
+            var data = JSONObjectBuilder()
+            data.add("from", string: job.state.rawValue)
+            try Self.appendEvent(
+                db, job: id, kind: .cancelled, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now)
+            if let batch = job.batch { try Self.batchMemberFinished(db, batch: batch, state: .cancelled, now: now, job: id) }
             return Job(row: row!)
         }
     }
@@ -98,7 +112,14 @@ extension SQLiteStore {
                     WHERE id = ? RETURNING \(Job.columns)
                     """,
                 arguments: [now, id])
-            return Job(row: row!)
+            let retried = Job(row: row!)
+            var data = JSONObjectBuilder()
+            data.add("from", string: job.state.rawValue)
+            data.add("maxAttempts", int: retried.maxAttempts)
+            try Self.appendEvent(
+                db, job: id, kind: .retried, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now)
+            if let batch = job.batch { try Self.batchMemberReopened(db, batch: batch, previous: job.state) }
+            return retried
         }
     }
 
@@ -114,12 +135,15 @@ extension SQLiteStore {
     func prune(finishedBefore cutoff: Date, states: Set<JobState>) async throws -> Int {
         let names = states.map(\.rawValue).sorted()
         return try await write { db in
+            let condition = "finished_at < ? AND state IN (SELECT value FROM json_each(?))"
+            let arguments: StatementArguments = [cutoff.timeIntervalSince1970, Self.jsonArray(names)]
+            // Events go with their jobs, so the feed never grows without bound.
+            try db.execute(sql: "DELETE FROM events WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
+            try db.execute(sql: "DELETE FROM jobs WHERE \(condition)", arguments: arguments)
+            let removed = db.changesCount
             try db.execute(
-                sql: """
-                    DELETE FROM jobs WHERE finished_at < ? AND state IN (SELECT value FROM json_each(?))
-                    """,
-                arguments: [cutoff.timeIntervalSince1970, Self.jsonArray(names)])
-            return db.changesCount
+                sql: "DELETE FROM events WHERE job_id IS NULL AND created_at < ?", arguments: [cutoff.timeIntervalSince1970])
+            return removed
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// A job a worker has claimed: what it needs to run the attempt, and the fence it must present
 /// to record the outcome (`id`, `attempt` and the worker's token).
@@ -12,18 +13,44 @@ struct ClaimedJob: Sendable, Hashable {
     let maxAttempts: Int
     let runAt: Double
     let timeout: Duration?
+    let name: String?
+    let batch: String?
+    /// The state a re-entrant executor asked to continue from.
+    let checkpointJSON: String?
+    let snoozes: Int
+
+    static let columns = "id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout, name, batch, checkpoint, snoozes"
+
+    init(row: Row) {
+        id = row[0]
+        queue = row[1]
+        executor = row[2]
+        payloadJSON = row[3]
+        priority = row[4]
+        attempt = row[5]
+        maxAttempts = row[6]
+        runAt = row[7]
+        timeout = (row[8] as Double?).map { .milliseconds(Int64(($0 * 1000).rounded())) }
+        name = row[9]
+        batch = row[10]
+        checkpointJSON = row[11]
+        snoozes = row[12]
+    }
 }
 
 /// How an attempt ended, as the store records it.
 enum AttemptOutcome: Sendable {
     /// Succeeded with this JSON result.
     case succeeded(resultJSON: String)
-    /// Failed; retry at the given time.
-    case retry(error: String, at: Date)
+    /// Failed (or timed out); retry at the given time.
+    case retry(error: String, at: Date, timedOut: Bool)
     /// Failed for good.
-    case dead(error: String)
+    case dead(error: String, timedOut: Bool)
     /// Not finished (the worker is shutting down): back to `ready`, the attempt not counted.
     case released
+    /// The executor asked to run again at `until`, optionally from a checkpoint; the attempt
+    /// is not counted.
+    case snoozed(until: Date, checkpointJSON: String?)
 }
 
 /// What `jobq status` shows for one queue.

@@ -33,7 +33,7 @@ final class WakeSignal: Sendable {
 final class AttemptRace: Sendable {
     enum End: Sendable {
         case finished(Result<String, any Error>)
-        case timedOut
+        case timedOut(Duration)
         case interrupted
     }
 

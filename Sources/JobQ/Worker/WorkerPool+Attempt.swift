@@ -26,10 +26,13 @@ extension WorkerPool {
     }
 
     private func runExecutor(_ executor: ErasedExecutor, job: ClaimedJob, race: AttemptRace) async -> AttemptRace.End {
-        let deadline = job.timeout.map { ContinuousClock.now + $0 }
+        let timeout = job.timeout ?? executor.defaultTimeout
+        let deadline = timeout.map { ContinuousClock.now + $0 }
         let context = JobContext(
             jobID: job.id, executor: job.executor, queue: job.queue, attempt: job.attempt,
-            maxAttempts: job.maxAttempts, deadline: deadline)
+            maxAttempts: job.maxAttempts, deadline: deadline, snoozes: job.snoozes, checkpointJSON: job.checkpointJSON,
+            progressWriter: AttemptProgress(
+                store: queue.store, job: job, workerID: workerID, interval: options.progressInterval))
         let work = Task {
             do {
                 race.resolve(.finished(.success(try await executor.run(job.payloadJSON, context))))
@@ -37,10 +40,10 @@ extension WorkerPool {
                 race.resolve(.finished(.failure(error)))
             }
         }
-        let timer = job.timeout.map { timeout in
+        let timer = timeout.map { timeout in
             Task {
                 try? await Task.sleep(for: timeout)
-                if !Task.isCancelled { race.resolve(.timedOut) }
+                if !Task.isCancelled { race.resolve(.timedOut(timeout)) }
             }
         }
         let end = await withTaskCancellationHandler {
@@ -59,27 +62,39 @@ extension WorkerPool {
             return .succeeded(resultJSON: resultJSON)
         case .finished(.failure(let error)):
             switch error {
-            case let error as PayloadDecodingError: return .dead(error: error.description)
-            case let error as NonRetryableError: return .dead(error: error.message)
+            case let error as PayloadDecodingError: return .dead(error: error.description, timedOut: false)
+            case let error as NonRetryableError: return .dead(error: error.message, timedOut: false)
+            case let snooze as Snooze: return reschedule(job, after: snooze.delay, checkpointJSON: nil)
+            case let later as ContinueLater: return reschedule(job, after: later.delay, checkpointJSON: later.checkpointJSON)
             case is CancellationError where interruption != nil:
                 return interruption == .shutdown ? .released : nil
-            default: return failure(job, message: "\(error)")
+            default: return failure(job, message: "\(error)", timedOut: false)
             }
-        case .timedOut:
-            let limit = job.timeout.map(DurationParser.format) ?? "?"
-            return failure(job, message: "timed out after \(limit) (attempt \(job.attempt) of \(job.maxAttempts))")
+        case .timedOut(let limit):
+            return failure(
+                job, message: "timed out after \(DurationParser.format(limit)) (attempt \(job.attempt) of \(job.maxAttempts))",
+                timedOut: true)
         case .interrupted:
             // Lost jobs belong to someone else now (or were cancelled): record nothing.
             return interruption == .lost ? nil : .released
         }
     }
 
-    private func failure(_ job: ClaimedJob, message: String) -> AttemptOutcome {
+    private func reschedule(_ job: ClaimedJob, after delay: Duration, checkpointJSON: String?) -> AttemptOutcome {
+        guard job.snoozes < options.maximumSnoozes else {
+            return .dead(
+                error: "snoozed \(job.snoozes) times, the limit (WorkerPool.Options.maximumSnoozes); "
+                    + "finish the work in fewer rounds or raise the limit", timedOut: false)
+        }
+        return .snoozed(until: Date().addingTimeInterval(max(delay, .zero).inSeconds), checkpointJSON: checkpointJSON)
+    }
+
+    private func failure(_ job: ClaimedJob, message: String, timedOut: Bool) -> AttemptOutcome {
         if job.attempt < job.maxAttempts {
             let delay = options.retryBackoff.delay(afterAttempt: job.attempt)
-            return .retry(error: message, at: Date().addingTimeInterval(delay.inSeconds))
+            return .retry(error: message, at: Date().addingTimeInterval(delay.inSeconds), timedOut: timedOut)
         }
-        return .dead(error: message)
+        return .dead(error: message, timedOut: timedOut)
     }
 
     private func record(_ job: ClaimedJob, _ outcome: AttemptOutcome?) async {
@@ -100,6 +115,7 @@ extension WorkerPool {
                 case .retry: state.stats.retried += 1
                 case .dead: state.stats.dead += 1
                 case .released: state.stats.released += 1
+                case .snoozed: state.stats.snoozed += 1
                 }
             }
             if !accepted {
@@ -117,10 +133,11 @@ extension WorkerPool {
         let metadata: Logger.Metadata = ["job": "\(job.id)", "executor": "\(job.executor)", "attempt": "\(job.attempt)"]
         switch outcome {
         case .succeeded: logger.debug("job succeeded", metadata: metadata)
-        case .retry(let error, let at):
+        case .retry(let error, let at, _):
             logger.warning("job failed, will retry at \(ISO8601.string(at)): \(error)", metadata: metadata)
-        case .dead(let error): logger.warning("job dead: \(error)", metadata: metadata)
+        case .dead(let error, _): logger.warning("job dead: \(error)", metadata: metadata)
         case .released: logger.info("job released unfinished", metadata: metadata)
+        case .snoozed(let until, _): logger.debug("job snoozed until \(ISO8601.string(until))", metadata: metadata)
         }
     }
 }

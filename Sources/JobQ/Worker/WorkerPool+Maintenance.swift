@@ -13,6 +13,7 @@ extension WorkerPool {
         let reclaimEvery = max(options.pollInterval, .milliseconds(500))
         var lastRenewal = clock.now
         var lastReclaim = clock.now - reclaimEvery
+        var lastCancellationCheck = clock.now
         while !Task.isCancelled {
             try? await Task.sleep(for: options.pollInterval)
             if Task.isCancelled { break }
@@ -20,7 +21,11 @@ extension WorkerPool {
             let now = clock.now
             if now - lastRenewal >= renewEvery {
                 lastRenewal = now
+                lastCancellationCheck = now
                 await renewLeases()
+            } else if now - lastCancellationCheck >= options.cancellationCheckInterval {
+                lastCancellationCheck = now
+                await stopLostJobs()
             }
             if now - lastReclaim >= reclaimEvery {
                 lastReclaim = now
@@ -34,6 +39,18 @@ extension WorkerPool {
                     logger.error("reclaiming expired leases failed: \(error)")
                 }
             }
+        }
+    }
+
+    /// Stops running jobs that are no longer this pool's: cancelled by an operator in any
+    /// process, or taken over. A read, so it can run often.
+    private func stopLostJobs() async {
+        let ids = state.withLock { state in state.running.filter { $0.value.interruption == nil }.map(\.key) }
+        guard !ids.isEmpty, let lost = try? await queue.store.lostJobs(ids, workerID: workerID), !lost.isEmpty else { return }
+        let races = state.withLock { $0.interrupt(lost, because: .lost) }
+        for race in races { race.resolve(.interrupted) }
+        if !races.isEmpty {
+            logger.info("stopping \(races.count) job(s) that were cancelled or taken over: \(lost.sorted().map(String.init).joined(separator: ", "))")
         }
     }
 

@@ -34,6 +34,12 @@ extension WorkerPool {
         public var retryBackoff = RetryBackoff()
         /// When `run()` returns on its own.
         public var stopWhen: StopCondition = .never
+        /// How many times a job may snooze (``Snooze``, ``ContinueLater``) before it is dead.
+        public var maximumSnoozes = 100
+        /// The shortest time between two stored progress reports of one job.
+        public var progressInterval: Duration = .milliseconds(250)
+        /// How often the pool checks whether a running job was cancelled (by any process).
+        public var cancellationCheckInterval: Duration = .milliseconds(500)
 
         public init() {}
     }
@@ -50,6 +56,8 @@ extension WorkerPool {
         /// Outcomes the store refused because the job was no longer this pool's (cancelled by
         /// an operator, or taken over after the lease expired).
         public var refused = 0
+        /// Jobs handed back by their executor to run again later (``Snooze``, ``ContinueLater``).
+        public var snoozed = 0
         /// Jobs running now.
         public var running = 0
 

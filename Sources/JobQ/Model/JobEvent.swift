@@ -1,0 +1,137 @@
+import Foundation
+
+/// What happened to a job (or a batch, or a tracking set).
+public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
+    /// The job was stored. Data: `state`, `runAt`, `priority`.
+    case enqueued
+    /// A worker claimed it. Data: `attempt`, `worker`.
+    case started
+    /// The executor reported progress. Data: `fraction`, `message`, and/or `data`.
+    case progress
+    /// Data: `attempt`, `result`.
+    case succeeded
+    /// An attempt failed. Data: `attempt`, `error`, `willRetry`, `retryAt`.
+    case failed
+    /// An attempt ran past its timeout. Data: `attempt`, `error`, `willRetry`.
+    case timedOut
+    /// Out of attempts (or not retryable). Data: `attempt`, `error`.
+    case dead
+    /// Data: `from` (the state it was cancelled in).
+    case cancelled
+    /// Handed back unfinished at shutdown; the attempt does not count. Data: `attempt`.
+    case released
+    /// The executor asked to run again later without using an attempt. Data: `until`, `snoozes`.
+    case snoozed
+    /// Made ready again by `retry`. Data: `maxAttempts`.
+    case retried
+    /// A tracking set fired. Data: `set`, `round`, `results` (by member).
+    case tracking
+    /// A batch finished. Data: `name`, `counts`, `completeJob`, `successJob`.
+    case batch
+
+    /// Parses a kind as users type it, with an error listing the valid kinds.
+    public init(parsing text: String) throws(JobQueueError) {
+        guard let kind = EventKind(rawValue: text) ?? EventKind.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) else {
+            throw .invalidInput("unknown event kind '\(text)'; valid kinds are: " + EventKind.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        self = kind
+    }
+}
+
+/// One entry of the event feed. `id` is the cursor: resume with `since: event.id`.
+///
+/// ```swift
+/// for try await event in queue.events(EventFilter(executor: "sum")) {
+///     print(event.id, event.kind, event.dataJSON ?? "")
+/// }
+/// ```
+public struct JobEvent: Sendable, Hashable, Identifiable {
+    public var id: Int64
+    public var jobID: JobID?
+    public var kind: EventKind
+    public var queue: String?
+    public var executor: String?
+    public var batch: String?
+    /// Details, as JSON text (see ``EventKind`` for each kind's fields).
+    public var dataJSON: String?
+    public var createdAt: Date
+
+    /// Decodes the details.
+    public func data<T: Decodable>(as type: T.Type) throws -> T? {
+        guard let dataJSON else { return nil }
+        return try JSONDecoder().decode(T.self, from: Data(dataJSON.utf8))
+    }
+
+    /// The event as one line of JSON: `id`, `jobId`, `kind`, `queue`, `executor`, `batch`,
+    /// `data`, `time`.
+    public var jsonLine: String {
+        let fields: [(String, String)] = [
+            ("id", String(id)),
+            ("jobId", jobID.map(String.init) ?? "null"),
+            ("kind", JSONText.string(kind.rawValue)),
+            ("queue", queue.map(JSONText.string) ?? "null"),
+            ("executor", executor.map(JSONText.string) ?? "null"),
+            ("batch", batch.map(JSONText.string) ?? "null"),
+            ("data", dataJSON ?? "null"),
+            ("time", JSONText.string(ISO8601.string(createdAt))),
+        ]
+        return "{" + fields.map { "\(JSONText.string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+}
+
+/// Which events a subscriber wants. Empty fields match everything.
+public struct EventFilter: Sendable, Hashable {
+    public var jobIDs: Set<JobID>
+    public var executor: String?
+    public var queue: String?
+    public var batch: String?
+    public var kinds: Set<EventKind>
+
+    public init(jobIDs: Set<JobID> = [], executor: String? = nil, queue: String? = nil, batch: String? = nil, kinds: Set<EventKind> = []) {
+        self.jobIDs = jobIDs
+        self.executor = executor
+        self.queue = queue
+        self.batch = batch
+        self.kinds = kinds
+    }
+
+    func matches(_ event: JobEvent) -> Bool {
+        if !jobIDs.isEmpty, !(event.jobID.map(jobIDs.contains) ?? false) { return false }
+        if let executor, event.executor != executor { return false }
+        if let queue, event.queue != queue { return false }
+        if let batch, event.batch != batch { return false }
+        if !kinds.isEmpty, !kinds.contains(event.kind) { return false }
+        return true
+    }
+}
+
+/// Builds the JSON objects stored as event data, skipping nil fields.
+struct JSONObjectBuilder {
+    private var fields: [String] = []
+
+    mutating func add(_ key: String, string value: String?) {
+        if let value { fields.append("\(JSONText.string(key)):\(JSONText.string(value))") }
+    }
+
+    mutating func add(_ key: String, raw value: String?) {
+        if let value { fields.append("\(JSONText.string(key)):\(value)") }
+    }
+
+    mutating func add(_ key: String, int value: Int?) {
+        if let value { fields.append("\(JSONText.string(key)):\(value)") }
+    }
+
+    mutating func add(_ key: String, number value: Double?) {
+        if let value { fields.append("\(JSONText.string(key)):\(JSONText.number(value))") }
+    }
+
+    mutating func add(_ key: String, bool value: Bool?) {
+        if let value { fields.append("\(JSONText.string(key)):\(value)") }
+    }
+
+    mutating func add(_ key: String, date value: Date?) {
+        if let value { add(key, string: ISO8601.string(value)) }
+    }
+
+    var text: String { "{" + fields.joined(separator: ",") + "}" }
+}

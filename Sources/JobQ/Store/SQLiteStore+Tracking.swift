@@ -1,0 +1,87 @@
+import Foundation
+import GRDB
+
+/// Tracking sets: the firing is decided in the transaction that records a member's result.
+extension SQLiteStore {
+    func addTrackingSet(_ name: String, members: [TrackingMember]) async throws -> TrackingSetStatus {
+        guard !name.isEmpty, name.count <= 200 else { throw JobQueueError.invalidInput("a tracking set's name must be 1 to 200 characters") }
+        guard !members.isEmpty else { throw JobQueueError.invalidInput("a tracking set needs at least one member") }
+        let now = Self.now()
+        return try await write { db in
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM tracking_sets WHERE name = ?)", arguments: [name]) == true {
+                throw JobQueueError.invalidState("tracking set '\(name)' already exists; remove it first or pick another name")
+            }
+            try db.execute(sql: "INSERT INTO tracking_sets (name, created_at) VALUES (?, ?)", arguments: [name, now])
+            for member in Set(members) {
+                try db.execute(
+                    sql: "INSERT INTO tracking_members (set_name, kind, member) VALUES (?, ?, ?)",
+                    arguments: [name, member.kind, member.key])
+            }
+            return try Self.trackingSets(db, name: name)[0]
+        }
+    }
+
+    func removeTrackingSet(_ name: String) async throws {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM tracking_members WHERE set_name = ?", arguments: [name])
+            try db.execute(sql: "DELETE FROM tracking_sets WHERE name = ?", arguments: [name])
+            guard db.changesCount == 1 else {
+                throw JobQueueError.notFound("no tracking set named '\(name)'; see `jobq track list`")
+            }
+        }
+    }
+
+    func trackingSets() async throws -> [TrackingSetStatus] {
+        try await read { db in try Self.trackingSets(db, name: nil) }
+    }
+
+    static func trackingSets(_ db: Database, name: String?) throws -> [TrackingSetStatus] {
+        let sets = try Row.fetchAll(
+            db, sql: "SELECT * FROM tracking_sets WHERE ?1 IS NULL OR name = ?1 ORDER BY name", arguments: [name])
+        return try sets.map { row in
+            let setName: String = row["name"]
+            let members = try Row.fetchAll(
+                db, sql: "SELECT kind, member, fresh FROM tracking_members WHERE set_name = ? ORDER BY kind, member",
+                arguments: [setName])
+            func label(_ member: Row) -> String {
+                (member["kind"] as String) == "job" ? "job:\(member["member"] as String)" : member["member"]
+            }
+            return TrackingSetStatus(
+                name: setName, members: members.map(label), fresh: members.filter { $0["fresh"] as Bool }.map(label),
+                round: row["round"], createdAt: Date(timeIntervalSince1970: row["created_at"]))
+        }
+    }
+
+    /// Marks the members this job's success counts for, and fires every set whose members all
+    /// have a new result: one round, once, because this transaction holds the write lock.
+    static func trackingMemberSucceeded(_ db: Database, job: JobID, executor: String, name: String?, resultJSON: String, now: Double) throws {
+        let sets = try String.fetchSet(
+            db.cachedStatement(
+                sql: """
+                    UPDATE tracking_members SET fresh = 1, latest_job_id = ?, latest_result = ?
+                    WHERE (kind = 'executor' AND member = ?) OR (kind = 'job' AND member = ?)
+                    RETURNING set_name
+                    """),
+            arguments: [job, resultJSON, executor, name])
+        for set in sets.sorted() {
+            let waiting = try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM tracking_members WHERE set_name = ? AND fresh = 0", arguments: [set]) ?? 0
+            guard waiting == 0 else { continue }
+            let round = try Int.fetchOne(
+                db, sql: "UPDATE tracking_sets SET round = round + 1 WHERE name = ? RETURNING round", arguments: [set]) ?? 0
+            let results = try String.fetchOne(
+                db,
+                sql: """
+                    SELECT json_group_object(CASE kind WHEN 'job' THEN 'job:' || member ELSE member END, json(latest_result))
+                    FROM tracking_members WHERE set_name = ?
+                    """,
+                arguments: [set]) ?? "{}"
+            try db.execute(sql: "UPDATE tracking_members SET fresh = 0 WHERE set_name = ?", arguments: [set])
+            var data = JSONObjectBuilder()
+            data.add("set", string: set)
+            data.add("round", int: round)
+            data.add("results", raw: results)
+            try appendEvent(db, job: job, kind: .tracking, queue: nil, executor: nil, batch: nil, data: data.text, now: now)
+        }
+    }
+}

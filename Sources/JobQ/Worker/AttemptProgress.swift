@@ -1,0 +1,79 @@
+import Foundation
+import Synchronization
+
+/// Writes an attempt's progress reports to the store, at most one write per `interval`: a report
+/// that comes sooner is held, merged with later ones, and written when the interval is up. So a
+/// tight loop calling `progress` costs at most a few writes per second, and the latest value
+/// always lands.
+final class AttemptProgress: Sendable {
+    struct Report: Sendable {
+        var fraction: Double?
+        var message: String?
+        var dataJSON: String?
+
+        mutating func merge(_ newer: Report) {
+            if newer.fraction != nil { fraction = newer.fraction }
+            if newer.message != nil { message = newer.message }
+            if newer.dataJSON != nil { dataJSON = newer.dataJSON }
+        }
+    }
+
+    private struct State {
+        var lastWrite: ContinuousClock.Instant?
+        var pending: Report?
+        var flushScheduled = false
+    }
+
+    let store: SQLiteStore
+    let job: ClaimedJob
+    let workerID: String
+    let interval: Duration
+    private let state = Mutex(State())
+
+    init(store: SQLiteStore, job: ClaimedJob, workerID: String, interval: Duration) {
+        self.store = store
+        self.job = job
+        self.workerID = workerID
+        self.interval = interval
+    }
+
+    func report(_ report: Report) async throws {
+        let now = ContinuousClock.now
+        enum Action { case writeNow(Report), scheduleFlush(Duration), wait }
+        let action: Action = state.withLock { state in
+            var merged = state.pending ?? Report()
+            merged.merge(report)
+            if let last = state.lastWrite, now - last < interval {
+                state.pending = merged
+                if state.flushScheduled { return .wait }
+                state.flushScheduled = true
+                return .scheduleFlush(interval - (now - last))
+            }
+            state.pending = nil
+            state.lastWrite = now
+            return .writeNow(merged)
+        }
+        switch action {
+        case .writeNow(let merged):
+            try await write(merged)
+        case .scheduleFlush(let delay):
+            Task {
+                try? await Task.sleep(for: delay)
+                let pending = self.state.withLock { state -> Report? in
+                    state.flushScheduled = false
+                    state.lastWrite = ContinuousClock.now
+                    defer { state.pending = nil }
+                    return state.pending
+                }
+                if let pending { try? await self.write(pending) }
+            }
+        case .wait:
+            break
+        }
+    }
+
+    private func write(_ report: Report) async throws {
+        try await store.recordProgress(
+            job: job, workerID: workerID, fraction: report.fraction, message: report.message, dataJSON: report.dataJSON)
+    }
+}
