@@ -51,6 +51,12 @@ struct EnqueueCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Cancel an attempt that runs longer than this, e.g. 30s.", valueName: "duration"))
     var timeout: String?
 
+    @Option(help: ArgumentHelp("A name for the job, which tracking sets can follow as job:NAME.", valueName: "name"))
+    var name: String?
+
+    @Option(help: ArgumentHelp("Add the job to this open batch (see `jobq batch`).", valueName: "name"))
+    var batch: String?
+
     @Option(help: ArgumentHelp("Enqueue every job in this JSON Lines file, in one transaction.", valueName: "path"))
     var file: String?
 
@@ -74,8 +80,9 @@ struct EnqueueCommand: AsyncParsableCommand {
 
     func makeRequests() throws -> [JobRequest] {
         if let file {
-            guard executor == nil, payload == nil, params.isEmpty, command.isEmpty else {
-                throw CLIError.usage("--file takes its executors and payloads from the file; drop the executor name, --payload, --param and the command")
+            guard executor == nil, payload == nil, params.isEmpty, command.isEmpty, name == nil, batch == nil else {
+                throw CLIError.usage(
+                    "--file takes its executors, payloads, names and batches from the file; drop the executor name, --payload, --param, --name, --batch and the command")
             }
             return try JobLinesFile.read(path: file, allowUnknownExecutors: anyExecutor)
         }
@@ -141,7 +148,7 @@ struct EnqueueCommand: AsyncParsableCommand {
         guard maxAttempts >= 1, maxAttempts <= 1000 else {
             throw CLIError.usage("--max-attempts must be from 1 to 1000, got \(maxAttempts)")
         }
-        var options = JobOptions(queue: queue, priority: priority, runAt: runAt, maxAttempts: maxAttempts)
+        var options = JobOptions(queue: queue, priority: priority, runAt: runAt, maxAttempts: maxAttempts, name: name, batch: batch)
         if let timeout {
             let duration = try parseDuration(timeout, option: "--timeout")
             guard duration > .zero else { throw CLIError.usage("--timeout must be longer than 0") }

@@ -4,7 +4,9 @@ import JobQ
 /// Reads `jobq enqueue --file`: one JSON object per line. Blank lines are skipped. Every error
 /// names its line, and nothing is enqueued unless every line is valid.
 enum JobLinesFile {
-    static let knownKeys: Set<String> = ["executor", "payload", "queue", "priority", "maxAttempts", "delay", "runAt", "timeout"]
+    static let knownKeys: Set<String> = [
+        "executor", "payload", "queue", "priority", "maxAttempts", "delay", "runAt", "timeout", "name", "batch",
+    ]
 
     static func read(path: String, allowUnknownExecutors: Bool) throws -> [JobRequest] {
         let data: Data
@@ -53,6 +55,8 @@ enum JobLinesFile {
         var options = JobOptions()
         if let queue = fields["queue"] { options.queue = try string(queue, key: "queue", example: "\"default\"") }
         if let priority = fields["priority"] { options.priority = try integer(priority, key: "priority") }
+        if let name = fields["name"] { options.name = try string(name, key: "name", example: "\"nightly\"") }
+        if let batch = fields["batch"] { options.batch = try string(batch, key: "batch", example: "\"import\"") }
         if let attempts = fields["maxAttempts"] { options.maxAttempts = try integer(attempts, key: "maxAttempts") }
         if fields["delay"] != nil, fields["runAt"] != nil { throw CLIError.usage("give 'delay' or 'runAt', not both") }
         if let delay = fields["delay"] {

@@ -13,7 +13,8 @@ struct JobQCommand: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, EnqueueCommand.self, WorkCommand.self, StatusCommand.self, ListCommand.self,
             ShowCommand.self, CancelCommand.self, RetryCommand.self, PauseCommand.self, ResumeCommand.self,
-            PruneCommand.self, MigrateCommand.self,
+            PruneCommand.self, MigrateCommand.self, EventsCommand.self, WaitCommand.self, BatchCommand.self,
+            TrackCommand.self,
         ]
     )
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// The SQLite store: every durable state change is one method and one transaction.
 ///
@@ -7,6 +8,8 @@ import GRDB
 final class SQLiteStore: Sendable {
     let writer: any DatabaseWriter
     let path: String?
+    /// Called after every committed write of this process, e.g. to wake event subscribers.
+    let commitObservers = Mutex<[UUID: @Sendable () -> Void]>([:])
 
     /// Seconds a connection waits for another process's write lock before reporting busy.
     static let busyTimeout: TimeInterval = 10
@@ -98,13 +101,15 @@ final class SQLiteStore: Sendable {
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let writer = self.writer
         let path = self.path
-        return try await Task {
+        let result = try await Task {
             do {
                 return try await writer.write(body)
             } catch let error as DatabaseError {
                 throw JobQueueError.storeUnavailable(Self.explain(error, path: path))
             }
         }.value
+        for observer in commitObservers.withLock({ Array($0.values) }) { observer() }
+        return result
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {

@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import JobQ
+
+struct WaitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wait",
+        abstract: "Wait until jobs finish. Exit 0 if all succeeded, 1 if any died or was cancelled, 124 on timeout.",
+        discussion: "On a terminal it draws a progress bar; an unknown id exits 3.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Argument(help: "The jobs' ids.")
+    var ids: [Int64]
+
+    @Option(help: ArgumentHelp("Give up after this long (exit 124).", valueName: "duration"))
+    var timeout: String?
+
+    func run() async throws {
+        guard !ids.isEmpty else { throw CLIError.usage("name at least one job id") }
+        let limit = try timeout.map { try parseDuration($0, option: "--timeout") }
+        let queue = try store.open()
+        let deadline = limit.map { ContinuousClock.now + $0 }
+        let output = TerminalOutput.shared
+        var jobs: [Job] = []
+        let feed = queue.events(EventFilter(jobIDs: Set(ids)), since: try await queue.latestEventID())
+        var wakeups = feed.makeAsyncIterator()
+        while true {
+            jobs = []
+            for id in ids {
+                guard let job = try await queue.job(id) else {
+                    output.endStatus()
+                    throw CLIError(message: "no job with id \(id); list jobs with `jobq list`", exitCode: .notFound)
+                }
+                jobs.append(job)
+            }
+            let finished = jobs.filter(\.state.isFinal).count
+            if output.isTerminal { output.status(Self.bar(jobs)) }
+            if finished == jobs.count { break }
+            if let deadline, ContinuousClock.now >= deadline {
+                output.endStatus()
+                printError("timed out after \(timeout ?? ""): \(jobs.count - finished) of \(jobs.count) job(s) not finished")
+                throw ExitCode(124)
+            }
+            // Wake on this jobs' events, or re-check at least every 200ms (for the deadline).
+            _ = try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await Task.sleep(for: .milliseconds(200)) }
+                _ = try await wakeups.next()
+                group.cancelAll()
+            }
+        }
+        output.endStatus()
+        for job in jobs {
+            print("job \(job.id) \(job.state.rawValue)" + (job.error.map { ": \($0)" } ?? ""))
+        }
+        if jobs.contains(where: { $0.state != .succeeded }) { throw ExitCode(1) }
+    }
+
+    static func bar(_ jobs: [Job]) -> String {
+        let done = jobs.filter(\.state.isFinal).count
+        let fraction = jobs.map { $0.state.isFinal ? 1 : ($0.progress ?? 0) }.reduce(0, +) / Double(jobs.count)
+        let width = 30
+        let filled = Int((fraction * Double(width)).rounded())
+        let failed = jobs.filter { $0.state == .dead || $0.state == .cancelled }.count
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
+            + "\(done)/\(jobs.count) finished" + (failed > 0 ? ", \(failed) failed" : "")
+            + String(format: " %3.0f%%", fraction * 100)
+    }
+}
