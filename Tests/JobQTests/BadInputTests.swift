@@ -58,12 +58,12 @@ struct BadInputTests {
     }
 
     @Test(arguments: cases)
-    func badInputExitsWithAMessageAndChangesNothing(_ testCase: Case) throws {
+    func badInputExitsWithAMessageAndChangesNothing(_ testCase: Case) async throws {
         let store = try TemporaryStore()
-        try CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=2"], db: store.path)
-        try CLI.run(["enqueue", "fail", "--queue", "other", "--delay", "1h"], db: store.path)
+        try await CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=2"], db: store.path)
+        try await CLI.run(["enqueue", "fail", "--queue", "other", "--delay", "1h"], db: store.path)
         let before = try Self.snapshot(store.path)
-        let result = try CLI.run(testCase.arguments, db: store.path)
+        let result = try await CLI.run(testCase.arguments, db: store.path)
         #expect(result.status == testCase.status, "stderr: \(result.stderr)")
         #expect(result.stderr.contains(testCase.message), "stderr: \(result.stderr)")
         #expect(result.stdout.isEmpty)
@@ -81,32 +81,32 @@ struct BadInputTests {
         (#"{"payload": {}}"#, "line 1", "'executor' is missing"),
         ("", "has no jobs", "has no jobs"),
     ])
-    func malformedFileIsRefusedWhole(content: String, line: String, message: String) throws {
+    func malformedFileIsRefusedWhole(content: String, line: String, message: String) async throws {
         let store = try TemporaryStore()
-        try CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=2"], db: store.path)
+        try await CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=2"], db: store.path)
         let before = try Self.snapshot(store.path)
         let file = store.directory.appendingPathComponent("jobs.jsonl")
         try content.write(to: file, atomically: true, encoding: .utf8)
-        let result = try CLI.run(["enqueue", "--file", file.path], db: store.path)
+        let result = try await CLI.run(["enqueue", "--file", file.path], db: store.path)
         #expect(result.status == 2)
         #expect(result.stderr.contains(line), "stderr: \(result.stderr)")
         #expect(result.stderr.contains(message), "stderr: \(result.stderr)")
         #expect(try Self.snapshot(store.path) == before)
     }
 
-    @Test func invalidUTF8FileIsRefused() throws {
+    @Test func invalidUTF8FileIsRefused() async throws {
         let store = try TemporaryStore()
         let file = store.directory.appendingPathComponent("jobs.jsonl")
         try Data([0x7B, 0xFF, 0xFE, 0x7D, 0x0A]).write(to: file)
-        let result = try CLI.run(["enqueue", "--file", file.path], db: store.path)
+        let result = try await CLI.run(["enqueue", "--file", file.path], db: store.path)
         #expect(result.status == 2)
         #expect(result.stderr.contains("UTF-8"))
     }
 
-    @Test func storeThatIsNotADatabaseFailsClearly() throws {
+    @Test func storeThatIsNotADatabaseFailsClearly() async throws {
         let store = try TemporaryStore()
         try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: store.path))
-        let result = try CLI.run(["status"], db: store.path)
+        let result = try await CLI.run(["status"], db: store.path)
         #expect(result.status == 1)
         #expect(result.stderr.contains("not a jobq store"))
     }

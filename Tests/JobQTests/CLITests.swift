@@ -8,55 +8,55 @@ import Testing
 @Suite("jobq command line")
 struct CLITests {
     /// Every job in the store as JSON objects.
-    static func jobs(_ db: String) throws -> [[String: Any]] {
-        let result = try CLI.run(["list", "--json", "--limit", "100000"], db: db)
+    static func jobs(_ db: String) async throws -> [[String: Any]] {
+        let result = try await CLI.run(["list", "--json", "--limit", "100000"], db: db)
         try #require(result.status == 0, "list failed: \(result.stderr)")
         return try result.stdout.split(separator: "\n").map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
     }
 
-    static func job(_ db: String, _ id: String) throws -> [String: Any] {
-        let result = try CLI.run(["show", id, "--json"], db: db)
+    static func job(_ db: String, _ id: String) async throws -> [String: Any] {
+        let result = try await CLI.run(["show", id, "--json"], db: db)
         try #require(result.status == 0, "show failed: \(result.stderr)")
         return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
     }
 
-    @Test func enqueueWorkAndShowEachBuiltinExecutor() throws {
+    @Test func enqueueWorkAndShowEachBuiltinExecutor() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        func enqueue(_ arguments: [String]) throws -> String {
-            let result = try CLI.run(["enqueue"] + arguments, db: db)
+        func enqueue(_ arguments: [String]) async throws -> String {
+            let result = try await CLI.run(["enqueue"] + arguments, db: db)
             try #require(result.status == 0, "enqueue \(arguments) failed: \(result.stderr)")
             return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        let sum = try enqueue(["sum", "--param", "a=1", "--param", "b=2"])
-        let echo = try enqueue(["echo", "--payload", #"{"hello": "world", "n": [1, 2]}"#])
-        let sleep = try enqueue(["sleep", "--payload", #"{"seconds": 0.1}"#])
-        let shell = try enqueue(["shell", "--", "printf", "%s-%s", "a b", "$c"])
-        let fail = try enqueue(["fail", "--payload", #"{"message": "on purpose"}"#, "--max-attempts", "2"])
+        let sum = try await enqueue(["sum", "--param", "a=1", "--param", "b=2"])
+        let echo = try await enqueue(["echo", "--payload", #"{"hello": "world", "n": [1, 2]}"#])
+        let sleep = try await enqueue(["sleep", "--payload", #"{"seconds": 0.1}"#])
+        let shell = try await enqueue(["shell", "--", "printf", "%s-%s", "a b", "$c"])
+        let fail = try await enqueue(["fail", "--payload", #"{"message": "on purpose"}"#, "--max-attempts", "2"])
 
-        let work = try CLI.run(["work", "--until-empty", "--backoff", "50ms"], db: db)
+        let work = try await CLI.run(["work", "--until-empty", "--backoff", "50ms"], db: db)
         #expect(work.status == 0, "\(work.stderr)")
         // The failed job waits for its retry; --until-empty does not wait for it. Run again.
-        Thread.sleep(forTimeInterval: 0.2)
-        #expect(try CLI.run(["work", "--until-empty", "--backoff", "50ms"], db: db).status == 0)
+        try await pause(0.2)
+        #expect(try await CLI.run(["work", "--until-empty", "--backoff", "50ms"], db: db).status == 0)
 
-        #expect(try Self.job(db, sum)["result"] as? [String: Int] == ["sum": 3])
-        #expect(try Self.job(db, echo)["result"] as? NSDictionary == ["hello": "world", "n": [1, 2]] as NSDictionary)
-        #expect(try Self.job(db, sleep)["state"] as? String == "succeeded")
-        let shellResult = try #require(try Self.job(db, shell)["result"] as? [String: Any])
+        #expect(try await Self.job(db, sum)["result"] as? [String: Int] == ["sum": 3])
+        #expect(try await Self.job(db, echo)["result"] as? NSDictionary == ["hello": "world", "n": [1, 2]] as NSDictionary)
+        #expect(try await Self.job(db, sleep)["state"] as? String == "succeeded")
+        let shellResult = try #require(try await Self.job(db, shell)["result"] as? [String: Any])
         #expect(shellResult["stdout"] as? String == "a b-$c", "arguments pass through without a shell")
         #expect(shellResult["exitCode"] as? Int == 0)
-        let failed = try Self.job(db, fail)
+        let failed = try await Self.job(db, fail)
         #expect(failed["state"] as? String == "dead")
         #expect(failed["attempt"] as? Int == 2)
         #expect(failed["error"] as? String == "on purpose")
     }
 
-    @Test func jobJSONHasTheDocumentedFields() throws {
+    @Test func jobJSONHasTheDocumentedFields() async throws {
         let store = try TemporaryStore()
-        let result = try CLI.run(
+        let result = try await CLI.run(
             ["enqueue", "sum", "--payload", #"{"a":1,"b":2}"#, "--queue", "math", "--priority", "7", "--delay", "1h", "--timeout", "30s", "--json"],
             db: store.path)
         #expect(result.status == 0, "\(result.stderr)")
@@ -72,7 +72,7 @@ struct CLITests {
         #expect(abs(runAt.timeIntervalSinceNow - 3600) < 60)
     }
 
-    @Test func fileEnqueuesAllLinesInOneTransaction() throws {
+    @Test func fileEnqueuesAllLinesInOneTransaction() async throws {
         let store = try TemporaryStore()
         let file = store.directory.appendingPathComponent("jobs.jsonl")
         try """
@@ -81,10 +81,10 @@ struct CLITests {
             {"executor": "echo", "payload": "hi", "queue": "other", "delay": "1m"}
             {"executor": "sleep", "payload": {"seconds": 0}, "maxAttempts": 1, "timeout": "5s"}
             """.write(to: file, atomically: true, encoding: .utf8)
-        let result = try CLI.run(["enqueue", "--file", file.path], db: store.path)
+        let result = try await CLI.run(["enqueue", "--file", file.path], db: store.path)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.split(separator: "\n").count == 3)
-        let jobs = try Self.jobs(store.path)
+        let jobs = try await Self.jobs(store.path)
         try #require(jobs.count == 3)
         #expect(jobs.map { $0["executor"] as? String } == ["sum", "echo", "sleep"])
         #expect(jobs[1]["state"] as? String == "scheduled")
@@ -92,12 +92,12 @@ struct CLITests {
         #expect(jobs[0]["priority"] as? Int == 3)
     }
 
-    @Test func statusCountsByQueueAndState() throws {
+    @Test func statusCountsByQueueAndState() async throws {
         let store = try TemporaryStore()
-        try CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=1"], db: store.path)
-        try CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=1", "--queue", "q2", "--delay", "1h"], db: store.path)
-        try CLI.run(["pause", "q2"], db: store.path)
-        let status = try CLI.run(["status", "--json"], db: store.path)
+        try await CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=1"], db: store.path)
+        try await CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=1", "--queue", "q2", "--delay", "1h"], db: store.path)
+        try await CLI.run(["pause", "q2"], db: store.path)
+        let status = try await CLI.run(["status", "--json"], db: store.path)
         #expect(status.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
         let queues = try #require(object["queues"] as? [[String: Any]])
@@ -105,60 +105,60 @@ struct CLITests {
         #expect((queues[0]["counts"] as? [String: Int])?["ready"] == 1)
         #expect((queues[1]["counts"] as? [String: Int])?["scheduled"] == 1)
         #expect(queues[1]["paused"] as? Bool == true)
-        let text = try CLI.run(["status"], db: store.path)
+        let text = try await CLI.run(["status"], db: store.path)
         #expect(text.stdout.contains("QUEUE"))
         #expect(text.stdout.contains("no live workers"))
     }
 
-    @Test func operatorCommandsAndTheirExitCodes() throws {
+    @Test func operatorCommandsAndTheirExitCodes() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        let id = try CLI.run(["enqueue", "fail", "--max-attempts", "1"], db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try CLI.run(["work", "--until-empty"], db: db).status == 0)
-        #expect(try Self.job(db, id)["state"] as? String == "dead")
-        #expect(try CLI.run(["cancel", id], db: db).status == 1, "a dead job cannot be cancelled")
-        let retry = try CLI.run(["retry", id], db: db)
+        let id = try await CLI.run(["enqueue", "fail", "--max-attempts", "1"], db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await CLI.run(["work", "--until-empty"], db: db).status == 0)
+        #expect(try await Self.job(db, id)["state"] as? String == "dead")
+        #expect(try await CLI.run(["cancel", id], db: db).status == 1, "a dead job cannot be cancelled")
+        let retry = try await CLI.run(["retry", id], db: db)
         #expect(retry.status == 0)
-        #expect(try Self.job(db, id)["state"] as? String == "ready")
-        #expect(try CLI.run(["cancel", id], db: db).status == 0)
-        #expect(try Self.job(db, id)["state"] as? String == "cancelled")
-        let missing = try CLI.run(["show", "4242"], db: db)
+        #expect(try await Self.job(db, id)["state"] as? String == "ready")
+        #expect(try await CLI.run(["cancel", id], db: db).status == 0)
+        #expect(try await Self.job(db, id)["state"] as? String == "cancelled")
+        let missing = try await CLI.run(["show", "4242"], db: db)
         #expect(missing.status == 3)
         #expect(missing.stderr.contains("no job with id 4242"))
-        #expect(try CLI.run(["cancel", "4242"], db: db).status == 3)
-        #expect(try CLI.run(["retry", "4242"], db: db).status == 3)
-        let prune = try CLI.run(["prune", "--older-than", "0s"], db: db)
+        #expect(try await CLI.run(["cancel", "4242"], db: db).status == 3)
+        #expect(try await CLI.run(["retry", "4242"], db: db).status == 3)
+        let prune = try await CLI.run(["prune", "--older-than", "0s"], db: db)
         #expect(prune.status == 0)
         #expect(prune.stdout.contains("pruned 1 job(s)"))
-        #expect(try Self.jobs(db).isEmpty)
+        #expect(try await Self.jobs(db).isEmpty)
     }
 
-    @Test func globalDBOptionAndEnvironmentVariable() throws {
+    @Test func globalDBOptionAndEnvironmentVariable() async throws {
         let store = try TemporaryStore()
-        #expect(try CLI.run(["--db", store.path, "enqueue", "echo", "--payload", "1"], db: nil).status == 0)
-        let viaEnv = try CLI.run(["list", "--json"], db: nil, environment: ["JOBQ_DB": store.path])
+        #expect(try await CLI.run(["--db", store.path, "enqueue", "echo", "--payload", "1"], db: nil).status == 0)
+        let viaEnv = try await CLI.run(["list", "--json"], db: nil, environment: ["JOBQ_DB": store.path])
         #expect(viaEnv.stdout.split(separator: "\n").count == 1)
     }
 
-    @Test func versionAndHelp() throws {
-        let version = try CLI.run(["--version"], db: nil)
+    @Test func versionAndHelp() async throws {
+        let version = try await CLI.run(["--version"], db: nil)
         #expect(version.status == 0)
         #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == JobQVersion.current)
-        let help = try CLI.run(["enqueue", "--help"], db: nil)
+        let help = try await CLI.run(["enqueue", "--help"], db: nil)
         #expect(help.status == 0)
         #expect(help.stdout.contains("--max-attempts"))
     }
 
-    @Test func demoRunsToCompletion() throws {
+    @Test func demoRunsToCompletion() async throws {
         let store = try TemporaryStore()
         let demoDB = store.directory.appendingPathComponent("demo.sqlite").path
-        let result = try CLI.run(["demo", "--db", demoDB, "--jobs", "60"], db: nil)
+        let result = try await CLI.run(["demo", "--db", demoDB, "--jobs", "60"], db: nil)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("enqueued 60 jobs"))
         #expect(result.stdout.contains("summary after"))
         #expect(result.stdout.contains("succeeded"))
         #expect(result.stdout.contains("dead"))
-        let jobs = try Self.jobs(demoDB)
+        let jobs = try await Self.jobs(demoDB)
         #expect(jobs.count == 60)
         #expect(jobs.allSatisfy { ["succeeded", "dead"].contains($0["state"] as? String) })
         #expect(jobs.contains { $0["state"] as? String == "succeeded" && ($0["attempt"] as? Int ?? 0) > 1 })

@@ -149,50 +149,42 @@ struct DataMigrationTests {
         let queue = try JobQueue.inMemory()
         try await queue.runDataMigration(NotesV1(log: RunLog()))
         let report = try await queue.runDataMigration(Notes(log: RunLog()), waitUntilDone: false)
-        var options = quickOptions()
-        options.stopWhen = .queuesEmpty
-        try await work(queue, executors: [], options: options)
         try await work(queue, executors: [], migrators: [Tags()], options: quickOptions())
         let job = try #require(try await queue.job(report.jobID!))
         #expect(job.state == .dead)
         #expect(job.error?.contains("no data migrator named 'notes'") == true)
     }
 
-    @Test func killedMidStepResumesAtThatStepAndFinishes() throws {
+    @Test func killedMidStepResumesAtThatStepAndFinishes() async throws {
         let store = try TemporaryStore()
         let log = store.directory.appendingPathComponent("steps.log").path
         let helper = CLI.binary.deletingLastPathComponent().appendingPathComponent("jobq-test-helper")
-        func start(_ extra: [String], target: Int) throws -> Process {
-            let process = Process()
-            process.executableURL = helper
-            process.arguments = ["--db", store.path, "--log", log] + extra
-            var env = ProcessInfo.processInfo.environment
-            env["HELPER_TARGET"] = String(target)
-            process.environment = env
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            return process
+        func start(_ extra: [String], target: Int) throws -> Child {
+            try Child(
+                executable: helper, arguments: ["--db", store.path, "--log", log] + extra,
+                environment: ["HELPER_TARGET": String(target)],
+                stdoutPath: store.directory.appendingPathComponent("helper.out").path,
+                stderrPath: store.directory.appendingPathComponent("helper.err").path)
         }
         func lines() -> [String] {
             ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
                 .filter { !$0.hasPrefix("run ") && $0 != "exit" }
         }
         let install = try start([], target: 1)
-        install.waitUntilExit()
+        await install.wait()
         #expect(install.terminationStatus == 0)
         #expect(lines() == ["init 1"])
 
         let doomed = try start(["--hang-at", "3"], target: 5)
         let deadline = Date().addingTimeInterval(20)
-        while !lines().contains("start 3"), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        while !lines().contains("start 3"), Date() < deadline { try await pause(0.05) }
         try #require(lines().contains("start 3"), "step 3 never started: \(lines())")
         kill(doomed.processIdentifier, SIGKILL)
-        doomed.waitUntilExit()
+        await doomed.wait()
         #expect(try JobQueue.schemaStatus(path: store.path).dataMigrators.first?.version == 2)
 
         let restarted = try start([], target: 5)
-        restarted.waitUntilExit()
+        await restarted.wait()
         #expect(restarted.terminationStatus == 0)
         #expect(lines() == ["init 1", "start 2", "done 2", "start 3", "start 3", "done 3", "start 4", "done 4", "start 5", "done 5"])
         let status = try JobQueue.schemaStatus(path: store.path)

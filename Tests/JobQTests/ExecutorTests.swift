@@ -73,6 +73,17 @@ struct ExecutorTests {
         #expect(notFound.error?.contains("not found in PATH") == true)
     }
 
+    @Test func shellTakesAWorkingDirectoryAndEnvironment() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(ShellExecutor.self, .init(script: "pwd; echo $GREETING", cwd: "/tmp", env: ["GREETING": "hi there"]))
+        let missing = try await queue.enqueue(ShellExecutor.self, .init(argv: ["ls"], cwd: "/no/such/dir"))
+        try await work(queue)
+        #expect(try await queue.job(job.id)?.result(as: ShellExecutor.Output.self)?.stdout == "/tmp\nhi there\n")
+        let dead = try #require(try await queue.job(missing.id))
+        #expect(dead.state == .dead && dead.attempt == 1)
+        #expect(dead.error == "working directory '/no/such/dir' does not exist")
+    }
+
     @Test func shellOutputIsTruncatedAtTheLimit() async throws {
         let queue = try JobQueue.inMemory()
         let job = try await queue.enqueue(ShellExecutor.self, .init(script: "head -c 100000 /dev/zero | tr '\\0' x"))

@@ -48,9 +48,9 @@ struct LeaseTests {
 
     @Test func heartbeatKeepsALongJobOwned() async throws {
         let queue = try JobQueue.inMemory()
-        let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 1.2))
+        let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 2))
         var options = quickOptions()
-        options.lease = .milliseconds(400)
+        options.lease = .milliseconds(900)
         let stats = try await work(queue, options: options)
         let done = try #require(try await queue.job(job.id))
         #expect(done.state == .succeeded)

@@ -22,7 +22,7 @@ struct MigrationTests {
         try FileManager.default.contentsOfDirectory(atPath: store.directory.path).filter { $0.hasSuffix(".backup") }.sorted()
     }
 
-    @Test func migrationIsRecordedWithItsChecksumAndMirroredInUserVersion() throws {
+    @Test func migrationIsRecordedWithItsChecksumAndMirroredInUserVersion() async throws {
         let store = try Self.oldStore()
         _ = try store.open()
         let recorded = try DatabaseQueue(path: store.path).read { db in
@@ -48,14 +48,14 @@ struct MigrationTests {
         #expect(try BadInputTests.snapshot(backup) == before, "the backup is the store as it was before migrating")
     }
 
-    @Test func noBackupWhenAskedNot() throws {
+    @Test func noBackupWhenAskedNot() async throws {
         let store = try Self.oldStore()
         _ = try JobQueue(path: store.path, backupBeforeMigrating: false)
         #expect(try Self.backups(store).isEmpty)
         #expect(try Self.version(store.path) == SchemaMigration.latestVersion)
     }
 
-    @Test func refuseIfPendingLeavesTheStoreAlone() throws {
+    @Test func refuseIfPendingLeavesTheStoreAlone() async throws {
         let store = try Self.oldStore()
         let before = try BadInputTests.snapshot(store.path)
         #expect {
@@ -74,7 +74,7 @@ struct MigrationTests {
         _ = try JobQueue(path: store.path, migrations: .refuseIfPending)
     }
 
-    @Test func failingMigrationRollsBackAndNamesTheFileAndTheError() throws {
+    @Test func failingMigrationRollsBackAndNamesTheFileAndTheError() async throws {
         let store = try TemporaryStore()
         _ = try store.open()
         let before = try BadInputTests.snapshot(store.path)
@@ -92,10 +92,10 @@ struct MigrationTests {
         try writer.close()
         #expect(try BadInputTests.snapshot(store.path) == before)
         #expect(try Self.version(store.path) == SchemaMigration.latestVersion)
-        #expect(try DatabaseQueue(path: store.path).read { try $0.tableExists("half_done") } == false)
+        #expect(try await DatabaseQueue(path: store.path).read { try $0.tableExists("half_done") } == false)
     }
 
-    @Test func twoProcessesOpeningAnOldStoreMigrateItOnce() throws {
+    @Test func twoProcessesOpeningAnOldStoreMigrateItOnce() async throws {
         let store = try Self.oldStore()
         let processes = try (0..<3).map { index in
             try CLI.start(
@@ -104,20 +104,20 @@ struct MigrationTests {
                 stderrPath: store.directory.appendingPathComponent("err-\(index)").path)
         }
         for process in processes {
-            process.waitUntilExit()
+            await process.wait()
             #expect(process.terminationStatus == 0)
         }
-        let versions = try DatabaseQueue(path: store.path).read { db in
+        let versions = try await DatabaseQueue(path: store.path).read { db in
             try Int.fetchAll(db, sql: "SELECT version FROM schema_migrations ORDER BY version")
         }
         #expect(versions == SchemaMigration.all.map(\.version))
         #expect(try Self.backups(store).count == 1, "one process migrated (and backed up); the others waited")
     }
 
-    @Test func cliMigrateStatusUpDryRunAndTarget() throws {
+    @Test func cliMigrateStatusUpDryRunAndTarget() async throws {
         let store = try Self.oldStore()
         let db = store.path
-        let status = try CLI.run(["migrate", "status", "--json"], db: db)
+        let status = try await CLI.run(["migrate", "status", "--json"], db: db)
         #expect(status.status == 0, "\(status.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
         #expect(object["currentVersion"] as? Int == 1)
@@ -125,35 +125,35 @@ struct MigrationTests {
         #expect(object["pending"] as? [String] == SchemaMigration.all.dropFirst().map(\.name))
 
         let before = try BadInputTests.snapshot(db)
-        let dry = try CLI.run(["migrate", "up", "--dry-run"], db: db)
+        let dry = try await CLI.run(["migrate", "up", "--dry-run"], db: db)
         #expect(dry.status == 0)
         #expect(dry.stdout.contains("would apply 0002_data_migrations.sql"))
         #expect(try BadInputTests.snapshot(db) == before)
         #expect(try Self.version(db) == 1)
 
-        #expect(try CLI.run(["migrate", "up", "--to", "0"], db: db).status == 2)
-        #expect(try CLI.run(["migrate", "up", "--to", "999"], db: db).status == 2)
+        #expect(try await CLI.run(["migrate", "up", "--to", "0"], db: db).status == 2)
+        #expect(try await CLI.run(["migrate", "up", "--to", "999"], db: db).status == 2)
         #expect(try BadInputTests.snapshot(db) == before)
 
-        let up = try CLI.run(["migrate", "up", "--no-backup"], db: db)
+        let up = try await CLI.run(["migrate", "up", "--no-backup"], db: db)
         #expect(up.status == 0, "\(up.stderr)")
         #expect(up.stdout.contains("applied 0002_data_migrations.sql"))
         #expect(try Self.backups(store).isEmpty)
         #expect(try Self.version(db) == SchemaMigration.latestVersion)
-        let again = try CLI.run(["migrate", "up"], db: db)
+        let again = try await CLI.run(["migrate", "up"], db: db)
         #expect(again.stdout.contains("nothing to do"))
-        let text = try CLI.run(["migrate", "status"], db: db)
+        let text = try await CLI.run(["migrate", "status"], db: db)
         #expect(text.stdout.contains("pending:         none"))
         #expect(text.stdout.contains("notes: version 2 of 3") == false, "the v1 fixture has no data migrators")
     }
 
-    @Test func cliRefusesNewerAndEditedStoresWithExitTwo() throws {
+    @Test func cliRefusesNewerAndEditedStoresWithExitTwo() async throws {
         let newer = try TemporaryStore()
         _ = try newer.open()
-        try DatabaseQueue(path: newer.path).write { try $0.execute(sql: "PRAGMA user_version = 42") }
+        try await DatabaseQueue(path: newer.path).write { try $0.execute(sql: "PRAGMA user_version = 42") }
         let before = try BadInputTests.snapshot(newer.path)
         for arguments in [["status"], ["list"], ["migrate", "status"], ["migrate", "up"], ["enqueue", "sum"]] {
-            let result = try CLI.run(arguments, db: newer.path)
+            let result = try await CLI.run(arguments, db: newer.path)
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.contains("schema version 42") && result.stderr.contains("upgrade jobq"), "\(result.stderr)")
         }
@@ -161,11 +161,11 @@ struct MigrationTests {
 
         let edited = try TemporaryStore()
         _ = try edited.open()
-        try DatabaseQueue(path: edited.path).write {
+        try await DatabaseQueue(path: edited.path).write {
             try $0.execute(sql: "UPDATE schema_migrations SET checksum = 'abc' WHERE version = 1")
         }
         let editedBefore = try BadInputTests.snapshot(edited.path)
-        let result = try CLI.run(["status"], db: edited.path)
+        let result = try await CLI.run(["status"], db: edited.path)
         #expect(result.status == 2)
         #expect(result.stderr.contains("0001_create_jobs.sql"))
         #expect(try BadInputTests.snapshot(edited.path) == editedBefore)

@@ -6,39 +6,39 @@ import Testing
 /// Several `jobq` processes on one store file, as in production.
 @Suite("Worker processes sharing a store", .serialized)
 struct ProcessTests {
-    @Test func killedWorkersJobRunsAgainAfterItsLeaseAndSucceedsOnce() throws {
+    @Test func killedWorkersJobRunsAgainAfterItsLeaseAndSucceedsOnce() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        let enqueued = try CLI.run(["enqueue", "sleep", "--payload", #"{"seconds": 1.5}"#], db: db)
+        let enqueued = try await CLI.run(["enqueue", "sleep", "--payload", #"{"seconds": 4}"#], db: db)
         let id = enqueued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let logA = store.directory.appendingPathComponent("worker-a.log").path
         let workerA = try CLI.startDetached(["work", "--lease", "1s"], db: db, logPath: logA)
 
         let deadline = Date().addingTimeInterval(15)
-        var job = try CLITests.job(db, id)
+        var job = try await CLITests.job(db, id)
         while job["state"] as? String != "running", Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
-            job = try CLITests.job(db, id)
+            try await pause(0.05)
+            job = try await CLITests.job(db, id)
         }
         try #require(job["state"] as? String == "running", "worker A never started the job")
         kill(workerA.processIdentifier, SIGKILL)
-        workerA.waitUntilExit()
+        await workerA.wait()
         #expect(workerA.terminationReason == .uncaughtSignal)
-        job = try CLITests.job(db, id)
+        job = try await CLITests.job(db, id)
         #expect(job["state"] as? String == "running", "nobody finished the killed attempt")
         #expect(job["attempt"] as? Int == 1)
 
-        let workerB = try CLI.run(["work", "--until-empty", "--lease", "1s"], db: db)
+        let workerB = try await CLI.run(["work", "--until-empty", "--lease", "1s"], db: db)
         #expect(workerB.status == 0, "\(workerB.stderr)")
         #expect(workerB.stderr.contains("reclaimed 1 job(s)"))
-        job = try CLITests.job(db, id)
+        job = try await CLITests.job(db, id)
         #expect(job["state"] as? String == "succeeded")
         #expect(job["attempt"] as? Int == 2)
-        #expect(job["result"] as? [String: Double] == ["slept": 1.5])
+        #expect(job["result"] as? [String: Double] == ["slept": 4])
         #expect(job["error"] is NSNull)
     }
 
-    @Test func twoWorkerProcessesNeverRunTheSameAttemptTwice() throws {
+    @Test func twoWorkerProcessesNeverRunTheSameAttemptTwice() async throws {
         let store = try TemporaryStore()
         let db = store.path
         let ranLog = store.directory.appendingPathComponent("ran.log").path
@@ -47,7 +47,7 @@ struct ProcessTests {
         // Each job appends "id attempt worker-pid" to one shared file (O_APPEND lines are atomic).
         let line = #"{"executor": "shell", "payload": {"script": "echo \"$JOBQ_JOB_ID $JOBQ_ATTEMPT $PPID\" >> \#(ranLog)"}}"#
         try (Array(repeating: line, count: count).joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
-        let enqueued = try CLI.run(["enqueue", "--file", file.path], db: db)
+        let enqueued = try await CLI.run(["enqueue", "--file", file.path], db: db)
         try #require(enqueued.status == 0, "\(enqueued.stderr)")
         let ids = Set(enqueued.stdout.split(separator: "\n").map(String.init))
         #expect(ids.count == count)
@@ -58,7 +58,7 @@ struct ProcessTests {
                 logPath: store.directory.appendingPathComponent("worker-\(index).log").path)
         }
         for worker in workers {
-            worker.waitUntilExit()
+            await worker.wait()
             #expect(worker.terminationStatus == 0)
         }
 
@@ -68,46 +68,46 @@ struct ProcessTests {
         #expect(Set(attempts).count == attempts.count, "no (id, attempt) ran twice")
         #expect(Set(runs.map { $0[0] }) == ids)
         #expect(runs.allSatisfy { $0[1] == "1" })
-        let jobs = try CLITests.jobs(db)
+        let jobs = try await CLITests.jobs(db)
         #expect(jobs.allSatisfy { $0["state"] as? String == "succeeded" })
         print("two workers: \(Dictionary(grouping: runs, by: { $0[2] }).mapValues(\.count)) jobs per worker pid")
     }
 
-    @Test func sigtermLetsTheRunningJobFinishAndExitsZero() throws {
+    @Test func sigtermLetsTheRunningJobFinishAndExitsZero() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        let id = try CLI.run(["enqueue", "sleep", "--payload", #"{"seconds": 0.8}"#], db: db).stdout
+        let id = try await CLI.run(["enqueue", "sleep", "--payload", #"{"seconds": 0.8}"#], db: db).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let log = store.directory.appendingPathComponent("worker.log").path
         let worker = try CLI.startDetached(["work", "--grace", "10s"], db: db, logPath: log)
         let deadline = Date().addingTimeInterval(15)
-        while try CLITests.job(db, id)["state"] as? String != "running", Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
+        while try await CLITests.job(db, id)["state"] as? String != "running", Date() < deadline {
+            try await pause(0.05)
         }
         kill(worker.processIdentifier, SIGTERM)
-        worker.waitUntilExit()
+        await worker.wait()
         #expect(worker.terminationReason == .exit)
         #expect(worker.terminationStatus == 0)
-        #expect(try CLITests.job(db, id)["state"] as? String == "succeeded")
+        #expect(try await CLITests.job(db, id)["state"] as? String == "succeeded")
     }
 
-    @Test func sigtermAfterTheGracePeriodReleasesTheJob() throws {
+    @Test func sigtermAfterTheGracePeriodReleasesTheJob() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        let id = try CLI.run(["enqueue", "sleep", "--payload", #"{"seconds": 30}"#], db: db).stdout
+        let id = try await CLI.run(["enqueue", "sleep", "--payload", #"{"seconds": 30}"#], db: db).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let log = store.directory.appendingPathComponent("worker.log").path
         let worker = try CLI.startDetached(["work", "--grace", "300ms"], db: db, logPath: log)
         let deadline = Date().addingTimeInterval(15)
-        while try CLITests.job(db, id)["state"] as? String != "running", Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
+        while try await CLITests.job(db, id)["state"] as? String != "running", Date() < deadline {
+            try await pause(0.05)
         }
         let start = Date()
         kill(worker.processIdentifier, SIGTERM)
-        worker.waitUntilExit()
+        await worker.wait()
         #expect(Date().timeIntervalSince(start) < 5)
         #expect(worker.terminationStatus == 0)
-        let job = try CLITests.job(db, id)
+        let job = try await CLITests.job(db, id)
         #expect(job["state"] as? String == "ready")
         #expect(job["attempt"] as? Int == 0, "a released job has not used an attempt")
     }

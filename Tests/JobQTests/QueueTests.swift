@@ -51,15 +51,21 @@ struct QueueTests {
 
     @Test func delayedJobsWaitForTheirTime() async throws {
         let queue = try JobQueue.inMemory()
-        let log = RunLog()
-        try await queue.enqueue(Record.self, .init(label: "now"))
+        let now = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
         let delayed = try await queue.enqueue(
-            Record.self, .init(label: "delayed"), options: .init(priority: 100, delay: .milliseconds(1500)))
+            SumExecutor.self, .init(a: 2, b: 2), options: .init(priority: 100, delay: .seconds(60)))
         #expect(delayed.state == .scheduled)
-        try await work(queue, executors: [Record(log: log)], concurrency: 1)
-        #expect(log.all == ["now", "delayed"], "a higher priority does not let a delayed job run early")
-        let done = try #require(try await queue.job(delayed.id))
-        #expect(done.startedAt! >= delayed.runAt)
+        // A higher priority does not let a job that is not due yet be claimed.
+        let claimed = try await queue.store.claim(queues: ["default"], limit: 10, workerID: "w", lease: .seconds(30))
+        #expect(claimed.map(\.id) == [now.id])
+        try await queue.store.complete([(claimed[0], .succeeded(resultJSON: "{}"))], workerID: "w")
+        try await queue.cancel(delayed.id)
+
+        let soon = try await queue.enqueue(SumExecutor.self, .init(a: 3, b: 3), options: .init(delay: .milliseconds(300)))
+        try await work(queue, queues: ["default"])
+        let done = try #require(try await queue.job(soon.id))
+        #expect(done.state == .succeeded)
+        #expect(done.startedAt! >= soon.runAt, "never before its time")
     }
 
     @Test func queuesEmptyStopsWithoutWaitingForDelayedJobs() async throws {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// `shell`: runs a command and returns its exit code and output.
 ///
@@ -45,15 +44,15 @@ public struct ShellExecutor: Executor {
 
     public func run(_ input: Input, context: JobContext) async throws -> Output {
         let (executable, arguments) = try Self.command(input)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let cwd = input.cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
+        var isDirectory: ObjCBool = false
+        if let cwd = input.cwd, !(FileManager.default.fileExists(atPath: cwd, isDirectory: &isDirectory) && isDirectory.boolValue) {
+            throw NonRetryableError("working directory '\(cwd)' does not exist")
+        }
         // The job's identity is passed down so scripts can log it or make their work idempotent.
         let identity = [
             "JOBQ_JOB_ID": String(context.jobID), "JOBQ_ATTEMPT": String(context.attempt), "JOBQ_QUEUE": context.queue,
         ]
-        process.environment = ProcessInfo.processInfo.environment.merging(identity) { $1 }.merging(input.env ?? [:]) { $1 }
+        let environment = ProcessInfo.processInfo.environment.merging(identity) { $1 }.merging(input.env ?? [:]) { $1 }
         // Output goes to files rather than pipes, so a chatty command can never block on a
         // full pipe while we wait for it to exit.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-shell-\(UUID().uuidString)")
@@ -61,34 +60,16 @@ public struct ShellExecutor: Executor {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let stdoutURL = scratch.appendingPathComponent("stdout")
         let stderrURL = scratch.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        let stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
-        let stderrHandle = try FileHandle(forWritingTo: stderrURL)
-        process.standardOutput = stdoutHandle
-        process.standardError = stderrHandle
-        process.standardInput = FileHandle.nullDevice
-
-        let exit = ProcessExit()
-        process.terminationHandler = { process in exit.finish(process.terminationStatus) }
-        do {
-            try process.run()
-        } catch {
-            try? stdoutHandle.close()
-            try? stderrHandle.close()
-            throw NonRetryableError("cannot start \(executable): \(error.localizedDescription)")
-        }
-        try? stdoutHandle.close()
-        try? stderrHandle.close()
-
-        let pid = process.processIdentifier
+        let child = try ChildProcess(
+            executable: executable, arguments: arguments, environment: environment, directory: input.cwd,
+            stdoutPath: stdoutURL.path, stderrPath: stderrURL.path)
         let status = await withTaskCancellationHandler {
-            await exit.wait()
+            await child.wait()
         } onCancel: {
-            kill(pid, SIGTERM)
+            child.signal(SIGTERM)
             Task {
                 try? await Task.sleep(for: Self.terminationGrace)
-                if !exit.hasFinished { kill(pid, SIGKILL) }
+                child.signal(SIGKILL)
             }
         }
         try Task.checkCancellation()
@@ -140,31 +121,5 @@ public struct ShellExecutor: Executor {
         let data = (try? handle.read(upToCount: outputLimit + 1)) ?? Data()
         let truncated = data.count > outputLimit
         return (String(decoding: data.prefix(outputLimit), as: UTF8.self), truncated)
-    }
-}
-
-/// The exit status of a child process, awaited once.
-private final class ProcessExit: Sendable {
-    private let state = Mutex<(status: Int32?, waiter: CheckedContinuation<Int32, Never>?)>((nil, nil))
-
-    var hasFinished: Bool { state.withLock { $0.status != nil } }
-
-    func finish(_ status: Int32) {
-        let waiter = state.withLock { state -> CheckedContinuation<Int32, Never>? in
-            state.status = status
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume(returning: status)
-    }
-
-    func wait() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let status = state.withLock { state -> Int32? in
-                if state.status == nil { state.waiter = continuation }
-                return state.status
-            }
-            if let status { continuation.resume(returning: status) }
-        }
     }
 }

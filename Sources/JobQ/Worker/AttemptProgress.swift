@@ -72,6 +72,15 @@ final class AttemptProgress: Sendable {
         }
     }
 
+    /// Writes a held report now, so the latest progress lands before the outcome.
+    func flush() async {
+        let pending = state.withLock { state -> Report? in
+            defer { state.pending = nil }
+            return state.pending
+        }
+        if let pending { try? await write(pending) }
+    }
+
     private func write(_ report: Report) async throws {
         try await store.recordProgress(
             job: job, workerID: workerID, fraction: report.fraction, message: report.message, dataJSON: report.dataJSON)

@@ -7,32 +7,42 @@ extension WorkerPool {
     /// The executor runs in its own task so that the pool can stop waiting for it (timeout,
     /// shutdown, cancellation by an operator) even if it ignores cancellation; whatever it returns
     /// after that is discarded.
-    func perform(_ job: ClaimedJob) async {
-        guard let race = state.withLock({ $0.running[job.id]?.race }) else { return }
+    ///
+    /// The running map is keyed by job id, and a snoozed job can be claimed again before the
+    /// task of its previous run has removed its entry; so every lookup checks that the entry is
+    /// this run's (the same race), and the old run never removes the new one.
+    func perform(_ job: ClaimedJob, race: AttemptRace) async {
         let end: AttemptRace.End
+        let progress = AttemptProgress(store: queue.store, job: job, workerID: workerID, interval: options.progressInterval)
         if let executor = executors[job.executor] {
-            end = await runExecutor(executor, job: job, race: race)
+            end = await runExecutor(executor, job: job, race: race, progress: progress)
+            await progress.flush()
         } else {
             let names = executors.keys.sorted().joined(separator: ", ")
             end = .finished(.failure(UnknownExecutorError(
                 message: "no executor named '\(job.executor)' is registered in this worker pool (registered: \(names.isEmpty ? "none" : names)); "
                     + "run a pool that registers it, or enqueue with a registered name")))
         }
-        let interruption = state.withLock { $0.running[job.id]?.interruption }
+        let interruption = state.withLock { state in
+            state.running[job.id].flatMap { $0.race === race ? $0.interruption : nil }
+        }
         let outcome = self.outcome(of: job, end: end, interruption: interruption)
         await record(job, outcome)
-        state.withLock { _ = $0.running.removeValue(forKey: job.id) }
+        state.withLock { state in
+            if state.running[job.id]?.race === race { state.running.removeValue(forKey: job.id) }
+        }
         signal.poke()
     }
 
-    private func runExecutor(_ executor: ErasedExecutor, job: ClaimedJob, race: AttemptRace) async -> AttemptRace.End {
+    private func runExecutor(
+        _ executor: ErasedExecutor, job: ClaimedJob, race: AttemptRace, progress: AttemptProgress
+    ) async -> AttemptRace.End {
         let timeout = job.timeout ?? executor.defaultTimeout
         let deadline = timeout.map { ContinuousClock.now + $0 }
         let context = JobContext(
             jobID: job.id, executor: job.executor, queue: job.queue, attempt: job.attempt,
             maxAttempts: job.maxAttempts, deadline: deadline, snoozes: job.snoozes, checkpointJSON: job.checkpointJSON,
-            progressWriter: AttemptProgress(
-                store: queue.store, job: job, workerID: workerID, interval: options.progressInterval))
+            progressWriter: progress)
         let work = Task {
             do {
                 race.resolve(.finished(.success(try await executor.run(job.payloadJSON, context))))

@@ -25,7 +25,7 @@ extension WorkerPool {
                     }
                 } else {
                     let free = concurrency - running
-                    var claimed: [ClaimedJob] = []
+                    var claimed: [(job: ClaimedJob, race: AttemptRace)] = []
                     if free > 0 {
                         var worthClaiming = !idle || signal.takeWorkHint()
                         if !worthClaiming {
@@ -33,8 +33,8 @@ extension WorkerPool {
                         }
                         if worthClaiming { claimed = await claim(limit: free) }
                         idle = claimed.count < free
-                        for job in claimed {
-                            jobs.addTask { await self.perform(job) }
+                        for (job, race) in claimed {
+                            jobs.addTask { await self.perform(job, race: race) }
                         }
                     }
                     if claimed.isEmpty, running == 0, await stopConditionMet() {
@@ -48,13 +48,14 @@ extension WorkerPool {
         }
     }
 
-    private func claim(limit: Int) async -> [ClaimedJob] {
+    private func claim(limit: Int) async -> [(job: ClaimedJob, race: AttemptRace)] {
         do {
             let claimed = try await queue.store.claim(
-                queues: queues, limit: limit, workerID: workerID, lease: options.lease)
+                queues: queues, limit: limit, workerID: workerID, lease: options.lease
+            ).map { (job: $0, race: AttemptRace()) }
             state.withLock { state in
-                for job in claimed {
-                    state.running[job.id] = PoolState.RunningJob(job: job, race: AttemptRace(), interruption: nil)
+                for (job, race) in claimed {
+                    state.running[job.id] = PoolState.RunningJob(job: job, race: race, interruption: nil)
                 }
             }
             return claimed

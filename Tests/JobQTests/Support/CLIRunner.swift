@@ -1,7 +1,12 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// Runs the built `jobq` binary as a process, as a user would.
+///
+/// Everything here awaits rather than blocks: Swift Testing runs tests on the cooperative
+/// thread pool (two threads on a two-core machine), and a test that blocked one in
+/// `waitUntilExit` would starve the worker pools of the tests running beside it.
 enum CLI {
     /// The `jobq` binary next to the test bundle, or `$JOBQ_BINARY`.
     static var binary: URL {
@@ -23,21 +28,19 @@ enum CLI {
         let stderr: String
     }
 
-    /// Runs `jobq ARGS...` with `--db` pointing at `db` and waits for it.
-    ///
-    /// Output goes to temporary files rather than pipes: Foundation's pipe reads can trap on
-    /// EINTR when a child exits, and a file never fills up.
+    /// Runs `jobq ARGS...` with `--db` pointing at `db` and waits for it. Output goes to
+    /// temporary files rather than pipes, which never fill up.
     @discardableResult
-    static func run(_ arguments: [String], db: String?, environment: [String: String] = [:]) throws -> Result {
+    static func run(_ arguments: [String], db: String?, environment: [String: String] = [:]) async throws -> Result {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let outPath = scratch.appendingPathComponent("stdout").path
         let errPath = scratch.appendingPathComponent("stderr").path
-        let process = try start(arguments, db: db, environment: environment, stdoutPath: outPath, stderrPath: errPath)
-        process.waitUntilExit()
+        let child = try start(arguments, db: db, environment: environment, stdoutPath: outPath, stderrPath: errPath)
+        await child.wait()
         return Result(
-            status: process.terminationStatus,
+            status: child.terminationStatus,
             stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
             stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
     }
@@ -45,10 +48,26 @@ enum CLI {
     /// Starts `jobq ARGS...` without waiting, its output going to the given files.
     static func start(
         _ arguments: [String], db: String?, environment: [String: String] = [:], stdoutPath: String, stderrPath: String
-    ) throws -> Process {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = (db.map { ["--db", $0] } ?? []) + arguments
+    ) throws -> Child {
+        try Child(
+            executable: binary, arguments: (db.map { ["--db", $0] } ?? []) + arguments, environment: environment,
+            stdoutPath: stdoutPath, stderrPath: stderrPath)
+    }
+
+    /// Starts a long-running `jobq` with its stderr in `logPath`.
+    static func startDetached(_ arguments: [String], db: String, logPath: String) throws -> Child {
+        try start(arguments, db: db, stdoutPath: logPath + ".out", stderrPath: logPath)
+    }
+}
+
+/// A child process whose exit can be awaited.
+final class Child: @unchecked Sendable {
+    private let process = Process()
+    private let exited = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    init(executable: URL, arguments: [String], environment: [String: String], stdoutPath: String, stderrPath: String) throws {
+        process.executableURL = executable
+        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["JOBQ_DB"] = nil
         for (key, value) in environment { env[key] = value }
@@ -58,12 +77,36 @@ enum CLI {
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
         process.standardInput = FileHandle.nullDevice
+        // Set before run(), so an exit can never be missed.
+        process.terminationHandler = { _ in self.finish() }
         try process.run()
-        return process
     }
 
-    /// Starts a long-running `jobq` with stdout and stderr both in `logPath`.
-    static func startDetached(_ arguments: [String], db: String, logPath: String) throws -> Process {
-        try start(arguments, db: db, stdoutPath: logPath + ".out", stderrPath: logPath)
+    private func finish() {
+        let waiters = exited.withLock { state in
+            state.done = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
+
+    var processIdentifier: Int32 { process.processIdentifier }
+    var terminationStatus: Int32 { process.terminationStatus }
+    var terminationReason: Process.TerminationReason { process.terminationReason }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let done = exited.withLock { state in
+                if !state.done { state.waiters.append(continuation) }
+                return state.done
+            }
+            if done { continuation.resume() }
+        }
+    }
+}
+
+/// Sleeps without blocking a thread.
+func pause(_ seconds: Double) async throws {
+    try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
 }

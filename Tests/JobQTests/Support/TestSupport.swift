@@ -19,9 +19,9 @@ struct TemporaryStore {
 /// Pool options that make tests quick: short polls, short backoff, short lease.
 func quickOptions(stopWhen: StopCondition = .allJobsFinished) -> WorkerPool.Options {
     var options = WorkerPool.Options()
-    options.pollInterval = .milliseconds(10)
+    options.pollInterval = .milliseconds(50)
     options.retryBackoff = RetryBackoff(base: .milliseconds(20), maximum: .milliseconds(200), jitter: 0)
-    options.lease = .seconds(3)
+    options.lease = .seconds(15)
     options.stopWhen = stopWhen
     return options
 }
