@@ -138,6 +138,9 @@ struct DataMigrationTests {
         #expect(try await queue.dataMigrators().first?.version == 4)
         let jobs = try await queue.jobs()
         #expect(jobs.allSatisfy { $0.state == .succeeded })
+        #expect(jobs.last?.progress == 1)
+        #expect(jobs.last?.progressMessage == "notes: step 4 of 4 migrated")
+        #expect(try await queue.events(after: 0, filter: EventFilter(kinds: [.progress])).count >= 3, "each step reports progress")
         #expect(jobs.map(\.resultJSON) == [
             #"{"migrator":"notes","step":2,"outcome":"migrated"}"#,
             #"{"migrator":"notes","step":3,"outcome":"skipped"}"#,

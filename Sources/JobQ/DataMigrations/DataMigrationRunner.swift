@@ -228,7 +228,13 @@ enum DataMigrationStepExecutor {
                     "no data migrator named '\(input.migrator)' is registered in this worker pool (registered: "
                         + (registry.keys.sorted().joined(separator: ", ").nonEmpty ?? "none") + "); pass it in WorkerPool(migrators:)")
             }
+            // Each step reports where the chain is, so `jobq events --kind progress` and
+            // `jobq wait` show a data migration moving.
+            let target = max(migrator.targetVersion, 1)
+            let label = input.step == 0 ? "initialize" : "step \(input.step) of \(target)"
+            try await context.progress(Double(max(input.step - 1, 0)) / Double(target), message: "\(migrator.name): \(label)")
             let outcome = try await queue.runDataMigrationStep(migrator, step: input.step, background: true, nextOn: context.queue)
+            try await context.progress(input.step == 0 ? 1 : Double(input.step) / Double(target), message: "\(migrator.name): \(label) \(outcome)")
             return "{\"migrator\":\(JSONText.string(input.migrator)),\"step\":\(input.step),\"outcome\":\(JSONText.string(outcome))}"
         }
     }
