@@ -63,7 +63,7 @@ enum GlobalArguments {
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
-            if argument == "--durable" || argument.hasPrefix("--db=") {
+            if argument == "--durable" || argument == "--require-migrated" || argument.hasPrefix("--db=") {
                 globals.append(argument)
                 index += 1
             } else if argument == "--db", index + 1 < arguments.count {

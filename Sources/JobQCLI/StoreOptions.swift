@@ -10,6 +10,9 @@ struct StoreOptions: ParsableArguments {
     @Flag(name: .long, help: "Sync every commit to disk (synchronous=FULL): survives power loss, costs an fsync per commit.")
     var durable = false
 
+    @Flag(help: "Refuse to open a store that needs schema migrations (run `jobq migrate up` first) instead of migrating it.")
+    var requireMigrated = false
+
     var path: String {
         if let db { return db }
         if let env = ProcessInfo.processInfo.environment["JOBQ_DB"], !env.isEmpty { return env }
@@ -17,7 +20,7 @@ struct StoreOptions: ParsableArguments {
     }
 
     func open() throws -> JobQueue {
-        try JobQueue(path: path, durability: durable ? .full : .normal)
+        try JobQueue(path: path, durability: durable ? .full : .normal, migrations: requireMigrated ? .refuseIfPending : .applyPending)
     }
 }
 
