@@ -36,6 +36,12 @@ struct WorkCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Wait before the first retry; doubles each attempt (with jitter), up to 1h.", valueName: "duration"))
     var backoff: String = "1s"
 
+    @Option(help: "Jobs claimed ahead of free slots, so one claim serves several jobs (0: none).")
+    var prefetch: Int = 8
+
+    @Option(help: "Exit 0 after this many jobs finished or failed (recycle the worker).")
+    var maxJobs: Int?
+
     func run() async throws {
         let options = try poolOptions()
         guard (1...1024).contains(concurrency) else {
@@ -61,6 +67,12 @@ struct WorkCommand: AsyncParsableCommand {
         options.shutdownGracePeriod = try parseDuration(grace, option: "--grace")
         options.retryBackoff = RetryBackoff(base: try parseDuration(backoff, option: "--backoff"))
         options.stopWhen = untilEmpty ? .queuesEmpty : .never
+        guard (0...10_000).contains(prefetch) else { throw CLIError.usage("--prefetch must be from 0 to 10000, got \(prefetch)") }
+        options.prefetch = prefetch
+        if let maxJobs {
+            guard maxJobs >= 1 else { throw CLIError.usage("--max-jobs must be at least 1, got \(maxJobs)") }
+            options.maximumJobs = maxJobs
+        }
         return options
     }
 }

@@ -112,6 +112,27 @@ struct LeaseTests {
         #expect(try await queue.status().workers.isEmpty, "the worker row is removed on shutdown")
     }
 
+    @Test func prefetchedJobsAreLeasedAndReleasedAtShutdown() async throws {
+        let queue = try JobQueue.inMemory()
+        let jobs = try await queue.enqueue(contentsOf: (0..<6).map { _ in try JobRequest(SleepExecutor.self, .init(seconds: 30)) })
+        var options = quickOptions(stopWhen: .never)
+        options.prefetch = 3
+        options.shutdownGracePeriod = .milliseconds(100)
+        let pool = WorkerPool(queue: queue, concurrency: 1, executors: BuiltinExecutors.all, options: options)
+        let group = ServiceGroup(services: [pool], logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        try await eventually(.seconds(10), "one job running and three claimed ahead") {
+            try await queue.jobs(state: .running).count == 4
+        }
+        #expect(pool.statistics.running == 1, "only `concurrency` jobs run; the rest wait, leased")
+        await group.triggerGracefulShutdown()
+        try await within(.seconds(5), "shutdown") { try await running.value }
+        let after = try await queue.jobs()
+        #expect(after.allSatisfy { $0.state == .ready && $0.attempt == 0 }, "\(after.map { ($0.id, $0.state, $0.attempt) })")
+        #expect(after.count == jobs.count)
+        #expect(pool.statistics.released == 4)
+    }
+
     @Test func cancellingThePoolTaskReleasesItsJobs() async throws {
         let queue = try JobQueue.inMemory()
         let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 30))

@@ -77,6 +77,18 @@ struct QueueTests {
         #expect(try await queue.job(later.id)?.state == .scheduled)
     }
 
+    @Test func maximumJobsStopsThePoolAfterThatManyJobs() async throws {
+        let queue = try JobQueue.inMemory()
+        try await queue.enqueue(contentsOf: (0..<50).map { try JobRequest(SumExecutor.self, .init(a: $0, b: 0)) })
+        var options = quickOptions(stopWhen: .never)
+        options.maximumJobs = 20
+        options.prefetch = 5
+        let stats = try await work(queue, concurrency: 2, options: options, limit: .seconds(10))
+        #expect(stats.succeeded >= 20 && stats.succeeded <= 22, "stops after about 20, got \(stats.succeeded)")
+        #expect(try await queue.jobs(state: .running).isEmpty, "prefetched jobs went back to ready")
+        #expect(try await queue.jobs(state: .ready, limit: 100).count == 50 - stats.succeeded)
+    }
+
     @Test func retriesBackOffExponentiallyThenDie() async throws {
         let queue = try JobQueue.inMemory()
         let job = try await queue.enqueue(FailExecutor.self, .init(message: "nope"), options: .init(maxAttempts: 4))

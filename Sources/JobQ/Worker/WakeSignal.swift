@@ -62,6 +62,15 @@ final class AttemptRace: Sendable {
         continuation?.resume(returning: end)
     }
 
+    var isResolved: Bool {
+        state.withLock { state in
+            switch state {
+            case .pending, .waiting: return false
+            case .resolved, .consumed: return true
+            }
+        }
+    }
+
     func wait() async -> End {
         await withCheckedContinuation { continuation in
             let ready: End? = state.withLock { state in

@@ -14,7 +14,10 @@ extension WorkerPool {
     func perform(_ job: ClaimedJob, race: AttemptRace) async {
         let end: AttemptRace.End
         let progress = AttemptProgress(store: queue.store, job: job, workerID: workerID, interval: options.progressInterval)
-        if let executor = executors[job.executor] {
+        if race.isResolved {
+            // Interrupted while it waited in the buffer: never start it.
+            end = .interrupted
+        } else if let executor = executors[job.executor] {
             end = await runExecutor(executor, job: job, race: race, progress: progress)
             await progress.flush()
         } else {
@@ -30,6 +33,7 @@ extension WorkerPool {
         await record(job, outcome)
         state.withLock { state in
             if state.running[job.id]?.race === race { state.running.removeValue(forKey: job.id) }
+            state.active -= 1
         }
         signal.poke()
     }

@@ -2,46 +2,77 @@ import Foundation
 import Logging
 
 extension WorkerPool {
-    /// Claims jobs while slots are free and runs each in a child task, until shutdown or the
-    /// stop condition. Sleeps on the wake signal between rounds.
+    /// Claims jobs in batches into a small local buffer and runs them, at most `concurrency` at
+    /// a time, each in a child task; until shutdown, the job limit, or the stop condition.
+    /// Sleeps on the wake signal between rounds.
+    ///
+    /// Claiming ahead (``Options/prefetch``) makes one claim transaction serve many jobs. The
+    /// buffered jobs are leased and renewed like running ones, and released at shutdown.
     func claimLoop() async {
         var wakeups = signal.stream.makeAsyncIterator()
         await withDiscardingTaskGroup { jobs in
+            var buffer: [(job: ClaimedJob, race: AttemptRace)] = []
+            var next = 0
+            func startBuffered(upTo limit: Int) {
+                while next < buffer.count, state.withLock({ $0.active }) < limit {
+                    let (job, race) = buffer[next]
+                    next += 1
+                    state.withLock { $0.active += 1 }
+                    jobs.addTask { await self.perform(job, race: race) }
+                }
+                if next == buffer.count {
+                    buffer.removeAll(keepingCapacity: true)
+                    next = 0
+                }
+            }
+            /// Hands every buffered job to a task that releases it (its race is interrupted).
+            func releaseBuffered() {
+                let waiting = buffer[next...].map(\.job.id)
+                let races = state.withLock { $0.interrupt(waiting, because: .shutdown) }
+                for race in races { race.resolve(.interrupted) }
+                startBuffered(upTo: Int.max)
+            }
             // After a claim that came back short, the next round first checks with a cheap read
             // that there is something to claim, so idle pools do not take the write lock.
             var idle = false
             while true {
                 if Task.isCancelled {
                     interruptAll()
+                    releaseBuffered()
                     break
                 }
-                let (running, drainDeadline) = state.withLock { ($0.running.count, $0.drainDeadline) }
-                if let drainDeadline {
-                    if running == 0 { break }
-                    if ContinuousClock.now >= drainDeadline {
-                        logger.warning("grace period over: cancelling and releasing \(running) running job(s)")
+                let limit = options.maximumJobs
+                let (active, drainDeadline, limitReached) = state.withLock { state in
+                    (state.active, state.drainDeadline, limit.map { state.stats.finished + state.stats.retried >= $0 } ?? false)
+                }
+                if drainDeadline != nil || limitReached {
+                    releaseBuffered()
+                    if active == 0 { break }
+                    if let drainDeadline, ContinuousClock.now >= drainDeadline {
+                        logger.warning("grace period over: cancelling and releasing \(active) running job(s)")
                         interruptAll()
                         break
                     }
                 } else {
-                    let free = concurrency - running
+                    startBuffered(upTo: concurrency)
+                    let buffered = buffer.count - next
+                    let wanted = concurrency + options.prefetch - buffered - state.withLock { $0.active }
                     var claimed: [(job: ClaimedJob, race: AttemptRace)] = []
-                    if free > 0 {
+                    // Claim when a slot is free and the buffer cannot fill it.
+                    if buffered == 0, wanted > 0 {
                         var worthClaiming = !idle || signal.takeWorkHint()
                         if !worthClaiming {
                             worthClaiming = (try? await queue.store.hasClaimableWork(queues: queues)) ?? true
                         }
-                        if worthClaiming { claimed = await claim(limit: free) }
-                        idle = claimed.count < free
-                        for (job, race) in claimed {
-                            jobs.addTask { await self.perform(job, race: race) }
-                        }
+                        if worthClaiming { claimed = await claim(limit: wanted) }
+                        idle = claimed.count < wanted
+                        buffer += claimed
+                        startBuffered(upTo: concurrency)
                     }
-                    if claimed.isEmpty, running == 0, await stopConditionMet() {
+                    let nowActive = state.withLock { $0.active }
+                    if claimed.isEmpty, nowActive == 0, buffer.count == next, await stopConditionMet() {
                         break
                     }
-                    // A full batch may mean more work is waiting: claim again once slots free up.
-                    if !claimed.isEmpty, claimed.count == free { idle = false }
                 }
                 if await wakeups.next() == nil { break }
             }

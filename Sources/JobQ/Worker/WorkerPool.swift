@@ -73,7 +73,7 @@ public final class WorkerPool: Service, Sendable {
     public var statistics: Statistics {
         state.withLock { state in
             var stats = state.stats
-            stats.running = state.running.count
+            stats.running = state.active
             return stats
         }
     }
@@ -92,6 +92,10 @@ public final class WorkerPool: Service, Sendable {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.maintain() }
+                if let watcher = ChangeWatcher(path: queue.path) {
+                    let interval = options.changeCheckInterval
+                    group.addTask { await watcher.run(every: interval, signal: signal) }
+                }
                 await self.claimLoop()
                 group.cancelAll()
             }
@@ -132,7 +136,10 @@ struct PoolState: Sendable {
         case lost
     }
 
+    /// Claimed jobs, running or buffered: all of them hold leases this pool renews.
     var running: [JobID: RunningJob] = [:]
+    /// Jobs whose task has started (at most `concurrency`).
+    var active = 0
     var drainDeadline: ContinuousClock.Instant?
     var stats = WorkerPool.Statistics()
 

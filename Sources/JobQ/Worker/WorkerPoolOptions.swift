@@ -38,6 +38,16 @@ extension WorkerPool {
         public var maximumSnoozes = 100
         /// The shortest time between two stored progress reports of one job.
         public var progressInterval: Duration = .milliseconds(250)
+        /// How many jobs the pool claims beyond its free slots, so that one claim transaction
+        /// serves several jobs. They wait in the pool (leased, renewed, released at shutdown);
+        /// 0 claims only what can start at once.
+        public var prefetch = 8
+        /// After this many jobs finished or failed, stop claiming, finish what runs, and return
+        /// (like a worker that is recycled every N jobs). nil: no limit.
+        public var maximumJobs: Int?
+        /// How often an idle pool on a file store checks, with `PRAGMA data_version`, whether
+        /// another process committed something; a change wakes it at once.
+        public var changeCheckInterval: Duration = .milliseconds(2)
         /// How often the pool checks whether a running job was cancelled (by any process).
         public var cancellationCheckInterval: Duration = .milliseconds(500)
 
