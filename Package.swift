@@ -37,6 +37,8 @@ let package = Package(
             dependencies: [
                 "JobQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // The raw-SQLite baseline of `jobq bench` uses the C API directly.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -1,0 +1,63 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Runs `jobq` itself as a child process for the cross-process workloads, and reads its peak
+/// resident memory from the kernel when it exits (wait4's `ru_maxrss`).
+struct BenchChild {
+    let pid: pid_t
+
+    static var executable: String {
+        #if os(Linux)
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
+        #endif
+        return CommandLine.arguments[0]
+    }
+
+    init(_ arguments: [String]) throws {
+        let argv = ([Self.executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var environment = ProcessInfo.processInfo.environment
+        environment["JOBQ_LOG_LEVEL"] = "error"
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
+        #if canImport(Glibc)
+        var actions = posix_spawn_file_actions_t()
+        #else
+        var actions: posix_spawn_file_actions_t? = nil
+        #endif
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, Self.executable, &actions, nil, argv, envp)
+        guard result == 0 else { throw CLIError.failure("bench: cannot start \(Self.executable): \(String(cString: strerror(result)))") }
+        self.pid = pid
+    }
+
+    /// Waits for the child on a thread of its own. Returns its exit status and peak RSS in bytes.
+    func wait() async -> (status: Int32, peakRSS: Int) {
+        let pid = self.pid
+        return await withCheckedContinuation { continuation in
+            Thread {
+                var status: Int32 = 0
+                var usage = rusage()
+                while wait4(pid, &status, 0, &usage) == -1, errno == EINTR {}
+                #if os(Linux)
+                let peak = Int(usage.ru_maxrss) * 1024  // KiB on Linux
+                #else
+                let peak = Int(usage.ru_maxrss)  // bytes on macOS
+                #endif
+                continuation.resume(returning: ((status >> 8) & 0xff, peak))
+            }.start()
+        }
+    }
+
+    func terminate() { kill(pid, SIGTERM) }
+}

@@ -1,0 +1,122 @@
+import ArgumentParser
+import Foundation
+import JobQ
+
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure jobq against raw SQLite on this machine: enqueue, drain, latency, flat cost, memory.",
+        discussion: """
+            Every workload runs on a fresh store in the temporary directory. Each figure is also
+            printed as a ratio of the raw-SQLite baseline measured in the same run (the same
+            statements through the SQLite C API, no jobq code), because absolute numbers drift on
+            a shared machine and ratios do not. Build with -c release for meaningful numbers.
+            --quick shrinks every size, for CI.
+            """)
+
+    @Flag(help: "Small sizes, to check that the bench works (CI).")
+    var quick = false
+
+    @Flag(help: "Print one JSON object instead of a table.")
+    var json = false
+
+    @Option(help: "Jobs for the one-at-a-time enqueue.") var enqueueJobs: Int?
+    @Option(help: "Jobs for the bulk enqueue.") var bulkJobs: Int?
+    @Option(help: "Jobs per drain.") var drainJobs: Int?
+    @Option(help: "Jobs timed for latency, per setting.") var latencyJobs: Int?
+    @Option(help: "Finished jobs in the store for the flat-cost workload.") var finishedJobs: Int?
+    @Option(help: "Future (scheduled) jobs in the store for the flat-cost workload.") var futureJobs: Int?
+    @Option(help: "Ready jobs in the store for the memory workload.") var memoryBacklog: Int?
+    @Option(help: "Jobs the memory workload's worker runs before it exits.") var memoryJobs: Int?
+
+    struct Row: Codable {
+        var workload: String
+        var value: Double
+        var unit: String
+        var baseline: String?
+        var baselineValue: Double?
+        var ratio: Double?
+    }
+
+    func size(_ given: Int?, _ normal: Int, _ small: Int) throws -> Int {
+        let value = given ?? (quick ? small : normal)
+        guard value >= 1 else { throw CLIError.usage("bench sizes must be at least 1, got \(value)") }
+        return value
+    }
+
+    func run() async throws {
+        let enqueueCount = try size(enqueueJobs, 3_000, 300)
+        let bulkCount = try size(bulkJobs, 100_000, 5_000)
+        let drainCount = try size(drainJobs, 20_000, 1_000)
+        let latencyCount = try size(latencyJobs, 200, 30)
+        let finished = try size(finishedJobs, 1_000_000, 20_000)
+        let future = try size(futureJobs, 100_000, 2_000)
+        let backlog = try size(memoryBacklog, 1_000_000, 20_000)
+        let memoryRun = try size(memoryJobs, 30_000, 1_000)
+        var bench = try BenchWorkloads()
+        defer { bench.cleanUp() }
+        func progress(_ text: String) {
+            if !json { FileHandle.standardError.write(Data("bench: \(text)...\n".utf8)) }
+        }
+
+        progress("raw SQLite baseline")
+        let rawSingle = try bench.raw(inserts: enqueueCount, insertBatch: 1)
+        let rawBulk = try bench.raw(inserts: bulkCount, insertBatch: 1000)
+        let rawCycle1 = try bench.raw(claimComplete: min(drainCount, 20_000), batch: 1)
+        let rawCycle100 = try bench.raw(claimComplete: drainCount, batch: 100)
+
+        progress("enqueue")
+        let single = try await bench.enqueueOneAtATime(enqueueCount)
+        let bulk = try await bench.enqueueInBulk(bulkCount)
+        progress("drain in-process")
+        let drain1 = try await bench.drainInProcess(drainCount, concurrency: 1)
+        let drain4 = try await bench.drainInProcess(drainCount, concurrency: 4)
+        progress("drain through `jobq work`")
+        let drainProcess = try await bench.drainThroughWorkerProcess(drainCount)
+        progress("latency")
+        let inProcess = try await bench.latency(latencyCount, crossProcess: false)
+        let crossProcess = try await bench.latency(latencyCount, crossProcess: true)
+        progress("flat cost with \(finished) finished and \(future) future jobs")
+        let flat = try await bench.flatCost(finished: finished, future: future, drain: drainCount)
+        progress("peak memory with a \(backlog)-job backlog")
+        let peak = try await bench.peakMemory(backlog: backlog, jobs: memoryRun)
+
+        let batchedCycle = "raw claim+complete, batches of 100"
+        var rows = [
+            Row(workload: "enqueue, one per transaction", value: single, unit: "jobs/s",
+                baseline: "raw single-insert commits", baselineValue: rawSingle, ratio: single / rawSingle),
+            Row(workload: "enqueue, bulk (batches of 1,000)", value: bulk, unit: "jobs/s",
+                baseline: "raw inserts, batches of 1,000", baselineValue: rawBulk, ratio: bulk / rawBulk),
+            Row(workload: "drain in-process, concurrency 1", value: drain1, unit: "jobs/s",
+                baseline: batchedCycle, baselineValue: rawCycle100, ratio: drain1 / rawCycle100),
+            Row(workload: "drain in-process, concurrency 4", value: drain4, unit: "jobs/s",
+                baseline: batchedCycle, baselineValue: rawCycle100, ratio: drain4 / rawCycle100),
+            Row(workload: "drain through `jobq work` (concurrency 4)", value: drainProcess, unit: "jobs/s",
+                baseline: batchedCycle, baselineValue: rawCycle100, ratio: drainProcess / rawCycle100),
+            Row(workload: "raw claim+complete, one job per transaction", value: rawCycle1, unit: "jobs/s"),
+        ]
+        rows += [
+            Row(workload: "latency in-process p50", value: percentile(inProcess, 50), unit: "ms"),
+            Row(workload: "latency in-process p99", value: percentile(inProcess, 99), unit: "ms"),
+            Row(workload: "latency across processes p50", value: percentile(crossProcess, 50), unit: "ms"),
+            Row(workload: "latency across processes p99", value: percentile(crossProcess, 99), unit: "ms"),
+            Row(workload: "claim throughput, \(finished) finished + \(future) future jobs", value: flat.full, unit: "jobs/s",
+                baseline: "the same on an empty store", baselineValue: flat.empty, ratio: flat.full / flat.empty),
+            Row(workload: "peak RSS of a worker, \(backlog)-job backlog", value: Double(peak) / 1_048_576, unit: "MiB"),
+        ]
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+            print(String(decoding: try encoder.encode(["results": rows]), as: UTF8.self))
+            return
+        }
+        var table = [["WORKLOAD", "JOBQ", "BASELINE", "RATIO"]]
+        for row in rows {
+            let value = row.unit == "ms" || row.unit == "MiB" ? String(format: "%.2f %@", row.value, row.unit) : String(format: "%.0f %@", row.value, row.unit)
+            let baseline = row.baselineValue.map { String(format: "%.0f (%@)", $0, row.baseline ?? "") } ?? ""
+            table.append([row.workload, value, baseline, row.ratio.map { String(format: "%.2f", $0) } ?? ""])
+        }
+        print(Table.render(table))
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import JobQ
+import Logging
+
+/// The jobq side of `jobq bench`: each workload on a fresh store in a scratch directory.
+struct BenchWorkloads {
+    let directory: URL
+    var storeCount = 0
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-bench-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    func cleanUp() { try? FileManager.default.removeItem(at: directory) }
+
+    mutating func freshPath() -> String {
+        storeCount += 1
+        return directory.appendingPathComponent("store-\(storeCount).sqlite").path
+    }
+
+    static func sumRequest(_ index: Int) throws -> JobRequest {
+        try JobRequest(executor: SumExecutor.name, payloadJSON: #"{"a":\#(index),"b":1}"#)
+    }
+
+    /// Enqueues one job per transaction. Returns jobs per second.
+    mutating func enqueueOneAtATime(_ count: Int) async throws -> Double {
+        let queue = try JobQueue(path: freshPath())
+        let requests = try (0..<count).map(Self.sumRequest)
+        let start = ContinuousClock.now
+        for request in requests { try await queue.enqueue(request) }
+        return Double(count) / (ContinuousClock.now - start).inSeconds
+    }
+
+    /// Enqueues in batches of 1,000 with `enqueue(contentsOf:)`. Returns jobs per second.
+    mutating func enqueueInBulk(_ count: Int) async throws -> Double {
+        let queue = try JobQueue(path: freshPath())
+        let requests = try (0..<count).map(Self.sumRequest)
+        let start = ContinuousClock.now
+        var index = 0
+        while index < count {
+            try await queue.enqueue(contentsOf: requests[index..<min(index + 1000, count)])
+            index += 1000
+        }
+        return Double(count) / (ContinuousClock.now - start).inSeconds
+    }
+
+    /// A store holding `count` ready `sum` jobs.
+    mutating func backlog(_ count: Int) async throws -> (JobQueue, String) {
+        let path = freshPath()
+        let queue = try JobQueue(path: path)
+        var index = 0
+        while index < count {
+            try await queue.enqueue(contentsOf: try (index..<min(index + 1000, count)).map(Self.sumRequest))
+            index += 1000
+        }
+        return (queue, path)
+    }
+
+    /// Drains every ready job of `queue` in this process. Returns jobs per second.
+    static func drain(_ queue: JobQueue, jobs: Int, concurrency: Int) async throws -> Double {
+        var options = WorkerPool.Options()
+        options.stopWhen = .queuesEmpty
+        var logger = Logger(label: "jobq.bench")
+        logger.logLevel = .error
+        let pool = WorkerPool(queue: queue, concurrency: concurrency, executors: [SumExecutor()], options: options, logger: logger)
+        let start = ContinuousClock.now
+        try await pool.run()
+        let elapsed = (ContinuousClock.now - start).inSeconds
+        guard pool.statistics.succeeded == jobs else {
+            throw CLIError.failure("bench: drained \(pool.statistics.succeeded) of \(jobs) jobs")
+        }
+        return Double(jobs) / elapsed
+    }
+
+    /// Drains a backlog through a separate `jobq work --until-empty` process. Returns jobs per
+    /// second, the process's start-up included.
+    mutating func drainInProcess(_ count: Int, concurrency: Int) async throws -> Double {
+        let (queue, _) = try await backlog(count)
+        return try await Self.drain(queue, jobs: count, concurrency: concurrency)
+    }
+
+    mutating func drainThroughWorkerProcess(_ count: Int) async throws -> Double {
+        let (queue, path) = try await backlog(count)
+        let start = ContinuousClock.now
+        let child = try BenchChild(["--db", path, "work", "--until-empty", "--concurrency", "4"])
+        let (status, _) = await child.wait()
+        let elapsed = (ContinuousClock.now - start).inSeconds
+        let done = try await queue.status().queues.first?.counts["succeeded"] ?? 0
+        guard status == 0, done == count else { throw CLIError.failure("bench: the worker process exited \(status) after \(done) of \(count) jobs") }
+        return Double(count) / elapsed
+    }
+
+    /// Milliseconds from enqueue to the succeeded event being visible to the producer, for `count`
+    /// jobs one after the other, with an idle worker in this process or in another one.
+    mutating func latency(_ count: Int, crossProcess: Bool) async throws -> [Double] {
+        let path = freshPath()
+        let queue = try JobQueue(path: path)
+        var child: BenchChild?
+        var poolTask: Task<Void, any Error>?
+        if crossProcess {
+            child = try BenchChild(["--db", path, "work", "--concurrency", "4"])
+            // Let the worker start and go idle.
+            try await queue.enqueue(try Self.sumRequest(0))
+            for try await event in queue.events(EventFilter(kinds: [.succeeded]), since: 0, pollInterval: .milliseconds(1)) {
+                _ = event
+                break
+            }
+        } else {
+            var logger = Logger(label: "jobq.bench")
+            logger.logLevel = .error
+            let pool = WorkerPool(queue: queue, concurrency: 4, executors: [SumExecutor()], logger: logger)
+            poolTask = Task { try await pool.run() }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        defer {
+            poolTask?.cancel()
+            child?.terminate()
+        }
+        var samples: [Double] = []
+        let feed = queue.events(EventFilter(kinds: [.succeeded]), since: try await queue.latestEventID(), pollInterval: .milliseconds(1))
+        var iterator = feed.makeAsyncIterator()
+        for index in 0..<count {
+            let start = ContinuousClock.now
+            let job = try await queue.enqueue(try Self.sumRequest(index))
+            while let event = try await iterator.next(), event.jobID != job.id {}
+            samples.append((ContinuousClock.now - start).inSeconds * 1000)
+            // Idle between jobs, so each one measures a wake-up from idle.
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        if let child {
+            child.terminate()
+            _ = await child.wait()
+        }
+        return samples
+    }
+
+    /// Claim throughput on a store that also holds `finished` succeeded jobs and `future` jobs
+    /// scheduled later, as a ratio of the same drain on an otherwise empty store.
+    mutating func flatCost(finished: Int, future: Int, drain: Int) async throws -> (empty: Double, full: Double) {
+        let (emptyQueue, _) = try await backlog(drain)
+        let empty = try await Self.drain(emptyQueue, jobs: drain, concurrency: 4)
+        let path = freshPath()
+        _ = try JobQueue(path: path)
+        let raw = try RawSQLite(path: path)
+        try raw.fill(count: finished, state: "succeeded", runAtOffset: -3600)
+        try raw.fill(count: future, state: "scheduled", runAtOffset: 86_400)
+        let fullQueue = try JobQueue(path: path)
+        var index = 0
+        while index < drain {
+            try await fullQueue.enqueue(contentsOf: try (index..<min(index + 1000, drain)).map(Self.sumRequest))
+            index += 1000
+        }
+        let full = try await Self.drain(fullQueue, jobs: drain, concurrency: 4)
+        return (empty, full)
+    }
+
+    /// Peak resident memory (bytes) of a `jobq work` process working through `jobs` jobs of a
+    /// `backlog`-job store.
+    mutating func peakMemory(backlog: Int, jobs: Int) async throws -> Int {
+        let path = freshPath()
+        _ = try JobQueue(path: path)
+        try RawSQLite(path: path).fill(count: backlog, state: "ready", runAtOffset: -1)
+        let child = try BenchChild(["--db", path, "work", "--concurrency", "4", "--max-jobs", String(jobs)])
+        let (status, peak) = await child.wait()
+        guard status == 0 else { throw CLIError.failure("bench: the memory worker exited \(status)") }
+        return peak
+    }
+
+    /// Raw SQLite on a fresh jobq-shaped store: inserts and claim+complete at the given batch.
+    mutating func raw(inserts: Int, insertBatch: Int) throws -> Double {
+        let path = freshPath()
+        _ = try JobQueue(path: path)
+        return try RawSQLite(path: path).insert(count: inserts, batch: insertBatch)
+    }
+
+    mutating func raw(claimComplete jobs: Int, batch: Int) throws -> Double {
+        let path = freshPath()
+        _ = try JobQueue(path: path)
+        let raw = try RawSQLite(path: path)
+        try raw.fill(count: jobs, state: "ready", runAtOffset: -1)
+        let (done, rate) = try raw.claimAndComplete(batch: batch)
+        guard done == jobs else { throw CLIError.failure("raw SQLite: drained \(done) of \(jobs)") }
+        return rate
+    }
+}
+
+func percentile(_ samples: [Double], _ p: Double) -> Double {
+    guard !samples.isEmpty else { return .nan }
+    let sorted = samples.sorted()
+    let rank = Int((p / 100 * Double(sorted.count - 1)).rounded())
+    return sorted[min(max(rank, 0), sorted.count - 1)]
+}

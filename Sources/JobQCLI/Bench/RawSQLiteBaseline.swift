@@ -1,0 +1,134 @@
+import Foundation
+import GRDBSQLite
+
+/// The same statements jobq runs, driven straight through the SQLite C API, with no jobq code:
+/// what SQLite itself can do on this machine, measured in the same run as jobq.
+final class RawSQLite {
+    private var db: OpaquePointer?
+    let path: String
+
+    /// Opens `path` (a store jobq created, so the schema and indexes are jobq's) in WAL mode
+    /// with `synchronous=NORMAL`, as jobq does.
+    init(path: String) throws {
+        self.path = path
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+            throw CLIError.failure("raw SQLite: cannot open \(path)")
+        }
+        try exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000")
+    }
+
+    deinit { sqlite3_close_v2(db) }
+
+    func exec(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        guard sqlite3_exec(db, sql, nil, nil, &message) == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? "?"
+            sqlite3_free(message)
+            throw CLIError.failure("raw SQLite: \(text) in \(sql.prefix(80))")
+        }
+    }
+
+    private func prepare(_ sql: String) throws -> OpaquePointer? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK else {
+            throw CLIError.failure("raw SQLite: cannot prepare \(sql.prefix(80)): \(String(cString: sqlite3_errmsg(db)))")
+        }
+        return statement
+    }
+
+    private static let insertSQL = """
+        INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch)
+        VALUES ('default', 'sum', json(?), 0, 'ready', 3, ?, NULL, ?, NULL, NULL) RETURNING id
+        """
+    private static let claimSQL = """
+        UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = 'raw', lease_until = ?, started_at = ?
+        WHERE id IN (SELECT id FROM jobs WHERE state = 'ready' AND queue = 'default' ORDER BY priority DESC, run_at, id LIMIT ?)
+        RETURNING id, attempt, payload
+        """
+    private static let completeSQL = """
+        UPDATE jobs SET state = 'succeeded', result = ?, error = NULL, finished_at = ?, lease_until = NULL
+        WHERE id = ? AND state = 'running' AND worker_id = 'raw' AND attempt = ?
+        """
+
+    /// Inserts `count` jobs, `batch` per transaction. Returns inserts per second.
+    func insert(count: Int, batch: Int) throws -> Double {
+        let statement = try prepare(Self.insertSQL)
+        defer { sqlite3_finalize(statement) }
+        let payload = #"{"a":1,"b":2}"#
+        let start = ContinuousClock.now
+        var done = 0
+        while done < count {
+            try exec("BEGIN IMMEDIATE")
+            for _ in 0..<min(batch, count - done) {
+                let now = Date().timeIntervalSince1970
+                sqlite3_bind_text(statement, 1, payload, -1, SQLITE_TRANSIENT_VALUE)
+                sqlite3_bind_double(statement, 2, now)
+                sqlite3_bind_double(statement, 3, now)
+                while sqlite3_step(statement) == SQLITE_ROW {}
+                sqlite3_reset(statement)
+                done += 1
+            }
+            try exec("COMMIT")
+        }
+        return Double(count) / (ContinuousClock.now - start).inSeconds
+    }
+
+    /// Claims and completes every ready job, `batch` per claim transaction and per completion
+    /// transaction, storing a small result. Returns jobs per second.
+    func claimAndComplete(batch: Int) throws -> (jobs: Int, perSecond: Double) {
+        let claim = try prepare(Self.claimSQL)
+        let complete = try prepare(Self.completeSQL)
+        defer {
+            sqlite3_finalize(claim)
+            sqlite3_finalize(complete)
+        }
+        let start = ContinuousClock.now
+        var total = 0
+        while true {
+            let now = Date().timeIntervalSince1970
+            try exec("BEGIN IMMEDIATE")
+            sqlite3_bind_double(claim, 1, now + 30)
+            sqlite3_bind_double(claim, 2, now)
+            sqlite3_bind_int64(claim, 3, Int64(batch))
+            var claimed: [(Int64, Int64)] = []
+            while sqlite3_step(claim) == SQLITE_ROW {
+                claimed.append((sqlite3_column_int64(claim, 0), sqlite3_column_int64(claim, 1)))
+                _ = sqlite3_column_text(claim, 2)
+            }
+            sqlite3_reset(claim)
+            try exec("COMMIT")
+            if claimed.isEmpty { break }
+            try exec("BEGIN IMMEDIATE")
+            for (id, attempt) in claimed {
+                sqlite3_bind_text(complete, 1, #"{"sum":3}"#, -1, SQLITE_TRANSIENT_VALUE)
+                sqlite3_bind_double(complete, 2, Date().timeIntervalSince1970)
+                sqlite3_bind_int64(complete, 3, id)
+                sqlite3_bind_int64(complete, 4, attempt)
+                _ = sqlite3_step(complete)
+                sqlite3_reset(complete)
+            }
+            try exec("COMMIT")
+            total += claimed.count
+        }
+        return (total, Double(total) / (ContinuousClock.now - start).inSeconds)
+    }
+
+    /// Fills the store fast with generated rows (setup for the large-store workloads, not a
+    /// measurement): `count` jobs in `state`, run at `runAt` offset from now.
+    func fill(count: Int, state: String, runAtOffset: Double) throws {
+        let now = Date().timeIntervalSince1970
+        let finished = state == "succeeded" ? "\(now - 60)" : "NULL"
+        let result = state == "succeeded" ? #"'{"sum":3}'"# : "NULL"
+        try exec("BEGIN IMMEDIATE")
+        try exec("""
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(count))
+            INSERT INTO jobs (queue, executor, payload, priority, state, attempt, max_attempts, run_at, created_at, finished_at, result)
+            SELECT 'default', 'sum', '{"a":' || i || ',"b":1}', 0, '\(state)', \(state == "succeeded" ? 1 : 0), 3,
+                \(now + runAtOffset), \(now), \(finished), \(result) FROM n
+            """)
+        try exec("COMMIT")
+    }
+}
+
+/// SQLITE_TRANSIENT: SQLite copies the bound text before the call returns.
+private let SQLITE_TRANSIENT_VALUE = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+
+/// `jobq bench` runs every workload and reports each figure (numbers are not asserted: speed is
+/// measured by the bench, not by tests).
+@Suite("jobq bench")
+struct BenchTests {
+    @Test func benchReportsEveryWorkloadWithItsBaseline() async throws {
+        let result = try await CLI.run(
+            [
+                "bench", "--quick", "--json", "--enqueue-jobs", "50", "--bulk-jobs", "1000", "--drain-jobs", "200",
+                "--latency-jobs", "5", "--finished-jobs", "2000", "--future-jobs", "200", "--memory-backlog", "2000",
+                "--memory-jobs", "100",
+            ], db: nil)
+        #expect(result.status == 0, "\(result.stderr)")
+        struct Report: Decodable {
+            struct Row: Decodable { var workload: String; var value: Double; var unit: String; var ratio: Double? }
+            var results: [Row]
+        }
+        let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+        let names = report.results.map(\.workload)
+        for expected in [
+            "enqueue, one per transaction", "enqueue, bulk (batches of 1,000)", "drain in-process, concurrency 1",
+            "drain in-process, concurrency 4", "drain through `jobq work` (concurrency 4)", "latency in-process p50",
+            "latency across processes p99",
+        ] {
+            #expect(names.contains(expected), "missing \(expected)")
+        }
+        #expect(names.contains { $0.hasPrefix("claim throughput") })
+        #expect(names.contains { $0.hasPrefix("peak RSS") })
+        #expect(report.results.allSatisfy { $0.value > 0 && $0.value.isFinite })
+        #expect(report.results.filter { $0.ratio != nil }.count == 6, "every throughput figure has a ratio to raw SQLite")
+    }
+
+    @Test func badSizesAreRefused() async throws {
+        let result = try await CLI.run(["bench", "--drain-jobs", "0"], db: nil)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("at least 1"))
+    }
+}
