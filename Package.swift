@@ -58,12 +58,20 @@ let package = Package(
             dependencies: ["JobQ", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Helpers/TestHelper"
         ),
+        // The chaos run (issue: reliability under faults): workers killed at random while
+        // producers enqueue; checks nothing is lost or done twice. `swift run -c release jobq-chaos`.
+        .executableTarget(
+            name: "jobq-chaos",
+            dependencies: ["JobQ", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/Helpers/Chaos"
+        ),
         .testTarget(
             name: "JobQTests",
             dependencies: [
                 "JobQ",
                 "JobQCLI",
                 "jobq-test-helper",
+                "jobq-chaos",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

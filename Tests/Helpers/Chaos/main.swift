@@ -1,0 +1,183 @@
+// The chaos run: several `jobq work` processes and producers on one store, while a worker is
+// killed with SIGKILL every few hundred milliseconds and restarted. At the end it checks what a
+// durable queue promises and prints one line of figures:
+//
+//   jobs, kills, re-deliveries, lost, duplicates, over-attempts, event gaps, batch firings,
+//   integrity, busy errors seen by users
+//
+// and exits 1 if any promise was broken.
+//
+//   swift run -c release jobq-chaos --jobs 20000 [--workers 4] [--producers 2] [--kill-every-ms 300]
+//
+// It runs the `jobq` binary next to itself (build it first: `swift build -c release`).
+
+import Foundation
+import GRDB
+import JobQ
+
+struct Options {
+    var jobs = 2000
+    var workers = 4
+    var producers = 2
+    var killEvery = 300
+    var seed: UInt64 = 7
+
+    init(_ arguments: [String]) {
+        var index = 1
+        while index + 1 < arguments.count {
+            let value = arguments[index + 1]
+            switch arguments[index] {
+            case "--jobs": jobs = Int(value) ?? jobs
+            case "--workers": workers = Int(value) ?? workers
+            case "--producers": producers = Int(value) ?? producers
+            case "--kill-every-ms": killEvery = Int(value) ?? killEvery
+            case "--seed": seed = UInt64(value) ?? seed
+            default: break
+            }
+            index += 2
+        }
+    }
+}
+
+let options = Options(CommandLine.arguments)
+let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("jobq").path
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-chaos-\(UUID().uuidString.prefix(8))")
+try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+let db = directory.appendingPathComponent("chaos.sqlite").path
+
+func run(_ arguments: [String], log: String) -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = ["--db", db] + arguments
+    let path = directory.appendingPathComponent(log).path
+    _ = FileManager.default.createFile(atPath: path, contents: nil)
+    let handle = FileHandle(forWritingAtPath: path)!
+    handle.seekToEndOfFile()
+    process.standardOutput = handle
+    process.standardError = handle
+    try! process.run()
+    return process
+}
+
+var random = SystemRandomNumberGenerator()
+
+// The store, and one batch whose callback must fire exactly once.
+precondition(run(["migrate", "up"], log: "setup.log").waitUntilExitAndStatus() == 0)
+precondition(run(["batch", "create", "chaos", "--on-complete", "echo", "--payload", "{}"], log: "setup.log").waitUntilExitAndStatus() == 0)
+
+// Producers: each enqueues its share in files of 50 lines; the ids printed are acknowledged.
+func jobLine(_ index: Int) -> String {
+    switch index % 10 {
+    case 0, 1, 2, 3: return #"{"executor": "sum", "payload": {"a": \#(index), "b": 1}}"#
+    case 4, 5: return #"{"executor": "sleep", "payload": {"seconds": 0.\#(index % 5 + 1)}}"#
+    case 6: return #"{"executor": "fail", "payload": {"message": "flaky", "succeedFromAttempt": 2}, "maxAttempts": 3}"#
+    case 7: return #"{"executor": "fail", "payload": {"message": "doomed"}, "maxAttempts": 2}"#
+    default: return #"{"executor": "sum", "payload": {"a": \#(index), "b": 2}, "batch": "chaos"}"#
+    }
+}
+var producers: [Process] = []
+for producer in 0..<options.producers {
+    let share = (producer..<options.jobs).filter { $0 % options.producers == producer }
+    var files: [String] = []
+    for (chunk, start) in stride(from: 0, to: share.count, by: 50).enumerated() {
+        let lines = share[start..<min(start + 50, share.count)].map(jobLine)
+        let path = directory.appendingPathComponent("p\(producer)-\(chunk).jsonl").path
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        files.append(path)
+    }
+    let script = files.map { "\(binary) --db \(db) enqueue --file \($0) >> \(directory.path)/acked-\(producer).txt || exit 1" }.joined(separator: "\n")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", script]
+    process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+    try process.run()
+    producers.append(process)
+}
+
+// Workers, and the killer.
+let workerArguments = ["work", "--lease", "1s", "--concurrency", "4", "--backoff", "50ms", "--grace", "2s"]
+var workers = (0..<options.workers).map { run(workerArguments, log: "worker-\($0).log") }
+var kills = 0
+let started = Date()
+func acknowledged() -> [Int64] {
+    (0..<options.producers).flatMap { producer -> [Int64] in
+        let text = (try? String(contentsOfFile: directory.appendingPathComponent("acked-\(producer).txt").path, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { Int64($0) }
+    }
+}
+let store = try DatabaseQueue(path: db, configuration: { var c = Configuration(); c.readonly = true; c.busyMode = .timeout(10); return c }())
+func unfinished() throws -> Int {
+    try store.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM jobs WHERE state NOT IN ('succeeded', 'dead', 'cancelled')") ?? 0 }
+}
+var batchClosed = false
+while true {
+    Thread.sleep(forTimeInterval: Double(options.killEvery) / 1000 * Double.random(in: 0.5...1.5, using: &random))
+    let victim = Int.random(in: 0..<workers.count, using: &random)
+    kill(workers[victim].processIdentifier, SIGKILL)
+    workers[victim].waitUntilExit()
+    kills += 1
+    workers[victim] = run(workerArguments, log: "worker-\(victim).log")
+    let producing = producers.contains { $0.isRunning }
+    if !producing, !batchClosed {
+        precondition(run(["batch", "close", "chaos"], log: "setup.log").waitUntilExitAndStatus() == 0)
+        batchClosed = true
+    }
+    if !producing, try unfinished() == 0 { break }
+    if Date().timeIntervalSince(started) > 600 { print("chaos: gave up after 10 minutes"); break }
+}
+for worker in workers { kill(worker.processIdentifier, SIGTERM) }
+for worker in workers { worker.waitUntilExit() }
+let producerFailures = producers.filter { $0.terminationStatus != 0 }.count
+
+// The checks.
+let acked = acknowledged()
+let report = try store.read { db -> [String: Int] in
+    var figures: [String: Int] = [:]
+    let ackedList = "[" + acked.map(String.init).joined(separator: ",") + "]"
+    figures["lost"] = try Int.fetchOne(db, sql: """
+        SELECT COUNT(*) FROM json_each(?) LEFT JOIN jobs ON jobs.id = json_each.value
+        WHERE jobs.id IS NULL OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
+        """, arguments: [ackedList]) ?? -1
+    figures["duplicates"] = try Int.fetchOne(db, sql: """
+        SELECT COUNT(*) FROM (SELECT job_id FROM events WHERE kind IN ('succeeded', 'dead') GROUP BY job_id HAVING COUNT(*) > 1)
+        """) ?? -1
+    figures["overAttempts"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE attempt > max_attempts") ?? -1
+    let (maxID, count) = try Row.fetchOne(db, sql: "SELECT MAX(id), COUNT(*) FROM events").map { ($0[0] as Int? ?? 0, $0[1] as Int) } ?? (0, 0)
+    figures["eventGaps"] = maxID - count
+    figures["redeliveries"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE kind IN ('failed', 'dead') AND data LIKE '%lost its lease%'") ?? -1
+    figures["batchFirings"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE kind = 'batch'") ?? -1
+    figures["batchCallbacks"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE executor = 'echo'") ?? -1
+    figures["jobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs") ?? -1
+    figures["integrityOK"] = try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok" ? 1 : 0
+    return figures
+}
+var busy = 0
+for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) where file.hasSuffix(".log") {
+    let text = (try? String(contentsOfFile: directory.appendingPathComponent(file).path, encoding: .utf8)) ?? ""
+    busy += text.components(separatedBy: "database is locked").count - 1 + text.components(separatedBy: "SQLITE_BUSY").count - 1
+}
+func figure(_ key: String) -> Int { report[key] ?? -1 }
+var broken: [String] = []
+if acked.count != options.jobs { broken.append("acknowledged") }
+for key in ["lost", "duplicates", "overAttempts", "eventGaps"] where figure(key) != 0 { broken.append(key) }
+if figure("batchFirings") != 1 || figure("batchCallbacks") != 1 { broken.append("batch") }
+if figure("integrityOK") != 1 { broken.append("integrity") }
+if busy != 0 { broken.append("busy") }
+if producerFailures != 0 { broken.append("producers") }
+let ok = broken.isEmpty
+let elapsed = String(format: "%.1fs", Date().timeIntervalSince(started))
+var line = "chaos: jobs \(acked.count)/\(options.jobs) acknowledged, kills \(kills), re-deliveries \(figure("redeliveries")), "
+line += "lost \(figure("lost")), duplicates \(figure("duplicates")), over-attempts \(figure("overAttempts")), "
+line += "event gaps \(figure("eventGaps")), batch firings \(figure("batchFirings")) (callbacks \(figure("batchCallbacks"))), "
+line += "integrity \(figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), \(elapsed)"
+if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(db)" }
+print(line)
+if ok { try? FileManager.default.removeItem(at: directory) }
+exit(ok ? 0 : 1)
+
+extension Process {
+    func waitUntilExitAndStatus() -> Int32 {
+        waitUntilExit()
+        return terminationStatus
+    }
+}

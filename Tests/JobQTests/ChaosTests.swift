@@ -1,0 +1,24 @@
+import Foundation
+import Testing
+
+/// The chaos run, small: 4 worker processes, 2 producers, a worker killed with SIGKILL every
+/// ~300ms. `swift run -c release jobq-chaos --jobs 20000` is the same with a bigger N.
+@Suite("Chaos run")
+struct ChaosTests {
+    @Test func nothingAcknowledgedIsLostAndNothingCompletesTwice() async throws {
+        let chaos = CLI.binary.deletingLastPathComponent().appendingPathComponent("jobq-chaos")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-chaos-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let out = scratch.appendingPathComponent("out").path
+        let child = try Child(
+            executable: chaos, arguments: ["--jobs", "500", "--kill-every-ms", "300"], environment: [:],
+            stdoutPath: out, stderrPath: scratch.appendingPathComponent("err").path)
+        await child.wait()
+        let line = try String(contentsOfFile: out, encoding: .utf8)
+        print(line)
+        #expect(child.terminationStatus == 0, "\(line)")
+        #expect(line.contains("jobs 500/500 acknowledged"))
+        #expect(line.contains("lost 0, duplicates 0, over-attempts 0, event gaps 0, batch firings 1 (callbacks 1), integrity ok, busy errors 0"))
+    }
+}
