@@ -105,7 +105,7 @@ struct ProcessTests {
         let start = Date()
         kill(worker.processIdentifier, SIGTERM)
         await worker.wait()
-        #expect(Date().timeIntervalSince(start) < 5)
+        #expect(Date().timeIntervalSince(start) < 15, "well before the job or the wait would have ended on its own")
         #expect(worker.terminationStatus == 0)
         let job = try await CLITests.job(db, id)
         #expect(job["state"] as? String == "ready")
