@@ -3,6 +3,7 @@ import Foundation
 import JobQ
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 struct WorkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -80,6 +81,8 @@ struct WorkCommand: AsyncParsableCommand {
 /// Runs a pool in a ServiceGroup (so SIGTERM/SIGINT shut it down gracefully) beside a
 /// reporter that draws the live status line on a terminal or logs progress lines otherwise.
 func runPool(_ pool: WorkerPool, logger: Logger) async throws {
+    let secondInterrupt = SecondInterrupt()
+    defer { secondInterrupt.cancel() }
     let reporter = ProgressReporter(pool: pool)
     let group = ServiceGroup(
         configuration: ServiceGroupConfiguration(
@@ -91,4 +94,30 @@ func runPool(_ pool: WorkerPool, logger: Logger) async throws {
             logger: logger))
     try await group.run()
     reporter.printSummary()
+}
+
+/// The first SIGINT starts a graceful shutdown (the ServiceGroup's); a second one exits at once.
+/// Jobs still running keep their leases until they expire, then other workers take them over.
+final class SecondInterrupt {
+    private final class Counter: Sendable {
+        let value = Mutex(0)
+        func increment() -> Int { value.withLock { $0 += 1; return $0 } }
+    }
+
+    private let source: any DispatchSourceSignal
+
+    init() {
+        let counter = Counter()
+        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler {
+            if counter.increment() >= 2 {
+                FileHandle.standardError.write(Data(
+                    "\nsecond interrupt: exiting now; running jobs are taken over by other workers when their leases expire\n".utf8))
+                _exit(130)
+            }
+        }
+        source.resume()
+    }
+
+    func cancel() { source.cancel() }
 }

@@ -111,4 +111,27 @@ struct ProcessTests {
         #expect(job["state"] as? String == "ready")
         #expect(job["attempt"] as? Int == 0, "a released job has not used an attempt")
     }
+
+    @Test func aSecondSIGINTExitsAtOnceLeavingTheLeaseToExpire() async throws {
+        let store = try TemporaryStore()
+        let db = store.path
+        let id = try await CLI.run(["enqueue", "sleep", "--payload", #"{"seconds": 60}"#], db: db).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let log = store.directory.appendingPathComponent("worker.log").path
+        let worker = try CLI.startDetached(["work", "--grace", "60s"], db: db, logPath: log)
+        let deadline = Date().addingTimeInterval(15)
+        while try await CLITests.job(db, id)["state"] as? String != "running", Date() < deadline {
+            try await pause(0.05)
+        }
+        kill(worker.processIdentifier, SIGINT)
+        try await pause(0.3)
+        let start = Date()
+        kill(worker.processIdentifier, SIGINT)
+        await worker.wait()
+        #expect(Date().timeIntervalSince(start) < 10, "it did not wait out the 60s grace period")
+        #expect(worker.terminationStatus == 130)
+        #expect(try String(contentsOfFile: log, encoding: .utf8).contains("second interrupt"))
+        let job = try await CLITests.job(db, id)
+        #expect(job["state"] as? String == "running", "the lease stays until it expires")
+    }
 }
