@@ -1,5 +1,11 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
+
+// JOBQ_FUZZ=1 (scripts/fuzz.sh) builds jobq-fuzz as a libFuzzer target, with jobq's library
+// instrumented for coverage. Normal builds never see these flags.
+let fuzzing = ProcessInfo.processInfo.environment["JOBQ_FUZZ"] == "1"
+let fuzzInstrumentation: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer"])] : []
 
 let package = Package(
     name: "jobq",
@@ -30,6 +36,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            swiftSettings: fuzzInstrumentation,
             plugins: ["EmbedMigrations"]
         ),
         .executableTarget(
@@ -65,6 +72,15 @@ let package = Package(
             dependencies: ["JobQ", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/Helpers/Chaos"
         ),
+        // Fuzzing the parsers of outside text; replays Tests/Fuzz/corpus when built normally.
+        // scripts/fuzz.sh builds it with -sanitize=fuzzer.
+        .executableTarget(
+            name: "jobq-fuzz",
+            dependencies: ["JobQ"],
+            path: "Tests/Helpers/Fuzz",
+            swiftSettings: fuzzing ? fuzzInstrumentation + [.define("FUZZING"), .unsafeFlags(["-parse-as-library"])] : [],
+            linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer"])] : []
+        ),
         .testTarget(
             name: "JobQTests",
             dependencies: [
@@ -72,6 +88,7 @@ let package = Package(
                 "JobQCLI",
                 "jobq-test-helper",
                 "jobq-chaos",
+                "jobq-fuzz",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

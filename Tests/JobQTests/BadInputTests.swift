@@ -44,6 +44,13 @@ struct BadInputTests {
         Case(arguments: ["cancel", "777"], status: 3, message: "no job with id 777"),
         Case(arguments: ["retry", "777"], status: 3, message: "no job with id 777"),
         Case(arguments: ["frobnicate"], status: 2, message: "frobnicate"),
+        Case(arguments: ["enqueue", "echo", "--payload", "\"" + String(repeating: "x", count: 100_000) + "\"", "--max-attempts", "0"], status: 2, message: "--max-attempts"),
+        Case(arguments: ["enqueue", "sum", "--priority", "-99999999999999999999"], status: 2, message: "--priority"),
+        Case(arguments: ["events", "--since", "-5"], status: 2, message: "--since"),
+        Case(arguments: ["wait", "1", "--timeout", "forever"], status: 2, message: "invalid duration 'forever'"),
+        Case(arguments: ["batch", "close", "nope"], status: 3, message: "no batch named 'nope'"),
+        Case(arguments: ["track", "add", "t"], status: 2, message: "--member"),
+        Case(arguments: ["migrate", "up", "--to", "-1"], status: 2, message: "--to"),
     ]
 
     /// Every table's rows, to compare before and after.
@@ -92,6 +99,17 @@ struct BadInputTests {
         #expect(result.stderr.contains(line), "stderr: \(result.stderr)")
         #expect(result.stderr.contains(message), "stderr: \(result.stderr)")
         #expect(try Self.snapshot(store.path) == before)
+    }
+
+    @Test func payloadOverTheSizeLimitIsRefused() async throws {
+        let store = try TemporaryStore()
+        let file = store.directory.appendingPathComponent("big.jsonl")
+        let line = #"{"executor": "echo", "payload": ""# + String(repeating: "x", count: JobRequest.maximumPayloadBytes + 10) + #""}"#
+        try line.write(to: file, atomically: true, encoding: .utf8)
+        let result = try await CLI.run(["enqueue", "--file", file.path], db: store.path)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("line 1") && result.stderr.contains("over the limit of 1048576 bytes"))
+        #expect(try await CLITests.jobs(store.path).isEmpty)
     }
 
     @Test func invalidUTF8FileIsRefused() async throws {

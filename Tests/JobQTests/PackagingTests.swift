@@ -69,4 +69,18 @@ struct PackagingTests {
         #expect(try await CLI.run(["migrate", "up"], db: store.path).status == 0)
         #expect(try await CLI.run(["--require-migrated", "status"], db: store.path).status == 0)
     }
+
+    @Test func fuzzCorpusReplaysWithoutACrash() async throws {
+        let fuzz = CLI.binary.deletingLastPathComponent().appendingPathComponent("jobq-fuzz")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-fuzz-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let corpus = ReadmeTests.root.appendingPathComponent("Tests/Fuzz/corpus").path
+        let child = try Child(
+            executable: fuzz, arguments: ["replay", corpus], environment: [:],
+            stdoutPath: scratch.appendingPathComponent("out").path, stderrPath: scratch.appendingPathComponent("err").path)
+        await child.wait()
+        #expect(child.terminationStatus == 0)
+        #expect(try String(contentsOfFile: scratch.appendingPathComponent("out").path, encoding: .utf8).contains("without a crash"))
+    }
 }
