@@ -134,4 +134,35 @@ struct ProcessTests {
         let job = try await CLITests.job(db, id)
         #expect(job["state"] as? String == "running", "the lease stays until it expires")
     }
+
+    @Test func aHungWorkersJobIsTakenOverAndItsLateResultRefused() async throws {
+        let store = try TemporaryStore()
+        let db = store.path
+        let id = try await CLI.run(["enqueue", "sleep", "--payload", #"{"seconds": 1}"#], db: db).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let hungLog = store.directory.appendingPathComponent("hung.log").path
+        let hung = try CLI.startDetached(["work", "--lease", "1s"], db: db, logPath: hungLog)
+        defer { kill(hung.processIdentifier, SIGKILL) }
+        let deadline = Date().addingTimeInterval(15)
+        while try await CLITests.job(db, id)["state"] as? String != "running", Date() < deadline {
+            try await pause(0.05)
+        }
+        // The worker hangs: no heartbeat, no progress, but it is alive and holds the job.
+        kill(hung.processIdentifier, SIGSTOP)
+        let rescuer = try await CLI.run(["work", "--until-empty", "--lease", "1s"], db: db)
+        #expect(rescuer.status == 0, "\(rescuer.stderr)")
+        var job = try await CLITests.job(db, id)
+        #expect(job["state"] as? String == "succeeded")
+        #expect(job["attempt"] as? Int == 2)
+        // The hung worker wakes up and finishes its attempt: the fence refuses it.
+        kill(hung.processIdentifier, SIGCONT)
+        try await pause(2.5)
+        job = try await CLITests.job(db, id)
+        #expect(job["state"] as? String == "succeeded")
+        #expect(job["attempt"] as? Int == 2, "the late attempt 1 changed nothing")
+        let succeeded = try await EventProcessTests.events(db, ["--job", id, "--kind", "succeeded"])
+        #expect(succeeded.count == 1, "one success, not two")
+        let log = try String(contentsOfFile: hungLog, encoding: .utf8)
+        #expect(log.contains("cancelled or taken over"), "the hung worker noticed it lost the job")
+    }
 }
