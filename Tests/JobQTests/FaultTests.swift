@@ -60,3 +60,55 @@ struct FaultTests {
         return path
     }
 }
+
+/// A full disk, on a small tmpfs (needs root, as on the development and CI machines).
+@Suite("Faults: a full disk", .serialized)
+struct DiskFullTests {
+    static let mountPoint = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-small-fs").path
+
+    static func mount() -> Bool {
+        try? FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/mount")
+        process.arguments = ["-t", "tmpfs", "-o", "size=512k", "tmpfs", mountPoint]
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
+    static func unmount() {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/umount")
+        process.arguments = [mountPoint]
+        try? process.run()
+        process.waitUntilExit()
+    }
+
+    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    func aFullDiskIsAClearErrorAndKeepsWhatWasAcknowledged() async throws {
+        try #require(Self.mount(), "could not mount a tmpfs at \(Self.mountPoint)")
+        defer { Self.unmount() }
+        let db = Self.mountPoint + "/jobq.sqlite"
+        let payload = "\"" + String(repeating: "x", count: 20_000) + "\""
+        var acknowledged = 0
+        var failure: CLI.Result?
+        for _ in 0..<100 {
+            let result = try await CLI.run(["enqueue", "echo", "--payload", payload], db: db)
+            if result.status != 0 {
+                failure = result
+                break
+            }
+            acknowledged += 1
+        }
+        let full = try #require(failure, "the 512 KiB disk never filled up")
+        #expect(full.status == 1)
+        #expect(full.stderr.contains("is full"), "\(full.stderr)")
+        #expect(acknowledged > 0)
+        let (check, count) = try await DatabaseQueue(path: db).read { db in
+            (try String.fetchOne(db, sql: "PRAGMA integrity_check"), try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs"))
+        }
+        #expect(check == "ok")
+        #expect(count == acknowledged, "every acknowledged job is there, and nothing else")
+    }
+}

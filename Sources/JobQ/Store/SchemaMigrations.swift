@@ -65,7 +65,7 @@ struct SchemaMigrator {
     /// applied and the backup it wrote, if any.
     @discardableResult
     func migrate(to target: Int? = nil, backup: Bool) throws -> (applied: [SchemaMigration], backupPath: String?) {
-        let (_, pending) = try check()
+        let (initialVersion, pending) = try check()
         let steps = pending.filter { $0.version <= (target ?? Int.max) }
         var applied: [SchemaMigration] = []
         var backupPath: String?
@@ -74,7 +74,8 @@ struct SchemaMigrator {
                 let version = try Self.currentVersion(db)
                 if version > latestVersion { throw Self.newerStoreError(found: version, latest: latestVersion) }
                 guard version < migration.version else { return false }
-                if backup, backupPath == nil, version > 0, let path {
+                // A store this run created holds nothing worth a backup.
+                if backup, backupPath == nil, initialVersion > 0, version > 0, let path {
                     backupPath = try Self.writeBackup(of: path, version: version)
                 }
                 do {
