@@ -85,6 +85,25 @@ struct DiskFullTests {
         process.waitUntilExit()
     }
 
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func aReadOnlyFilesystemIsAClearErrorAndChangesNothing() async throws {
+        try #require(Self.mount(), "could not mount a tmpfs at \(Self.mountPoint)")
+        defer { Self.unmount() }
+        let db = Self.mountPoint + "/jobq.sqlite"
+        #expect(try await CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=2"], db: db).status == 0)
+        _ = try await CLI.run(["status"], db: db)
+        let remount = Process()
+        remount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        remount.arguments = ["-o", "remount,ro", Self.mountPoint]
+        try remount.run()
+        remount.waitUntilExit()
+        try #require(remount.terminationStatus == 0)
+        let result = try await CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=2"], db: db)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("for writing") || result.stderr.contains("read-only") || result.stderr.contains("readonly"), "\(result.stderr)")
+        #expect(result.status < 128, "an error exit, not a crash")
+    }
+
     @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
     func aFullDiskIsAClearErrorAndKeepsWhatWasAcknowledged() async throws {
         try #require(Self.mount(), "could not mount a tmpfs at \(Self.mountPoint)")

@@ -20,6 +20,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object instead of a table.")
     var json = false
 
+    @Flag(help: "Measure with synchronous=FULL (what --durable costs), jobq and baseline alike.")
+    var durable = false
+
     @Option(help: "Jobs for the one-at-a-time enqueue.") var enqueueJobs: Int?
     @Option(help: "Jobs for the bulk enqueue.") var bulkJobs: Int?
     @Option(help: "Jobs per drain.") var drainJobs: Int?
@@ -54,6 +57,7 @@ struct BenchCommand: AsyncParsableCommand {
         let backlog = try size(memoryBacklog, 1_000_000, 20_000)
         let memoryRun = try size(memoryJobs, 30_000, 1_000)
         var bench = try BenchWorkloads()
+        bench.durability = durable ? .full : .normal
         defer { bench.cleanUp() }
         func progress(_ text: String) {
             if !json { FileHandle.standardError.write(Data("bench: \(text)...\n".utf8)) }

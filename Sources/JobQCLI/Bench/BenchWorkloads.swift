@@ -6,6 +6,14 @@ import Logging
 struct BenchWorkloads {
     let directory: URL
     var storeCount = 0
+    /// `.full` measures with synchronous=FULL (jobq and the raw baseline alike).
+    var durability: Durability = .normal
+
+    var workerFlags: [String] { durability == .full ? ["--durable"] : [] }
+
+    func open(_ path: String) throws -> JobQueue { try JobQueue(path: path, durability: durability) }
+
+    func rawStore(_ path: String) throws -> RawSQLite { try RawSQLite(path: path, durable: durability == .full) }
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-bench-\(UUID().uuidString.prefix(8))")
@@ -25,7 +33,7 @@ struct BenchWorkloads {
 
     /// Enqueues one job per transaction. Returns jobs per second.
     mutating func enqueueOneAtATime(_ count: Int) async throws -> Double {
-        let queue = try JobQueue(path: freshPath())
+        let queue = try open(freshPath())
         let requests = try (0..<count).map(Self.sumRequest)
         let start = ContinuousClock.now
         for request in requests { try await queue.enqueue(request) }
@@ -34,7 +42,7 @@ struct BenchWorkloads {
 
     /// Enqueues in batches of 1,000 with `enqueue(contentsOf:)`. Returns jobs per second.
     mutating func enqueueInBulk(_ count: Int) async throws -> Double {
-        let queue = try JobQueue(path: freshPath())
+        let queue = try open(freshPath())
         let requests = try (0..<count).map(Self.sumRequest)
         let start = ContinuousClock.now
         var index = 0
@@ -48,7 +56,7 @@ struct BenchWorkloads {
     /// A store holding `count` ready `sum` jobs.
     mutating func backlog(_ count: Int) async throws -> (JobQueue, String) {
         let path = freshPath()
-        let queue = try JobQueue(path: path)
+        let queue = try open(path)
         var index = 0
         while index < count {
             try await queue.enqueue(contentsOf: try (index..<min(index + 1000, count)).map(Self.sumRequest))
@@ -83,7 +91,7 @@ struct BenchWorkloads {
     mutating func drainThroughWorkerProcess(_ count: Int) async throws -> Double {
         let (queue, path) = try await backlog(count)
         let start = ContinuousClock.now
-        let child = try BenchChild(["--db", path, "work", "--until-empty", "--concurrency", "4"])
+        let child = try BenchChild(["--db", path] + workerFlags + ["work", "--until-empty", "--concurrency", "4"])
         let (status, _) = await child.wait()
         let elapsed = (ContinuousClock.now - start).inSeconds
         let done = try await queue.status().queues.first?.counts["succeeded"] ?? 0
@@ -95,11 +103,11 @@ struct BenchWorkloads {
     /// jobs one after the other, with an idle worker in this process or in another one.
     mutating func latency(_ count: Int, crossProcess: Bool) async throws -> [Double] {
         let path = freshPath()
-        let queue = try JobQueue(path: path)
+        let queue = try open(path)
         var child: BenchChild?
         var poolTask: Task<Void, any Error>?
         if crossProcess {
-            child = try BenchChild(["--db", path, "work", "--concurrency", "4"])
+            child = try BenchChild(["--db", path] + workerFlags + ["work", "--concurrency", "4"])
             // Let the worker start and go idle.
             try await queue.enqueue(try Self.sumRequest(0))
             for try await event in queue.events(EventFilter(kinds: [.succeeded]), since: 0, pollInterval: .milliseconds(1)) {
@@ -141,11 +149,11 @@ struct BenchWorkloads {
         let (emptyQueue, _) = try await backlog(drain)
         let empty = try await Self.drain(emptyQueue, jobs: drain, concurrency: 4)
         let path = freshPath()
-        _ = try JobQueue(path: path)
-        let raw = try RawSQLite(path: path)
+        _ = try open(path)
+        let raw = try rawStore(path)
         try raw.fill(count: finished, state: "succeeded", runAtOffset: -3600)
         try raw.fill(count: future, state: "scheduled", runAtOffset: 86_400)
-        let fullQueue = try JobQueue(path: path)
+        let fullQueue = try open(path)
         var index = 0
         while index < drain {
             try await fullQueue.enqueue(contentsOf: try (index..<min(index + 1000, drain)).map(Self.sumRequest))
@@ -159,9 +167,9 @@ struct BenchWorkloads {
     /// `backlog`-job store.
     mutating func peakMemory(backlog: Int, jobs: Int) async throws -> Int {
         let path = freshPath()
-        _ = try JobQueue(path: path)
-        try RawSQLite(path: path).fill(count: backlog, state: "ready", runAtOffset: -1)
-        let child = try BenchChild(["--db", path, "work", "--concurrency", "4", "--max-jobs", String(jobs)])
+        _ = try open(path)
+        try rawStore(path).fill(count: backlog, state: "ready", runAtOffset: -1)
+        let child = try BenchChild(["--db", path] + workerFlags + ["work", "--concurrency", "4", "--max-jobs", String(jobs)])
         let (status, peak) = await child.wait()
         guard status == 0 else { throw CLIError.failure("bench: the memory worker exited \(status)") }
         return peak
@@ -170,14 +178,14 @@ struct BenchWorkloads {
     /// Raw SQLite on a fresh jobq-shaped store: inserts and claim+complete at the given batch.
     mutating func raw(inserts: Int, insertBatch: Int) throws -> Double {
         let path = freshPath()
-        _ = try JobQueue(path: path)
-        return try RawSQLite(path: path).insert(count: inserts, batch: insertBatch)
+        _ = try open(path)
+        return try rawStore(path).insert(count: inserts, batch: insertBatch)
     }
 
     mutating func raw(claimComplete jobs: Int, batch: Int) throws -> Double {
         let path = freshPath()
-        _ = try JobQueue(path: path)
-        let raw = try RawSQLite(path: path)
+        _ = try open(path)
+        let raw = try rawStore(path)
         try raw.fill(count: jobs, state: "ready", runAtOffset: -1)
         let (done, rate) = try raw.claimAndComplete(batch: batch)
         guard done == jobs else { throw CLIError.failure("raw SQLite: drained \(done) of \(jobs)") }

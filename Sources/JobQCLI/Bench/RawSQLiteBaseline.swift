@@ -8,13 +8,13 @@ final class RawSQLite {
     let path: String
 
     /// Opens `path` (a store jobq created, so the schema and indexes are jobq's) in WAL mode
-    /// with `synchronous=NORMAL`, as jobq does.
-    init(path: String) throws {
+    /// with `synchronous=NORMAL` (or FULL when `durable`), as jobq does.
+    init(path: String, durable: Bool = false) throws {
         self.path = path
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
             throw CLIError.failure("raw SQLite: cannot open \(path)")
         }
-        try exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000")
+        try exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(durable ? "FULL" : "NORMAL"); PRAGMA busy_timeout = 10000")
     }
 
     deinit { sqlite3_close_v2(db) }
