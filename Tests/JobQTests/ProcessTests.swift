@@ -6,6 +6,24 @@ import Testing
 /// Several `jobq` processes on one store file, as in production.
 @Suite("Worker processes sharing a store", .serialized)
 struct ProcessTests {
+    /// Enqueues a `sleep` job, starts `jobq work` with `workerArguments`, and waits until the
+    /// worker runs the job. Returns the job's id, the worker, and its log's path.
+    static func workerRunningASleep(
+        _ store: TemporaryStore, seconds: Double, workerArguments: [String], log: String = "worker.log"
+    ) async throws -> (id: String, worker: Child, log: String) {
+        let db = store.path
+        let id = try await CLI.run(["enqueue", "sleep", "--payload", #"{"seconds": \#(seconds)}"#], db: db).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let logPath = store.directory.appendingPathComponent(log).path
+        let worker = try CLI.startDetached(["work"] + workerArguments, db: db, logPath: logPath)
+        let deadline = Date().addingTimeInterval(15)
+        while try await CLITests.job(db, id)["state"] as? String != "running", Date() < deadline {
+            try await pause(0.05)
+        }
+        try #require(try await CLITests.job(db, id)["state"] as? String == "running", "the worker never started the job")
+        return (id, worker, logPath)
+    }
+
     @Test func killedWorkersJobRunsAgainAfterItsLeaseAndSucceedsOnce() async throws {
         let store = try TemporaryStore()
         let db = store.path
@@ -76,14 +94,7 @@ struct ProcessTests {
     @Test func sigtermLetsTheRunningJobFinishAndExitsZero() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        let id = try await CLI.run(["enqueue", "sleep", "--payload", #"{"seconds": 0.8}"#], db: db).stdout
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        let log = store.directory.appendingPathComponent("worker.log").path
-        let worker = try CLI.startDetached(["work", "--grace", "10s"], db: db, logPath: log)
-        let deadline = Date().addingTimeInterval(15)
-        while try await CLITests.job(db, id)["state"] as? String != "running", Date() < deadline {
-            try await pause(0.05)
-        }
+        let (id, worker, _) = try await Self.workerRunningASleep(store, seconds: 0.8, workerArguments: ["--grace", "10s"])
         kill(worker.processIdentifier, SIGTERM)
         await worker.wait()
         #expect(worker.terminationReason == .exit)
@@ -94,14 +105,7 @@ struct ProcessTests {
     @Test func sigtermAfterTheGracePeriodReleasesTheJob() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        let id = try await CLI.run(["enqueue", "sleep", "--payload", #"{"seconds": 30}"#], db: db).stdout
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        let log = store.directory.appendingPathComponent("worker.log").path
-        let worker = try CLI.startDetached(["work", "--grace", "300ms"], db: db, logPath: log)
-        let deadline = Date().addingTimeInterval(15)
-        while try await CLITests.job(db, id)["state"] as? String != "running", Date() < deadline {
-            try await pause(0.05)
-        }
+        let (id, worker, _) = try await Self.workerRunningASleep(store, seconds: 30, workerArguments: ["--grace", "300ms"])
         let start = Date()
         kill(worker.processIdentifier, SIGTERM)
         await worker.wait()
@@ -115,14 +119,7 @@ struct ProcessTests {
     @Test func aSecondSIGINTExitsAtOnceLeavingTheLeaseToExpire() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        let id = try await CLI.run(["enqueue", "sleep", "--payload", #"{"seconds": 60}"#], db: db).stdout
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        let log = store.directory.appendingPathComponent("worker.log").path
-        let worker = try CLI.startDetached(["work", "--grace", "60s"], db: db, logPath: log)
-        let deadline = Date().addingTimeInterval(15)
-        while try await CLITests.job(db, id)["state"] as? String != "running", Date() < deadline {
-            try await pause(0.05)
-        }
+        let (id, worker, log) = try await Self.workerRunningASleep(store, seconds: 60, workerArguments: ["--grace", "60s"])
         kill(worker.processIdentifier, SIGINT)
         try await pause(0.3)
         let start = Date()
@@ -138,15 +135,8 @@ struct ProcessTests {
     @Test func aHungWorkersJobIsTakenOverAndItsLateResultRefused() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        let id = try await CLI.run(["enqueue", "sleep", "--payload", #"{"seconds": 1}"#], db: db).stdout
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        let hungLog = store.directory.appendingPathComponent("hung.log").path
-        let hung = try CLI.startDetached(["work", "--lease", "1s"], db: db, logPath: hungLog)
+        let (id, hung, hungLog) = try await Self.workerRunningASleep(store, seconds: 1, workerArguments: ["--lease", "1s"], log: "hung.log")
         defer { kill(hung.processIdentifier, SIGKILL) }
-        let deadline = Date().addingTimeInterval(15)
-        while try await CLITests.job(db, id)["state"] as? String != "running", Date() < deadline {
-            try await pause(0.05)
-        }
         // The worker hangs: no heartbeat, no progress, but it is alive and holds the job.
         kill(hung.processIdentifier, SIGSTOP)
         let rescuer = try await CLI.run(["work", "--until-empty", "--lease", "1s"], db: db)
