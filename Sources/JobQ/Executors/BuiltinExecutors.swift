@@ -43,6 +43,20 @@ public struct SumExecutor: Executor {
         public var a: JSONValue
         public var b: JSONValue
         public init(a: Int, b: Int) { self.a = .integer(Int64(a)); self.b = .integer(Int64(b)) }
+
+        private enum CodingKeys: String, CodingKey { case a, b }
+
+        // Numbers first: decoding JSONValue tries each JSON type in turn, and every miss builds an
+        // error, which dominates the cost of this tiny executor.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            func number(_ key: CodingKeys) throws -> JSONValue {
+                if let value = try? container.decode(Int64.self, forKey: key) { return .integer(value) }
+                return try container.decode(JSONValue.self, forKey: key)
+            }
+            a = try number(.a)
+            b = try number(.b)
+        }
     }
     public struct Output: Codable, Sendable { public var sum: JSONValue }
 
