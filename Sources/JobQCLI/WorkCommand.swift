@@ -40,7 +40,7 @@ struct WorkCommand: AsyncParsableCommand {
     @Option(help: "Jobs claimed ahead of free slots, so one claim serves several jobs (0: none).")
     var prefetch: Int = 8
 
-    @Option(help: "Exit 0 after this many jobs finished or failed (recycle the worker).")
+    @Option(help: "Exit 0 after running this many jobs (recycle the worker).")
     var maxJobs: Int?
 
     func run() async throws {

@@ -27,13 +27,13 @@ struct FaultTests {
     @Test func corruptedPageIsReportedNotCrashedOn() async throws {
         let store = try TemporaryStore()
         try await CLI.run(["enqueue", "--file", try Self.jobsFile(store, count: 400)], db: store.path)
-        // Close cleanly (checkpoint) so the jobs live in the main file, then scribble over a page
-        // in the middle of it.
+        // Close cleanly (checkpoint) so the jobs live in the main file, then scribble over every
+        // page after the first (which holds the schema): the tables' pages are garbage.
         _ = try await CLI.run(["status"], db: store.path)
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: store.path))
         let size = try handle.seekToEnd()
-        try handle.seek(toOffset: size / 2)
-        handle.write(Data(repeating: 0xA5, count: 8192))
+        try handle.seek(toOffset: 4096)
+        handle.write(Data(repeating: 0xA5, count: Int(size) - 4096))
         try handle.close()
         let result = try await CLI.run(["list", "--limit", "1000"], db: store.path)
         #expect(result.status != 0)

@@ -30,10 +30,14 @@ extension WorkerPool {
             state.running[job.id].flatMap { $0.race === race ? $0.interruption : nil }
         }
         let outcome = self.outcome(of: job, end: end, interruption: interruption)
+        // The slot is free as soon as the executor is done: the next job starts while this
+        // outcome waits to be written with the others finishing now. The job stays leased (and
+        // renewed) until its outcome is recorded.
+        state.withLock { $0.active -= 1 }
+        signal.poke()
         await record(job, outcome)
         state.withLock { state in
             if state.running[job.id]?.race === race { state.running.removeValue(forKey: job.id) }
-            state.active -= 1
         }
         signal.poke()
     }

@@ -13,11 +13,18 @@ extension WorkerPool {
         await withDiscardingTaskGroup { jobs in
             var buffer: [(job: ClaimedJob, race: AttemptRace)] = []
             var next = 0
-            func startBuffered(upTo limit: Int) {
-                while next < buffer.count, state.withLock({ $0.active }) < limit {
+            let jobLimit = options.maximumJobs ?? Int.max
+            func startBuffered(upTo limit: Int, ignoringJobLimit: Bool = false) {
+                while next < buffer.count {
+                    let canStart = state.withLock { state in
+                        guard state.active < limit, ignoringJobLimit || state.started < jobLimit else { return false }
+                        state.active += 1
+                        state.started += 1
+                        return true
+                    }
+                    guard canStart else { break }
                     let (job, race) = buffer[next]
                     next += 1
-                    state.withLock { $0.active += 1 }
                     jobs.addTask { await self.perform(job, race: race) }
                 }
                 if next == buffer.count {
@@ -30,7 +37,7 @@ extension WorkerPool {
                 let waiting = buffer[next...].map(\.job.id)
                 let races = state.withLock { $0.interrupt(waiting, because: .shutdown) }
                 for race in races { race.resolve(.interrupted) }
-                startBuffered(upTo: Int.max)
+                startBuffered(upTo: Int.max, ignoringJobLimit: true)
             }
             // After a claim that came back short, the next round first checks with a cheap read
             // that there is something to claim, so idle pools do not take the write lock.
@@ -41,9 +48,8 @@ extension WorkerPool {
                     releaseBuffered()
                     break
                 }
-                let limit = options.maximumJobs
                 let (active, drainDeadline, limitReached) = state.withLock { state in
-                    (state.active, state.drainDeadline, limit.map { state.stats.finished + state.stats.retried >= $0 } ?? false)
+                    (state.active, state.drainDeadline, state.started >= jobLimit)
                 }
                 if drainDeadline != nil || limitReached {
                     releaseBuffered()

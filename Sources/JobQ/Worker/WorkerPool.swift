@@ -138,8 +138,10 @@ struct PoolState: Sendable {
 
     /// Claimed jobs, running or buffered: all of them hold leases this pool renews.
     var running: [JobID: RunningJob] = [:]
-    /// Jobs whose task has started (at most `concurrency`).
+    /// Jobs whose task has started and whose executor has not finished (at most `concurrency`).
     var active = 0
+    /// Jobs started since the pool started, for ``WorkerPool/Options/maximumJobs``.
+    var started = 0
     var drainDeadline: ContinuousClock.Instant?
     var stats = WorkerPool.Statistics()
 

@@ -42,8 +42,8 @@ extension WorkerPool {
         /// serves several jobs. They wait in the pool (leased, renewed, released at shutdown);
         /// 0 claims only what can start at once.
         public var prefetch = 8
-        /// After this many jobs finished or failed, stop claiming, finish what runs, and return
-        /// (like a worker that is recycled every N jobs). nil: no limit.
+        /// After starting this many jobs, stop claiming, finish what runs, release what was
+        /// claimed ahead, and return (like a worker that is recycled every N jobs). nil: no limit.
         public var maximumJobs: Int?
         /// How often an idle pool on a file store checks, with `PRAGMA data_version`, whether
         /// another process committed something; a change wakes it at once.
