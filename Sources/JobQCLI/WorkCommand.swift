@@ -37,8 +37,8 @@ struct WorkCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Wait before the first retry; doubles each attempt (with jitter), up to 1h.", valueName: "duration"))
     var backoff: String = "1s"
 
-    @Option(help: "Jobs claimed ahead of free slots, so one claim serves several jobs (0: none).")
-    var prefetch: Int = 8
+    @Option(help: "At most this many jobs claimed ahead of free slots (as many as finish in ~50ms), so one claim serves several jobs; 0: none.")
+    var prefetch: Int = 64
 
     @Option(help: "Exit 0 after running this many jobs (recycle the worker).")
     var maxJobs: Int?

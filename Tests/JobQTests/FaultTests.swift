@@ -27,9 +27,11 @@ struct FaultTests {
     @Test func corruptedPageIsReportedNotCrashedOn() async throws {
         let store = try TemporaryStore()
         try await CLI.run(["enqueue", "--file", try Self.jobsFile(store, count: 400)], db: store.path)
-        // Close cleanly (checkpoint) so the jobs live in the main file, then scribble over every
-        // page after the first (which holds the schema): the tables' pages are garbage.
-        _ = try await CLI.run(["status"], db: store.path)
+        // Checkpoint so the jobs live in the main file (not in WAL frames that would mask the
+        // damage), then scribble over every page after the first, which holds the schema.
+        try await DatabaseQueue(path: store.path).writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: store.path))
         let size = try handle.seekToEnd()
         try handle.seek(toOffset: 4096)

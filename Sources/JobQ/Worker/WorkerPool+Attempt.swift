@@ -18,7 +18,10 @@ extension WorkerPool {
             // Interrupted while it waited in the buffer: never start it.
             end = .interrupted
         } else if let executor = executors[job.executor] {
+            let started = ContinuousClock.now
             end = await runExecutor(executor, job: job, race: race, progress: progress)
+            let seconds = (ContinuousClock.now - started).inSeconds
+            state.withLock { $0.observeRun(seconds: seconds) }
             await progress.flush()
         } else {
             let names = executors.keys.sorted().joined(separator: ", ")

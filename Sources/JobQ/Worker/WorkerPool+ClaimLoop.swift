@@ -62,10 +62,13 @@ extension WorkerPool {
                 } else {
                     startBuffered(upTo: concurrency)
                     let buffered = buffer.count - next
-                    let wanted = concurrency + options.prefetch - buffered - state.withLock { $0.active }
+                    let (active, prefetch) = state.withLock { state in
+                        (state.active, state.prefetch(maximum: options.prefetch, concurrency: concurrency))
+                    }
+                    let wanted = concurrency + prefetch - buffered - active
                     var claimed: [(job: ClaimedJob, race: AttemptRace)] = []
-                    // Claim when a slot is free and the buffer cannot fill it.
-                    if buffered == 0, wanted > 0 {
+                    // Refill before the buffer runs dry, so that slots never wait for a claim.
+                    if buffered < concurrency, wanted > 0 {
                         var worthClaiming = !idle || signal.takeWorkHint()
                         if !worthClaiming {
                             worthClaiming = (try? await queue.store.hasClaimableWork(queues: queues)) ?? true

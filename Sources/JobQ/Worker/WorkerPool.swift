@@ -142,6 +142,22 @@ struct PoolState: Sendable {
     var active = 0
     /// Jobs started since the pool started, for ``WorkerPool/Options/maximumJobs``.
     var started = 0
+    /// How long executors take, smoothed; nil until the first one finished.
+    var averageRunSeconds: Double?
+
+    /// Records one executor's run time in the moving average.
+    mutating func observeRun(seconds: Double) {
+        averageRunSeconds = averageRunSeconds.map { $0 * 0.9 + seconds * 0.1 } ?? seconds
+    }
+
+    /// How many jobs to claim beyond the free slots: as many as the slots get through in about
+    /// 50ms, at most `maximum`. Short jobs are claimed many per transaction; long ones are not
+    /// held back from other workers.
+    func prefetch(maximum: Int, concurrency: Int) -> Int {
+        guard let average = averageRunSeconds else { return min(maximum, concurrency) }
+        let perWindow = 0.05 / max(average, 0.000_01) * Double(concurrency)
+        return min(maximum, Int(perWindow))
+    }
     var drainDeadline: ContinuousClock.Instant?
     var stats = WorkerPool.Statistics()
 

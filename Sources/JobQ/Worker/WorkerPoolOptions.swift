@@ -38,10 +38,12 @@ extension WorkerPool {
         public var maximumSnoozes = 100
         /// The shortest time between two stored progress reports of one job.
         public var progressInterval: Duration = .milliseconds(250)
-        /// How many jobs the pool claims beyond its free slots, so that one claim transaction
-        /// serves several jobs. They wait in the pool (leased, renewed, released at shutdown);
-        /// 0 claims only what can start at once.
-        public var prefetch = 8
+        /// The most jobs the pool claims beyond its free slots, so that one claim transaction
+        /// serves several jobs. The pool claims ahead only as many as its slots get through in
+        /// about 50ms (measured), so long jobs are not held back from other workers. Claimed-ahead
+        /// jobs wait in the pool (leased, renewed, released at shutdown); 0 claims only what can
+        /// start at once.
+        public var prefetch = 64
         /// After starting this many jobs, stop claiming, finish what runs, release what was
         /// claimed ahead, and return (like a worker that is recycled every N jobs). nil: no limit.
         public var maximumJobs: Int?
