@@ -46,6 +46,18 @@ struct StoreTests {
         #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "the claim must not sort: \(plan)")
     }
 
+    @Test(arguments: [SQLiteStore.anyClaimableSQL, SQLiteStore.anyUnfinishedSQL, SQLiteStore.backlogSQL])
+    func idlePollsNeverScanTheHistory(sql: String) throws {
+        let store = try TemporaryStore()
+        _ = try store.open()
+        let plan = try DatabaseQueue(path: store.path).read { db in
+            let arguments: StatementArguments = sql.contains("?2") ? [#"["default"]"#, 0.0] : [#"["default"]"#]
+            return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }
+        }
+        #expect(!plan.contains { $0.hasPrefix("SCAN jobs") }, "\(plan)")
+        #expect(plan.allSatisfy { !$0.contains("jobs_queue_state (queue=?)") }, "a seek on the queue alone visits every finished job: \(plan)")
+    }
+
     @Test func newerStoreIsRefusedAndLeftAlone() throws {
         let store = try TemporaryStore()
         _ = try store.open()

@@ -112,25 +112,38 @@ extension SQLiteStore {
 
     /// Whether any job on `queues` (paused queues aside) is ready, due or running; with
     /// `includingFuture`, whether any job there is unfinished at all.
+    ///
+    /// Each EXISTS is an index seek ((queue, state), or run_at among the due-able states), so an
+    /// idle pool's poll costs the same with a million finished jobs in the store as with none.
     func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool {
         let now = Self.now()
         let list = Self.jsonArray(queues)
         return try await read { db in
-            let condition = includingFuture
-                ? "state IN ('scheduled', 'ready', 'running', 'failed')"
-                : "(state IN ('ready', 'running') OR (state IN ('scheduled', 'failed') AND run_at <= ?))"
-            let arguments: StatementArguments = includingFuture ? [list] : [list, now]
-            return try Bool.fetchOne(
-                db,
-                sql: """
-                    SELECT EXISTS (SELECT 1 FROM jobs
-                        WHERE queue IN (SELECT value FROM json_each(?))
-                        AND queue NOT IN (SELECT name FROM queues WHERE paused)
-                        AND \(condition))
-                    """,
-                arguments: arguments) ?? false
+            includingFuture
+                ? try Bool.fetchOne(db, sql: Self.anyUnfinishedSQL, arguments: [list]) ?? false
+                : try Bool.fetchOne(db, sql: Self.anyClaimableSQL, arguments: [list, now]) ?? false
         }
     }
+
+    private static let unpaused = "queue IN (SELECT value FROM json_each(?1)) AND queue NOT IN (SELECT name FROM queues WHERE paused)"
+
+    /// Ready or running jobs by (queue, state); due jobs by run_at among scheduled and failed
+    /// ones (jobs_due), never by scanning a queue's history.
+    static let anyClaimableSQL = """
+        SELECT EXISTS (SELECT 1 FROM jobs WHERE state IN ('ready', 'running') AND \(unpaused))
+            OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_due
+                       WHERE state IN ('scheduled', 'failed') AND run_at <= ?2 AND \(unpaused))
+        """
+
+    static let anyUnfinishedSQL = """
+        SELECT EXISTS (SELECT 1 FROM jobs WHERE state IN ('scheduled', 'ready', 'running', 'failed') AND \(unpaused))
+        """
+
+    static let backlogSQL = """
+        SELECT (SELECT COUNT(*) FROM jobs WHERE state = 'ready' AND queue IN (SELECT value FROM json_each(?1)))
+             + (SELECT COUNT(*) FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') AND run_at <= ?2
+                AND queue IN (SELECT value FROM json_each(?1)))
+        """
 
     /// Whether a claim on `queues` would find a job now: a cheap read, so idle workers poll
     /// without taking the write lock.
@@ -138,18 +151,13 @@ extension SQLiteStore {
         try await hasUnfinishedWork(queues: queues, includingFuture: false)
     }
 
-    /// Counts ready and due jobs on `queues`: the backlog a worker's status line shows.
+    /// Counts ready and due jobs on `queues`: the backlog a worker's status line shows. Two
+    /// index-bounded counts, so finished jobs are never visited.
     func backlog(queues: [String]) async throws -> Int {
         let now = Self.now()
         let list = Self.jsonArray(queues)
         return try await read { db in
-            try Int.fetchOne(
-                db,
-                sql: """
-                    SELECT COUNT(*) FROM jobs WHERE queue IN (SELECT value FROM json_each(?))
-                    AND (state = 'ready' OR (state IN ('scheduled', 'failed') AND run_at <= ?))
-                    """,
-                arguments: [list, now]) ?? 0
+            try Int.fetchOne(db, sql: Self.backlogSQL, arguments: [list, now]) ?? 0
         }
     }
 
