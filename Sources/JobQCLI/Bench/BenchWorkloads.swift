@@ -150,9 +150,11 @@ struct BenchWorkloads {
         let empty = try await Self.drain(emptyQueue, jobs: drain, concurrency: 4)
         let path = freshPath()
         _ = try open(path)
-        let raw = try rawStore(path)
-        try raw.fill(count: finished, state: "succeeded", runAtOffset: -3600)
-        try raw.fill(count: future, state: "scheduled", runAtOffset: 86_400)
+        do {
+            let raw = try rawStore(path)
+            try raw.fill(count: finished, state: "succeeded", runAtOffset: -3600)
+            try raw.fill(count: future, state: "scheduled", runAtOffset: 86_400)
+        }
         let fullQueue = try open(path)
         var index = 0
         while index < drain {
