@@ -94,15 +94,6 @@ public struct EventFilter: Sendable, Hashable {
         self.batch = batch
         self.kinds = kinds
     }
-
-    func matches(_ event: JobEvent) -> Bool {
-        if !jobIDs.isEmpty, !(event.jobID.map(jobIDs.contains) ?? false) { return false }
-        if let executor, event.executor != executor { return false }
-        if let queue, event.queue != queue { return false }
-        if let batch, event.batch != batch { return false }
-        if !kinds.isEmpty, !kinds.contains(event.kind) { return false }
-        return true
-    }
 }
 
 /// Builds the JSON objects stored as event data, skipping nil fields.

@@ -60,12 +60,7 @@ extension JobRequest {
             options.runAt = date
         }
         if let timeout = fields["timeout"] {
-            let duration = try Self.duration(try Self.string(timeout, key: "timeout", example: "\"30s\""), key: "timeout")
-            guard duration > .zero else { throw .invalidInput("'timeout' must be longer than 0") }
-            options.timeout = duration
-        }
-        guard (1...1000).contains(options.maxAttempts) else {
-            throw .invalidInput("'maxAttempts' must be from 1 to 1000, got \(options.maxAttempts)")
+            options.timeout = try Self.duration(try Self.string(timeout, key: "timeout", example: "\"30s\""), key: "timeout")
         }
         try self.init(executor: executor, payloadJSON: String(decoding: payloadData, as: UTF8.self), options: options)
         try validate()

@@ -21,7 +21,7 @@ extension Job {
         attempt = row["attempt"]
         maxAttempts = row["max_attempts"]
         runAt = Date(timeIntervalSince1970: row["run_at"])
-        timeout = (row["timeout"] as Double?).map { .milliseconds(Int64(($0 * 1000).rounded())) }
+        timeout = (row["timeout"] as Double?).map(Duration.init(storedSeconds:))
         createdAt = Date(timeIntervalSince1970: row["created_at"])
         startedAt = (row["started_at"] as Double?).map(Date.init(timeIntervalSince1970:))
         finishedAt = (row["finished_at"] as Double?).map(Date.init(timeIntervalSince1970:))

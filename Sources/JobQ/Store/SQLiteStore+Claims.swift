@@ -51,7 +51,7 @@ extension SQLiteStore {
     func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID> {
         guard !ids.isEmpty else { return [] }
         let leaseUntil = Self.now() + lease.inSeconds
-        let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
+        let list = Self.jsonArray(ids)
         return try await write { db in
             try Set(
                 JobID.fetchAll(
@@ -69,7 +69,7 @@ extension SQLiteStore {
     /// cancellation within a fraction of a second without taking the write lock.
     func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID> {
         guard !ids.isEmpty else { return [] }
-        let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
+        let list = Self.jsonArray(ids)
         let owned = try await read { db in
             try Set(
                 JobID.fetchAll(

@@ -23,7 +23,7 @@ extension SQLiteStore {
         var arguments: StatementArguments = [cursor]
         if !filter.jobIDs.isEmpty {
             conditions.append("job_id IN (SELECT value FROM json_each(?))")
-            arguments += ["[" + filter.jobIDs.sorted().map(String.init).joined(separator: ",") + "]"]
+            arguments += [jsonArray(filter.jobIDs.sorted())]
         }
         if let executor = filter.executor { conditions.append("executor = ?"); arguments += [executor] }
         if let queue = filter.queue { conditions.append("queue = ?"); arguments += [queue] }

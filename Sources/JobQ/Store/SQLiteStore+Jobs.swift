@@ -194,4 +194,9 @@ extension SQLiteStore {
     static func jsonArray(_ values: [String]) -> String {
         "[" + values.map(JSONText.string).joined(separator: ",") + "]"
     }
+
+    /// Job ids as a JSON array, for `id IN (SELECT value FROM json_each(?))`.
+    static func jsonArray(_ ids: some Sequence<JobID>) -> String {
+        "[" + ids.map(String.init).joined(separator: ",") + "]"
+    }
 }

@@ -30,7 +30,7 @@ struct ClaimedJob: Sendable, Hashable {
         attempt = row[5]
         maxAttempts = row[6]
         runAt = row[7]
-        timeout = (row[8] as Double?).map { .milliseconds(Int64(($0 * 1000).rounded())) }
+        timeout = (row[8] as Double?).map(Duration.init(storedSeconds:))
         name = row[9]
         batch = row[10]
         checkpointJSON = row[11]

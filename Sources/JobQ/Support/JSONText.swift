@@ -68,6 +68,11 @@ extension Duration {
     /// ```swift
     /// Duration.milliseconds(1500).inSeconds  // 1.5
     /// ```
+    /// A duration stored as seconds (REAL), to the millisecond.
+    init(storedSeconds seconds: Double) {
+        self = .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
     public var inSeconds: Double {
         let (s, atto) = components
         return Double(s) + Double(atto) / 1e18

@@ -23,8 +23,6 @@ final class WakeSignal: Sendable {
             return hint
         }
     }
-
-    func finish() { continuation.finish() }
 }
 
 /// Resolves once: the first of "the executor finished", "the deadline passed" and "interrupted"
