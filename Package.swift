@@ -33,6 +33,9 @@ let package = Package(
             name: "JobQ",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // The hot path (claims, completions, inserts, events) binds and steps GRDB's
+                // cached statements through the C API.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -97,32 +97,51 @@ public struct EventFilter: Sendable, Hashable {
 }
 
 /// Builds the JSON objects stored as event data, skipping nil fields.
+///
+/// Appends to one string: events are written for every job transition, so this avoids an
+/// array of fields and a join per event.
 struct JSONObjectBuilder {
-    private var fields: [String] = []
+    private var body = ""
+
+    private mutating func key(_ key: String) {
+        body += body.isEmpty ? "{" : ","
+        body += JSONText.string(key)
+        body += ":"
+    }
 
     mutating func add(_ key: String, string value: String?) {
-        if let value { fields.append("\(JSONText.string(key)):\(JSONText.string(value))") }
+        guard let value else { return }
+        self.key(key)
+        body += JSONText.string(value)
     }
 
     mutating func add(_ key: String, raw value: String?) {
-        if let value { fields.append("\(JSONText.string(key)):\(value)") }
+        guard let value else { return }
+        self.key(key)
+        body += value
     }
 
     mutating func add(_ key: String, int value: Int?) {
-        if let value { fields.append("\(JSONText.string(key)):\(value)") }
+        guard let value else { return }
+        self.key(key)
+        body += String(value)
     }
 
     mutating func add(_ key: String, number value: Double?) {
-        if let value { fields.append("\(JSONText.string(key)):\(JSONText.number(value))") }
+        guard let value else { return }
+        self.key(key)
+        body += JSONText.number(value)
     }
 
     mutating func add(_ key: String, bool value: Bool?) {
-        if let value { fields.append("\(JSONText.string(key)):\(value)") }
+        guard let value else { return }
+        self.key(key)
+        body += value ? "true" : "false"
     }
 
     mutating func add(_ key: String, date value: Date?) {
         if let value { add(key, string: ISO8601.string(value)) }
     }
 
-    var text: String { "{" + fields.joined(separator: ",") + "}" }
+    var text: String { body.isEmpty ? "{}" : body + "}" }
 }

@@ -12,13 +12,17 @@ extension SQLiteStore {
         let now = Self.now()
         let leaseUntil = now + lease.inSeconds
         return try await write { db in
-            try db.cachedStatement(
-                sql: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?"
-            ).execute(arguments: [now])
-            let paused = try Set(String.fetchAll(db.cachedStatement(sql: "SELECT name FROM queues WHERE paused")))
+            let promote = try RawStatement(db, sql: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?")
+            promote.bind(1, now)
+            try promote.run()
+            let pausedQueues = try RawStatement(db, sql: "SELECT name FROM queues WHERE paused")
+            var paused: Set<String> = []
+            while try pausedQueues.step() { paused.insert(pausedQueues.string(0)) }
+            pausedQueues.reset()
             // The inner SELECT's ORDER BY is exactly the column order of the jobs_claim_order
             // index, so SQLite walks the index and stops after LIMIT rows.
-            let statement = try db.cachedStatement(
+            let statement = try RawStatement(
+                db,
                 sql: """
                     UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?, lease_until = ?, started_at = ?
                     WHERE id IN (
@@ -27,19 +31,24 @@ extension SQLiteStore {
                     RETURNING \(ClaimedJob.columns)
                     """)
             var claimed: [ClaimedJob] = []
+            claimed.reserveCapacity(limit)
             for queue in queues where claimed.count < limit && !paused.contains(queue) {
-                let rows = try Row.fetchAll(statement, arguments: [workerID, leaseUntil, now, queue, limit - claimed.count])
+                statement.bind(1, workerID)
+                statement.bind(2, leaseUntil)
+                statement.bind(3, now)
+                statement.bind(4, queue)
+                statement.bind(5, limit - claimed.count)
+                var rows: [ClaimedJob] = []
+                while try statement.step() { rows.append(ClaimedJob(statement)) }
+                statement.reset()
                 // RETURNING gives no order guarantee; restore the claim order.
-                claimed += rows.map(ClaimedJob.init(row:))
-                    .sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
+                claimed += rows.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
             }
+            let worker = JSONText.string(workerID)
             for job in claimed {
-                var data = JSONObjectBuilder()
-                data.add("attempt", int: job.attempt)
-                data.add("worker", string: workerID)
                 try Self.appendEvent(
                     db, job: job.id, kind: .started, queue: job.queue, executor: job.executor, batch: job.batch,
-                    data: data.text, now: now)
+                    data: "{\"attempt\":\(job.attempt),\"worker\":\(worker)}", now: now)
             }
             return claimed
         }
@@ -98,13 +107,14 @@ extension SQLiteStore {
                 db,
                 sql: "SELECT \(ClaimedJob.columns), worker_id FROM jobs WHERE state = 'running' AND lease_until < ?",
                 arguments: [now])
+            let tracking = try Self.anyTrackingMembers(db)
             for row in expired {
                 let job = ClaimedJob(row: row)
                 let worker: String? = row["worker_id"]
                 let error = "attempt \(job.attempt) lost its lease: worker \(worker ?? "?") stopped renewing it (crashed, killed or hung)"
                 let outcome: AttemptOutcome = job.attempt >= job.maxAttempts
                     ? .dead(error: error, timedOut: false) : .retry(error: error, at: Date(timeIntervalSince1970: now), timedOut: false)
-                try Self.record(db, job: job, outcome: outcome, fence: "WHERE id = ? AND state = 'running'", fenceArguments: [job.id], now: now)
+                try Self.record(db, job: job, outcome: outcome, fence: .anyWorker, now: now, trackingSetsExist: tracking)
             }
             return expired.count
         }

@@ -8,9 +8,16 @@ extension SQLiteStore {
         _ db: Database, job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?,
         data: String?, now: Double
     ) throws {
-        try db.cachedStatement(
-            sql: "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
-        ).execute(arguments: [job, kind.rawValue, queue, executor, batch, data, now])
+        let insert = try RawStatement(
+            db, sql: "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        insert.bind(1, job)
+        insert.bind(2, kind.rawValue)
+        insert.bind(3, queue)
+        insert.bind(4, executor)
+        insert.bind(5, batch)
+        insert.bind(6, data)
+        insert.bind(7, now)
+        try insert.run()
     }
 
     /// Events with an id greater than `cursor`, oldest first, at most `limit`.

@@ -21,7 +21,8 @@ extension SQLiteStore {
     /// Inserts one job inside the caller's transaction, with its `enqueued` event, counting it
     /// into its batch.
     static func insert(_ request: JobRequest, db: Database, now: Double) throws -> Job {
-        let statement = try db.cachedStatement(
+        let insert = try RawStatement(
+            db,
             sql: """
                 INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch)
                 VALUES (?, ?, json(?), ?, ?, ?, ?, ?, ?, ?, ?)
@@ -30,14 +31,20 @@ extension SQLiteStore {
         let options = request.options
         let runAt = options.runAt?.timeIntervalSince1970 ?? now
         let state: JobState = runAt > now ? .scheduled : .ready
-        let row = try Row.fetchOne(
-            statement,
-            arguments: [
-                options.queue, request.executor, request.payloadJSON, options.priority, state.rawValue,
-                options.maxAttempts, runAt, options.timeout?.inSeconds, now, options.name, options.batch,
-            ])
-        guard let row else { throw JobQueueError.storeUnavailable("inserting a job returned no row") }
-        let job = Job(row: row)
+        insert.bind(1, options.queue)
+        insert.bind(2, request.executor)
+        insert.bind(3, request.payloadJSON)
+        insert.bind(4, options.priority)
+        insert.bind(5, state.rawValue)
+        insert.bind(6, options.maxAttempts)
+        insert.bind(7, runAt)
+        insert.bind(8, options.timeout?.inSeconds)
+        insert.bind(9, now)
+        insert.bind(10, options.name)
+        insert.bind(11, options.batch)
+        guard try insert.step() else { throw JobQueueError.storeUnavailable("inserting a job returned no row") }
+        let job = Job(insert)
+        insert.reset()
         if let batch = options.batch { try addToBatch(db, name: batch) }
         var data = JSONObjectBuilder()
         data.add("state", string: state.rawValue)

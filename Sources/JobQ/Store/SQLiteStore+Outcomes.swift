@@ -13,71 +13,102 @@ extension SQLiteStore {
         let now = Self.now()
         return try await write { db in
             var refused: Set<JobID> = []
+            let tracking = try Self.anyTrackingMembers(db)
             for (job, outcome) in outcomes {
                 let recorded = try Self.record(
-                    db, job: job, outcome: outcome,
-                    fence: "WHERE id = ? AND state = 'running' AND worker_id = ? AND attempt = ?",
-                    fenceArguments: [job.id, workerID, job.attempt], now: now)
+                    db, job: job, outcome: outcome, fence: .worker(workerID), now: now, trackingSetsExist: tracking)
                 if !recorded { refused.insert(job.id) }
             }
             return refused
         }
     }
 
+    /// Which attempt an outcome may change.
+    enum Fence {
+        /// Only this worker's running attempt (`job.attempt`): a worker recording its own work.
+        case worker(String)
+        /// Whichever attempt is running: reclaiming an expired lease.
+        case anyWorker
+
+        /// The WHERE clause; its parameters are numbered from 20 so the SET clauses own 1...19.
+        var clause: String {
+            switch self {
+            case .worker: "WHERE id = ?20 AND state = 'running' AND worker_id = ?21 AND attempt = ?22"
+            case .anyWorker: "WHERE id = ?20 AND state = 'running'"
+            }
+        }
+
+        func bind(_ statement: RawStatement, job: ClaimedJob) {
+            statement.bind(20, job.id)
+            if case .worker(let workerID) = self {
+                statement.bind(21, workerID)
+                statement.bind(22, job.attempt)
+            }
+        }
+    }
+
     /// Applies one outcome if the fence matches; returns false when it does not.
+    /// `trackingSetsExist` is ``anyTrackingMembers(_:)`` read in this transaction: asked once per
+    /// batch, it spares every success a lookup when there are no tracking sets.
     @discardableResult
     static func record(
-        _ db: Database, job: ClaimedJob, outcome: AttemptOutcome, fence: String, fenceArguments: StatementArguments,
-        now: Double
+        _ db: Database, job: ClaimedJob, outcome: AttemptOutcome, fence: Fence, now: Double, trackingSetsExist: Bool
     ) throws -> Bool {
         var data = JSONObjectBuilder()
         data.add("attempt", int: job.attempt)
         let kind: EventKind
         let finalState: JobState?
+        let update: RawStatement
         switch outcome {
         case .succeeded(let resultJSON):
-            try db.cachedStatement(
-                sql: "UPDATE jobs SET state = 'succeeded', result = ?, error = NULL, finished_at = ?, lease_until = NULL \(fence)"
-            ).execute(arguments: [resultJSON, now] + fenceArguments)
+            update = try RawStatement(
+                db, sql: "UPDATE jobs SET state = 'succeeded', result = ?1, error = NULL, finished_at = ?2, lease_until = NULL \(fence.clause)")
+            update.bind(1, resultJSON)
+            update.bind(2, now)
             kind = .succeeded
             finalState = .succeeded
             data.add("result", raw: resultJSON)
         case .retry(let error, let at, let timedOut):
-            try db.cachedStatement(
-                sql: "UPDATE jobs SET state = 'failed', error = ?, run_at = ?, lease_until = NULL \(fence)"
-            ).execute(arguments: [error, at.timeIntervalSince1970] + fenceArguments)
+            update = try RawStatement(
+                db, sql: "UPDATE jobs SET state = 'failed', error = ?1, run_at = ?2, lease_until = NULL \(fence.clause)")
+            update.bind(1, error)
+            update.bind(2, at.timeIntervalSince1970)
             kind = timedOut ? .timedOut : .failed
             finalState = nil
             data.add("error", string: error)
             data.add("willRetry", bool: true)
             data.add("retryAt", date: at)
         case .dead(let error, let timedOut):
-            try db.cachedStatement(
-                sql: "UPDATE jobs SET state = 'dead', error = ?, finished_at = ?, lease_until = NULL \(fence)"
-            ).execute(arguments: [error, now] + fenceArguments)
+            update = try RawStatement(
+                db, sql: "UPDATE jobs SET state = 'dead', error = ?1, finished_at = ?2, lease_until = NULL \(fence.clause)")
+            update.bind(1, error)
+            update.bind(2, now)
             kind = .dead
             finalState = .dead
             data.add("error", string: error)
             if timedOut { data.add("timedOut", bool: true) }
         case .released:
-            try db.cachedStatement(
-                sql: "UPDATE jobs SET state = 'ready', attempt = attempt - 1, worker_id = NULL, lease_until = NULL \(fence)"
-            ).execute(arguments: fenceArguments)
+            update = try RawStatement(
+                db, sql: "UPDATE jobs SET state = 'ready', attempt = attempt - 1, worker_id = NULL, lease_until = NULL \(fence.clause)")
             kind = .released
             finalState = nil
         case .snoozed(let until, let checkpointJSON):
-            try db.cachedStatement(
+            update = try RawStatement(
+                db,
                 sql: """
-                    UPDATE jobs SET state = 'scheduled', attempt = attempt - 1, run_at = ?, checkpoint = COALESCE(?, checkpoint),
-                        snoozes = snoozes + 1, worker_id = NULL, lease_until = NULL \(fence)
-                    """
-            ).execute(arguments: [until.timeIntervalSince1970, checkpointJSON] + fenceArguments)
+                    UPDATE jobs SET state = 'scheduled', attempt = attempt - 1, run_at = ?1, checkpoint = COALESCE(?2, checkpoint),
+                        snoozes = snoozes + 1, worker_id = NULL, lease_until = NULL \(fence.clause)
+                    """)
+            update.bind(1, until.timeIntervalSince1970)
+            update.bind(2, checkpointJSON)
             kind = .snoozed
             finalState = nil
             data.add("until", date: until)
             data.add("snoozes", int: job.snoozes + 1)
             data.add("checkpoint", bool: checkpointJSON != nil)
         }
+        fence.bind(update, job: job)
+        try update.run()
         guard db.changesCount > 0 else { return false }
         // A timed-out attempt that dies says so twice: the attempt timed out, and the job is dead.
         if case .dead(let error, true) = outcome {
@@ -88,7 +119,7 @@ extension SQLiteStore {
             try appendEvent(db, job: job.id, kind: .timedOut, queue: job.queue, executor: job.executor, batch: job.batch, data: timeout.text, now: now)
         }
         try appendEvent(db, job: job.id, kind: kind, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now)
-        if case .succeeded(let resultJSON) = outcome {
+        if trackingSetsExist, case .succeeded(let resultJSON) = outcome {
             try trackingMemberSucceeded(db, job: job.id, executor: job.executor, name: job.name, resultJSON: resultJSON, now: now)
         }
         if let finalState, let batch = job.batch {

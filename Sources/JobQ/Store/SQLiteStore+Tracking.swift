@@ -52,17 +52,30 @@ extension SQLiteStore {
         }
     }
 
+    /// Whether any tracking set has a member: when none has, successes need not look for theirs.
+    static func anyTrackingMembers(_ db: Database) throws -> Bool {
+        let exists = try RawStatement(db, sql: "SELECT EXISTS (SELECT 1 FROM tracking_members)")
+        defer { exists.reset() }
+        return try exists.step() && exists.int(0) == 1
+    }
+
     /// Marks the members this job's success counts for, and fires every set whose members all
     /// have a new result: one round, once, because this transaction holds the write lock.
     static func trackingMemberSucceeded(_ db: Database, job: JobID, executor: String, name: String?, resultJSON: String, now: Double) throws {
-        let sets = try String.fetchSet(
-            db.cachedStatement(
-                sql: """
-                    UPDATE tracking_members SET fresh = 1, latest_job_id = ?, latest_result = ?
-                    WHERE (kind = 'executor' AND member = ?) OR (kind = 'job' AND member = ?)
-                    RETURNING set_name
-                    """),
-            arguments: [job, resultJSON, executor, name])
+        let update = try RawStatement(
+            db,
+            sql: """
+                UPDATE tracking_members SET fresh = 1, latest_job_id = ?, latest_result = ?
+                WHERE (kind = 'executor' AND member = ?) OR (kind = 'job' AND member = ?)
+                RETURNING set_name
+                """)
+        update.bind(1, job)
+        update.bind(2, resultJSON)
+        update.bind(3, executor)
+        update.bind(4, name)
+        var sets: Set<String> = []
+        while try update.step() { sets.insert(update.string(0)) }
+        update.reset()
         for set in sets.sorted() {
             let waiting = try Int.fetchOne(
                 db, sql: "SELECT COUNT(*) FROM tracking_members WHERE set_name = ? AND fresh = 0", arguments: [set]) ?? 0

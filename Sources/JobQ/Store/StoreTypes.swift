@@ -21,6 +21,23 @@ struct ClaimedJob: Sendable, Hashable {
 
     static let columns = "id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout, name, batch, checkpoint, snoozes"
 
+    /// Reads the row a statement selected with ``columns``, in that order.
+    init(_ statement: RawStatement) {
+        id = statement.int64(0)
+        queue = statement.string(1)
+        executor = statement.string(2)
+        payloadJSON = statement.string(3)
+        priority = statement.int(4)
+        attempt = statement.int(5)
+        maxAttempts = statement.int(6)
+        runAt = statement.double(7)
+        timeout = statement.optionalDouble(8).map(Duration.init(storedSeconds:))
+        name = statement.optionalString(9)
+        batch = statement.optionalString(10)
+        checkpointJSON = statement.optionalString(11)
+        snoozes = statement.int(12)
+    }
+
     init(row: Row) {
         id = row[0]
         queue = row[1]

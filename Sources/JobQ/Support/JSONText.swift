@@ -4,6 +4,10 @@ import Foundation
 enum JSONText {
     /// A JSON string literal, escaped per RFC 8259.
     static func string(_ value: String) -> String {
+        // Most strings (names, queues, ISO dates) need no escaping: copy them whole.
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + value + "\""
+        }
         var out = "\""
         out.reserveCapacity(value.utf8.count + 2)
         for scalar in value.unicodeScalars {
@@ -50,8 +54,51 @@ enum JSONText {
 
 /// ISO 8601 with milliseconds, UTC, as used in every JSON output.
 enum ISO8601 {
+    /// `2026-11-21T17:00:00.250Z`: what `Date.ISO8601FormatStyle(includingFractionalSeconds: true)`
+    /// prints, computed directly, because events carry dates and the format style costs
+    /// microseconds per call on the hot path.
     static func string(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        guard (0...253_402_300_799_999).contains(totalMilliseconds) else {
+            // Before 1970 or after 9999: rare enough for the general formatter.
+            return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        }
+        let milliseconds = Int(totalMilliseconds % 1000)
+        let seconds = totalMilliseconds / 1000
+        let days = Int(seconds / 86_400)
+        let secondOfDay = Int(seconds % 86_400)
+        let (year, month, day) = civilDate(daysSinceEpoch: days)
+        var text = ""
+        text.reserveCapacity(24)
+        func append(_ value: Int, digits: Int) {
+            var divisor = 1
+            for _ in 1..<digits { divisor *= 10 }
+            var value = value
+            while divisor > 0 {
+                text.unicodeScalars.append(Unicode.Scalar(UInt8(48 + value / divisor)))
+                value %= divisor
+                divisor /= 10
+            }
+        }
+        append(year, digits: 4); text += "-"; append(month, digits: 2); text += "-"; append(day, digits: 2)
+        text += "T"
+        append(secondOfDay / 3600, digits: 2); text += ":"; append(secondOfDay / 60 % 60, digits: 2); text += ":"
+        append(secondOfDay % 60, digits: 2); text += "."; append(milliseconds, digits: 3); text += "Z"
+        return text
+    }
+
+    /// Year, month, day of a day count since 1970-01-01 (proleptic Gregorian; Howard Hinnant's
+    /// days-to-civil algorithm).
+    private static func civilDate(daysSinceEpoch: Int) -> (year: Int, month: Int, day: Int) {
+        let z = daysSinceEpoch + 719_468
+        let era = z / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     /// Parses `2026-11-21T17:00:00Z`, with or without fractional seconds or a UTC offset.
@@ -63,16 +110,16 @@ enum ISO8601 {
 }
 
 extension Duration {
-    /// The duration in seconds, as a Double.
-    ///
-    /// ```swift
-    /// Duration.milliseconds(1500).inSeconds  // 1.5
-    /// ```
     /// A duration stored as seconds (REAL), to the millisecond.
     init(storedSeconds seconds: Double) {
         self = .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
+    /// The duration in seconds, as a Double.
+    ///
+    /// ```swift
+    /// Duration.milliseconds(1500).inSeconds  // 1.5
+    /// ```
     public var inSeconds: Double {
         let (s, atto) = components
         return Double(s) + Double(atto) / 1e18
