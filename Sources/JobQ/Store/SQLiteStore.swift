@@ -10,6 +10,8 @@ final class SQLiteStore: Sendable {
     let path: String?
     /// Called after every committed write of this process, e.g. to wake event subscribers.
     let commitObservers = Mutex<[UUID: @Sendable () -> Void]>([:])
+    /// Write transactions of this process started and not yet finished (see ``write(_:)``).
+    private let writesUnderWay = Atomic<Int>(0)
 
     /// Seconds a connection waits for another process's write lock before reporting busy.
     static let busyTimeout: TimeInterval = 10
@@ -96,19 +98,32 @@ final class SQLiteStore: Sendable {
 
     /// Runs a write transaction, mapping SQLite errors to clear ``JobQueueError``s.
     ///
-    /// Through GRDB's callback API rather than its async one: that is one hop fewer per
-    /// transaction, and it does not look at the caller's cancellation, so a cancelled caller (a
+    /// When no other write of this process is under way, the transaction runs right here on
+    /// the calling thread: no hand-off to GRDB's writer queue and back, which is most of the
+    /// cost of a small transaction (a single enqueue, say). Otherwise it queues behind the
+    /// others through GRDB's callback API, so that a busy pool never parks threads on the
+    /// queue. Either way the caller's cancellation is not looked at, so a cancelled caller (a
     /// worker shutting down) still records what it must record, e.g. a released lease.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let path = self.path
-        let result: T = try await withCheckedThrowingContinuation { continuation in
-            writer.asyncWrite(body) { _, result in
-                continuation.resume(with: result.mapError { Self.mapped($0, path: path) })
+        let alone = writesUnderWay.add(1, ordering: .acquiringAndReleasing).oldValue == 0
+        defer { writesUnderWay.subtract(1, ordering: .acquiringAndReleasing) }
+        let result: T
+        if alone {
+            do { result = try writeHere(body) } catch { throw Self.mapped(error, path: path) }
+        } else {
+            result = try await withCheckedThrowingContinuation { continuation in
+                writer.asyncWrite(body) { _, result in
+                    continuation.resume(with: result.mapError { Self.mapped($0, path: path) })
+                }
             }
         }
         for observer in commitObservers.withLock({ Array($0.values) }) { observer() }
         return result
     }
+
+    /// GRDB's blocking write: runs on the calling thread when the writer queue is free.
+    private func writeHere<T>(_ body: (Database) throws -> T) throws -> T { try writer.write(body) }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let path = self.path

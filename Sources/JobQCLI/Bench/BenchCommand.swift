@@ -9,8 +9,9 @@ struct BenchCommand: AsyncParsableCommand {
         discussion: """
             Every workload runs on a fresh store in the temporary directory. Each figure is also
             printed as a ratio of the raw-SQLite baseline measured in the same run (the same
-            statements through the SQLite C API, no jobq code), because absolute numbers drift on
-            a shared machine and ratios do not. Build with -c release for meaningful numbers.
+            statements through the SQLite C API, no jobq code, event rows included), because
+            absolute numbers drift on a shared machine and ratios do not. Two reference rows show
+            the job statements without event rows. Build with -c release for meaningful numbers.
             --quick shrinks every size, for CI.
             """)
 
@@ -68,6 +69,9 @@ struct BenchCommand: AsyncParsableCommand {
         let rawBulk = try bench.raw(inserts: bulkCount, insertBatch: 1000)
         let rawCycle1 = try bench.raw(claimComplete: min(drainCount, 20_000), batch: 1)
         let rawCycle100 = try bench.raw(claimComplete: drainCount, batch: 100)
+        // For reference: the job statements alone, without jobq's event rows.
+        let bareSingle = try bench.raw(inserts: enqueueCount, insertBatch: 1, events: false)
+        let bareCycle100 = try bench.raw(claimComplete: drainCount, batch: 100, events: false)
 
         progress("enqueue")
         let single = try await bench.enqueueOneAtATime(enqueueCount)
@@ -98,6 +102,10 @@ struct BenchCommand: AsyncParsableCommand {
             Row(workload: "drain through `jobq work` (concurrency 4)", value: drainProcess, unit: "jobs/s",
                 baseline: batchedCycle, baselineValue: rawCycle100, ratio: drainProcess / rawCycle100),
             Row(workload: "raw claim+complete, one job per transaction", value: rawCycle1, unit: "jobs/s"),
+            Row(workload: "raw single-insert commits, no event rows", value: bareSingle, unit: "jobs/s",
+                baseline: "raw single-insert commits", baselineValue: rawSingle, ratio: bareSingle / rawSingle),
+            Row(workload: "raw claim+complete, batches of 100, no event rows", value: bareCycle100, unit: "jobs/s",
+                baseline: batchedCycle, baselineValue: rawCycle100, ratio: bareCycle100 / rawCycle100),
         ]
         rows += [
             Row(workload: "latency in-process p50", value: percentile(inProcess, 50), unit: "ms"),

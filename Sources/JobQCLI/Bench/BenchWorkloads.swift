@@ -178,18 +178,18 @@ struct BenchWorkloads {
     }
 
     /// Raw SQLite on a fresh jobq-shaped store: inserts and claim+complete at the given batch.
-    mutating func raw(inserts: Int, insertBatch: Int) throws -> Double {
+    mutating func raw(inserts: Int, insertBatch: Int, events: Bool = true) throws -> Double {
         let path = freshPath()
         _ = try open(path)
-        return try rawStore(path).insert(count: inserts, batch: insertBatch)
+        return try rawStore(path).insert(count: inserts, batch: insertBatch, events: events)
     }
 
-    mutating func raw(claimComplete jobs: Int, batch: Int) throws -> Double {
+    mutating func raw(claimComplete jobs: Int, batch: Int, events: Bool = true) throws -> Double {
         let path = freshPath()
         _ = try open(path)
         let raw = try rawStore(path)
         try raw.fill(count: jobs, state: "ready", runAtOffset: -1)
-        let (done, rate) = try raw.claimAndComplete(batch: batch)
+        let (done, rate) = try raw.claimAndComplete(batch: batch, events: events)
         guard done == jobs else { throw CLIError.failure("raw SQLite: drained \(done) of \(jobs)") }
         return rate
     }

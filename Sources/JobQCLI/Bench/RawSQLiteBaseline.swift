@@ -3,6 +3,11 @@ import GRDBSQLite
 
 /// The same statements jobq runs, driven straight through the SQLite C API, with no jobq code:
 /// what SQLite itself can do on this machine, measured in the same run as jobq.
+///
+/// "The same statements" includes the event row jobq writes with every transition (enqueued,
+/// started, succeeded) and the few per-transaction statements (due jobs made ready and paused
+/// queues read before a claim; whether tracking sets exist before completions). With
+/// `events: false` it runs the job statements alone, which shows what the event feed costs.
 final class RawSQLite {
     private var db: OpaquePointer?
     let path: String
@@ -45,15 +50,42 @@ final class RawSQLite {
         WHERE id IN (SELECT id FROM jobs WHERE state = 'ready' AND queue = 'default' ORDER BY priority DESC, run_at, id LIMIT ?)
         RETURNING id, attempt, payload
         """
+    private static let eventSQL = """
+        INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES (?, ?, 'default', 'sum', NULL, ?, ?)
+        """
+    private static let promoteSQL = "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?"
+    private static let pausedSQL = "SELECT name FROM queues WHERE paused"
+    private static let trackingSQL = "SELECT EXISTS (SELECT 1 FROM tracking_members)"
     private static let completeSQL = """
         UPDATE jobs SET state = 'succeeded', result = ?, error = NULL, finished_at = ?, lease_until = NULL
         WHERE id = ? AND state = 'running' AND worker_id = 'raw' AND attempt = ?
         """
 
-    /// Inserts `count` jobs, `batch` per transaction. Returns inserts per second.
-    func insert(count: Int, batch: Int) throws -> Double {
+    /// Appends one event row, as jobq does for every transition.
+    private func event(_ statement: OpaquePointer?, job: Int64, kind: String, data: String, now: Double) {
+        sqlite3_bind_int64(statement, 1, job)
+        sqlite3_bind_text(statement, 2, kind, -1, SQLITE_TRANSIENT_VALUE)
+        sqlite3_bind_text(statement, 3, data, -1, SQLITE_TRANSIENT_VALUE)
+        sqlite3_bind_double(statement, 4, now)
+        _ = sqlite3_step(statement)
+        sqlite3_reset(statement)
+    }
+
+    private func run(_ statement: OpaquePointer?, bind: (OpaquePointer?) -> Void = { _ in }) {
+        bind(statement)
+        while sqlite3_step(statement) == SQLITE_ROW {}
+        sqlite3_reset(statement)
+    }
+
+    /// Inserts `count` jobs, `batch` per transaction, each with its `enqueued` event unless
+    /// `events` is false. Returns inserts per second.
+    func insert(count: Int, batch: Int, events: Bool = true) throws -> Double {
         let statement = try prepare(Self.insertSQL)
-        defer { sqlite3_finalize(statement) }
+        let eventInsert = try prepare(Self.eventSQL)
+        defer {
+            sqlite3_finalize(statement)
+            sqlite3_finalize(eventInsert)
+        }
         let payload = #"{"a":1,"b":2}"#
         let start = ContinuousClock.now
         var done = 0
@@ -64,8 +96,12 @@ final class RawSQLite {
                 sqlite3_bind_text(statement, 1, payload, -1, SQLITE_TRANSIENT_VALUE)
                 sqlite3_bind_double(statement, 2, now)
                 sqlite3_bind_double(statement, 3, now)
-                while sqlite3_step(statement) == SQLITE_ROW {}
+                var id: Int64 = 0
+                while sqlite3_step(statement) == SQLITE_ROW { id = sqlite3_column_int64(statement, 0) }
                 sqlite3_reset(statement)
+                if events {
+                    event(eventInsert, job: id, kind: "enqueued", data: #"{"state":"ready","runAt":"2026-11-21T17:00:00.000Z","priority":0}"#, now: now)
+                }
                 done += 1
             }
             try exec("COMMIT")
@@ -74,19 +110,27 @@ final class RawSQLite {
     }
 
     /// Claims and completes every ready job, `batch` per claim transaction and per completion
-    /// transaction, storing a small result. Returns jobs per second.
-    func claimAndComplete(batch: Int) throws -> (jobs: Int, perSecond: Double) {
+    /// transaction, storing a small result, with jobq's `started` and `succeeded` events and
+    /// per-transaction checks unless `events` is false. Returns jobs per second.
+    func claimAndComplete(batch: Int, events: Bool = true) throws -> (jobs: Int, perSecond: Double) {
         let claim = try prepare(Self.claimSQL)
         let complete = try prepare(Self.completeSQL)
+        let eventInsert = try prepare(Self.eventSQL)
+        let promote = try prepare(Self.promoteSQL)
+        let paused = try prepare(Self.pausedSQL)
+        let tracking = try prepare(Self.trackingSQL)
         defer {
-            sqlite3_finalize(claim)
-            sqlite3_finalize(complete)
+            for statement in [claim, complete, eventInsert, promote, paused, tracking] { sqlite3_finalize(statement) }
         }
         let start = ContinuousClock.now
         var total = 0
         while true {
             let now = Date().timeIntervalSince1970
             try exec("BEGIN IMMEDIATE")
+            if events {
+                run(promote) { sqlite3_bind_double($0, 1, now) }
+                run(paused)
+            }
             sqlite3_bind_double(claim, 1, now + 30)
             sqlite3_bind_double(claim, 2, now)
             sqlite3_bind_int64(claim, 3, Int64(batch))
@@ -96,9 +140,13 @@ final class RawSQLite {
                 _ = sqlite3_column_text(claim, 2)
             }
             sqlite3_reset(claim)
+            if events {
+                for (id, attempt) in claimed { event(eventInsert, job: id, kind: "started", data: #"{"attempt":\#(attempt),"worker":"raw"}"#, now: now) }
+            }
             try exec("COMMIT")
             if claimed.isEmpty { break }
             try exec("BEGIN IMMEDIATE")
+            if events { run(tracking) }
             for (id, attempt) in claimed {
                 sqlite3_bind_text(complete, 1, #"{"sum":3}"#, -1, SQLITE_TRANSIENT_VALUE)
                 sqlite3_bind_double(complete, 2, Date().timeIntervalSince1970)
@@ -106,6 +154,9 @@ final class RawSQLite {
                 sqlite3_bind_int64(complete, 4, attempt)
                 _ = sqlite3_step(complete)
                 sqlite3_reset(complete)
+                if events {
+                    event(eventInsert, job: id, kind: "succeeded", data: #"{"attempt":\#(attempt),"result":{"sum":3}}"#, now: now)
+                }
             }
             try exec("COMMIT")
             total += claimed.count
