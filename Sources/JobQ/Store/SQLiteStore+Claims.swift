@@ -123,8 +123,8 @@ extension SQLiteStore {
     /// Whether any job on `queues` (paused queues aside) is ready, due or running; with
     /// `includingFuture`, whether any job there is unfinished at all.
     ///
-    /// Each EXISTS is an index seek ((queue, state), or run_at among the due-able states), so an
-    /// idle pool's poll costs the same with a million finished jobs in the store as with none.
+    /// Each EXISTS reads one partial index (ready, running, or due-able jobs), so an idle
+    /// pool's poll costs the same with a million finished jobs in the store as with none.
     func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool {
         let now = Self.now()
         let list = Self.jsonArray(queues)
@@ -137,16 +137,19 @@ extension SQLiteStore {
 
     private static let unpaused = "queue IN (SELECT value FROM json_each(?1)) AND queue NOT IN (SELECT name FROM queues WHERE paused)"
 
-    /// Ready or running jobs by (queue, state); due jobs by run_at among scheduled and failed
-    /// ones (jobs_due), never by scanning a queue's history.
+    /// Ready jobs by jobs_claim_order, running ones by jobs_leases, due ones by jobs_due: never
+    /// by scanning a queue's history.
     static let anyClaimableSQL = """
-        SELECT EXISTS (SELECT 1 FROM jobs WHERE state IN ('ready', 'running') AND \(unpaused))
+        SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused))
+            OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_leases WHERE state = 'running' AND \(unpaused))
             OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_due
                        WHERE state IN ('scheduled', 'failed') AND run_at <= ?2 AND \(unpaused))
         """
 
     static let anyUnfinishedSQL = """
-        SELECT EXISTS (SELECT 1 FROM jobs WHERE state IN ('scheduled', 'ready', 'running', 'failed') AND \(unpaused))
+        SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused))
+            OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_leases WHERE state = 'running' AND \(unpaused))
+            OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') AND \(unpaused))
         """
 
     static let backlogSQL = """

@@ -142,7 +142,7 @@ extension SQLiteStore {
     func prune(finishedBefore cutoff: Date, states: Set<JobState>) async throws -> Int {
         let names = states.map(\.rawValue).sorted()
         return try await write { db in
-            let condition = "finished_at < ? AND state IN (SELECT value FROM json_each(?))"
+            let condition = "finished_at IS NOT NULL AND finished_at < ? AND state IN (SELECT value FROM json_each(?))"
             let arguments: StatementArguments = [cutoff.timeIntervalSince1970, Self.jsonArray(names)]
             // Events go with their jobs, so the feed never grows without bound.
             try db.execute(sql: "DELETE FROM events WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
@@ -163,7 +163,7 @@ extension SQLiteStore {
                     name: name, paused: false,
                     counts: Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0.rawValue, 0) }))
             }
-            for row in try Row.fetchAll(db, sql: "SELECT queue, state, COUNT(*) AS n FROM jobs GROUP BY queue, state") {
+            for row in try Row.fetchAll(db, sql: Self.countsSQL) {
                 let name: String = row["queue"]
                 var status = entry(name)
                 status.counts[row["state"], default: 0] += row["n"] as Int
@@ -190,6 +190,19 @@ extension SQLiteStore {
                 schemaVersion: try SchemaMigrator.currentVersion(db))
         }
     }
+
+    /// Jobs per queue and state, each state counted from the partial index that holds it, so
+    /// that status costs the same whether or not rows are large (and never reads them for
+    /// finished jobs, the bulk of a store). Finished jobs are exactly those with finished_at.
+    static let countsSQL = """
+        SELECT queue, 'ready' AS state, COUNT(*) AS n FROM jobs WHERE state = 'ready' GROUP BY queue
+        UNION ALL
+        SELECT queue, 'running', COUNT(*) FROM jobs INDEXED BY jobs_leases WHERE state = 'running' GROUP BY queue
+        UNION ALL
+        SELECT queue, state, COUNT(*) FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') GROUP BY queue, state
+        UNION ALL
+        SELECT queue, state, COUNT(*) FROM jobs INDEXED BY jobs_finished WHERE finished_at IS NOT NULL GROUP BY queue, state
+        """
 
     static func existingJob(_ db: Database, _ id: JobID) throws -> Job {
         guard let row = try Row.fetchOne(db, sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]) else {
