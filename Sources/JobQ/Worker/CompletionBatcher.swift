@@ -2,47 +2,67 @@ import Synchronization
 
 /// Coalesces the outcomes of many attempts into one write transaction.
 ///
-/// The first outcome to arrive starts a flush at once, so nothing waits on a timer; outcomes
-/// that arrive while a transaction is being written join the next one. Under load that makes
-/// one transaction per batch of finished jobs instead of one per job, and each caller still
-/// learns whether its own outcome was accepted or refused by the fence.
+/// Submitting does not wait: a slot hands over its outcome and starts its next job at once.
+/// The first outcome to arrive starts a flush, so nothing waits on a timer; outcomes that
+/// arrive while a transaction is being written join the next one. Under load that makes one
+/// transaction per batch of finished jobs instead of one per job. After each transaction the
+/// handler learns, per outcome, whether the fence accepted it.
 final class CompletionBatcher: Sendable {
-    private struct Pending {
+    struct Item: Sendable {
         let job: ClaimedJob
         let outcome: AttemptOutcome
-        let continuation: CheckedContinuation<Result<Bool, any Error>, Never>
+        let race: AttemptRace
     }
 
+    /// What one transaction did: the items, and the ids the fence refused (or the error that
+    /// rolled the transaction back).
+    typealias Handler = @Sendable (_ items: [Item], _ refused: Result<Set<JobID>, any Error>) -> Void
+
     private struct State {
-        var pending: [Pending] = []
+        var pending: [Item] = []
         var flushing = false
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let store: SQLiteStore
     private let workerID: String
     private let state = Mutex(State())
+    private let handler = Mutex<Handler?>(nil)
 
     init(store: SQLiteStore, workerID: String) {
         self.store = store
         self.workerID = workerID
     }
 
-    /// Records one outcome. Returns false when the fence refused it (the job was no longer
-    /// this worker's attempt).
-    func record(_ job: ClaimedJob, _ outcome: AttemptOutcome) async throws -> Bool {
-        let result = await withCheckedContinuation { continuation in
-            let startFlush = state.withLock { state in
-                state.pending.append(Pending(job: job, outcome: outcome, continuation: continuation))
-                defer { state.flushing = true }
-                return !state.flushing
-            }
-            if startFlush {
-                // Unstructured on purpose: a flush must finish even if the submitting task is
-                // cancelled (a worker shutting down still records its released jobs).
-                Task { await self.flush() }
-            }
+    /// Sets what runs after each transaction (the pool sets it before it claims anything).
+    func onRecorded(_ handler: @escaping Handler) {
+        self.handler.withLock { $0 = handler }
+    }
+
+    /// Queues one outcome for the next transaction.
+    func submit(_ item: Item) {
+        let startFlush = state.withLock { state in
+            state.pending.append(item)
+            defer { state.flushing = true }
+            return !state.flushing
         }
-        return try result.get()
+        if startFlush {
+            // Unstructured on purpose: a flush must finish even if the submitting task is
+            // cancelled (a worker shutting down still records its released jobs).
+            Task { await self.flush() }
+        }
+    }
+
+    /// Returns once every submitted outcome has been written (or has failed to be).
+    func waitUntilIdle() async {
+        await withCheckedContinuation { continuation in
+            let idle = state.withLock { state in
+                if !state.flushing && state.pending.isEmpty { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
     }
 
     private func flush() async {
@@ -50,19 +70,25 @@ final class CompletionBatcher: Sendable {
         // yields cost microseconds and turn one transaction per job into one per batch.
         for _ in 0..<3 { await Task.yield() }
         while true {
-            let batch = state.withLock { state -> [Pending] in
+            let (batch, waiters) = state.withLock { state -> ([Item], [CheckedContinuation<Void, Never>]) in
                 let batch = state.pending
                 state.pending = []
-                if batch.isEmpty { state.flushing = false }
-                return batch
+                guard batch.isEmpty else { return (batch, []) }
+                state.flushing = false
+                defer { state.idleWaiters = [] }
+                return (batch, state.idleWaiters)
             }
-            if batch.isEmpty { return }
+            if batch.isEmpty {
+                for waiter in waiters { waiter.resume() }
+                return
+            }
+            let result: Result<Set<JobID>, any Error>
             do {
-                let refused = try await store.complete(batch.map { ($0.job, $0.outcome) }, workerID: workerID)
-                for item in batch { item.continuation.resume(returning: .success(!refused.contains(item.job.id))) }
+                result = .success(try await store.complete(batch.map { ($0.job, $0.outcome) }, workerID: workerID))
             } catch {
-                for item in batch { item.continuation.resume(returning: .failure(error)) }
+                result = .failure(error)
             }
+            handler.withLock { $0 }?(batch, result)
         }
     }
 }

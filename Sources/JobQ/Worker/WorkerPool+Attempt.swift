@@ -2,22 +2,45 @@ import Foundation
 import Logging
 
 extension WorkerPool {
-    /// Runs one claimed attempt and records its outcome.
+    /// Runs `first`, then, in the same task, every buffered job it can take, until the buffer
+    /// is empty, the job limit is reached or the pool drains. A slot hands each outcome to the
+    /// completion batcher without waiting for it to be written, so a stream of short jobs costs
+    /// one task per slot, not one per job.
+    func runSlot(_ first: BufferedJob) async {
+        let jobLimit = options.maximumJobs ?? Int.max
+        var next: BufferedJob? = first
+        while let (job, race) = next {
+            let outcome = await attempt(job, race: race)
+            finish(job, race: race, outcome: outcome)
+            let (following, lowBuffer) = state.withLock { state -> (BufferedJob?, Bool) in
+                let following = state.takeBuffered(jobLimit: jobLimit)
+                if following == nil { state.active -= 1 }
+                return (following, state.bufferedCount <= state.refillThreshold)
+            }
+            // The claim loop refills the buffer before it runs dry, and starts slots for jobs
+            // it claims while this one is gone.
+            if following == nil || lowBuffer { signal.poke() }
+            next = following
+        }
+    }
+
+    /// Runs one claimed attempt; returns the outcome to record, or nil when there is nothing
+    /// to record (the job was cancelled or taken over).
     ///
     /// The executor runs in its own task so that the pool can stop waiting for it (timeout,
     /// shutdown, cancellation by an operator) even if it ignores cancellation; whatever it returns
     /// after that is discarded.
     ///
     /// The running map is keyed by job id, and a snoozed job can be claimed again before the
-    /// task of its previous run has removed its entry; so every lookup checks that the entry is
-    /// this run's (the same race), and the old run never removes the new one.
-    func perform(_ job: ClaimedJob, race: AttemptRace) async {
+    /// previous run's outcome is written; so every lookup checks that the entry is this run's
+    /// (the same race), and the old run never removes the new one.
+    func attempt(_ job: ClaimedJob, race: AttemptRace) async -> AttemptOutcome? {
         let end: AttemptRace.End
-        let progress = AttemptProgress(store: queue.store, job: job, workerID: workerID, interval: options.progressInterval)
         if race.isResolved {
             // Interrupted while it waited in the buffer: never start it.
             end = .interrupted
         } else if let executor = executors[job.executor] {
+            let progress = AttemptProgress(store: queue.store, job: job, workerID: workerID, interval: options.progressInterval)
             let started = ContinuousClock.now
             end = await runExecutor(executor, job: job, race: race, progress: progress)
             let seconds = (ContinuousClock.now - started).inSeconds
@@ -32,16 +55,54 @@ extension WorkerPool {
         let interruption = state.withLock { state in
             state.running[job.id].flatMap { $0.race === race ? $0.interruption : nil }
         }
-        let outcome = self.outcome(of: job, end: end, interruption: interruption)
-        // The slot is free as soon as the executor is done: the next job starts while this
-        // outcome waits to be written with the others finishing now. The job stays leased (and
-        // renewed) until its outcome is recorded.
-        state.withLock { $0.active -= 1 }
-        signal.poke()
-        await record(job, outcome)
-        state.withLock { state in
-            if state.running[job.id]?.race === race { state.running.removeValue(forKey: job.id) }
+        return outcome(of: job, end: end, interruption: interruption)
+    }
+
+    /// Hands an outcome to the batcher. The job stays leased (and renewed) until the outcome
+    /// is written; with nothing to write, it is forgotten now.
+    func finish(_ job: ClaimedJob, race: AttemptRace, outcome: AttemptOutcome?) {
+        guard let outcome else {
+            state.withLock { state in
+                state.stats.refused += 1
+                state.forget(job.id, race: race)
+            }
+            logger.info("job \(job.id) was cancelled or taken over while running; its outcome is discarded")
+            return
         }
+        completions.submit(.init(job: job, outcome: outcome, race: race))
+    }
+
+    /// After a completion transaction: counts, logs, and forgets the recorded jobs.
+    func recorded(_ items: [CompletionBatcher.Item], refused: Result<Set<JobID>, any Error>) {
+        let refusedIDs = (try? refused.get()) ?? []
+        state.withLock { state in
+            for item in items {
+                state.forget(item.job.id, race: item.race)
+                guard case .success = refused else { continue }
+                if refusedIDs.contains(item.job.id) {
+                    state.stats.refused += 1
+                    continue
+                }
+                switch item.outcome {
+                case .succeeded: state.stats.succeeded += 1
+                case .retry: state.stats.retried += 1
+                case .dead: state.stats.dead += 1
+                case .released: state.stats.released += 1
+                case .snoozed: state.stats.snoozed += 1
+                }
+            }
+        }
+        for item in items {
+            if case .failure(let error) = refused {
+                // The lease will expire and the job will run again: at-least-once, never lost.
+                logger.error("job \(item.job.id): could not record the outcome (\(error)); it will run again when its lease expires")
+            } else if refusedIDs.contains(item.job.id) {
+                logger.info("job \(item.job.id) attempt \(item.job.attempt): outcome refused; the job was cancelled or taken over")
+            } else {
+                log(item.job, item.outcome)
+            }
+        }
+        // The claim loop may be waiting for these jobs to finish before it stops.
         signal.poke()
     }
 
@@ -77,7 +138,7 @@ extension WorkerPool {
         return end
     }
 
-    private func outcome(of job: ClaimedJob, end: AttemptRace.End, interruption: PoolState.Interruption?) -> AttemptOutcome? {
+    func outcome(of job: ClaimedJob, end: AttemptRace.End, interruption: PoolState.Interruption?) -> AttemptOutcome? {
         switch end {
         case .finished(.success(let resultJSON)):
             return .succeeded(resultJSON: resultJSON)
@@ -118,39 +179,9 @@ extension WorkerPool {
         return .dead(error: message, timedOut: timedOut)
     }
 
-    private func record(_ job: ClaimedJob, _ outcome: AttemptOutcome?) async {
-        guard let outcome else {
-            state.withLock { $0.stats.refused += 1 }
-            logger.info("job \(job.id) was cancelled or taken over while running; its outcome is discarded")
-            return
-        }
-        do {
-            let accepted = try await completions.record(job, outcome)
-            state.withLock { state in
-                if !accepted {
-                    state.stats.refused += 1
-                    return
-                }
-                switch outcome {
-                case .succeeded: state.stats.succeeded += 1
-                case .retry: state.stats.retried += 1
-                case .dead: state.stats.dead += 1
-                case .released: state.stats.released += 1
-                case .snoozed: state.stats.snoozed += 1
-                }
-            }
-            if !accepted {
-                logger.info("job \(job.id) attempt \(job.attempt): outcome refused; the job was cancelled or taken over")
-            } else {
-                log(job, outcome)
-            }
-        } catch {
-            // The lease will expire and the job will run again: at-least-once, never lost.
-            logger.error("job \(job.id): could not record the outcome (\(error)); it will run again when its lease expires")
-        }
-    }
-
     private func log(_ job: ClaimedJob, _ outcome: AttemptOutcome) {
+        // Successes log at debug: skip building their metadata when nobody reads it.
+        if case .succeeded = outcome, logger.logLevel > .debug { return }
         let metadata: Logger.Metadata = ["job": "\(job.id)", "executor": "\(job.executor)", "attempt": "\(job.attempt)"]
         switch outcome {
         case .succeeded: logger.debug("job succeeded", metadata: metadata)

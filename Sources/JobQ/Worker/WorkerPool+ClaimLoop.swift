@@ -3,41 +3,20 @@ import Logging
 
 extension WorkerPool {
     /// Claims jobs in batches into a small local buffer and runs them, at most `concurrency` at
-    /// a time, each in a child task; until shutdown, the job limit, or the stop condition.
-    /// Sleeps on the wake signal between rounds.
+    /// a time, in slot tasks that each take buffered jobs one after another; until shutdown,
+    /// the job limit, or the stop condition. Sleeps on the wake signal between rounds.
     ///
     /// Claiming ahead (``Options/prefetch``) makes one claim transaction serve many jobs. The
-    /// buffered jobs are leased and renewed like running ones, and released at shutdown.
+    /// buffered jobs are leased and renewed like running ones, and released at shutdown. The
+    /// buffer is refilled when it is half empty, so slots keep running while the claim is written.
     func claimLoop() async {
         var wakeups = signal.stream.makeAsyncIterator()
-        await withDiscardingTaskGroup { jobs in
-            var buffer: [(job: ClaimedJob, race: AttemptRace)] = []
-            var next = 0
-            let jobLimit = options.maximumJobs ?? Int.max
-            func startBuffered(upTo limit: Int, ignoringJobLimit: Bool = false) {
-                while next < buffer.count {
-                    let canStart = state.withLock { state in
-                        guard state.active < limit, ignoringJobLimit || state.started < jobLimit else { return false }
-                        state.active += 1
-                        state.started += 1
-                        return true
-                    }
-                    guard canStart else { break }
-                    let (job, race) = buffer[next]
-                    next += 1
-                    jobs.addTask { await self.perform(job, race: race) }
+        let jobLimit = options.maximumJobs ?? Int.max
+        await withDiscardingTaskGroup { slots in
+            func startSlots() {
+                while let job = state.withLock({ $0.startSlot(concurrency: concurrency, jobLimit: jobLimit) }) {
+                    slots.addTask { await self.runSlot(job) }
                 }
-                if next == buffer.count {
-                    buffer.removeAll(keepingCapacity: true)
-                    next = 0
-                }
-            }
-            /// Hands every buffered job to a task that releases it (its race is interrupted).
-            func releaseBuffered() {
-                let waiting = buffer[next...].map(\.job.id)
-                let races = state.withLock { $0.interrupt(waiting, because: .shutdown) }
-                for race in races { race.resolve(.interrupted) }
-                startBuffered(upTo: Int.max, ignoringJobLimit: true)
             }
             // After a claim that came back short, the next round first checks with a cheap read
             // that there is something to claim, so idle pools do not take the write lock.
@@ -60,26 +39,26 @@ extension WorkerPool {
                         break
                     }
                 } else {
-                    startBuffered(upTo: concurrency)
-                    let buffered = buffer.count - next
-                    let (active, prefetch) = state.withLock { state in
-                        (state.active, state.prefetch(maximum: options.prefetch, concurrency: concurrency))
+                    startSlots()
+                    let (active, buffered, prefetch) = state.withLock { state in
+                        let prefetch = state.prefetch(maximum: options.prefetch, concurrency: concurrency)
+                        state.refillThreshold = max(concurrency, prefetch / 2)
+                        return (state.active, state.bufferedCount, prefetch)
                     }
                     let wanted = concurrency + prefetch - buffered - active
-                    var claimed: [(job: ClaimedJob, race: AttemptRace)] = []
-                    // Refill before the buffer runs dry, so that slots never wait for a claim.
-                    if buffered < concurrency, wanted > 0 {
+                    var claimed: [BufferedJob] = []
+                    if buffered <= max(concurrency, prefetch / 2), wanted > 0 {
                         var worthClaiming = !idle || signal.takeWorkHint()
                         if !worthClaiming {
                             worthClaiming = (try? await queue.store.hasClaimableWork(queues: queues)) ?? true
                         }
                         if worthClaiming { claimed = await claim(limit: wanted) }
                         idle = claimed.count < wanted
-                        buffer += claimed
-                        startBuffered(upTo: concurrency)
+                        state.withLock { $0.appendToBuffer(claimed) }
+                        startSlots()
                     }
-                    let nowActive = state.withLock { $0.active }
-                    if claimed.isEmpty, nowActive == 0, buffer.count == next, await stopConditionMet() {
+                    let (nowActive, nowBuffered) = state.withLock { ($0.active, $0.bufferedCount) }
+                    if claimed.isEmpty, nowActive == 0, nowBuffered == 0, await stopConditionMet() {
                         break
                     }
                 }
@@ -88,7 +67,24 @@ extension WorkerPool {
         }
     }
 
-    private func claim(limit: Int) async -> [(job: ClaimedJob, race: AttemptRace)] {
+    /// Releases every buffered job: their attempts never start, and their leases are given
+    /// back through the batcher (unless a job was cancelled meanwhile: then nothing is written).
+    private func releaseBuffered() {
+        let buffered = state.withLock { state in
+            state.takeAllBuffered().map { entry in
+                // A job cancelled while it waited keeps that reason (nothing to write).
+                let interruption = state.running[entry.job.id]?.interruption ?? .shutdown
+                _ = state.interrupt([entry.job.id], because: .shutdown)
+                return (entry, interruption)
+            }
+        }
+        for (entry, interruption) in buffered {
+            entry.race.resolve(.interrupted)
+            finish(entry.job, race: entry.race, outcome: outcome(of: entry.job, end: .interrupted, interruption: interruption))
+        }
+    }
+
+    private func claim(limit: Int) async -> [BufferedJob] {
         do {
             let claimed = try await queue.store.claim(
                 queues: queues, limit: limit, workerID: workerID, lease: options.lease

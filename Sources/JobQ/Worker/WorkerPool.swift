@@ -82,6 +82,7 @@ public final class WorkerPool: Service, Sendable {
     /// ``Options/stopWhen`` is met.
     public func run() async throws {
         try await queue.store.registerWorker(id: workerID, queues: queues, concurrency: concurrency)
+        completions.onRecorded { [weak self] items, refused in self?.recorded(items, refused: refused) }
         let signal = self.signal
         let wakeID = queue.addWakeHandler { signal.poke(workArrived: true) }
         defer { queue.removeWakeHandler(wakeID) }
@@ -97,6 +98,8 @@ public final class WorkerPool: Service, Sendable {
                     group.addTask { await watcher.run(every: interval, signal: signal) }
                 }
                 await self.claimLoop()
+                // Every outcome handed over is written before the pool reports it stopped.
+                await self.completions.waitUntilIdle()
                 group.cancelAll()
             }
         } onGracefulShutdown: {
@@ -121,6 +124,9 @@ public final class WorkerPool: Service, Sendable {
     }
 }
 
+/// A claimed job waiting for a slot, with the race its attempt will run under.
+typealias BufferedJob = (job: ClaimedJob, race: AttemptRace)
+
 /// The pool's mutable state, behind its mutex.
 struct PoolState: Sendable {
     struct RunningJob: Sendable {
@@ -138,12 +144,58 @@ struct PoolState: Sendable {
 
     /// Claimed jobs, running or buffered: all of them hold leases this pool renews.
     var running: [JobID: RunningJob] = [:]
+    /// Claimed jobs not started yet, oldest first from `bufferStart`.
+    private var buffer: [BufferedJob] = []
+    private var bufferStart = 0
+    /// When no more than this many jobs are buffered, the claim loop claims more, so that slots
+    /// rarely wait for a claim.
+    var refillThreshold = 0
     /// Jobs whose task has started and whose executor has not finished (at most `concurrency`).
     var active = 0
     /// Jobs started since the pool started, for ``WorkerPool/Options/maximumJobs``.
     var started = 0
     /// How long executors take, smoothed; nil until the first one finished.
     var averageRunSeconds: Double?
+
+    var bufferedCount: Int { buffer.count - bufferStart }
+
+    mutating func appendToBuffer(_ jobs: [BufferedJob]) {
+        buffer += jobs
+    }
+
+    /// The next buffered job, unless the pool drains or the job limit is reached.
+    mutating func takeBuffered(jobLimit: Int) -> BufferedJob? {
+        guard drainDeadline == nil, started < jobLimit, bufferStart < buffer.count else { return nil }
+        let job = buffer[bufferStart]
+        bufferStart += 1
+        if bufferStart == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            bufferStart = 0
+        }
+        started += 1
+        return job
+    }
+
+    /// A buffered job for a new slot, if a slot is free.
+    mutating func startSlot(concurrency: Int, jobLimit: Int) -> BufferedJob? {
+        guard active < concurrency, let job = takeBuffered(jobLimit: jobLimit) else { return nil }
+        active += 1
+        return job
+    }
+
+    /// Empties the buffer (shutdown, job limit): the jobs are to be released.
+    mutating func takeAllBuffered() -> [BufferedJob] {
+        defer {
+            buffer.removeAll(keepingCapacity: true)
+            bufferStart = 0
+        }
+        return Array(buffer[bufferStart...])
+    }
+
+    /// Drops a job's entry once its outcome is settled, unless the entry is a newer run's.
+    mutating func forget(_ id: JobID, race: AttemptRace) {
+        if running[id]?.race === race { running.removeValue(forKey: id) }
+    }
 
     /// Records one executor's run time in the moving average.
     mutating func observeRun(seconds: Double) {
