@@ -37,14 +37,16 @@ extension JobQueue {
                     var position: Int64
                     if let cursor { position = cursor } else { position = try await store.latestEventID() }
                     while !Task.isCancelled {
-                        // Read up to the newest id first, then the matches below it, so a
+                        // The newest id and the matches below it come from one snapshot, so a
                         // selective filter does not rescan the same unmatched events each time.
-                        let newest = try await store.latestEventID()
-                        while position < newest {
-                            let page = try await store.events(after: position, filter: filter, limit: 500)
-                            let inRange = page.filter { $0.id <= newest }
-                            for event in inRange { continuation.yield(event) }
-                            position = inRange.count == 500 ? inRange.last!.id : newest
+                        while true {
+                            let (newest, page) = try await store.eventsUpToNewest(after: position, filter: filter, limit: 500)
+                            for event in page { continuation.yield(event) }
+                            guard page.count == 500, let last = page.last else {
+                                position = max(position, newest)
+                                break
+                            }
+                            position = last.id
                         }
                         if await wakeups.next() == nil { break }
                     }

@@ -76,7 +76,7 @@ public struct JobContext: Sendable {
     /// The state the job saved with ``ContinueLater``, or nil on its first run.
     public func checkpoint<T: Decodable>(as type: T.Type) throws -> T? {
         guard let checkpointJSON else { return nil }
-        return try JSONDecoder().decode(T.self, from: Data(checkpointJSON.utf8))
+        return try JSONDecoder.jobq.decode(T.self, from: Data(checkpointJSON.utf8))
     }
 
     /// Reports how far the job is, from 0 to 1, with an optional message. The latest value is
@@ -120,7 +120,7 @@ struct ErasedExecutor: Sendable {
         run = { payloadJSON, context in
             let input: E.Input
             do {
-                input = try JSONDecoder().decode(E.Input.self, from: Data(payloadJSON.utf8))
+                input = try JSONDecoder.jobq.decode(E.Input.self, from: Data(payloadJSON.utf8))
             } catch {
                 throw PayloadDecodingError(executor: E.name, underlying: error)
             }

@@ -135,9 +135,15 @@ public struct JobRequest: Sendable, Hashable {
 
 extension JSONEncoder {
     /// The encoder jobq uses for payloads and results: compact, keys sorted, slashes unescaped.
-    static var jobq: JSONEncoder {
+    /// Shared: encoders are thread-safe, and making one per job shows up in profiles.
+    static let jobq: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         return encoder
-    }
+    }()
+}
+
+extension JSONDecoder {
+    /// The decoder for payloads and checkpoints, shared like ``JSONEncoder/jobq``.
+    static let jobq = JSONDecoder()
 }

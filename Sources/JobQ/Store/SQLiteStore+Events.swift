@@ -25,6 +25,16 @@ extension SQLiteStore {
         try await read { db in try Self.events(db, after: cursor, filter: filter, limit: limit) }
     }
 
+    /// The newest event id and the events after `cursor` up to it that match `filter` (at most
+    /// `limit`): one read transaction, so the feed takes one hop per wake-up.
+    func eventsUpToNewest(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> (newest: Int64, events: [JobEvent]) {
+        try await read { db in
+            let newest = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM events") ?? 0
+            guard newest > cursor else { return (newest, []) }
+            return (newest, try Self.events(db, after: cursor, filter: filter, limit: limit).filter { $0.id <= newest })
+        }
+    }
+
     static func events(_ db: Database, after cursor: Int64, filter: EventFilter, limit: Int) throws -> [JobEvent] {
         var conditions = ["id > ?"]
         var arguments: StatementArguments = [cursor]

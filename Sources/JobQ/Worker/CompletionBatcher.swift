@@ -39,8 +39,9 @@ final class CompletionBatcher: Sendable {
         self.handler.withLock { $0 = handler }
     }
 
-    /// Queues one outcome for the next transaction.
-    func submit(_ item: Item) {
+    /// Queues one outcome for the next transaction. `moreComing` says other jobs are about to
+    /// finish, so a new flush lets them join; otherwise it writes at once.
+    func submit(_ item: Item, moreComing: Bool = true) {
         let startFlush = state.withLock { state in
             state.pending.append(item)
             defer { state.flushing = true }
@@ -49,7 +50,7 @@ final class CompletionBatcher: Sendable {
         if startFlush {
             // Unstructured on purpose: a flush must finish even if the submitting task is
             // cancelled (a worker shutting down still records its released jobs).
-            Task { await self.flush() }
+            Task { await self.flush(gathering: moreComing) }
         }
     }
 
@@ -65,10 +66,13 @@ final class CompletionBatcher: Sendable {
         }
     }
 
-    private func flush() async {
+    private func flush(gathering: Bool) async {
         // Let the jobs that are finishing at this moment add their outcomes first: a few
-        // yields cost microseconds and turn one transaction per job into one per batch.
-        for _ in 0..<3 { await Task.yield() }
+        // yields cost microseconds and turn one transaction per job into one per batch. A lone
+        // job (an idle pool's) does not wait for company.
+        if gathering {
+            for _ in 0..<3 { await Task.yield() }
+        }
         while true {
             let (batch, waiters) = state.withLock { state -> ([Item], [CheckedContinuation<Void, Never>]) in
                 let batch = state.pending

@@ -11,12 +11,12 @@ extension WorkerPool {
         var next: BufferedJob? = first
         while let (job, race) = next {
             let outcome = await attempt(job, race: race)
-            finish(job, race: race, outcome: outcome)
-            let (following, lowBuffer) = state.withLock { state -> (BufferedJob?, Bool) in
+            let (following, lowBuffer, othersActive) = state.withLock { state -> (BufferedJob?, Bool, Bool) in
                 let following = state.takeBuffered(jobLimit: jobLimit)
                 if following == nil { state.active -= 1 }
-                return (following, state.bufferedCount <= state.refillThreshold)
+                return (following, state.bufferedCount <= state.refillThreshold, state.active > (following == nil ? 0 : 1))
             }
+            finish(job, race: race, outcome: outcome, moreComing: following != nil || othersActive)
             // The claim loop refills the buffer before it runs dry, and starts slots for jobs
             // it claims while this one is gone.
             if following == nil || lowBuffer { signal.poke() }
@@ -60,7 +60,7 @@ extension WorkerPool {
 
     /// Hands an outcome to the batcher. The job stays leased (and renewed) until the outcome
     /// is written; with nothing to write, it is forgotten now.
-    func finish(_ job: ClaimedJob, race: AttemptRace, outcome: AttemptOutcome?) {
+    func finish(_ job: ClaimedJob, race: AttemptRace, outcome: AttemptOutcome?, moreComing: Bool = true) {
         guard let outcome else {
             state.withLock { state in
                 state.stats.refused += 1
@@ -69,7 +69,7 @@ extension WorkerPool {
             logger.info("job \(job.id) was cancelled or taken over while running; its outcome is discarded")
             return
         }
-        completions.submit(.init(job: job, outcome: outcome, race: race))
+        completions.submit(.init(job: job, outcome: outcome, race: race), moreComing: moreComing)
     }
 
     /// After a completion transaction: counts, logs, and forgets the recorded jobs.
