@@ -6,7 +6,8 @@ extension JobQueue {
     ///
     /// Delivery is after commit, in commit order, with no gap and no duplicate; resume after a
     /// restart (or in another process sharing the file) by passing the last `event.id` seen.
-    /// Commits in this process are seen at once; other processes' within `pollInterval`.
+    /// Commits in this process are seen at once; other processes' within `pollInterval` (a
+    /// cheap check of the store's change counter, so a few milliseconds is fine).
     ///
     /// ```swift
     /// var cursor = savedCursor
@@ -25,10 +26,17 @@ extension JobQueue {
                 let observer = UUID()
                 store.commitObservers.withLock { $0[observer] = { signal.poke() } }
                 defer { _ = store.commitObservers.withLock { $0.removeValue(forKey: observer) } }
+                // Other processes' commits: look at PRAGMA data_version every pollInterval and
+                // read events only when it moved, so a short interval costs little while idle.
+                let watcher = ChangeWatcher(path: store.path)
                 let ticker = Task {
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: pollInterval)
-                        signal.poke()
+                    if let watcher {
+                        await watcher.run(every: pollInterval, signal: signal)
+                    } else {
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: pollInterval)
+                            signal.poke()
+                        }
                     }
                 }
                 defer { ticker.cancel() }
