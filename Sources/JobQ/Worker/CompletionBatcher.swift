@@ -50,7 +50,7 @@ final class CompletionBatcher: Sendable {
         if startFlush {
             // Unstructured on purpose: a flush must finish even if the submitting task is
             // cancelled (a worker shutting down still records its released jobs).
-            Task { await self.flush(gathering: moreComing) }
+            startImmediately { await self.flush(gathering: moreComing) }
         }
     }
 

@@ -115,7 +115,7 @@ extension WorkerPool {
             jobID: job.id, executor: job.executor, queue: job.queue, attempt: job.attempt,
             maxAttempts: job.maxAttempts, deadline: deadline, snoozes: job.snoozes, checkpointJSON: job.checkpointJSON,
             progressWriter: progress)
-        let work = Task {
+        let work = startImmediately {
             do {
                 race.resolve(.finished(.success(try await executor.run(job.payloadJSON, context))))
             } catch {
