@@ -146,6 +146,12 @@ extension SQLiteStore {
                        WHERE state IN ('scheduled', 'failed') AND run_at <= ?2 AND \(unpaused))
         """
 
+    static let anyReadyOrDueSQL = """
+        SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused))
+            OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_due
+                       WHERE state IN ('scheduled', 'failed') AND run_at <= ?2 AND \(unpaused))
+        """
+
     static let anyUnfinishedSQL = """
         SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused))
             OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_leases WHERE state = 'running' AND \(unpaused))
@@ -158,10 +164,12 @@ extension SQLiteStore {
                 AND queue IN (SELECT value FROM json_each(?1)))
         """
 
-    /// Whether a claim on `queues` would find a job now: a cheap read, so idle workers poll
-    /// without taking the write lock.
+    /// Whether a claim on `queues` would find a job now (ready, or due): a cheap read, so idle
+    /// workers poll without taking the write lock.
     func hasClaimableWork(queues: [String]) async throws -> Bool {
-        try await hasUnfinishedWork(queues: queues, includingFuture: false)
+        let now = Self.now()
+        let list = Self.jsonArray(queues)
+        return try await read { db in try Bool.fetchOne(db, sql: Self.anyReadyOrDueSQL, arguments: [list, now]) ?? false }
     }
 
     /// Counts ready and due jobs on `queues`: the backlog a worker's status line shows. Two

@@ -14,3 +14,15 @@ func startImmediately(_ operation: sending @escaping @isolated(any) () async -> 
     Task(operation: operation)
     #endif
 }
+
+extension DiscardingTaskGroup {
+    /// Adds a child task that runs on the calling thread until its first suspension
+    /// (`addImmediateTask`, Swift 6.2 and later; `addTask` before).
+    mutating func addTaskStartingHere(_ operation: sending @escaping @isolated(any) () async -> Void) {
+        #if compiler(>=6.2)
+        addImmediateTask(operation: operation)
+        #else
+        addTask(operation: operation)
+        #endif
+    }
+}

@@ -14,8 +14,16 @@ extension WorkerPool {
         let jobLimit = options.maximumJobs ?? Int.max
         await withDiscardingTaskGroup { slots in
             func startSlots() {
-                while let job = state.withLock({ $0.startSlot(concurrency: concurrency, jobLimit: jobLimit) }) {
-                    slots.addTask { await self.runSlot(job) }
+                while let (job, lone) = state.withLock({ state in
+                    state.startSlot(concurrency: concurrency, jobLimit: jobLimit).map { ($0, state.active == 1 && state.bufferedCount == 0) }
+                }) {
+                    if lone {
+                        // One job for an idle pool (the latency case): run it right here until it
+                        // suspends, rather than waking another thread for it.
+                        slots.addTaskStartingHere { await self.runSlot(job) }
+                    } else {
+                        slots.addTask { await self.runSlot(job) }
+                    }
                 }
             }
             // After a claim that came back short, the next round first checks with a cheap read
