@@ -64,18 +64,19 @@ struct BenchCommand: AsyncParsableCommand {
             if !json { FileHandle.standardError.write(Data("bench: \(text)...\n".utf8)) }
         }
 
-        progress("raw SQLite baseline")
+        // Each jobq figure is measured right after its raw baseline, so that the machine's drift
+        // between the two is as small as it can be.
+        progress("enqueue, and its raw baseline")
         let rawSingle = try bench.raw(inserts: enqueueCount, insertBatch: 1)
+        let single = try await bench.enqueueOneAtATime(enqueueCount)
         let rawBulk = try bench.raw(inserts: bulkCount, insertBatch: 1000)
+        let bulk = try await bench.enqueueInBulk(bulkCount)
+        progress("raw claim+complete")
         let rawCycle1 = try bench.raw(claimComplete: min(drainCount, 20_000), batch: 1)
-        let rawCycle100 = try bench.raw(claimComplete: drainCount, batch: 100)
         // For reference: the job statements alone, without jobq's event rows.
         let bareSingle = try bench.raw(inserts: enqueueCount, insertBatch: 1, events: false)
         let bareCycle100 = try bench.raw(claimComplete: drainCount, batch: 100, events: false)
-
-        progress("enqueue")
-        let single = try await bench.enqueueOneAtATime(enqueueCount)
-        let bulk = try await bench.enqueueInBulk(bulkCount)
+        let rawCycle100 = try bench.raw(claimComplete: drainCount, batch: 100)
         progress("drain in-process")
         let drain1 = try await bench.drainInProcess(drainCount, concurrency: 1)
         let drain4 = try await bench.drainInProcess(drainCount, concurrency: 4)
