@@ -42,10 +42,17 @@ let package = Package(
             swiftSettings: fuzzInstrumentation,
             plugins: ["EmbedMigrations"]
         ),
+        // The one SQLite setting that needs C (sqlite3_config is variadic): the CLI turns off
+        // SQLite's memory statistics, a global mutex around every allocation, at start-up.
+        .target(
+            name: "CSQLiteTuning",
+            linkerSettings: [.linkedLibrary("sqlite3")]
+        ),
         .executableTarget(
             name: "JobQCLI",
             dependencies: [
                 "JobQ",
+                "CSQLiteTuning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // The raw-SQLite baseline of `jobq bench` uses the C API directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CSQLiteTuning
 import Foundation
 import JobQ
 
@@ -7,6 +8,8 @@ import JobQ
 @main
 enum JobQMain {
     static func main() async {
+        // Before anything opens a store: SQLite reads this setting once, at initialization.
+        _ = jobq_sqlite_disable_memory_statistics()
         do {
             let arguments = GlobalArguments.moveAfterSubcommand(Array(CommandLine.arguments.dropFirst()))
             var command = try JobQCommand.parseAsRoot(arguments)
