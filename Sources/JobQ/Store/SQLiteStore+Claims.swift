@@ -45,11 +45,13 @@ extension SQLiteStore {
                 claimed += rows.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
             }
             let worker = JSONText.string(workerID)
+            var events = PendingEvents(now: now)
             for job in claimed {
-                try Self.appendEvent(
-                    db, job: job.id, kind: .started, queue: job.queue, executor: job.executor, batch: job.batch,
-                    data: "{\"attempt\":\(job.attempt),\"worker\":\(worker)}", now: now)
+                events.append(
+                    job: job.id, kind: .started, queue: job.queue, executor: job.executor, batch: job.batch,
+                    data: "{\"attempt\":\(job.attempt),\"worker\":\(worker)}")
             }
+            try events.flush(db)
             return claimed
         }
     }
@@ -108,14 +110,16 @@ extension SQLiteStore {
                 sql: "SELECT \(ClaimedJob.columns), worker_id FROM jobs WHERE state = 'running' AND lease_until < ?",
                 arguments: [now])
             let tracking = try Self.anyTrackingMembers(db)
+            var events = PendingEvents(now: now)
             for row in expired {
                 let job = ClaimedJob(row: row)
                 let worker: String? = row["worker_id"]
                 let error = "attempt \(job.attempt) lost its lease: worker \(worker ?? "?") stopped renewing it (crashed, killed or hung)"
                 let outcome: AttemptOutcome = job.attempt >= job.maxAttempts
                     ? .dead(error: error, timedOut: false) : .retry(error: error, at: Date(timeIntervalSince1970: now), timedOut: false)
-                try Self.record(db, job: job, outcome: outcome, fence: .anyWorker, now: now, trackingSetsExist: tracking)
+                try Self.record(db, job: job, outcome: outcome, fence: .anyWorker, trackingSetsExist: tracking, events: &events)
             }
+            try events.flush(db)
             return expired.count
         }
     }

@@ -20,6 +20,59 @@ extension SQLiteStore {
         try insert.run()
     }
 
+    /// Events of one transaction waiting to be inserted together: one multi-row INSERT per flush
+    /// (up to 64 rows each) instead of one statement per event, which is what a claim or a
+    /// batch of completions writes most. Events keep the order they were appended in; a caller
+    /// that inserts events another way in the same transaction flushes these first.
+    struct PendingEvents {
+        private struct Row {
+            let job: JobID?
+            let kind: EventKind
+            let queue: String?
+            let executor: String?
+            let batch: String?
+            let data: String?
+        }
+
+        /// Rows per INSERT at most: 64 x 7 parameters stay far below SQLite's limit.
+        static let maximumRows = 64
+        private var rows: [Row] = []
+        let now: Double
+
+        init(now: Double) { self.now = now }
+
+        mutating func append(job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?, data: String?) {
+            rows.append(Row(job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data))
+        }
+
+        mutating func flush(_ db: Database) throws {
+            var start = 0
+            while start < rows.count {
+                let count = min(Self.maximumRows, rows.count - start)
+                let insert = try RawStatement(db, sql: Self.insertSQL[count])
+                for (offset, row) in rows[start..<(start + count)].enumerated() {
+                    let base = Int32(offset * 7)
+                    insert.bind(base + 1, row.job)
+                    insert.bind(base + 2, row.kind.rawValue)
+                    insert.bind(base + 3, row.queue)
+                    insert.bind(base + 4, row.executor)
+                    insert.bind(base + 5, row.batch)
+                    insert.bind(base + 6, row.data)
+                    insert.bind(base + 7, now)
+                }
+                try insert.run()
+                start += count
+            }
+            rows.removeAll(keepingCapacity: true)
+        }
+
+        /// `insertSQL[n]` inserts n events.
+        static let insertSQL: [String] = (0...maximumRows).map { count in
+            "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES "
+                + Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: count).joined(separator: ", ")
+        }
+    }
+
     /// Events with an id greater than `cursor`, oldest first, at most `limit`.
     func events(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> [JobEvent] {
         try await read { db in try Self.events(db, after: cursor, filter: filter, limit: limit) }

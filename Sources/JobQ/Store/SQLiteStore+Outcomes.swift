@@ -14,11 +14,13 @@ extension SQLiteStore {
         return try await write { db in
             var refused: Set<JobID> = []
             let tracking = try Self.anyTrackingMembers(db)
+            var events = PendingEvents(now: now)
             for (job, outcome) in outcomes {
                 let recorded = try Self.record(
-                    db, job: job, outcome: outcome, fence: .worker(workerID), now: now, trackingSetsExist: tracking)
+                    db, job: job, outcome: outcome, fence: .worker(workerID), trackingSetsExist: tracking, events: &events)
                 if !recorded { refused.insert(job.id) }
             }
+            try events.flush(db)
             return refused
         }
     }
@@ -47,13 +49,16 @@ extension SQLiteStore {
         }
     }
 
-    /// Applies one outcome if the fence matches; returns false when it does not.
+    /// Applies one outcome if the fence matches; returns false when it does not. Its events join
+    /// `events`, which the caller flushes before the transaction ends.
     /// `trackingSetsExist` is ``anyTrackingMembers(_:)`` read in this transaction: asked once per
     /// batch, it spares every success a lookup when there are no tracking sets.
     @discardableResult
     static func record(
-        _ db: Database, job: ClaimedJob, outcome: AttemptOutcome, fence: Fence, now: Double, trackingSetsExist: Bool
+        _ db: Database, job: ClaimedJob, outcome: AttemptOutcome, fence: Fence, trackingSetsExist: Bool,
+        events: inout PendingEvents
     ) throws -> Bool {
+        let now = events.now
         var data = JSONObjectBuilder()
         data.add("attempt", int: job.attempt)
         let kind: EventKind
@@ -116,13 +121,16 @@ extension SQLiteStore {
             timeout.add("attempt", int: job.attempt)
             timeout.add("error", string: error)
             timeout.add("willRetry", bool: false)
-            try appendEvent(db, job: job.id, kind: .timedOut, queue: job.queue, executor: job.executor, batch: job.batch, data: timeout.text, now: now)
+            events.append(job: job.id, kind: .timedOut, queue: job.queue, executor: job.executor, batch: job.batch, data: timeout.text)
         }
-        try appendEvent(db, job: job.id, kind: kind, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now)
+        events.append(job: job.id, kind: kind, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text)
+        // Tracking sets and batches write their own events (and jobs): after this job's.
         if trackingSetsExist, case .succeeded(let resultJSON) = outcome {
+            try events.flush(db)
             try trackingMemberSucceeded(db, job: job.id, executor: job.executor, name: job.name, resultJSON: resultJSON, now: now)
         }
         if let finalState, let batch = job.batch {
+            try events.flush(db)
             try batchMemberFinished(db, batch: batch, state: finalState, now: now, job: job.id)
         }
         return true

@@ -22,7 +22,10 @@ final class RawSQLite {
         try exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(durable ? "FULL" : "NORMAL"); PRAGMA busy_timeout = 10000")
     }
 
-    deinit { sqlite3_close_v2(db) }
+    deinit {
+        for statement in eventInserts.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(db)
+    }
 
     func exec(_ sql: String) throws {
         var message: UnsafeMutablePointer<CChar>?
@@ -71,6 +74,34 @@ final class RawSQLite {
         sqlite3_reset(statement)
     }
 
+    /// Multi-row event inserts by row count, prepared once each (jobq writes a claim's or a
+    /// completion batch's events with one INSERT of up to 64 rows).
+    private var eventInserts: [Int: OpaquePointer?] = [:]
+
+    /// Appends `events` rows as jobq does: one INSERT per 64 rows.
+    private func events(_ rows: [(job: Int64, data: String)], kind: String, now: Double) throws {
+        var start = 0
+        while start < rows.count {
+            let count = min(64, rows.count - start)
+            if eventInserts[count] == nil {
+                eventInserts[count] = try prepare(
+                    "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES "
+                        + Array(repeating: "(?, ?, 'default', 'sum', NULL, ?, ?)", count: count).joined(separator: ", "))
+            }
+            let statement = eventInserts[count]!
+            for (offset, row) in rows[start..<(start + count)].enumerated() {
+                let base = Int32(offset * 4)
+                sqlite3_bind_int64(statement, base + 1, row.job)
+                sqlite3_bind_text(statement, base + 2, kind, -1, SQLITE_TRANSIENT_VALUE)
+                sqlite3_bind_text(statement, base + 3, row.data, -1, SQLITE_TRANSIENT_VALUE)
+                sqlite3_bind_double(statement, base + 4, now)
+            }
+            _ = sqlite3_step(statement)
+            sqlite3_reset(statement)
+            start += count
+        }
+    }
+
     private func run(_ statement: OpaquePointer?, bind: (OpaquePointer?) -> Void = { _ in }) {
         bind(statement)
         while sqlite3_step(statement) == SQLITE_ROW {}
@@ -115,12 +146,11 @@ final class RawSQLite {
     func claimAndComplete(batch: Int, events: Bool = true) throws -> (jobs: Int, perSecond: Double) {
         let claim = try prepare(Self.claimSQL)
         let complete = try prepare(Self.completeSQL)
-        let eventInsert = try prepare(Self.eventSQL)
         let promote = try prepare(Self.promoteSQL)
         let paused = try prepare(Self.pausedSQL)
         let tracking = try prepare(Self.trackingSQL)
         defer {
-            for statement in [claim, complete, eventInsert, promote, paused, tracking] { sqlite3_finalize(statement) }
+            for statement in [claim, complete, promote, paused, tracking] { sqlite3_finalize(statement) }
         }
         let start = ContinuousClock.now
         var total = 0
@@ -141,7 +171,7 @@ final class RawSQLite {
             }
             sqlite3_reset(claim)
             if events {
-                for (id, attempt) in claimed { event(eventInsert, job: id, kind: "started", data: #"{"attempt":\#(attempt),"worker":"raw"}"#, now: now) }
+                try self.events(claimed.map { (job: $0.0, data: #"{"attempt":\#($0.1),"worker":"raw"}"#) }, kind: "started", now: now)
             }
             try exec("COMMIT")
             if claimed.isEmpty { break }
@@ -154,9 +184,9 @@ final class RawSQLite {
                 sqlite3_bind_int64(complete, 4, attempt)
                 _ = sqlite3_step(complete)
                 sqlite3_reset(complete)
-                if events {
-                    event(eventInsert, job: id, kind: "succeeded", data: #"{"attempt":\#(attempt),"result":{"sum":3}}"#, now: now)
-                }
+            }
+            if events {
+                try self.events(claimed.map { (job: $0.0, data: #"{"attempt":\#($0.1),"result":{"sum":3}}"#) }, kind: "succeeded", now: now)
             }
             try exec("COMMIT")
             total += claimed.count
