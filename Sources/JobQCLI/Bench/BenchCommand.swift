@@ -51,7 +51,7 @@ struct BenchCommand: AsyncParsableCommand {
     func run() async throws {
         let enqueueCount = try size(enqueueJobs, 3_000, 300)
         let bulkCount = try size(bulkJobs, 100_000, 5_000)
-        let drainCount = try size(drainJobs, 20_000, 1_000)
+        let drainCount = try size(drainJobs, 50_000, 1_000)
         let latencyCount = try size(latencyJobs, 200, 30)
         let finished = try size(finishedJobs, 1_000_000, 20_000)
         let future = try size(futureJobs, 100_000, 2_000)
