@@ -74,6 +74,47 @@ struct MigrationTests {
         _ = try JobQueue(path: store.path, migrations: .refuseIfPending)
     }
 
+    /// A process that finds the store moved by another one's migration waits for it, instead of
+    /// applying the remaining steps itself (and backing the store up a second time).
+    @Test func aMigratorThatFindsAnotherOneMidWayWaitsForIt() async throws {
+        let store = try TemporaryStore()
+        _ = try store.open()
+        let base = SchemaMigration.latestVersion
+        // A slow step holds the write lock long enough for the second migrator to look in the
+        // middle of the run, then queue for the lock behind it.
+        let extra = [
+            SchemaMigration(
+                version: base + 1, name: "slow.sql",
+                sql: """
+                    CREATE TABLE slow (x INTEGER);
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000)
+                    INSERT INTO slow SELECT i FROM n;
+                    """),
+            SchemaMigration(version: base + 2, name: "next.sql", sql: "CREATE TABLE next_step (x INTEGER);"),
+            SchemaMigration(version: base + 3, name: "last.sql", sql: "CREATE TABLE last_step (x INTEGER);"),
+        ]
+        func migrator() throws -> SchemaMigrator {
+            var config = Configuration()
+            config.busyMode = .timeout(10)
+            return SchemaMigrator(writer: try DatabaseQueue(path: store.path, configuration: config), path: store.path,
+                                  migrations: SchemaMigration.all + extra)
+        }
+        var first = try migrator()
+        // The first migrator pauses after its slow step, so the second one takes the write lock
+        // between two of its steps (as a descheduled process would let it).
+        first.afterStep = { step in if step.name == "slow.sql" { Thread.sleep(forTimeInterval: 0.3) } }
+        let second = try migrator()
+        let firstRun = Task.detached { try first.migrate(backup: true) }
+        try await Task.sleep(for: .milliseconds(100))
+        let secondRun = Task.detached { try second.migrate(backup: true) }
+        let firstResult = try await firstRun.value
+        let secondResult = try await secondRun.value
+        #expect(firstResult.applied.map(\.name) == ["slow.sql", "next.sql", "last.sql"])
+        #expect(secondResult.applied.isEmpty, "the second migrator applied \(secondResult.applied.map(\.name))")
+        #expect(try Self.backups(store).count == 1)
+        #expect(try Self.version(store.path) == base + 3)
+    }
+
     @Test func failingMigrationRollsBackAndNamesTheFileAndTheError() async throws {
         let store = try TemporaryStore()
         _ = try store.open()
@@ -97,7 +138,7 @@ struct MigrationTests {
 
     @Test func twoProcessesOpeningAnOldStoreMigrateItOnce() async throws {
         let store = try Self.oldStore()
-        let processes = try (0..<3).map { index in
+        let processes = try (0..<6).map { index in
             try CLI.start(
                 ["status", "--json"], db: store.path,
                 stdoutPath: store.directory.appendingPathComponent("out-\(index)").path,

@@ -76,19 +76,38 @@ struct RawStatement {
     func reset() { sqlite3_reset(handle) }
 
     func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
-    func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
     func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
     func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
-    func optionalInt(_ column: Int32) -> Int? { isNull(column) ? nil : int(column) }
-
-    func string(_ column: Int32) -> String { optionalString(column) ?? "" }
 
     func optionalString(_ column: Int32) -> String? {
         guard let text = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
+}
+
+/// Reads the current result row by column index: a stepped ``RawStatement`` on the hot path, a
+/// GRDB `Row` elsewhere, so that each model type has one row reader.
+protocol ColumnReader {
+    func int64(_ column: Int32) -> Int64
+    func double(_ column: Int32) -> Double
+    func optionalDouble(_ column: Int32) -> Double?
+    func optionalString(_ column: Int32) -> String?
+}
+
+extension ColumnReader {
+    func int(_ column: Int32) -> Int { Int(int64(column)) }
+    func string(_ column: Int32) -> String { optionalString(column) ?? "" }
+}
+
+extension RawStatement: ColumnReader {}
+
+extension Row: ColumnReader {
+    func int64(_ column: Int32) -> Int64 { self[Int(column)] }
+    func double(_ column: Int32) -> Double { self[Int(column)] }
+    func optionalDouble(_ column: Int32) -> Double? { self[Int(column)] }
+    func optionalString(_ column: Int32) -> String? { self[Int(column)] }
 }
 
 /// SQLITE_TRANSIENT: SQLite copies bound text before the call returns.

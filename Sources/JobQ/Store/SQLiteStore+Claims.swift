@@ -112,7 +112,7 @@ extension SQLiteStore {
             let tracking = try Self.anyTrackingMembers(db)
             var events = PendingEvents(now: now)
             for row in expired {
-                let job = ClaimedJob(row: row)
+                let job = ClaimedJob(row)
                 let worker: String? = row["worker_id"]
                 let error = "attempt \(job.attempt) lost its lease: worker \(worker ?? "?") stopped renewing it (crashed, killed or hung)"
                 let outcome: AttemptOutcome = job.attempt >= job.maxAttempts

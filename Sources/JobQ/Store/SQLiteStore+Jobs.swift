@@ -57,7 +57,7 @@ extension SQLiteStore {
 
     func job(_ id: JobID) async throws -> Job? {
         try await read { db in
-            try Row.fetchOne(db, sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map(Job.init(row:))
+            try Row.fetchOne(db, sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map { Job($0) }
         }
     }
 
@@ -72,7 +72,7 @@ extension SQLiteStore {
             arguments += [limit]
             return try Row.fetchAll(
                 db, sql: "SELECT \(Job.columns) FROM jobs \(whereClause) ORDER BY id LIMIT ?", arguments: arguments
-            ).map(Job.init(row:))
+            ).map { Job($0) }
         }
     }
 
@@ -97,7 +97,7 @@ extension SQLiteStore {
             try Self.appendEvent(
                 db, job: id, kind: .cancelled, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now)
             if let batch = job.batch { try Self.batchMemberFinished(db, batch: batch, state: .cancelled, now: now, job: id) }
-            return Job(row: row!)
+            return Job(row!)
         }
     }
 
@@ -119,7 +119,7 @@ extension SQLiteStore {
                     WHERE id = ? RETURNING \(Job.columns)
                     """,
                 arguments: [now, id])
-            let retried = Job(row: row!)
+            let retried = Job(row!)
             var data = JSONObjectBuilder()
             data.add("from", string: job.state.rawValue)
             data.add("maxAttempts", int: retried.maxAttempts)
@@ -208,7 +208,7 @@ extension SQLiteStore {
         guard let row = try Row.fetchOne(db, sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]) else {
             throw JobQueueError.notFound("no job with id \(id); list jobs with `jobq list`")
         }
-        return Job(row: row)
+        return Job(row)
     }
 
     static func jsonArray(_ values: [String]) -> String {

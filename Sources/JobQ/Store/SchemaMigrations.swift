@@ -25,13 +25,19 @@ struct SchemaMigration: Sendable {
 /// and mirrored in `PRAGMA user_version`.
 ///
 /// Every step re-reads the version inside its write transaction (`BEGIN IMMEDIATE`), so two
-/// processes opening an old store at once migrate it once: the second waits for the write lock,
-/// then finds nothing left to do. The backup is taken inside the first step's transaction, while
-/// the write lock is held, so it is exactly the store as it was before any step.
+/// processes opening an old store at once migrate it once: a process that finds the version
+/// moved since it looked knows another one is migrating, and waits for it to finish rather than
+/// apply the remaining steps itself (which would also back the store up twice). If the version
+/// stops moving for ``stalledMigrationTimeout`` short of the target (the migrating process
+/// died), it takes over. The backup is taken inside the first step's transaction, while the
+/// write lock is held, so it is exactly the store as it was before any step.
 struct SchemaMigrator {
     let writer: any DatabaseWriter
     let path: String?
     var migrations: [SchemaMigration] = SchemaMigration.all
+    /// Called after each step this migrator applied, outside its transaction (tests use it to
+    /// let another migrator in between two steps).
+    var afterStep: (@Sendable (SchemaMigration) -> Void)?
 
     var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -67,13 +73,16 @@ struct SchemaMigrator {
     func migrate(to target: Int? = nil, backup: Bool) throws -> (applied: [SchemaMigration], backupPath: String?) {
         let (initialVersion, pending) = try check()
         let steps = pending.filter { $0.version <= (target ?? Int.max) }
+        guard let goal = steps.last?.version else { return ([], nil) }
         var applied: [SchemaMigration] = []
         var backupPath: String?
+        var expected = initialVersion
         for migration in steps {
-            let didApply = try writer.write { db -> Bool in
+            let stepped = try writer.write { db -> Bool in
                 let version = try Self.currentVersion(db)
                 if version > latestVersion { throw Self.newerStoreError(found: version, latest: latestVersion) }
-                guard version < migration.version else { return false }
+                // Moved since we looked: another process is migrating.
+                guard version == expected else { return false }
                 // A store this run created holds nothing worth a backup.
                 if backup, backupPath == nil, initialVersion > 0, version > 0, let path {
                     backupPath = try Self.writeBackup(of: path, version: version)
@@ -90,9 +99,38 @@ struct SchemaMigrator {
                 try db.execute(sql: "PRAGMA user_version = \(migration.version)")
                 return true
             }
-            if didApply { applied.append(migration) }
+            guard stepped else {
+                try waitForOtherMigrator(toReach: goal)
+                return (applied, backupPath)
+            }
+            applied.append(migration)
+            expected = migration.version
+            afterStep?(migration)
         }
         return (applied, backupPath)
+    }
+
+    /// How long another process's migration may leave the version unchanged before this
+    /// process decides it died and migrates the store itself.
+    static let stalledMigrationTimeout: Duration = .seconds(5)
+
+    /// Waits until the store reaches `goal`, while another process migrates it; takes over when
+    /// that process stops making progress.
+    private func waitForOtherMigrator(toReach goal: Int) throws {
+        var lastVersion = -1
+        var lastProgress = ContinuousClock.now
+        while true {
+            let version = try writer.read { db in try Self.currentVersion(db) }
+            if version >= goal { return }
+            if version != lastVersion {
+                lastVersion = version
+                lastProgress = .now
+            } else if ContinuousClock.now - lastProgress > Self.stalledMigrationTimeout {
+                try migrate(to: goal, backup: false)
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
     }
 
     /// Copies the store with SQLite's online backup into `<path>.v<version>-<UTC time>.backup`,

@@ -22,7 +22,7 @@ struct ClaimedJob: Sendable, Hashable {
     static let columns = "id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout, name, batch, checkpoint, snoozes"
 
     /// Reads the row a statement selected with ``columns``, in that order.
-    init(_ statement: RawStatement) {
+    init(_ statement: some ColumnReader) {
         id = statement.int64(0)
         queue = statement.string(1)
         executor = statement.string(2)
@@ -36,22 +36,6 @@ struct ClaimedJob: Sendable, Hashable {
         batch = statement.optionalString(10)
         checkpointJSON = statement.optionalString(11)
         snoozes = statement.int(12)
-    }
-
-    init(row: Row) {
-        id = row[0]
-        queue = row[1]
-        executor = row[2]
-        payloadJSON = row[3]
-        priority = row[4]
-        attempt = row[5]
-        maxAttempts = row[6]
-        runAt = row[7]
-        timeout = (row[8] as Double?).map(Duration.init(storedSeconds:))
-        name = row[9]
-        batch = row[10]
-        checkpointJSON = row[11]
-        snoozes = row[12]
     }
 }
 
