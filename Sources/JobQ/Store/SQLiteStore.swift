@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 
 /// The SQLite store: every durable state change is one method and one transaction.
@@ -98,19 +99,22 @@ final class SQLiteStore: Sendable {
 
     /// Runs a write transaction, mapping SQLite errors to clear ``JobQueueError``s.
     ///
-    /// When no other write of this process is under way, the transaction runs right here on
-    /// the calling thread: no hand-off to GRDB's writer queue and back, which is most of the
-    /// cost of a small transaction (a single enqueue, say). Otherwise it queues behind the
-    /// others through GRDB's callback API, so that a busy pool never parks threads on the
-    /// queue. Either way the caller's cancellation is not looked at, so a cancelled caller (a
+    /// When no other write of this process is under way and no other process holds the write
+    /// lock, the transaction runs right here on the calling thread: no hand-off to GRDB's writer
+    /// queue and back, which is most of the cost of a small transaction (a single enqueue, say).
+    /// Otherwise it queues through GRDB's callback API and waits there (up to the busy timeout),
+    /// so that neither a busy pool nor another process's long transaction parks the caller's
+    /// thread. Either way the caller's cancellation is not looked at, so a cancelled caller (a
     /// worker shutting down) still records what it must record, e.g. a released lease.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let path = self.path
         let alone = writesUnderWay.add(1, ordering: .acquiringAndReleasing).oldValue == 0
         defer { writesUnderWay.subtract(1, ordering: .acquiringAndReleasing) }
         let result: T
-        if alone {
-            do { result = try writeHere(body) } catch { throw Self.mapped(error, path: path) }
+        let here: T?
+        do { here = alone ? try writeHereUnlessLocked(body) : nil } catch { throw Self.mapped(error, path: path) }
+        if let here {
+            result = here
         } else {
             result = try await withCheckedThrowingContinuation { continuation in
                 writer.asyncWrite(body) { _, result in
@@ -122,8 +126,28 @@ final class SQLiteStore: Sendable {
         return result
     }
 
-    /// GRDB's blocking write: runs on the calling thread when the writer queue is free.
-    private func writeHere<T>(_ body: (Database) throws -> T) throws -> T { try writer.write(body) }
+    /// The write transaction on the calling thread, if the write lock can be had at once;
+    /// nil when another process holds it (the caller then waits off this thread).
+    private func writeHereUnlessLocked<T>(_ body: (Database) throws -> T) throws -> T? {
+        try writer.writeWithoutTransaction { db -> T? in
+            let connection = db.sqliteConnection
+            sqlite3_busy_timeout(connection, 0)
+            do {
+                defer { sqlite3_busy_timeout(connection, Int32(Self.busyTimeout * 1000)) }
+                try db.beginTransaction(.immediate)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                return nil
+            }
+            do {
+                let result = try body(db)
+                try db.commit()
+                return result
+            } catch {
+                try? db.rollback()
+                throw error
+            }
+        }
+    }
 
     /// Runs a read transaction on the calling thread. In WAL mode a read never waits for a
     /// writer, so this blocks only for the read itself, and saves the two thread hand-offs of
