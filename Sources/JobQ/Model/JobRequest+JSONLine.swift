@@ -22,7 +22,7 @@ extension JobRequest {
     public init(jsonLine line: String) throws(JobQueueError) {
         let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))
+            value = try JSONDecoder.jobq.decode(JSONValue.self, from: Data(line.utf8))
         } catch {
             throw .invalidInput("not valid JSON: \(JSONText.describe(error))")
         }
@@ -62,7 +62,7 @@ extension JobRequest {
         if let timeout = fields["timeout"] {
             options.timeout = try Self.duration(try Self.string(timeout, key: "timeout", example: "\"30s\""), key: "timeout")
         }
-        try self.init(executor: executor, payloadJSON: String(decoding: payloadData, as: UTF8.self), options: options)
+        try self.init(executor: executor, encodedPayload: payloadData, options: options)
         try validate()
     }
 

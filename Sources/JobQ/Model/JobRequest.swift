@@ -89,6 +89,14 @@ public struct JobRequest: Sendable, Hashable {
         self.options = options
     }
 
+    /// A request whose payload jobq just encoded itself, so it needs no second parse.
+    init(executor: String, encodedPayload data: Data, options: JobOptions) throws(JobQueueError) {
+        try Self.checkPayloadSize(data.count)
+        self.executor = executor
+        self.payloadJSON = String(decoding: data, as: UTF8.self)
+        self.options = options
+    }
+
     /// A request for a typed executor; the input is encoded as JSON.
     public init<E: Executor>(_ executor: E.Type, _ input: E.Input, options: JobOptions = .init()) throws(JobQueueError) {
         var options = options
