@@ -48,14 +48,14 @@ extension WorkerPool {
                     }
                 } else {
                     startSlots()
-                    let (active, buffered, prefetch) = state.withLock { state in
+                    let (active, buffered, prefetch, refillThreshold) = state.withLock { state in
                         let prefetch = state.prefetch(maximum: options.prefetch, concurrency: concurrency)
                         state.refillThreshold = max(concurrency, prefetch / 2)
-                        return (state.active, state.bufferedCount, prefetch)
+                        return (state.active, state.bufferedCount, prefetch, state.refillThreshold)
                     }
                     let wanted = concurrency + prefetch - buffered - active
                     var claimed: [BufferedJob] = []
-                    if buffered <= max(concurrency, prefetch / 2), wanted > 0 {
+                    if buffered <= refillThreshold, wanted > 0 {
                         var worthClaiming = !idle || signal.takeWorkHint()
                         if !worthClaiming {
                             worthClaiming = (try? await queue.store.hasClaimableWork(queues: queues)) ?? true
