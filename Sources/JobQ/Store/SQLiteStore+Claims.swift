@@ -11,7 +11,7 @@ extension SQLiteStore {
         guard limit > 0 else { return [] }
         let now = Self.now()
         let leaseUntil = now + lease.inSeconds
-        return try await write { db in
+        return try await write(.small) { db in
             let promote = try RawStatement(db, sql: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?")
             promote.bind(1, now)
             try promote.run()
@@ -63,7 +63,7 @@ extension SQLiteStore {
         guard !ids.isEmpty else { return [] }
         let leaseUntil = Self.now() + lease.inSeconds
         let list = Self.jsonArray(ids)
-        return try await write { db in
+        return try await write(.small) { db in
             try Set(
                 JobID.fetchAll(
                     db,
@@ -81,7 +81,7 @@ extension SQLiteStore {
     func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID> {
         guard !ids.isEmpty else { return [] }
         let list = Self.jsonArray(ids)
-        let owned = try await read { db in
+        let owned = try await read(.small) { db in
             try Set(
                 JobID.fetchAll(
                     db,
@@ -132,7 +132,7 @@ extension SQLiteStore {
     func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool {
         let now = Self.now()
         let list = Self.jsonArray(queues)
-        return try await read { db in
+        return try await read(.small) { db in
             includingFuture
                 ? try Bool.fetchOne(db, sql: Self.anyUnfinishedSQL, arguments: [list]) ?? false
                 : try Bool.fetchOne(db, sql: Self.anyClaimableSQL, arguments: [list, now]) ?? false
@@ -173,7 +173,7 @@ extension SQLiteStore {
     func hasClaimableWork(queues: [String]) async throws -> Bool {
         let now = Self.now()
         let list = Self.jsonArray(queues)
-        return try await read { db in try Bool.fetchOne(db, sql: Self.anyReadyOrDueSQL, arguments: [list, now]) ?? false }
+        return try await read(.small) { db in try Bool.fetchOne(db, sql: Self.anyReadyOrDueSQL, arguments: [list, now]) ?? false }
     }
 
     /// Counts ready and due jobs on `queues`: the backlog a worker's status line shows. Two
@@ -207,7 +207,7 @@ extension SQLiteStore {
 
     func heartbeatWorker(id: String) async throws {
         let now = Self.now()
-        try await write { db in
+        try await write(.small) { db in
             try db.execute(sql: "UPDATE workers SET heartbeat_at = ? WHERE id = ?", arguments: [now, id])
         }
     }

@@ -81,7 +81,7 @@ extension SQLiteStore {
     /// The newest event id and the events after `cursor` up to it that match `filter` (at most
     /// `limit`): one read transaction, so the feed takes one hop per wake-up.
     func eventsUpToNewest(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> (newest: Int64, events: [JobEvent]) {
-        try await read { db in
+        try await read(.small) { db in
             let newest = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM events") ?? 0
             guard newest > cursor else { return (newest, []) }
             return (newest, try Self.events(db, after: cursor, filter: filter, limit: limit).filter { $0.id <= newest })
@@ -117,6 +117,6 @@ extension SQLiteStore {
 
     /// The newest event id: the cursor of "from now on".
     func latestEventID() async throws -> Int64 {
-        try await read { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM events") ?? 0 }
+        try await read(.small) { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM events") ?? 0 }
     }
 }

@@ -13,7 +13,8 @@ extension SQLiteStore {
             }
         }
         let now = Self.now()
-        return try await write { db in
+        // A few jobs are a small transaction; a big batch goes to GRDB's writer thread.
+        return try await write(requests.count <= 100 ? .small : .large) { db in
             try requests.map { try Self.insert($0, db: db, now: now) }
         }
     }
@@ -56,7 +57,7 @@ extension SQLiteStore {
     }
 
     func job(_ id: JobID) async throws -> Job? {
-        try await read { db in
+        try await read(.small) { db in
             try Row.fetchOne(db, sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map { Job($0) }
         }
     }

@@ -11,7 +11,7 @@ extension SQLiteStore {
     @discardableResult
     func complete(_ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], workerID: String) async throws -> Set<JobID> {
         let now = Self.now()
-        return try await write { db in
+        return try await write(.small) { db in
             var refused: Set<JobID> = []
             let tracking = try Self.anyTrackingMembers(db)
             var events = PendingEvents(now: now)
@@ -142,7 +142,7 @@ extension SQLiteStore {
     /// completion: a report from an attempt that is no longer running changes nothing.
     func recordProgress(job: ClaimedJob, workerID: String, fraction: Double?, message: String?, dataJSON: String?) async throws {
         let now = Self.now()
-        try await write { db in
+        try await write(.small) { db in
             try db.cachedStatement(
                 sql: """
                     UPDATE jobs SET progress = COALESCE(?, progress), progress_message = COALESCE(?, progress_message),

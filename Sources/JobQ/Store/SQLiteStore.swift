@@ -97,18 +97,29 @@ final class SQLiteStore: Sendable {
         }
     }
 
+    /// How much a transaction does, which decides the thread it runs on.
+    enum TransactionSize {
+        /// A few rows by index (an enqueue, a claim, a batch of completions, a page of events):
+        /// tens to hundreds of microseconds, short enough to run on the caller's thread.
+        case small
+        /// Anything that may touch many rows (status counts, listing, pruning, migrations): runs
+        /// on GRDB's own threads, so that it never holds one of the few threads Swift
+        /// concurrency runs tasks on.
+        case large
+    }
+
     /// Runs a write transaction, mapping SQLite errors to clear ``JobQueueError``s.
     ///
-    /// When no other write of this process is under way and no other process holds the write
-    /// lock, the transaction runs right here on the calling thread: no hand-off to GRDB's writer
-    /// queue and back, which is most of the cost of a small transaction (a single enqueue, say).
-    /// Otherwise it queues through GRDB's callback API and waits there (up to the busy timeout),
-    /// so that neither a busy pool nor another process's long transaction parks the caller's
-    /// thread. Either way the caller's cancellation is not looked at, so a cancelled caller (a
-    /// worker shutting down) still records what it must record, e.g. a released lease.
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    /// A `.small` transaction, when no other write of this process is under way and no other
+    /// process holds the write lock, runs right here on the calling thread: no hand-off to GRDB's
+    /// writer queue and back, which is most of its cost (a single enqueue, say). Otherwise it
+    /// queues through GRDB's callback API and waits there (up to the busy timeout), so that
+    /// neither a busy pool nor another process's long transaction parks the caller's thread.
+    /// Either way the caller's cancellation is not looked at, so a cancelled caller (a worker
+    /// shutting down) still records what it must record, e.g. a released lease.
+    func write<T: Sendable>(_ size: TransactionSize = .large, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let path = self.path
-        let alone = writesUnderWay.add(1, ordering: .acquiringAndReleasing).oldValue == 0
+        let alone = writesUnderWay.add(1, ordering: .acquiringAndReleasing).oldValue == 0 && size == .small
         defer { writesUnderWay.subtract(1, ordering: .acquiringAndReleasing) }
         let result: T
         let here: T?
@@ -149,14 +160,29 @@ final class SQLiteStore: Sendable {
         }
     }
 
-    /// Runs a read transaction on the calling thread. In WAL mode a read never waits for a
-    /// writer, so this blocks only for the read itself, and saves the two thread hand-offs of
-    /// an asynchronous read (tens of microseconds each on a busy or virtualized machine).
-    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        do {
-            return try readHere(body)
-        } catch {
-            throw Self.mapped(error, path: path)
+    /// Runs a read transaction. A `.small` one runs on the calling thread: in WAL mode a read
+    /// never waits for a writer, so it blocks only for the read itself, and saves the two
+    /// thread hand-offs of an asynchronous read (tens of microseconds each on a busy or
+    /// virtualized machine). A `.large` one runs on GRDB's reader threads.
+    func read<T: Sendable>(_ size: TransactionSize = .large, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let path = self.path
+        if size == .small {
+            do {
+                return try readHere(body)
+            } catch {
+                throw Self.mapped(error, path: path)
+            }
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            writer.asyncRead { result in
+                continuation.resume(with: Result {
+                    do {
+                        return try body(try result.get())
+                    } catch {
+                        throw Self.mapped(error, path: path)
+                    }
+                })
+            }
         }
     }
 
