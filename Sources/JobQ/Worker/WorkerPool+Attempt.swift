@@ -9,7 +9,15 @@ extension WorkerPool {
     func runSlot(_ first: BufferedJob) async {
         let jobLimit = options.maximumJobs ?? Int.max
         var next: BufferedJob? = first
+        var runSinceYield = 0
         while let (job, race) = next {
+            // Jobs that never suspend would keep this thread from the pool's other tasks (lease
+            // renewal, the claim loop) for as long as the buffer is refilled: give way now and then.
+            runSinceYield += 1
+            if runSinceYield == 32 {
+                runSinceYield = 0
+                await Task.yield()
+            }
             let outcome = await attempt(job, race: race)
             let (following, lowBuffer, othersActive) = state.withLock { state -> (BufferedJob?, Bool, Bool) in
                 let following = state.takeBuffered(jobLimit: jobLimit)
