@@ -9,29 +9,29 @@ extension Job {
         checkpoint, snoozes, name, batch
         """
 
-    /// Reads the row a statement selected with ``columns``, in that order.
-    init(_ statement: some ColumnReader) {
-        id = statement.int64(0)
-        queue = statement.string(1)
-        executor = statement.string(2)
-        state = JobState(rawValue: statement.string(3)) ?? .dead
-        priority = statement.int(4)
-        payloadJSON = statement.string(5)
-        resultJSON = statement.optionalString(6)
-        error = statement.optionalString(7)
-        attempt = statement.int(8)
-        maxAttempts = statement.int(9)
-        runAt = Date(timeIntervalSince1970: statement.double(10))
-        timeout = statement.optionalDouble(11).map(Duration.init(storedSeconds:))
-        createdAt = Date(timeIntervalSince1970: statement.double(12))
-        startedAt = statement.optionalDouble(13).map(Date.init(timeIntervalSince1970:))
-        finishedAt = statement.optionalDouble(14).map(Date.init(timeIntervalSince1970:))
-        progress = statement.optionalDouble(15)
-        progressMessage = statement.optionalString(16)
-        updateJSON = statement.optionalString(17)
-        checkpointJSON = statement.optionalString(18)
-        snoozes = statement.int(19)
-        name = statement.optionalString(20)
-        batch = statement.optionalString(21)
+    /// Reads a row selected with ``columns``, in that order (a GRDB row or a stepped statement).
+    init(_ row: some ColumnReader) {
+        id = row.int64(0)
+        queue = row.string(1)
+        executor = row.string(2)
+        state = JobState(rawValue: row.string(3)) ?? .dead
+        priority = row.int(4)
+        payloadJSON = row.string(5)
+        resultJSON = row.optionalString(6)
+        error = row.optionalString(7)
+        attempt = row.int(8)
+        maxAttempts = row.int(9)
+        runAt = Date(timeIntervalSince1970: row.double(10))
+        timeout = row.optionalDouble(11).map(Duration.init(storedSeconds:))
+        createdAt = Date(timeIntervalSince1970: row.double(12))
+        startedAt = row.optionalDouble(13).map(Date.init(timeIntervalSince1970:))
+        finishedAt = row.optionalDouble(14).map(Date.init(timeIntervalSince1970:))
+        progress = row.optionalDouble(15)
+        progressMessage = row.optionalString(16)
+        updateJSON = row.optionalString(17)
+        checkpointJSON = row.optionalString(18)
+        snoozes = row.int(19)
+        name = row.optionalString(20)
+        batch = row.optionalString(21)
     }
 }

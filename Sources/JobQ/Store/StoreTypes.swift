@@ -21,21 +21,21 @@ struct ClaimedJob: Sendable, Hashable {
 
     static let columns = "id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout, name, batch, checkpoint, snoozes"
 
-    /// Reads the row a statement selected with ``columns``, in that order.
-    init(_ statement: some ColumnReader) {
-        id = statement.int64(0)
-        queue = statement.string(1)
-        executor = statement.string(2)
-        payloadJSON = statement.string(3)
-        priority = statement.int(4)
-        attempt = statement.int(5)
-        maxAttempts = statement.int(6)
-        runAt = statement.double(7)
-        timeout = statement.optionalDouble(8).map(Duration.init(storedSeconds:))
-        name = statement.optionalString(9)
-        batch = statement.optionalString(10)
-        checkpointJSON = statement.optionalString(11)
-        snoozes = statement.int(12)
+    /// Reads a row selected with ``columns``, in that order (a GRDB row or a stepped statement).
+    init(_ row: some ColumnReader) {
+        id = row.int64(0)
+        queue = row.string(1)
+        executor = row.string(2)
+        payloadJSON = row.string(3)
+        priority = row.int(4)
+        attempt = row.int(5)
+        maxAttempts = row.int(6)
+        runAt = row.double(7)
+        timeout = row.optionalDouble(8).map(Duration.init(storedSeconds:))
+        name = row.optionalString(9)
+        batch = row.optionalString(10)
+        checkpointJSON = row.optionalString(11)
+        snoozes = row.int(12)
     }
 }
 
