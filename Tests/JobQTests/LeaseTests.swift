@@ -48,9 +48,10 @@ struct LeaseTests {
 
     @Test func heartbeatKeepsALongJobOwned() async throws {
         let queue = try JobQueue.inMemory()
-        let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 2))
+        let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 4))
         var options = quickOptions()
-        options.lease = .milliseconds(900)
+        // Renewed every 500ms: a lease of 1.5s survives a loaded machine's scheduling delays.
+        options.lease = .milliseconds(1500)
         let stats = try await work(queue, options: options)
         let done = try #require(try await queue.job(job.id))
         #expect(done.state == .succeeded)

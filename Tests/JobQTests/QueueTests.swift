@@ -72,7 +72,7 @@ struct QueueTests {
         let queue = try JobQueue.inMemory()
         try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
         let later = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(delay: .seconds(60)))
-        let stats = try await work(queue, options: quickOptions(stopWhen: .queuesEmpty), limit: .seconds(5))
+        let stats = try await work(queue, options: quickOptions(stopWhen: .queuesEmpty), limit: .seconds(20))
         #expect(stats.succeeded == 1)
         #expect(try await queue.job(later.id)?.state == .scheduled)
     }

@@ -77,3 +77,13 @@ struct Sum: Executor {
     struct Output: Codable, Sendable, Equatable { var sum: Int }
     func run(_ input: Input, context: JobContext) async throws -> Output { Output(sum: input.a + input.b) }
 }
+
+/// Runs blocking work on a thread of its own, so that it does not hold one of the few threads
+/// Swift concurrency runs every test's tasks on.
+func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) -> Task<T, any Error> {
+    Task {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+        }
+    }
+}
