@@ -103,45 +103,20 @@ public struct EventFilter: Sendable, Hashable {
 struct JSONObjectBuilder {
     private var body = ""
 
-    private mutating func key(_ key: String) {
+    /// Adds a field whose value is already JSON text.
+    mutating func add(_ key: String, raw value: String?) {
+        guard let value else { return }
         body += body.isEmpty ? "{" : ","
         body += JSONText.string(key)
         body += ":"
-    }
-
-    mutating func add(_ key: String, string value: String?) {
-        guard let value else { return }
-        self.key(key)
-        body += JSONText.string(value)
-    }
-
-    mutating func add(_ key: String, raw value: String?) {
-        guard let value else { return }
-        self.key(key)
         body += value
     }
 
-    mutating func add(_ key: String, int value: Int?) {
-        guard let value else { return }
-        self.key(key)
-        body += String(value)
-    }
-
-    mutating func add(_ key: String, number value: Double?) {
-        guard let value else { return }
-        self.key(key)
-        body += JSONText.number(value)
-    }
-
-    mutating func add(_ key: String, bool value: Bool?) {
-        guard let value else { return }
-        self.key(key)
-        body += value ? "true" : "false"
-    }
-
-    mutating func add(_ key: String, date value: Date?) {
-        if let value { add(key, string: ISO8601.string(value)) }
-    }
+    mutating func add(_ key: String, string value: String?) { add(key, raw: value.map(JSONText.string)) }
+    mutating func add(_ key: String, int value: Int?) { add(key, raw: value.map { String($0) }) }
+    mutating func add(_ key: String, number value: Double?) { add(key, raw: value.map(JSONText.number)) }
+    mutating func add(_ key: String, bool value: Bool?) { add(key, raw: value.map { $0 ? "true" : "false" }) }
+    mutating func add(_ key: String, date value: Date?) { add(key, string: value.map(ISO8601.string)) }
 
     var text: String { body.isEmpty ? "{}" : body + "}" }
 }

@@ -135,32 +135,26 @@ extension SQLiteStore {
         return try await read(.small) { db in
             includingFuture
                 ? try Bool.fetchOne(db, sql: Self.anyUnfinishedSQL, arguments: [list]) ?? false
-                : try Bool.fetchOne(db, sql: Self.anyClaimableSQL, arguments: [list, now]) ?? false
+                : try Bool.fetchOne(db, sql: Self.anyUnfinishedNowSQL, arguments: [list, now]) ?? false
         }
     }
 
     private static let unpaused = "queue IN (SELECT value FROM json_each(?1)) AND queue NOT IN (SELECT name FROM queues WHERE paused)"
 
-    /// Ready jobs by jobs_claim_order, running ones by jobs_leases, due ones by jobs_due: never
-    /// by scanning a queue's history.
-    static let anyClaimableSQL = """
-        SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused))
-            OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_leases WHERE state = 'running' AND \(unpaused))
-            OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_due
-                       WHERE state IN ('scheduled', 'failed') AND run_at <= ?2 AND \(unpaused))
-        """
+    // One EXISTS per state, each on the partial index that holds it (ready jobs by
+    // jobs_claim_order, running ones by jobs_leases, due-able ones by jobs_due): never by
+    // scanning a queue's history. ?1 is the queues (a JSON array), ?2 the time now.
+    private static let anyReady = "EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused))"
+    private static let anyRunning = "EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_leases WHERE state = 'running' AND \(unpaused))"
+    private static let anyDue = "EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') AND run_at <= ?2 AND \(unpaused))"
+    private static let anyWaiting = "EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') AND \(unpaused))"
 
-    static let anyReadyOrDueSQL = """
-        SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused))
-            OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_due
-                       WHERE state IN ('scheduled', 'failed') AND run_at <= ?2 AND \(unpaused))
-        """
-
-    static let anyUnfinishedSQL = """
-        SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused))
-            OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_leases WHERE state = 'running' AND \(unpaused))
-            OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') AND \(unpaused))
-        """
+    /// Something a claim would find now: a ready or due job.
+    static let anyReadyOrDueSQL = "SELECT \(anyReady) OR \(anyDue)"
+    /// Work now: ready, running, or due (`StopCondition.queuesEmpty`).
+    static let anyUnfinishedNowSQL = "SELECT \(anyReady) OR \(anyRunning) OR \(anyDue)"
+    /// Work now or later: any job not finished (`StopCondition.allJobsFinished`).
+    static let anyUnfinishedSQL = "SELECT \(anyReady) OR \(anyRunning) OR \(anyWaiting)"
 
     static let backlogSQL = """
         SELECT (SELECT COUNT(*) FROM jobs WHERE state = 'ready' AND queue IN (SELECT value FROM json_each(?1)))

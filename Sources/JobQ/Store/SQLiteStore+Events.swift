@@ -82,7 +82,7 @@ extension SQLiteStore {
     /// `limit`): one read transaction, so the feed takes one hop per wake-up.
     func eventsUpToNewest(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> (newest: Int64, events: [JobEvent]) {
         try await read(.small) { db in
-            let newest = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM events") ?? 0
+            let newest = try Self.newestEventID(db)
             guard newest > cursor else { return (newest, []) }
             return (newest, try Self.events(db, after: cursor, filter: filter, limit: limit).filter { $0.id <= newest })
         }
@@ -117,6 +117,10 @@ extension SQLiteStore {
 
     /// The newest event id: the cursor of "from now on".
     func latestEventID() async throws -> Int64 {
-        try await read(.small) { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM events") ?? 0 }
+        try await read(.small) { db in try Self.newestEventID(db) }
+    }
+
+    static func newestEventID(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM events") ?? 0
     }
 }

@@ -22,7 +22,8 @@ extension WorkerPool {
             let (following, lowBuffer, othersActive) = state.withLock { state -> (BufferedJob?, Bool, Bool) in
                 let following = state.takeBuffered(jobLimit: jobLimit)
                 if following == nil { state.active -= 1 }
-                return (following, state.bufferedCount <= state.refillThreshold, state.active > (following == nil ? 0 : 1))
+                let lowBuffer = state.bufferedCount <= state.refillThreshold(maximum: options.prefetch, concurrency: concurrency)
+                return (following, lowBuffer, state.active > (following == nil ? 0 : 1))
             }
             finish(job, race: race, outcome: outcome, moreComing: following != nil || othersActive)
             // The claim loop refills the buffer before it runs dry, and starts slots for jobs

@@ -49,9 +49,8 @@ extension WorkerPool {
                 } else {
                     startSlots()
                     let (active, buffered, prefetch, refillThreshold) = state.withLock { state in
-                        let prefetch = state.prefetch(maximum: options.prefetch, concurrency: concurrency)
-                        state.refillThreshold = max(concurrency, prefetch / 2)
-                        return (state.active, state.bufferedCount, prefetch, state.refillThreshold)
+                        (state.active, state.bufferedCount, state.prefetch(maximum: options.prefetch, concurrency: concurrency),
+                         state.refillThreshold(maximum: options.prefetch, concurrency: concurrency))
                     }
                     let wanted = concurrency + prefetch - buffered - active
                     var claimed: [BufferedJob] = []

@@ -147,9 +147,6 @@ struct PoolState: Sendable {
     /// Claimed jobs not started yet, oldest first from `bufferStart`.
     private var buffer: [BufferedJob] = []
     private var bufferStart = 0
-    /// When no more than this many jobs are buffered, the claim loop claims more, so that slots
-    /// rarely wait for a claim.
-    var refillThreshold = 0
     /// Jobs whose task has started and whose executor has not finished (at most `concurrency`).
     var active = 0
     /// Jobs started since the pool started, for ``WorkerPool/Options/maximumJobs``.
@@ -209,6 +206,12 @@ struct PoolState: Sendable {
         guard let average = averageRunSeconds else { return min(maximum, concurrency) }
         let perWindow = 0.05 / max(average, 0.000_01) * Double(concurrency)
         return min(maximum, Int(perWindow))
+    }
+
+    /// When no more than this many jobs are buffered, the claim loop claims more: half the
+    /// prefetch, so that slots rarely wait for a claim.
+    func refillThreshold(maximum: Int, concurrency: Int) -> Int {
+        max(concurrency, prefetch(maximum: maximum, concurrency: concurrency) / 2)
     }
     var drainDeadline: ContinuousClock.Instant?
     var stats = WorkerPool.Statistics()
