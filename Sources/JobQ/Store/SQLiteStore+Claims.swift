@@ -9,9 +9,11 @@ extension SQLiteStore {
     /// writes a `started` event per job.
     func claim(queues: [String], limit: Int, workerID: String, lease: Duration) async throws -> [ClaimedJob] {
         guard limit > 0 else { return [] }
-        let now = Self.now()
-        let leaseUntil = now + lease.inSeconds
         return try await write(.small) { db in
+            // The lease starts when the claim commits, not before it waited for the write lock:
+            // a claim delayed past its lease would otherwise be born expired and reclaimable.
+            let now = Self.now()
+            let leaseUntil = now + lease.inSeconds
             let promote = try RawStatement(db, sql: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?")
             promote.bind(1, now)
             try promote.run()
@@ -61,10 +63,11 @@ extension SQLiteStore {
     /// lease expired).
     func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID> {
         guard !ids.isEmpty else { return [] }
-        let leaseUntil = Self.now() + lease.inSeconds
         let list = Self.jsonArray(ids)
         return try await write(.small) { db in
-            try Set(
+            // From the moment of the write, like a claim's lease.
+            let leaseUntil = Self.now() + lease.inSeconds
+            return try Set(
                 JobID.fetchAll(
                     db,
                     sql: """
