@@ -58,24 +58,21 @@ extension SQLiteStore {
         }
     }
 
-    /// Extends the leases of the given jobs this worker still owns. Returns the ids it still
-    /// owns; the caller cancels the rest (cancelled by an operator, or taken over after the
-    /// lease expired).
-    func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID> {
-        guard !ids.isEmpty else { return [] }
-        let list = Self.jsonArray(ids)
-        return try await write(.small) { db in
+    /// Extends the lease of every job this worker holds, and returns their ids; the caller
+    /// cancels the jobs it runs that are not among them (cancelled by an operator, or taken
+    /// over after the lease expired).
+    ///
+    /// By worker, not by a list of ids: a job whose claim has committed but which the pool has
+    /// not registered yet (its claim loop not resumed) is renewed too.
+    func renewLeases(workerID: String, lease: Duration) async throws -> Set<JobID> {
+        try await write(.small) { db in
             // From the moment of the write, like a claim's lease.
             let leaseUntil = Self.now() + lease.inSeconds
             return try Set(
                 JobID.fetchAll(
                     db,
-                    sql: """
-                        UPDATE jobs SET lease_until = ?
-                        WHERE worker_id = ? AND state = 'running' AND id IN (SELECT value FROM json_each(?))
-                        RETURNING id
-                        """,
-                    arguments: [leaseUntil, workerID, list]))
+                    sql: "UPDATE jobs SET lease_until = ? WHERE worker_id = ? AND state = 'running' RETURNING id",
+                    arguments: [leaseUntil, workerID]))
         }
     }
 

@@ -161,14 +161,15 @@ final class SQLiteStore: Sendable {
     }
 
     /// Runs a read transaction. A `.small` one runs on the calling thread: in WAL mode a read
-    /// never waits for a writer, so it blocks only for the read itself, and saves the two
+    /// does not wait for a writer, so it blocks only for the read itself, and saves the two
     /// thread hand-offs of an asynchronous read (tens of microseconds each on a busy or
-    /// virtualized machine). A `.large` one runs on GRDB's reader threads.
+    /// virtualized machine). The rare read that would wait for a lock (another process
+    /// recovering the WAL after a crash, say) and a `.large` one run on GRDB's reader threads.
     func read<T: Sendable>(_ size: TransactionSize = .large, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let path = self.path
         if size == .small {
             do {
-                return try readHere(body)
+                if let result = try readHereUnlessLocked(body) { return result }
             } catch {
                 throw Self.mapped(error, path: path)
             }
@@ -186,7 +187,22 @@ final class SQLiteStore: Sendable {
         }
     }
 
-    private func readHere<T>(_ body: (Database) throws -> T) throws -> T { try writer.read(body) }
+    /// The read on the calling thread, unless it would have to wait for a lock (nil then).
+    private func readHereUnlessLocked<T>(_ body: (Database) throws -> T) throws -> T? {
+        // Without GRDB's own transaction, so that no statement runs before the timeout is off.
+        try writer.unsafeRead { db -> T? in
+            let connection = db.sqliteConnection
+            sqlite3_busy_timeout(connection, 0)
+            defer { sqlite3_busy_timeout(connection, Int32(Self.busyTimeout * 1000)) }
+            do {
+                try db.beginTransaction(.deferred)
+                defer { try? db.commit() }
+                return try body(db)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                return nil
+            }
+        }
+    }
 
     static func mapped(_ error: any Error, path: String?) -> any Error {
         guard let error = error as? DatabaseError else { return error }

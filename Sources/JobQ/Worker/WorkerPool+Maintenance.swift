@@ -58,7 +58,7 @@ extension WorkerPool {
         let ids = state.withLock { state in state.running.filter { $0.value.interruption == nil }.map(\.key) }
         do {
             try await queue.store.heartbeatWorker(id: workerID)
-            let owned = try await queue.store.renewLeases(ids, workerID: workerID, lease: options.lease)
+            let owned = try await queue.store.renewLeases(workerID: workerID, lease: options.lease)
             let lost = ids.filter { !owned.contains($0) }
             guard !lost.isEmpty else { return }
             let races = state.withLock { $0.interrupt(lost, because: .lost) }
