@@ -67,8 +67,15 @@ public struct JobContext: Sendable {
     public let snoozes: Int
     /// The state saved by ``ContinueLater``, as JSON text.
     public let checkpointJSON: String?
+    /// The workflow the job is a step of.
+    public let workflowID: WorkflowID?
 
     let progressWriter: AttemptProgress?
+    /// The workflow's shared context when the attempt started, as JSON text.
+    let sharedJSON: String?
+    /// This attempt's writes to the shared context, committed with its success.
+    let sharedWrites: SharedWrites?
+    let failedDependenciesJSON: String?
 
     /// Whether this is the last attempt the job gets.
     public var isLastAttempt: Bool { attempt >= maxAttempts }

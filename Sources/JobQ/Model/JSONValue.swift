@@ -1,3 +1,5 @@
+import Foundation
+
 /// Any JSON value, for executors whose input or output has no fixed shape.
 ///
 /// ```swift
@@ -48,5 +50,23 @@ public enum JSONValue: Sendable, Hashable, Codable {
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
         }
+    }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+
+    /// The value as compact JSON text, keys sorted.
+    public var jsonText: String {
+        (try? JSONEncoder.jobq.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
     }
 }

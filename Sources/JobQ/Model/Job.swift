@@ -52,6 +52,17 @@ public struct Job: Sendable, Hashable, Identifiable {
     public var name: String?
     /// The batch the job belongs to.
     public var batch: String?
+    /// The workflow the job is a step of.
+    public var workflowID: WorkflowID?
+    /// The innermost workflow group the job is a member of.
+    public var groupID: Int64?
+    /// The lane the job was appended to.
+    public var lane: String?
+    /// How many of its dependencies have not succeeded yet (a `waiting` job's count).
+    public var unmetDependencies: Int
+    /// Dependencies that died or were cancelled and that the job ignored or ran despite, as a
+    /// JSON array of `{"job", "state", "error"}`.
+    public var failedDependenciesJSON: String?
 
     /// Decodes the payload as an executor's input type.
     public func payload<T: Decodable>(as type: T.Type) throws -> T {
@@ -69,7 +80,8 @@ extension Job {
     /// The job as one line of JSON, in the documented format: `id`, `queue`, `executor`,
     /// `state`, `priority`, `payload`, `result`, `error`, `attempt`, `maxAttempts`, `runAt`,
     /// `timeout` (seconds), `createdAt`, `startedAt`, `finishedAt`, `progress`,
-    /// `progressMessage`, `name`, `batch`, `snoozes`; times as ISO 8601 (UTC).
+    /// `progressMessage`, `name`, `batch`, `snoozes`, `workflow`, `lane`, `unmetDependencies`,
+    /// `failedDependencies`; times as ISO 8601 (UTC).
     ///
     /// The payload and result are inserted as stored (they are valid, minified JSON), so a
     /// payload round-trips byte for byte.
@@ -96,6 +108,10 @@ extension Job {
         fields.append(("name", name.map(JSONText.string) ?? "null"))
         fields.append(("batch", batch.map(JSONText.string) ?? "null"))
         fields.append(("snoozes", String(snoozes)))
+        fields.append(("workflow", workflowID.map { String($0) } ?? "null"))
+        fields.append(("lane", lane.map(JSONText.string) ?? "null"))
+        fields.append(("unmetDependencies", String(unmetDependencies)))
+        fields.append(("failedDependencies", failedDependenciesJSON ?? "null"))
         return "{" + fields.map { "\(JSONText.string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
 }

@@ -28,6 +28,15 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
     case tracking
     /// A batch finished. Data: `name`, `counts`, `completeJob`, `successJob`.
     case batch
+    /// A workflow group finished. Data: `group`, `name`, `path`, `kind`, `state` (`succeeded`,
+    /// `failed` or `cancelled`), `counts`, and `failures` (the members that died or were
+    /// cancelled: `job` or `group`, `state`, `error`).
+    case group
+    /// A workflow finished. Data: `name`, `state`, `counts` (its steps by state), `error`.
+    case workflow
+    /// A lane ran out of jobs (`state`: `drained`) or stopped on a failure (`halted`). Data:
+    /// `lane`, `state`, `job` (the last or the failed one).
+    case lane
 
     /// Parses a kind as users type it, with an error listing the valid kinds.
     public init(parsing text: String) throws(JobQueueError) {
@@ -52,6 +61,8 @@ public struct JobEvent: Sendable, Hashable, Identifiable {
     public var queue: String?
     public var executor: String?
     public var batch: String?
+    /// The workflow of the job, group or workflow the event is about.
+    public var workflowID: WorkflowID?
     /// Details, as JSON text (see ``EventKind`` for each kind's fields).
     public var dataJSON: String?
     public var createdAt: Date
@@ -63,7 +74,7 @@ public struct JobEvent: Sendable, Hashable, Identifiable {
     }
 
     /// The event as one line of JSON: `id`, `jobId`, `kind`, `queue`, `executor`, `batch`,
-    /// `data`, `time`.
+    /// `workflow`, `data`, `time`.
     public var jsonLine: String {
         let fields: [(String, String)] = [
             ("id", String(id)),
@@ -72,6 +83,7 @@ public struct JobEvent: Sendable, Hashable, Identifiable {
             ("queue", queue.map(JSONText.string) ?? "null"),
             ("executor", executor.map(JSONText.string) ?? "null"),
             ("batch", batch.map(JSONText.string) ?? "null"),
+            ("workflow", workflowID.map { String($0) } ?? "null"),
             ("data", dataJSON ?? "null"),
             ("time", JSONText.string(ISO8601.string(createdAt))),
         ]
@@ -85,13 +97,19 @@ public struct EventFilter: Sendable, Hashable {
     public var executor: String?
     public var queue: String?
     public var batch: String?
+    /// Events of this workflow: its steps', its groups' and its own.
+    public var workflow: WorkflowID?
     public var kinds: Set<EventKind>
 
-    public init(jobIDs: Set<JobID> = [], executor: String? = nil, queue: String? = nil, batch: String? = nil, kinds: Set<EventKind> = []) {
+    public init(
+        jobIDs: Set<JobID> = [], executor: String? = nil, queue: String? = nil, batch: String? = nil, workflow: WorkflowID? = nil,
+        kinds: Set<EventKind> = []
+    ) {
         self.jobIDs = jobIDs
         self.executor = executor
         self.queue = queue
         self.batch = batch
+        self.workflow = workflow
         self.kinds = kinds
     }
 }

@@ -2,7 +2,10 @@ import Foundation
 
 extension JobRequest {
     /// The keys a job line may have.
-    public static let jsonLineKeys: Set<String> = [
+    public static let jsonLineKeys: Set<String> = stepKeys.union(["after", "onDependencyFailure", "lane", "laneOnFailure"])
+
+    /// The keys of a job that a workflow step may have too.
+    static let stepKeys: Set<String> = [
         "executor", "payload", "queue", "priority", "maxAttempts", "delay", "runAt", "timeout", "name", "batch",
     ]
 
@@ -13,8 +16,11 @@ extension JobRequest {
     ///  "maxAttempts": 3, "delay": "30s", "timeout": "1m", "name": "nightly", "batch": "import"}
     /// ```
     ///
-    /// Only `executor` is required; `runAt` (ISO 8601) may replace `delay`. Unknown keys and
-    /// values of the wrong type are refused with an error that names them.
+    /// Only `executor` is required; `runAt` (ISO 8601) may replace `delay`. `after` lists the ids
+    /// the job waits for, each a number or `{"id": 12, "policy": "ignore"}`;
+    /// `onDependencyFailure` is `cancel`, `fail`, `ignore` or `run`; `lane` appends the job to a
+    /// lane (`laneOnFailure`: `continue` or `halt`). Unknown keys and values of the wrong type are
+    /// refused with an error that names them.
     ///
     /// ```swift
     /// let request = try JobRequest(jsonLine: #"{"executor": "sum", "payload": {"a": 1, "b": 2}}"#)
@@ -29,8 +35,13 @@ extension JobRequest {
         guard case .object(let fields) = value else {
             throw .invalidInput("expected a JSON object like {\"executor\": \"sum\", \"payload\": {\"a\": 1, \"b\": 2}}")
         }
-        if let unknown = fields.keys.sorted().first(where: { !Self.jsonLineKeys.contains($0) }) {
-            throw .invalidInput("unknown key '\(unknown)'; known keys: \(Self.jsonLineKeys.sorted().joined(separator: ", "))")
+        try self.init(fields: fields, keys: Self.jsonLineKeys)
+    }
+
+    /// A job from the fields of a JSON object, refusing keys outside `keys`.
+    init(fields: [String: JSONValue], keys: Set<String>) throws(JobQueueError) {
+        if let unknown = fields.keys.sorted().first(where: { !keys.contains($0) }) {
+            throw .invalidInput("unknown key '\(unknown)'; known keys: \(keys.sorted().joined(separator: ", "))")
         }
         guard case .string(let executor) = fields["executor"] else {
             throw .invalidInput("'executor' is missing or not a string")
@@ -62,11 +73,37 @@ extension JobRequest {
         if let timeout = fields["timeout"] {
             options.timeout = try Self.duration(try Self.string(timeout, key: "timeout", example: "\"30s\""), key: "timeout")
         }
+        if let policy = fields["onDependencyFailure"] {
+            options.onDependencyFailure = try DependencyPolicy(parsing: try Self.string(policy, key: "onDependencyFailure", example: "\"ignore\""))
+        }
+        if let after = fields["after"] {
+            guard case .array(let items) = after else {
+                throw .invalidInput("'after' must be an array of job ids like [12, {\"id\": 13, \"policy\": \"ignore\"}]")
+            }
+            for item in items {
+                if case .object(let edge) = item {
+                    guard let id = edge["id"], Set(edge.keys).isSubset(of: ["id", "policy"]) else {
+                        throw .invalidInput("each object in 'after' has an 'id' and optionally a 'policy', like {\"id\": 13, \"policy\": \"ignore\"}")
+                    }
+                    let jobID = JobID(try Self.integer(id, key: "after[].id"))
+                    options.after.append(jobID)
+                    if let policy = edge["policy"] {
+                        options.dependencyPolicies[jobID] = try DependencyPolicy(parsing: try Self.string(policy, key: "after[].policy", example: "\"ignore\""))
+                    }
+                } else {
+                    options.after.append(JobID(try Self.integer(item, key: "after[]")))
+                }
+            }
+        }
+        if let lane = fields["lane"] { options.lane = try Self.string(lane, key: "lane", example: "\"imports\"") }
+        if let policy = fields["laneOnFailure"] {
+            options.laneOnFailure = try LaneFailurePolicy(parsing: try Self.string(policy, key: "laneOnFailure", example: "\"halt\""))
+        }
         try self.init(executor: executor, encodedPayload: payloadData, options: options)
         try validate()
     }
 
-    private static func string(_ value: JSONValue, key: String, example: String) throws(JobQueueError) -> String {
+    static func string(_ value: JSONValue, key: String, example: String) throws(JobQueueError) -> String {
         guard case .string(let text) = value else { throw .invalidInput("'\(key)' must be a string like \(example)") }
         return text
     }

@@ -22,6 +22,19 @@ public struct JobOptions: Sendable, Hashable {
     public var name: String?
     /// The open batch the job joins (see ``JobQueue/createBatch(_:onComplete:onSuccess:)``).
     public var batch: String?
+    /// Jobs that must succeed before this one runs; until then it is `waiting`. A dependency
+    /// that already succeeded counts as met. Every id must exist.
+    public var after: [JobID]
+    /// What a dependency that dies or is cancelled does to this job (default: cancel it).
+    public var onDependencyFailure: DependencyPolicy
+    /// Per-dependency overrides of ``onDependencyFailure``, by the dependency's id.
+    public var dependencyPolicies: [JobID: DependencyPolicy]
+    /// The lane the job is appended to: jobs of a lane run one at a time, in append order,
+    /// whichever worker claims them.
+    public var lane: String?
+    /// Sets the lane's failure policy as the job is appended (nil: keep the lane's policy;
+    /// a new lane starts with `.continue`).
+    public var laneOnFailure: LaneFailurePolicy?
 
     /// The queue used when none is named.
     public static let defaultQueue = "default"
@@ -35,7 +48,12 @@ public struct JobOptions: Sendable, Hashable {
         maxAttempts: Int = JobOptions.defaultMaxAttempts,
         timeout: Duration? = nil,
         name: String? = nil,
-        batch: String? = nil
+        batch: String? = nil,
+        after: [JobID] = [],
+        onDependencyFailure: DependencyPolicy = .cancel,
+        dependencyPolicies: [JobID: DependencyPolicy] = [:],
+        lane: String? = nil,
+        laneOnFailure: LaneFailurePolicy? = nil
     ) {
         self.queue = queue
         self.priority = priority
@@ -44,6 +62,11 @@ public struct JobOptions: Sendable, Hashable {
         self.timeout = timeout
         self.name = name
         self.batch = batch
+        self.after = after
+        self.onDependencyFailure = onDependencyFailure
+        self.dependencyPolicies = dependencyPolicies
+        self.lane = lane
+        self.laneOnFailure = laneOnFailure
     }
 
     /// Options for a job that runs `delay` from now.
@@ -54,11 +77,15 @@ public struct JobOptions: Sendable, Hashable {
         maxAttempts: Int = JobOptions.defaultMaxAttempts,
         timeout: Duration? = nil,
         name: String? = nil,
-        batch: String? = nil
+        batch: String? = nil,
+        after: [JobID] = [],
+        onDependencyFailure: DependencyPolicy = .cancel,
+        lane: String? = nil
     ) {
         self.init(
             queue: queue, priority: priority, runAt: Date().addingTimeInterval(delay.inSeconds),
-            maxAttempts: maxAttempts, timeout: timeout, name: name, batch: batch)
+            maxAttempts: maxAttempts, timeout: timeout, name: name, batch: batch, after: after,
+            onDependencyFailure: onDependencyFailure, lane: lane)
     }
 }
 
@@ -137,6 +164,15 @@ public struct JobRequest: Sendable, Hashable {
         }
         if let timeout = options.timeout, timeout <= .zero {
             throw .invalidInput("timeout must be positive, got \(DurationParser.format(timeout))")
+        }
+        if let lane = options.lane, lane.isEmpty || lane.count > 200 {
+            throw .invalidInput("lane name must be 1 to 200 characters, got '\(JSONText.preview(lane))'")
+        }
+        if options.after.count > 10_000 {
+            throw .invalidInput("a job may depend on at most 10000 jobs, got \(options.after.count); use a workflow or a batch")
+        }
+        if let stray = options.dependencyPolicies.keys.sorted().first(where: { !options.after.contains($0) }) {
+            throw .invalidInput("a dependency policy is given for job \(stray), which is not in `after`")
         }
     }
 }

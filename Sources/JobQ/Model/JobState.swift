@@ -1,6 +1,7 @@
 /// Where a job is in its life.
 ///
 /// ```
+/// waiting ──(dependencies met)──▶ scheduled / ready
 /// scheduled ──(run_at reached)──▶ ready ──(claimed)──▶ running ──▶ succeeded
 ///                                   ▲                     │
 ///                                   └──(retry at run_at)── failed      (attempts left)
@@ -11,6 +12,9 @@
 /// `succeeded`, `dead` and `cancelled` are final: nothing changes such a job again unless
 /// someone calls ``JobQueue/retry(_:)`` on a dead or cancelled job.
 public enum JobState: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Waiting for its dependencies (``JobOptions/after``, a workflow's earlier steps, or the
+    /// job before it in its lane) to succeed.
+    case waiting
     /// Waiting for its `runAt` time (a delayed job).
     case scheduled
     /// Can be claimed by a worker now.
@@ -30,7 +34,7 @@ public enum JobState: String, Sendable, Hashable, CaseIterable, Codable {
     public var isFinal: Bool {
         switch self {
         case .succeeded, .dead, .cancelled: return true
-        case .scheduled, .ready, .running, .failed: return false
+        case .waiting, .scheduled, .ready, .running, .failed: return false
         }
     }
 

@@ -6,7 +6,7 @@ extension Job {
     static let columns = """
         id, queue, executor, state, priority, payload, result, error, attempt, max_attempts,
         run_at, timeout, created_at, started_at, finished_at, progress, progress_message, update_data,
-        checkpoint, snoozes, name, batch
+        checkpoint, snoozes, name, batch, workflow_id, group_id, lane, unmet, failed_dependencies
         """
 
     /// Reads a row selected with ``columns``, in that order (a GRDB row or a stepped statement).
@@ -33,5 +33,10 @@ extension Job {
         snoozes = row.int(19)
         name = row.optionalString(20)
         batch = row.optionalString(21)
+        workflowID = row.optionalInt64(22)
+        groupID = row.optionalInt64(23)
+        lane = row.optionalString(24)
+        unmetDependencies = row.int(25)
+        failedDependenciesJSON = row.optionalString(26)
     }
 }

@@ -79,6 +79,7 @@ struct RawStatement {
     func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
     func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
+    func optionalInt64(_ column: Int32) -> Int64? { isNull(column) ? nil : int64(column) }
 
     func optionalString(_ column: Int32) -> String? {
         guard let text = sqlite3_column_text(handle, column) else { return nil }
@@ -94,6 +95,7 @@ protocol ColumnReader {
     func double(_ column: Int32) -> Double
     func optionalDouble(_ column: Int32) -> Double?
     func optionalString(_ column: Int32) -> String?
+    func optionalInt64(_ column: Int32) -> Int64?
 }
 
 extension ColumnReader {
@@ -108,6 +110,7 @@ extension Row: ColumnReader {
     func double(_ column: Int32) -> Double { self[Int(column)] }
     func optionalDouble(_ column: Int32) -> Double? { self[Int(column)] }
     func optionalString(_ column: Int32) -> String? { self[Int(column)] }
+    func optionalInt64(_ column: Int32) -> Int64? { self[Int(column)] }
 }
 
 /// SQLITE_TRANSIENT: SQLite copies bound text before the call returns.

@@ -46,12 +46,22 @@ extension SQLiteStore {
                 // RETURNING gives no order guarantee; restore the claim order.
                 claimed += rows.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
             }
+            // Workflow steps see the shared context as it is when they start.
+            if claimed.contains(where: { $0.workflowID != nil }) {
+                let context = try RawStatement(db, sql: "SELECT context FROM workflows WHERE id = ?")
+                for index in claimed.indices {
+                    guard let workflow = claimed[index].workflowID else { continue }
+                    context.bind(1, workflow)
+                    if try context.step() { claimed[index].sharedJSON = context.optionalString(0) }
+                    context.reset()
+                }
+            }
             let worker = JSONText.string(workerID)
             var events = PendingEvents(now: now)
             for job in claimed {
                 events.append(
                     job: job.id, kind: .started, queue: job.queue, executor: job.executor, batch: job.batch,
-                    data: "{\"attempt\":\(job.attempt),\"worker\":\(worker)}")
+                    data: "{\"attempt\":\(job.attempt),\"worker\":\(worker)}", workflow: job.workflowID)
             }
             try events.flush(db)
             return claimed
@@ -109,7 +119,7 @@ extension SQLiteStore {
                 db,
                 sql: "SELECT \(ClaimedJob.columns), worker_id FROM jobs WHERE state = 'running' AND lease_until < ?",
                 arguments: [now])
-            let tracking = try Self.anyTrackingMembers(db)
+            let facts = try StoreFacts.read(db)
             var events = PendingEvents(now: now)
             for row in expired {
                 let job = ClaimedJob(row)
@@ -117,7 +127,7 @@ extension SQLiteStore {
                 let error = "attempt \(job.attempt) lost its lease: worker \(worker ?? "?") stopped renewing it (crashed, killed or hung)"
                 let outcome: AttemptOutcome = job.attempt >= job.maxAttempts
                     ? .dead(error: error, timedOut: false) : .retry(error: error, at: Date(timeIntervalSince1970: now), timedOut: false)
-                try Self.record(db, job: job, outcome: outcome, fence: .anyWorker, trackingSetsExist: tracking, events: &events)
+                try Self.record(db, job: job, outcome: outcome, fence: .anyWorker, facts: facts, events: &events)
             }
             try events.flush(db)
             return expired.count
@@ -147,13 +157,17 @@ extension SQLiteStore {
     private static let anyReady = "EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused))"
     private static let anyRunning = "EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_leases WHERE state = 'running' AND \(unpaused))"
     private static let anyDue = "EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') AND run_at <= ?2 AND \(unpaused))"
-    private static let anyWaiting = "EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') AND \(unpaused))"
+    private static let anyWaiting = """
+        EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') AND \(unpaused))
+            OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_waiting WHERE state = 'waiting' AND \(unpaused))
+        """
 
     /// Something a claim would find now: a ready or due job.
     static let anyReadyOrDueSQL = "SELECT \(anyReady) OR \(anyDue)"
     /// Work now: ready, running, or due (`StopCondition.queuesEmpty`).
     static let anyUnfinishedNowSQL = "SELECT \(anyReady) OR \(anyRunning) OR \(anyDue)"
-    /// Work now or later: any job not finished (`StopCondition.allJobsFinished`).
+    /// Work now or later: any job not finished, dependencies' waiting ones included
+    /// (`StopCondition.allJobsFinished`).
     static let anyUnfinishedSQL = "SELECT \(anyReady) OR \(anyRunning) OR \(anyWaiting)"
 
     static let backlogSQL = """

@@ -6,10 +6,10 @@ extension SQLiteStore {
     /// Appends an event inside the caller's transaction.
     static func appendEvent(
         _ db: Database, job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?,
-        data: String?, now: Double
+        data: String?, now: Double, workflow: WorkflowID? = nil
     ) throws {
         let insert = try RawStatement(
-            db, sql: "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            db, sql: "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at, workflow_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         insert.bind(1, job)
         insert.bind(2, kind.rawValue)
         insert.bind(3, queue)
@@ -17,6 +17,7 @@ extension SQLiteStore {
         insert.bind(5, batch)
         insert.bind(6, data)
         insert.bind(7, now)
+        insert.bind(8, workflow)
         try insert.run()
     }
 
@@ -32,18 +33,23 @@ extension SQLiteStore {
             let executor: String?
             let batch: String?
             let data: String?
+            let workflow: WorkflowID?
         }
 
-        /// Rows per INSERT at most: 64 x 7 parameters stay far below SQLite's limit.
+        /// Rows per INSERT at most: 64 x 8 parameters stay far below SQLite's limit.
         static let maximumRows = 64
         private var rows: [Row] = []
         let now: Double
 
         init(now: Double) { self.now = now }
 
-        mutating func append(job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?, data: String?) {
-            rows.append(Row(job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data))
+        mutating func append(
+            job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?, data: String?, workflow: WorkflowID? = nil
+        ) {
+            rows.append(Row(job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data, workflow: workflow))
         }
+
+        var isEmpty: Bool { rows.isEmpty }
 
         mutating func flush(_ db: Database) throws {
             var start = 0
@@ -51,7 +57,7 @@ extension SQLiteStore {
                 let count = min(Self.maximumRows, rows.count - start)
                 let insert = try RawStatement(db, sql: Self.insertSQL[count])
                 for (offset, row) in rows[start..<(start + count)].enumerated() {
-                    let base = Int32(offset * 7)
+                    let base = Int32(offset * 8)
                     insert.bind(base + 1, row.job)
                     insert.bind(base + 2, row.kind.rawValue)
                     insert.bind(base + 3, row.queue)
@@ -59,6 +65,7 @@ extension SQLiteStore {
                     insert.bind(base + 5, row.batch)
                     insert.bind(base + 6, row.data)
                     insert.bind(base + 7, now)
+                    insert.bind(base + 8, row.workflow)
                 }
                 try insert.run()
                 start += count
@@ -68,8 +75,8 @@ extension SQLiteStore {
 
         /// `insertSQL[n]` inserts n events.
         static let insertSQL: [String] = (0...maximumRows).map { count in
-            "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES "
-                + Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: count).joined(separator: ", ")
+            "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at, workflow_id) VALUES "
+                + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: count).joined(separator: ", ")
         }
     }
 
@@ -98,6 +105,7 @@ extension SQLiteStore {
         if let executor = filter.executor { conditions.append("executor = ?"); arguments += [executor] }
         if let queue = filter.queue { conditions.append("queue = ?"); arguments += [queue] }
         if let batch = filter.batch { conditions.append("batch = ?"); arguments += [batch] }
+        if let workflow = filter.workflow { conditions.append("workflow_id = ?"); arguments += [workflow] }
         if !filter.kinds.isEmpty {
             conditions.append("kind IN (SELECT value FROM json_each(?))")
             arguments += [jsonArray(filter.kinds.map(\.rawValue).sorted())]
@@ -110,7 +118,7 @@ extension SQLiteStore {
         ).map { row in
             JobEvent(
                 id: row["id"], jobID: row["job_id"], kind: EventKind(rawValue: row["kind"]) ?? .progress,
-                queue: row["queue"], executor: row["executor"], batch: row["batch"], dataJSON: row["data"],
+                queue: row["queue"], executor: row["executor"], batch: row["batch"], workflowID: row["workflow_id"], dataJSON: row["data"],
                 createdAt: Date(timeIntervalSince1970: row["created_at"]))
         }
     }

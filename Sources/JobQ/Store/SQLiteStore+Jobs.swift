@@ -19,19 +19,57 @@ extension SQLiteStore {
         }
     }
 
+    /// Where a workflow step sits, and what it waits for (set by ``submit(_:)``).
+    struct Placement {
+        let workflow: WorkflowID
+        let group: Int64
+        let position: Int
+        /// `job:<id>` or `group:<id>`: the member whose result the step gets as "previous".
+        let inputFrom: String?
+        let edges: [(DependencyTarget, String?)]
+    }
+
     /// Inserts one job inside the caller's transaction, with its `enqueued` event, counting it
-    /// into its batch.
-    static func insert(_ request: JobRequest, db: Database, now: Double) throws -> Job {
+    /// into its batch, appending it to its lane, and recording what it waits for: it is
+    /// `waiting` until those dependencies are met.
+    static func insert(_ request: JobRequest, db: Database, now: Double, placement: Placement? = nil) throws -> Job {
+        let options = request.options
+        var edges = placement?.edges ?? []
+        var failedDependencies: [String] = []
+        var runAtOnce = false
+        for id in Set(options.after).sorted() {
+            let policy = options.dependencyPolicies[id] ?? options.onDependencyFailure
+            let dependency = try Self.existingJob(db, id, role: "dependency")
+            switch dependency.state {
+            case .succeeded:
+                continue
+            case .dead, .cancelled:
+                guard policy == .ignore || policy == .run else {
+                    throw JobQueueError.invalidState(
+                        "dependency \(id) is already \(dependency.state.rawValue), so a job that waits for it with policy '\(policy.rawValue)' "
+                            + "could never run; retry job \(id) first, or give the policy ignore or run")
+                }
+                failedDependencies.append(
+                    failedDependencyJSON(target: .job(id), failure: FinishedJob(dependency), groupFailure: nil))
+                if policy == .run { runAtOnce = true }
+            default:
+                edges.append((.job(id), options.dependencyPolicies[id]?.rawValue))
+            }
+        }
+        if let lane = options.lane, let previous = try laneDependency(db, lane: lane, policy: options.laneOnFailure, now: now) {
+            edges.append((.job(previous), "lane"))
+        }
+        let unmet = runAtOnce ? 0 : edges.count
         let insert = try RawStatement(
             db,
             sql: """
-                INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch)
-                VALUES (?, ?, json(?), ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch,
+                    unmet, on_dependency_failure, failed_dependencies, workflow_id, group_id, group_position, input_from, lane)
+                VALUES (?, ?, json(?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 RETURNING \(Job.columns)
                 """)
-        let options = request.options
         let runAt = options.runAt?.timeIntervalSince1970 ?? now
-        let state: JobState = runAt > now ? .scheduled : .ready
+        let state: JobState = unmet > 0 ? .waiting : runAt > now ? .scheduled : .ready
         insert.bind(1, options.queue)
         insert.bind(2, request.executor)
         insert.bind(3, request.payloadJSON)
@@ -43,16 +81,29 @@ extension SQLiteStore {
         insert.bind(9, now)
         insert.bind(10, options.name)
         insert.bind(11, options.batch)
+        insert.bind(12, unmet)
+        insert.bind(13, options.after.isEmpty ? nil : options.onDependencyFailure.rawValue)
+        insert.bind(14, failedDependencies.isEmpty ? nil : "[" + failedDependencies.joined(separator: ",") + "]")
+        insert.bind(15, placement?.workflow)
+        insert.bind(16, placement?.group)
+        insert.bind(17, placement.map { Int64($0.position) })
+        insert.bind(18, placement?.inputFrom)
+        insert.bind(19, options.lane)
         guard try insert.step() else { throw JobQueueError.storeUnavailable("inserting a job returned no row") }
         let job = Job(insert)
         insert.reset()
+        if !edges.isEmpty { try insertEdges(db, job: job.id, on: edges) }
+        if let lane = options.lane { try setLaneTail(db, lane: lane, job: job.id) }
         if let batch = options.batch { try addToBatch(db, name: batch) }
         var data = JSONObjectBuilder()
         data.add("state", string: state.rawValue)
         data.add("runAt", date: job.runAt)
         data.add("priority", int: job.priority)
+        if unmet > 0 { data.add("waitingFor", int: unmet) }
+        if let lane = options.lane { data.add("lane", string: lane) }
         try appendEvent(
-            db, job: job.id, kind: .enqueued, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now)
+            db, job: job.id, kind: .enqueued, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now,
+            workflow: job.workflowID)
         return job
     }
 
@@ -93,12 +144,16 @@ extension SQLiteStore {
                     WHERE id = ? RETURNING \(Job.columns)
                     """,
                 arguments: [now, id])
+            let cancelled = Job(row!)
             var data = JSONObjectBuilder()
             data.add("from", string: job.state.rawValue)
-            try Self.appendEvent(
-                db, job: id, kind: .cancelled, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now)
-            if let batch = job.batch { try Self.batchMemberFinished(db, batch: batch, state: .cancelled, now: now, job: id) }
-            return Job(row!)
+            var events = PendingEvents(now: now)
+            events.append(
+                job: id, kind: .cancelled, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
+                workflow: job.workflowID)
+            try Self.settle(db, [FinishedJob(cancelled)], facts: try StoreFacts.read(db), events: &events)
+            try events.flush(db)
+            return cancelled
         }
     }
 
@@ -111,6 +166,10 @@ extension SQLiteStore {
             guard [.failed, .dead, .cancelled].contains(job.state) else {
                 throw JobQueueError.invalidState(
                     "job \(id) is \(job.state.rawValue); only failed, dead or cancelled jobs can be retried")
+            }
+            if let workflow = job.workflowID, job.state != .failed {
+                throw JobQueueError.invalidState(
+                    "job \(id) is a step of workflow \(workflow), which has counted its outcome; submit the workflow again instead")
             }
             let row = try Row.fetchOne(
                 db,
@@ -147,8 +206,20 @@ extension SQLiteStore {
             let arguments: StatementArguments = [cutoff.timeIntervalSince1970, Self.jsonArray(names)]
             // Events go with their jobs, so the feed never grows without bound.
             try db.execute(sql: "DELETE FROM events WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
+            try db.execute(
+                sql: "DELETE FROM dependencies WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
+            try db.execute(
+                sql: "DELETE FROM dependencies WHERE depends_on IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
             try db.execute(sql: "DELETE FROM jobs WHERE \(condition)", arguments: arguments)
             let removed = db.changesCount
+            // Finished workflows whose steps are all gone go too, with their groups.
+            try db.execute(
+                sql: """
+                    DELETE FROM workflows WHERE state != 'running' AND finished_at < ?
+                        AND NOT EXISTS (SELECT 1 FROM workflow_groups g JOIN jobs j ON j.group_id = g.id WHERE g.workflow_id = workflows.id)
+                    """,
+                arguments: [cutoff.timeIntervalSince1970])
+            try db.execute(sql: "DELETE FROM workflow_groups WHERE workflow_id NOT IN (SELECT id FROM workflows)")
             try db.execute(
                 sql: "DELETE FROM events WHERE job_id IS NULL AND created_at < ?", arguments: [cutoff.timeIntervalSince1970])
             return removed
@@ -188,7 +259,8 @@ extension SQLiteStore {
             }
             return StoreStatus(
                 queues: queues.values.sorted { $0.name < $1.name }, workers: workers,
-                schemaVersion: try SchemaMigrator.currentVersion(db))
+                schemaVersion: try SchemaMigrator.currentVersion(db),
+                runningWorkflows: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workflows WHERE state = 'running'") ?? 0)
         }
     }
 
@@ -203,10 +275,16 @@ extension SQLiteStore {
         SELECT queue, state, COUNT(*) FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') GROUP BY queue, state
         UNION ALL
         SELECT queue, state, COUNT(*) FROM jobs INDEXED BY jobs_finished WHERE finished_at IS NOT NULL GROUP BY queue, state
+        UNION ALL
+        SELECT queue, 'waiting', COUNT(*) FROM jobs INDEXED BY jobs_waiting WHERE state = 'waiting' GROUP BY queue
         """
 
-    static func existingJob(_ db: Database, _ id: JobID) throws -> Job {
+    static func existingJob(_ db: Database, _ id: JobID, role: String? = nil) throws -> Job {
         guard let row = try Row.fetchOne(db, sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]) else {
+            if let role {
+                throw JobQueueError.notFound(
+                    "\(role) \(id) does not exist; a job can only wait for jobs that are already stored (list them with `jobq list`)")
+            }
             throw JobQueueError.notFound("no job with id \(id); list jobs with `jobq list`")
         }
         return Job(row)

@@ -13,11 +13,10 @@ extension SQLiteStore {
         let now = Self.now()
         return try await write(.small) { db in
             var refused: Set<JobID> = []
-            let tracking = try Self.anyTrackingMembers(db)
+            let facts = try StoreFacts.read(db)
             var events = PendingEvents(now: now)
             for (job, outcome) in outcomes {
-                let recorded = try Self.record(
-                    db, job: job, outcome: outcome, fence: .worker(workerID), trackingSetsExist: tracking, events: &events)
+                let recorded = try Self.record(db, job: job, outcome: outcome, fence: .worker(workerID), facts: facts, events: &events)
                 if !recorded { refused.insert(job.id) }
             }
             try events.flush(db)
@@ -50,13 +49,11 @@ extension SQLiteStore {
     }
 
     /// Applies one outcome if the fence matches; returns false when it does not. Its events join
-    /// `events`, which the caller flushes before the transaction ends.
-    /// `trackingSetsExist` is ``anyTrackingMembers(_:)`` read in this transaction: asked once per
-    /// batch, it spares every success a lookup when there are no tracking sets.
+    /// `events`, which the caller flushes before the transaction ends. `facts` are read once per
+    /// transaction: they spare every success the lookups of features the store does not use.
     @discardableResult
     static func record(
-        _ db: Database, job: ClaimedJob, outcome: AttemptOutcome, fence: Fence, trackingSetsExist: Bool,
-        events: inout PendingEvents
+        _ db: Database, job: ClaimedJob, outcome: AttemptOutcome, fence: Fence, facts: StoreFacts, events: inout PendingEvents
     ) throws -> Bool {
         let now = events.now
         var data = JSONObjectBuilder()
@@ -65,7 +62,7 @@ extension SQLiteStore {
         let finalState: JobState?
         let update: RawStatement
         switch outcome {
-        case .succeeded(let resultJSON):
+        case .succeeded(let resultJSON, _):
             update = try RawStatement(
                 db, sql: "UPDATE jobs SET state = 'succeeded', result = ?1, error = NULL, finished_at = ?2, lease_until = NULL \(fence.clause)")
             update.bind(1, resultJSON)
@@ -121,19 +118,41 @@ extension SQLiteStore {
             timeout.add("attempt", int: job.attempt)
             timeout.add("error", string: error)
             timeout.add("willRetry", bool: false)
-            events.append(job: job.id, kind: .timedOut, queue: job.queue, executor: job.executor, batch: job.batch, data: timeout.text)
+            events.append(
+                job: job.id, kind: .timedOut, queue: job.queue, executor: job.executor, batch: job.batch, data: timeout.text,
+                workflow: job.workflowID)
         }
-        events.append(job: job.id, kind: kind, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text)
-        // Tracking sets and batches write their own events (and jobs): after this job's.
-        if trackingSetsExist, case .succeeded(let resultJSON) = outcome {
+        events.append(job: job.id, kind: kind, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, workflow: job.workflowID)
+        if case .succeeded(_, let writes) = outcome, !writes.isEmpty, let workflow = job.workflowID {
+            try writeShared(db, workflow: workflow, writes)
+        }
+        // Tracking sets, batches, lanes, groups and dependents write their own events (and
+        // jobs): after this job's.
+        if facts.trackingMembers, case .succeeded(let resultJSON, _) = outcome {
             try events.flush(db)
             try trackingMemberSucceeded(db, job: job.id, executor: job.executor, name: job.name, resultJSON: resultJSON, now: now)
         }
-        if let finalState, let batch = job.batch {
-            try events.flush(db)
-            try batchMemberFinished(db, batch: batch, state: finalState, now: now, job: job.id)
+        if let finalState, job.isMember || facts.dependencies {
+            var error: String?
+            switch outcome {
+            case .dead(let message, _): error = message
+            default: break
+            }
+            try settle(db, [FinishedJob(job, state: finalState, error: error)], facts: facts, events: &events)
         }
         return true
+    }
+
+    /// Writes keys of a workflow's shared context, each on its own, so that members writing
+    /// different keys never lose each other's writes.
+    static func writeShared(_ db: Database, workflow: WorkflowID, _ writes: [SharedWrite]) throws {
+        let statement = try RawStatement(db, sql: "UPDATE workflows SET context = json_set(context, ?, json(?)) WHERE id = ?")
+        for write in writes {
+            statement.bind(1, SharedWrite.path(of: write.key))
+            statement.bind(2, write.json)
+            statement.bind(3, workflow)
+            try statement.run()
+        }
     }
 }
 

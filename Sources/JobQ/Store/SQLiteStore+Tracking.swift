@@ -52,13 +52,6 @@ extension SQLiteStore {
         }
     }
 
-    /// Whether any tracking set has a member: when none has, successes need not look for theirs.
-    static func anyTrackingMembers(_ db: Database) throws -> Bool {
-        let exists = try RawStatement(db, sql: "SELECT EXISTS (SELECT 1 FROM tracking_members)")
-        defer { exists.reset() }
-        return try exists.step() && exists.int(0) == 1
-    }
-
     /// Marks the members this job's success counts for, and fires every set whose members all
     /// have a new result: one round, once, because this transaction holds the write lock.
     static func trackingMemberSucceeded(_ db: Database, job: JobID, executor: String, name: String?, resultJSON: String, now: Double) throws {

@@ -18,8 +18,19 @@ struct ClaimedJob: Sendable, Hashable {
     /// The state a re-entrant executor asked to continue from.
     let checkpointJSON: String?
     let snoozes: Int
+    let workflowID: WorkflowID?
+    /// The innermost workflow group the job belongs to.
+    let groupID: Int64?
+    let lane: String?
+    /// Dependencies that failed and that this job ignored or ran despite, as a JSON array.
+    let failedDependenciesJSON: String?
+    /// The workflow's shared context when the job was claimed (set by the claim).
+    var sharedJSON: String?
 
-    static let columns = "id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout, name, batch, checkpoint, snoozes"
+    static let columns = """
+        id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout, name, batch, checkpoint, snoozes,
+        workflow_id, group_id, lane, failed_dependencies
+        """
 
     /// Reads a row selected with ``columns``, in that order (a GRDB row or a stepped statement).
     init(_ row: some ColumnReader) {
@@ -36,13 +47,21 @@ struct ClaimedJob: Sendable, Hashable {
         batch = row.optionalString(10)
         checkpointJSON = row.optionalString(11)
         snoozes = row.int(12)
+        workflowID = row.optionalInt64(13)
+        groupID = row.optionalInt64(14)
+        lane = row.optionalString(15)
+        failedDependenciesJSON = row.optionalString(16)
     }
+
+    /// Whether finishing it matters beyond its own row: a batch, a workflow group, a lane.
+    var isMember: Bool { batch != nil || groupID != nil || lane != nil }
 }
 
 /// How an attempt ended, as the store records it.
 enum AttemptOutcome: Sendable {
-    /// Succeeded with this JSON result.
-    case succeeded(resultJSON: String)
+    /// Succeeded with this JSON result, and these writes to the workflow's shared context
+    /// (key, JSON text), committed with the success.
+    case succeeded(resultJSON: String, sharedWrites: [SharedWrite] = [])
     /// Failed (or timed out); retry at the given time.
     case retry(error: String, at: Date, timedOut: Bool)
     /// Failed for good.
@@ -78,6 +97,8 @@ public struct StoreStatus: Sendable, Hashable, Codable {
     public var queues: [QueueStatus]
     public var workers: [WorkerStatus]
     public var schemaVersion: Int
+    /// Workflows not finished yet.
+    public var runningWorkflows: Int
 }
 
 /// How hard the store pushes writes to disk.

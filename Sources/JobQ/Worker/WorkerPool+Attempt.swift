@@ -45,13 +45,14 @@ extension WorkerPool {
     /// (the same race), and the old run never removes the new one.
     func attempt(_ job: ClaimedJob, race: AttemptRace) async -> AttemptOutcome? {
         let end: AttemptRace.End
+        let sharedWrites = job.workflowID == nil ? nil : SharedWrites()
         if race.isResolved {
             // Interrupted while it waited in the buffer: never start it.
             end = .interrupted
         } else if let executor = executors[job.executor] {
             let progress = AttemptProgress(store: queue.store, job: job, workerID: workerID, interval: options.progressInterval)
             let started = ContinuousClock.now
-            end = await runExecutor(executor, job: job, race: race, progress: progress)
+            end = await runExecutor(executor, job: job, race: race, progress: progress, sharedWrites: sharedWrites)
             let seconds = (ContinuousClock.now - started).inSeconds
             state.withLock { $0.observeRun(seconds: seconds) }
             await progress.flush()
@@ -64,7 +65,7 @@ extension WorkerPool {
         let interruption = state.withLock { state in
             state.running[job.id].flatMap { $0.race === race ? $0.interruption : nil }
         }
-        return outcome(of: job, end: end, interruption: interruption)
+        return outcome(of: job, end: end, interruption: interruption, sharedWrites: sharedWrites?.all ?? [])
     }
 
     /// Hands an outcome to the batcher. The job stays leased (and renewed) until the outcome
@@ -116,14 +117,15 @@ extension WorkerPool {
     }
 
     private func runExecutor(
-        _ executor: ErasedExecutor, job: ClaimedJob, race: AttemptRace, progress: AttemptProgress
+        _ executor: ErasedExecutor, job: ClaimedJob, race: AttemptRace, progress: AttemptProgress, sharedWrites: SharedWrites?
     ) async -> AttemptRace.End {
         let timeout = job.timeout ?? executor.defaultTimeout
         let deadline = timeout.map { ContinuousClock.now + $0 }
         let context = JobContext(
             jobID: job.id, executor: job.executor, queue: job.queue, attempt: job.attempt,
             maxAttempts: job.maxAttempts, deadline: deadline, snoozes: job.snoozes, checkpointJSON: job.checkpointJSON,
-            progressWriter: progress)
+            workflowID: job.workflowID, progressWriter: progress, sharedJSON: job.sharedJSON, sharedWrites: sharedWrites,
+            failedDependenciesJSON: job.failedDependenciesJSON)
         let work = startImmediately {
             do {
                 race.resolve(.finished(.success(try await executor.run(job.payloadJSON, context))))
@@ -147,10 +149,12 @@ extension WorkerPool {
         return end
     }
 
-    func outcome(of job: ClaimedJob, end: AttemptRace.End, interruption: PoolState.Interruption?) -> AttemptOutcome? {
+    func outcome(
+        of job: ClaimedJob, end: AttemptRace.End, interruption: PoolState.Interruption?, sharedWrites: [SharedWrite] = []
+    ) -> AttemptOutcome? {
         switch end {
         case .finished(.success(let resultJSON)):
-            return .succeeded(resultJSON: resultJSON)
+            return .succeeded(resultJSON: resultJSON, sharedWrites: sharedWrites)
         case .finished(.failure(let error)):
             switch error {
             case let error as PayloadDecodingError: return .dead(error: error.description, timedOut: false)

@@ -1,0 +1,237 @@
+import Foundation
+import GRDB
+
+/// How a member (a job or a group) ended, as its group counts it.
+enum GroupOutcome: String {
+    case succeeded
+    case failed
+    case cancelled
+
+    init(_ state: JobState) {
+        switch state {
+        case .dead: self = .failed
+        case .cancelled: self = .cancelled
+        default: self = .succeeded
+        }
+    }
+}
+
+/// A member of a workflow group.
+enum GroupMember {
+    case job(JobID)
+    case group(Int64)
+}
+
+/// Workflow groups: counters kept by the transactions that finish their members, completion
+/// decided by one comparison, failure handled by the group's policy, and the workflow finished
+/// with its top group.
+extension SQLiteStore {
+    /// Counts a member's outcome into its group, and finishes the group when that decides it:
+    /// its last member finished, or (policy `fail`) a member died or was cancelled.
+    static func groupMemberFinished(
+        _ db: Database, group: Int64, outcome: GroupOutcome, member: GroupMember, cause: String,
+        work: inout [FinishedJob], events: inout PendingEvents
+    ) throws {
+        let statement = try RawStatement(
+            db,
+            sql: """
+                UPDATE workflow_groups SET succeeded = succeeded + (?2 = 'succeeded'), failed = failed + (?2 = 'failed'),
+                    cancelled = cancelled + (?2 = 'cancelled')
+                WHERE id = ?1 AND state = 'running'
+                RETURNING on_failure, total, succeeded + failed + cancelled
+                """)
+        statement.bind(1, group)
+        statement.bind(2, outcome.rawValue)
+        // A group that already ended (failed, cancelled) no longer counts its members.
+        guard try statement.step() else { return statement.reset() }
+        let failFast = statement.string(0) == "fail"
+        let total = statement.int(1)
+        let done = statement.int(2)
+        statement.reset()
+        if outcome != .succeeded, failFast {
+            try finishGroup(db, group, as: outcome, cause: cause, work: &work, events: &events)
+        } else if done >= total {
+            try finishGroup(db, group, as: .succeeded, cause: nil, work: &work, events: &events)
+        }
+    }
+
+    /// Ends a running group. A group that did not succeed first ends everything under it: groups
+    /// not finished are cancelled, and jobs not finished are cancelled (a running one's worker
+    /// notices and stops it; its late result is refused by the completion fence). Then its
+    /// `group` event, what waits for it, and its parent (or, for the top group, the workflow).
+    static func finishGroup(
+        _ db: Database, _ id: Int64, as outcome: GroupOutcome, cause: String?, work: inout [FinishedJob], events: inout PendingEvents
+    ) throws {
+        guard
+            let group = try Row.fetchOne(
+                db,
+                sql: """
+                    UPDATE workflow_groups SET state = ?, finished_at = ? WHERE id = ? AND state = 'running'
+                    RETURNING workflow_id, parent_id, kind, name, path, on_failure, total, succeeded, failed, cancelled
+                    """,
+                arguments: [outcome.rawValue, events.now, id])
+        else { return }
+        let workflow: WorkflowID = group["workflow_id"]
+        let path: String = group["path"]
+        let how = outcome == .failed ? "failed" : "was cancelled"
+        let summary = outcome == .succeeded ? nil : "group \(path) \(how)" + (cause.map { ": \($0)" } ?? "")
+        var counts = (total: group["total"] as Int, succeeded: group["succeeded"] as Int, failed: group["failed"] as Int, cancelled: group["cancelled"] as Int)
+        if let summary {
+            work += try cancelUnder(db, group: id, reason: summary, events: &events)
+            counts = try memberCounts(db, group: id, total: counts.total)
+        }
+        var data = JSONObjectBuilder()
+        data.add("group", int: Int(id))
+        data.add("name", string: group["name"])
+        data.add("path", string: path)
+        data.add("kind", string: group["kind"])
+        data.add("state", string: outcome.rawValue)
+        data.add(
+            "counts",
+            raw: "{\"total\":\(counts.total),\"succeeded\":\(counts.succeeded),\"failed\":\(counts.failed),\"cancelled\":\(counts.cancelled)}")
+        if counts.failed + counts.cancelled > 0 { data.add("failures", raw: try failuresJSON(db, group: id)) }
+        data.add("error", string: summary)
+        events.append(job: nil, kind: .group, queue: nil, executor: nil, batch: nil, data: data.text, workflow: workflow)
+
+        try resolveDependents(
+            of: .group(id), db, succeeded: outcome == .succeeded, failure: nil, groupFailure: summary, work: &work, events: &events)
+        if let parent = group["parent_id"] as Int64? {
+            try groupMemberFinished(
+                db, group: parent, outcome: outcome, member: .group(id), cause: summary ?? "", work: &work, events: &events)
+        } else {
+            try workflowFinished(db, workflow, as: outcome, error: summary, events: &events)
+        }
+    }
+
+    /// Cancels the running groups below `group` and every unfinished job at any depth under it.
+    private static func cancelUnder(_ db: Database, group: Int64, reason: String, events: inout PendingEvents) throws -> [FinishedJob] {
+        let subtree = """
+            WITH RECURSIVE subtree(id) AS (
+                SELECT ?1 UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
+            """
+        let cancelledGroups = try Row.fetchAll(
+            db,
+            sql: """
+                \(subtree)
+                UPDATE workflow_groups SET state = 'cancelled', finished_at = ?2
+                WHERE id IN (SELECT id FROM subtree) AND id != ?1 AND state = 'running'
+                RETURNING id, workflow_id, kind, name, path, total
+                """,
+            arguments: [group, events.now])
+        for row in cancelledGroups {
+            var data = JSONObjectBuilder()
+            data.add("group", int: row["id"])
+            data.add("name", string: row["name"])
+            data.add("path", string: row["path"])
+            data.add("kind", string: row["kind"])
+            data.add("state", string: "cancelled")
+            data.add("error", string: reason)
+            events.append(job: nil, kind: .group, queue: nil, executor: nil, batch: nil, data: data.text, workflow: row["workflow_id"])
+        }
+        let unfinished = try JobID.fetchAll(
+            db,
+            sql: """
+                \(subtree)
+                SELECT id FROM jobs WHERE group_id IN (SELECT id FROM subtree)
+                    AND state NOT IN ('succeeded', 'dead', 'cancelled')
+                """,
+            arguments: [group])
+        return try end(db, jobs: unfinished, as: .cancelled, error: reason, events: &events)
+    }
+
+    /// A group's direct members by how they ended, counted from their rows.
+    private static func memberCounts(_ db: Database, group: Int64, total: Int) throws -> (total: Int, succeeded: Int, failed: Int, cancelled: Int) {
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT state, COUNT(*) AS n FROM jobs WHERE group_id = ?1 GROUP BY state
+                UNION ALL
+                SELECT state, COUNT(*) FROM workflow_groups WHERE parent_id = ?1 GROUP BY state
+                """,
+            arguments: [group])
+        var counts = (total: total, succeeded: 0, failed: 0, cancelled: 0)
+        for row in rows {
+            let n: Int = row["n"]
+            switch row["state"] as String {
+            case "succeeded": counts.succeeded += n
+            case "dead", "failed": counts.failed += n
+            case "cancelled": counts.cancelled += n
+            default: break
+            }
+        }
+        return counts
+    }
+
+    /// The group's direct members that did not succeed (at most 50), as a JSON array.
+    private static func failuresJSON(_ db: Database, group: Int64) throws -> String {
+        try String.fetchOne(
+            db,
+            sql: """
+                SELECT json_group_array(json(item)) FROM (
+                    SELECT json_object('job', id, 'executor', executor, 'state', state, 'error', error) AS item, group_position AS p
+                    FROM jobs WHERE group_id = ?1 AND state IN ('dead', 'cancelled')
+                    UNION ALL
+                    SELECT json_object('group', id, 'path', path, 'state', state), position
+                    FROM workflow_groups WHERE parent_id = ?1 AND state IN ('failed', 'cancelled')
+                    ORDER BY p LIMIT 50)
+                """,
+            arguments: [group]) ?? "[]"
+    }
+
+    /// Ends a workflow with its top group, writing its `workflow` event with its steps' counts.
+    static func workflowFinished(_ db: Database, _ id: WorkflowID, as outcome: GroupOutcome, error: String?, events: inout PendingEvents) throws {
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: "UPDATE workflows SET state = ?, finished_at = ?, error = ? WHERE id = ? AND state = 'running' RETURNING name",
+                arguments: [outcome.rawValue, events.now, error, id])
+        else { return }
+        let counts = try String.fetchOne(
+            db,
+            sql: """
+                SELECT json_group_object(state, n) FROM (
+                    SELECT j.state, COUNT(*) AS n FROM workflow_groups g JOIN jobs j ON j.group_id = g.id
+                    WHERE g.workflow_id = ? GROUP BY j.state)
+                """,
+            arguments: [id]) ?? "{}"
+        var data = JSONObjectBuilder()
+        data.add("name", string: row["name"])
+        data.add("state", string: outcome.rawValue)
+        data.add("counts", raw: counts)
+        data.add("error", string: error)
+        events.append(job: nil, kind: .workflow, queue: nil, executor: nil, batch: nil, data: data.text, workflow: id)
+    }
+
+    // MARK: Passing results along
+
+    /// Merges the result of the member `from` names (`job:<id>` or `group:<id>`) into a job's
+    /// payload under "previous", as the job is released.
+    static func applyPreviousInput(_ db: Database, job: JobID, from reference: String) throws {
+        let value = try memberResult(db, reference)
+        try db.execute(sql: "UPDATE jobs SET payload = json_set(payload, '$.previous', json(?)) WHERE id = ?", arguments: [value, job])
+    }
+
+    /// A member's result as JSON text: a job's result (null unless it succeeded); a sequence's
+    /// last member's; a parallel group's members' results as an array, in order.
+    static func memberResult(_ db: Database, _ reference: String) throws -> String {
+        let parts = reference.split(separator: ":", maxSplits: 1)
+        guard parts.count == 2, let id = Int64(parts[1]) else { return "null" }
+        if parts[0] == "job" {
+            return try String.fetchOne(db, sql: "SELECT result FROM jobs WHERE id = ? AND state = 'succeeded'", arguments: [id]) ?? "null"
+        }
+        let kind = try String.fetchOne(db, sql: "SELECT kind FROM workflow_groups WHERE id = ?", arguments: [id])
+        let members = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT 'job' AS kind, id, group_position AS p FROM jobs WHERE group_id = ?1
+                UNION ALL SELECT 'group', id, position FROM workflow_groups WHERE parent_id = ?1
+                ORDER BY p
+                """,
+            arguments: [id]
+        ).map { "\($0["kind"] as String):\($0["id"] as Int64)" }
+        if kind == "sequence" {
+            return try members.last.map { try memberResult(db, $0) } ?? "null"
+        }
+        return "[" + (try members.map { try memberResult(db, $0) }).joined(separator: ",") + "]"
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// Where a workflow, or one of its groups, is in its life.
+public enum WorkflowState: String, Sendable, Hashable, CaseIterable, Codable {
+    case running
+    /// Every step succeeded, or the failures were contained by `continue` groups.
+    case succeeded
+    /// A step died and its failure reached the top.
+    case failed
+    case cancelled
+
+    public var isFinal: Bool { self != .running }
+
+    /// Parses a state name as users type it, with an error that lists the valid names.
+    public init(parsing text: String) throws(JobQueueError) {
+        guard let state = WorkflowState(rawValue: text.lowercased()) else {
+            throw .invalidInput(
+                "unknown workflow state '\(text)'; valid states are: " + WorkflowState.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        self = state
+    }
+}
+
+/// A workflow as stored: its state, shared context, and its groups with every step's job.
+///
+/// ```swift
+/// let status = try await queue.workflow(id)
+/// print(status?.state, status?.root.counts.succeeded)
+/// ```
+public struct WorkflowStatus: Sendable, Hashable {
+    public var id: WorkflowID
+    public var name: String?
+    public var state: WorkflowState
+    /// The shared context as it is now, as JSON text (an object).
+    public var contextJSON: String
+    /// Why it failed or was cancelled.
+    public var error: String?
+    public var createdAt: Date
+    public var finishedAt: Date?
+    public var root: Group
+
+    /// One group, its counters and its members in order.
+    public struct Group: Sendable, Hashable {
+        public var id: Int64
+        public var kind: WorkflowGroup.Kind
+        public var name: String?
+        /// Where it sits in the submission, e.g. `$.sequence[4]` (the top group is `$`).
+        public var path: String
+        public var onFailure: WorkflowGroup.FailurePolicy
+        public var state: WorkflowState
+        public var counts: Counts
+        public var finishedAt: Date?
+        public var members: [Member]
+    }
+
+    /// A group's members by how they ended (direct members: jobs and groups).
+    public struct Counts: Sendable, Hashable, Codable {
+        public var total: Int
+        public var succeeded: Int
+        public var failed: Int
+        public var cancelled: Int
+    }
+
+    public indirect enum Member: Sendable, Hashable {
+        case job(Job)
+        case group(Group)
+    }
+
+    /// The context decoded.
+    public var context: [String: JSONValue] {
+        guard case .object(let object)? = try? JSONDecoder.jobq.decode(JSONValue.self, from: Data(contextJSON.utf8)) else { return [:] }
+        return object
+    }
+
+    /// Every step's job, depth first in submission order.
+    public var jobs: [Job] {
+        func collect(_ group: Group) -> [Job] {
+            group.members.flatMap { member -> [Job] in
+                switch member {
+                case .job(let job): [job]
+                case .group(let child): collect(child)
+                }
+            }
+        }
+        return collect(root)
+    }
+}
+
+/// A line of `jobq workflow list`.
+public struct WorkflowSummary: Sendable, Hashable {
+    public var id: WorkflowID
+    public var name: String?
+    public var state: WorkflowState
+    /// Its steps by job state.
+    public var stepCounts: [String: Int]
+    public var error: String?
+    public var createdAt: Date
+    public var finishedAt: Date?
+}
