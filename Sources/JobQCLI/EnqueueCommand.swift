@@ -18,7 +18,13 @@ struct EnqueueCommand: AsyncParsableCommand {
 
             A --file has one JSON object per line: {"executor": "sum", "payload": {"a": 1, "b": 2},
             "queue": "default", "priority": 0, "maxAttempts": 3, "delay": "30s" or "runAt": ISO 8601,
-            "timeout": "1m"}. All lines are enqueued in one transaction, or none.
+            "timeout": "1m", "after": [12, {"id": 13, "policy": "ignore"}], "lane": "imports"}. All lines are
+            enqueued in one transaction, or none.
+
+            --after ID waits until job ID succeeded (the job is `waiting` until then); if it dies
+            or is cancelled, --on-dependency-failure decides: cancel (default), fail, ignore
+            (counts as met) or run (at once). --lane NAME runs the lane's jobs one at a time in
+            append order, whichever worker claims them.
             """
     )
 
@@ -57,6 +63,22 @@ struct EnqueueCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Add the job to this open batch (see `jobq batch`).", valueName: "name"))
     var batch: String?
 
+    @Option(
+        name: .customLong("after"),
+        help: ArgumentHelp(
+            "Wait until this job succeeded; ID:POLICY sets what its failure does (cancel, fail, ignore, run). Repeatable.",
+            valueName: "id[:policy]"))
+    var after: [String] = []
+
+    @Option(help: ArgumentHelp("What a dependency that dies or is cancelled does: cancel (default), fail, ignore, run.", valueName: "policy"))
+    var onDependencyFailure: String?
+
+    @Option(help: ArgumentHelp("Append the job to this lane: its jobs run one at a time, in append order.", valueName: "name"))
+    var lane: String?
+
+    @Option(help: ArgumentHelp("Set the lane's failure policy: continue (default) or halt.", valueName: "policy"))
+    var laneOnFailure: String?
+
     @Option(help: ArgumentHelp("Enqueue every job in this JSON Lines file, in one transaction.", valueName: "path"))
     var file: String?
 
@@ -80,9 +102,12 @@ struct EnqueueCommand: AsyncParsableCommand {
 
     func makeRequests() throws -> [JobRequest] {
         if let file {
-            guard executor == nil, payload == nil, params.isEmpty, command.isEmpty, name == nil, batch == nil else {
+            guard executor == nil, payload == nil, params.isEmpty, command.isEmpty, name == nil, batch == nil, after.isEmpty,
+                onDependencyFailure == nil, lane == nil, laneOnFailure == nil
+            else {
                 throw CLIError.usage(
-                    "--file takes its executors, payloads, names and batches from the file; drop the executor name, --payload, --param, --name, --batch and the command")
+                    "--file takes its executors, payloads, names, batches, dependencies and lanes from the file; drop the executor name, "
+                        + "--payload, --param, --name, --batch, --after, --on-dependency-failure, --lane, --lane-on-failure and the command")
             }
             return try JobLinesFile.read(path: file, allowUnknownExecutors: anyExecutor)
         }
@@ -149,6 +174,24 @@ struct EnqueueCommand: AsyncParsableCommand {
             throw CLIError.usage("--max-attempts must be from 1 to 1000, got \(maxAttempts)")
         }
         var options = JobOptions(queue: queue, priority: priority, runAt: runAt, maxAttempts: maxAttempts, name: name, batch: batch)
+        do {
+            if let onDependencyFailure { options.onDependencyFailure = try DependencyPolicy(parsing: onDependencyFailure) }
+            for item in after {
+                let parts = item.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let id = JobID(parts[0]), id > 0 else {
+                    throw CLIError.usage("--after '\(item)': expected a job id, optionally with a policy, e.g. --after 12 or --after 12:ignore")
+                }
+                options.after.append(id)
+                if parts.count == 2 { options.dependencyPolicies[id] = try DependencyPolicy(parsing: String(parts[1])) }
+            }
+            options.lane = lane
+            if let laneOnFailure {
+                guard lane != nil else { throw CLIError.usage("--lane-on-failure needs --lane NAME") }
+                options.laneOnFailure = try LaneFailurePolicy(parsing: laneOnFailure)
+            }
+        } catch let error as JobQueueError {
+            throw CLIError.usage(error.description)
+        }
         if let timeout {
             let duration = try parseDuration(timeout, option: "--timeout")
             guard duration > .zero else { throw CLIError.usage("--timeout must be longer than 0") }

@@ -33,6 +33,9 @@ struct EventsCommand: AsyncParsableCommand {
     @Option(help: "Only events of this batch's jobs.")
     var batch: String?
 
+    @Option(help: "Only events of this workflow: its steps', its groups' and its own.")
+    var workflow: Int64?
+
     @Option(name: .customLong("kind"), help: "Only events of this kind. Repeatable.")
     var kinds: [String] = []
 
@@ -45,7 +48,7 @@ struct EventsCommand: AsyncParsableCommand {
         for text in kinds {
             do { kindSet.insert(try EventKind(parsing: text)) } catch { throw CLIError.usage("--kind: \(error.description)") }
         }
-        let filter = EventFilter(jobIDs: Set(jobs), executor: executor, queue: queue, batch: batch, kinds: kindSet)
+        let filter = EventFilter(jobIDs: Set(jobs), executor: executor, queue: queue, batch: batch, workflow: workflow, kinds: kindSet)
         let jobQueue = try store.open()
         if follow {
             for try await event in jobQueue.events(filter, since: since) { emit(event) }
@@ -68,6 +71,7 @@ struct EventsCommand: AsyncParsableCommand {
             if let job = event.jobID { parts.append("job=\(job)") }
             if let executor = event.executor { parts.append("executor=\(executor)") }
             if let batch = event.batch { parts.append("batch=\(batch)") }
+            if let workflow = event.workflowID { parts.append("workflow=\(workflow)") }
             if let data = event.dataJSON { parts.append(data) }
             print(parts.joined(separator: "  "))
         }

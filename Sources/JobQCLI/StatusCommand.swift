@@ -29,6 +29,9 @@ struct StatusCommand: AsyncParsableCommand {
         } else {
             print(Table.render(rows))
         }
+        if status.runningWorkflows > 0 {
+            print("\(status.runningWorkflows) running workflow(s); list them with `jobq workflow list --state running`")
+        }
         print("")
         if status.workers.isEmpty {
             print("no live workers")

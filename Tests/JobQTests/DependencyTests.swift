@@ -54,7 +54,8 @@ struct DependencyTests {
     @Test func deathCascadesByEachDependentsPolicy() async throws {
         let queue = try JobQueue.inMemory()
         let doomed = try await queue.enqueue(FailExecutor.self, .init(message: "boom"), options: .init(maxAttempts: 1))
-        let slow = try await queue.enqueue(SleepExecutor.self, .init(seconds: 0.3))
+        // Long enough that `run` starts before it ends even on a loaded machine.
+        let slow = try await queue.enqueue(SleepExecutor.self, .init(seconds: 2))
         let cancelled = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [doomed.id]))
         let cancelledChild = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [cancelled.id]))
         let failed = try await queue.enqueue(

@@ -34,6 +34,24 @@ struct MigrationTests {
         #expect(try Self.version(store.path) == SchemaMigration.latestVersion)
     }
 
+    /// Version 5 rebuilds the jobs table: the ids of jobs pruned before the upgrade must stay used.
+    @Test func theJobsRebuildNeverReusesTheIdsOfPrunedJobs() async throws {
+        let store = try TemporaryStore()
+        let writer = try DatabaseQueue(path: store.path)
+        try SchemaMigrator(writer: writer, path: nil, migrations: SchemaMigration.all.filter { $0.version <= 4 }).migrate(backup: false)
+        try await writer.write { db in
+            for _ in 0..<3 {
+                try db.execute(
+                    sql: "INSERT INTO jobs (queue, executor, payload, state, run_at, created_at) VALUES ('default', 'echo', '{}', 'ready', 0, 0)")
+            }
+            try db.execute(sql: "DELETE FROM jobs WHERE id > 1")
+        }
+        try writer.close()
+        let queue = try JobQueue(path: store.path, backupBeforeMigrating: false)
+        let job = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
+        #expect(job.id == 4)
+    }
+
     @Test func backupIsAConsistentPrivateCopyOfTheOldStore() async throws {
         let store = try Self.oldStore()
         let before = try BadInputTests.snapshot(store.path)

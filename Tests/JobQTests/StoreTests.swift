@@ -56,7 +56,7 @@ struct StoreTests {
         }
         // Scans are allowed only over the partial indexes of unfinished jobs (running jobs are
         // few); never over the table or an index that holds finished jobs.
-        let unfinishedIndexes = ["jobs_claim_order", "jobs_leases", "jobs_due"]
+        let unfinishedIndexes = ["jobs_claim_order", "jobs_leases", "jobs_due", "jobs_waiting"]
         for line in plan where line.contains(" jobs") {
             #expect(unfinishedIndexes.contains { line.contains($0) }, "reads more than unfinished jobs: \(line) in \(plan)")
         }
@@ -170,7 +170,7 @@ struct StoreTests {
     @Test func jobStatesParseWithAHelpfulError() throws {
         #expect(try JobState(parsing: "DEAD") == .dead)
         #expect(throws: JobQueueError.invalidInput(
-            "unknown state 'done'; valid states are: scheduled, ready, running, succeeded, failed, dead, cancelled")) {
+            "unknown state 'done'; valid states are: waiting, scheduled, ready, running, succeeded, failed, dead, cancelled")) {
             try JobState(parsing: "done")
         }
     }

@@ -45,7 +45,7 @@ extension SQLiteStore {
                 continue
             case .dead, .cancelled:
                 guard policy == .ignore || policy == .run else {
-                    throw JobQueueError.invalidState(
+                    throw JobQueueError.invalidInput(
                         "dependency \(id) is already \(dependency.state.rawValue), so a job that waits for it with policy '\(policy.rawValue)' "
                             + "could never run; retry job \(id) first, or give the policy ignore or run")
                 }
@@ -282,7 +282,8 @@ extension SQLiteStore {
     static func existingJob(_ db: Database, _ id: JobID, role: String? = nil) throws -> Job {
         guard let row = try Row.fetchOne(db, sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]) else {
             if let role {
-                throw JobQueueError.notFound(
+                // Bad input to the enqueue, rather than a lookup that found nothing.
+                throw JobQueueError.invalidInput(
                     "\(role) \(id) does not exist; a job can only wait for jobs that are already stored (list them with `jobq list`)")
             }
             throw JobQueueError.notFound("no job with id \(id); list jobs with `jobq list`")

@@ -97,3 +97,59 @@ public struct WorkflowSummary: Sendable, Hashable {
     public var createdAt: Date
     public var finishedAt: Date?
 }
+
+extension WorkflowStatus {
+    /// The workflow as one JSON object: `id`, `name`, `state`, `context`, `error`, `createdAt`,
+    /// `finishedAt`, and `root`, a group: `id`, `kind`, `name`, `path`, `onFailure`, `state`,
+    /// `counts`, `members` (each `{"job": <a job as in jobq show --json>}` or `{"group": ...}`).
+    public var json: String {
+        func render(_ group: Group) -> String {
+            var object = JSONObjectBuilder()
+            object.add("id", int: Int(group.id))
+            object.add("kind", string: group.kind.rawValue)
+            object.add("name", raw: group.name.map(JSONText.string) ?? "null")
+            object.add("path", string: group.path)
+            object.add("onFailure", string: group.onFailure.rawValue)
+            object.add("state", string: group.state.rawValue)
+            let counts = group.counts
+            object.add(
+                "counts",
+                raw: "{\"total\":\(counts.total),\"succeeded\":\(counts.succeeded),\"failed\":\(counts.failed),\"cancelled\":\(counts.cancelled)}")
+            object.add("finishedAt", raw: group.finishedAt.map { JSONText.string(ISO8601.string($0)) } ?? "null")
+            let members = group.members.map { member -> String in
+                switch member {
+                case .job(let job): "{\"job\":\(job.jsonLine)}"
+                case .group(let child): "{\"group\":\(render(child))}"
+                }
+            }
+            object.add("members", raw: "[" + members.joined(separator: ",") + "]")
+            return object.text
+        }
+        var object = JSONObjectBuilder()
+        object.add("id", int: Int(id))
+        object.add("name", raw: name.map(JSONText.string) ?? "null")
+        object.add("state", string: state.rawValue)
+        object.add("context", raw: contextJSON)
+        object.add("error", raw: error.map(JSONText.string) ?? "null")
+        object.add("createdAt", string: ISO8601.string(createdAt))
+        object.add("finishedAt", raw: finishedAt.map { JSONText.string(ISO8601.string($0)) } ?? "null")
+        object.add("root", raw: render(root))
+        return object.text
+    }
+}
+
+extension WorkflowSummary {
+    /// One line of JSON: `id`, `name`, `state`, `steps` (counts by job state), `error`,
+    /// `createdAt`, `finishedAt`.
+    public var jsonLine: String {
+        var object = JSONObjectBuilder()
+        object.add("id", int: Int(id))
+        object.add("name", raw: name.map(JSONText.string) ?? "null")
+        object.add("state", string: state.rawValue)
+        object.add("steps", raw: "{" + stepCounts.sorted { $0.key < $1.key }.map { "\(JSONText.string($0.key)):\($0.value)" }.joined(separator: ",") + "}")
+        object.add("error", raw: error.map(JSONText.string) ?? "null")
+        object.add("createdAt", string: ISO8601.string(createdAt))
+        object.add("finishedAt", raw: finishedAt.map { JSONText.string(ISO8601.string($0)) } ?? "null")
+        return object.text
+    }
+}

@@ -1,0 +1,240 @@
+import ArgumentParser
+import Foundation
+import JobQ
+
+struct WorkflowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "workflow",
+        abstract: "Submit, inspect and cancel workflows: nested sequence and parallel groups of jobs.",
+        discussion: """
+            jobq workflow submit nightly.json --context '{"region": "eu"}'
+            jobq workflow show 1
+            jobq workflow list --state running
+            jobq workflow cancel 1 [--group NAME|PATH]
+            jobq wait --workflow 1
+
+            A workflow file is a group: {"sequence": [...]} or {"parallel": [...]}, with optional
+            "name", "context" and "onFailure" ("fail" or "continue"). Members are steps (a job:
+            {"executor": "sum", "payload": {...}, "name": "n", "queue": "q", "input": "previous"})
+            or groups, to any depth.
+            """,
+        subcommands: [WorkflowSubmitCommand.self, WorkflowShowCommand.self, WorkflowListCommand.self, WorkflowCancelCommand.self])
+}
+
+struct WorkflowSubmitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "submit", abstract: "Store a workflow file (all of it in one transaction, or nothing) and print its id.")
+
+    @OptionGroup var store: StoreOptions
+    @Argument(help: "The workflow file (JSON); - reads standard input.") var file: String
+
+    @Option(help: ArgumentHelp("Keys merged over the file's \"context\" (a JSON object).", valueName: "json"))
+    var context: String?
+
+    @Flag(help: "Accept executor names that are not built in (for steps run by your own WorkerPool).")
+    var anyExecutor = false
+
+    func run() async throws {
+        let text: String
+        do {
+            let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
+            guard let decoded = String(data: data, encoding: .utf8) else {
+                throw CLIError.usage("\(file) is not valid UTF-8 text")
+            }
+            text = decoded
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw CLIError.usage("cannot read \(file): \(error.localizedDescription)")
+        }
+        var workflow: Workflow
+        do {
+            workflow = try Workflow(json: text, knownExecutors: anyExecutor ? nil : Set(BuiltinExecutors.names))
+            if let context {
+                guard case .object(let extra) = try JSONDecoder().decode(JSONValue.self, from: Data(context.utf8)) else {
+                    throw CLIError.usage("--context must be a JSON object, e.g. '{\"region\": \"eu\"}'")
+                }
+                workflow.context.merge(extra) { _, new in new }
+            }
+        } catch let error as JobQueueError {
+            throw CLIError.usage(anyExecutor || !error.description.contains("unknown executor")
+                ? error.description : error.description + ". If your own WorkerPool registers it, pass --any-executor")
+        } catch is DecodingError {
+            throw CLIError.usage("--context is not valid JSON; give a JSON object, e.g. '{\"region\": \"eu\"}'")
+        }
+        let id = try await store.open().submit(workflow)
+        print(id)
+    }
+}
+
+struct WorkflowShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Draw a workflow's groups as a tree with each step's state, times and result.")
+
+    @OptionGroup var store: StoreOptions
+    @Argument(help: "The workflow's id.") var id: Int64
+    @Flag(help: "Print one JSON object.") var json = false
+
+    func run() async throws {
+        guard let workflow = try await store.open().workflow(id) else {
+            throw CLIError(message: "no workflow with id \(id); list workflows with `jobq workflow list`", exitCode: .notFound)
+        }
+        if json {
+            print(workflow.json)
+            return
+        }
+        var header = "workflow \(workflow.id)" + (workflow.name.map { " \"\($0)\"" } ?? "") + ": \(workflow.state.rawValue)"
+        header += ", created \(isoString(workflow.createdAt))"
+        if let finished = workflow.finishedAt { header += ", finished \(isoString(finished))" }
+        print(header)
+        if let error = workflow.error { print("error: \(error)") }
+        if workflow.contextJSON != "{}" { print("context: \(workflow.contextJSON)") }
+        for line in Self.tree(workflow.root) { print(line) }
+    }
+
+    /// The group and its members, one per line, drawn with box characters.
+    static func tree(_ group: WorkflowStatus.Group, prefix: String = "", isLast: Bool = true, isRoot: Bool = true) -> [String] {
+        let branch = isRoot ? "" : (isLast ? "└─ " : "├─ ")
+        let counts = group.counts
+        var line = "\(group.kind.rawValue)" + (group.name.map { " \"\($0)\"" } ?? "") + " \(group.path)  \(group.state.rawValue)"
+        line += "  \(counts.succeeded + counts.failed + counts.cancelled)/\(counts.total) done"
+        if counts.failed > 0 { line += ", \(counts.failed) failed" }
+        if counts.cancelled > 0 { line += ", \(counts.cancelled) cancelled" }
+        if group.onFailure == .continue { line += "  (onFailure: continue)" }
+        var lines = [prefix + branch + line]
+        let childPrefix = isRoot ? "" : prefix + (isLast ? "   " : "│  ")
+        for (index, member) in group.members.enumerated() {
+            let last = index == group.members.count - 1
+            switch member {
+            case .group(let child):
+                lines += tree(child, prefix: childPrefix, isLast: last, isRoot: false)
+            case .job(let job):
+                lines.append(childPrefix + (last ? "└─ " : "├─ ") + step(job))
+            }
+        }
+        return lines
+    }
+
+    static func step(_ job: Job) -> String {
+        var line = "job \(job.id) \(job.executor)" + (job.name.map { " \"\($0)\"" } ?? "") + "  \(job.state.rawValue)"
+        if let started = job.startedAt {
+            line += "  started \(isoString(started))"
+            if let finished = job.finishedAt, job.state == .succeeded {
+                line += String(format: " (%.3fs)", finished.timeIntervalSince(started))
+            }
+        }
+        if let result = job.resultJSON { line += "  " + summary(result) }
+        if let error = job.error, job.state != .succeeded { line += "  error: " + summary(error) }
+        return line
+    }
+
+    static func summary(_ text: String) -> String {
+        text.count <= 60 ? text : String(text.prefix(57)) + "..."
+    }
+}
+
+struct WorkflowListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List workflows, newest first.")
+
+    @OptionGroup var store: StoreOptions
+    @Option(help: "Only workflows in this state: running, succeeded, failed, cancelled.") var state: String?
+    @Option(help: "At most this many.") var limit: Int = 50
+    @Flag(help: "Print JSON Lines: one workflow per line.") var json = false
+
+    func run() async throws {
+        let filter: WorkflowState?
+        do { filter = try state.map { try WorkflowState(parsing: $0) } } catch { throw CLIError.usage("--state: \(error)") }
+        guard limit >= 0 else { throw CLIError.usage("--limit must not be negative, got \(limit)") }
+        let workflows = try await store.open().workflows(state: filter, limit: limit)
+        if json {
+            for workflow in workflows { print(workflow.jsonLine) }
+            return
+        }
+        guard !workflows.isEmpty else {
+            print("no workflows" + (filter.map { " \($0.rawValue)" } ?? "") + "; submit one with `jobq workflow submit FILE.json`")
+            return
+        }
+        var rows = [["ID", "NAME", "STATE", "STEPS", "CREATED", "ERROR"]]
+        for workflow in workflows {
+            let steps = workflow.stepCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            rows.append([
+                String(workflow.id), workflow.name ?? "-", workflow.state.rawValue, steps, isoString(workflow.createdAt),
+                workflow.error.map(WorkflowShowCommand.summary) ?? "",
+            ])
+        }
+        print(Table.render(rows))
+    }
+}
+
+struct WorkflowCancelCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cancel",
+        abstract: "Cancel a running workflow, or one of its groups: running steps are cancelled, the rest dropped.")
+
+    @OptionGroup var store: StoreOptions
+    @Argument(help: "The workflow's id.") var id: Int64
+    @Option(help: ArgumentHelp("Only this group: its name, or its path as `workflow show` prints it.", valueName: "name|path"))
+    var group: String?
+
+    func run() async throws {
+        let workflow = try await store.open().cancelWorkflow(id, group: group)
+        if let group {
+            print("group \(group) of workflow \(id) cancelled; the workflow is \(workflow.state.rawValue)")
+        } else {
+            print("workflow \(id) cancelled")
+        }
+    }
+}
+
+struct LaneCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lane",
+        abstract: "Inspect and resume lanes: jobs appended with `enqueue --lane NAME` run one at a time, in order.",
+        subcommands: [LaneShowCommand.self, LaneResumeCommand.self])
+}
+
+struct LaneShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "List a lane's jobs in append order.")
+
+    @OptionGroup var store: StoreOptions
+    @Argument(help: "The lane's name.") var name: String
+    @Flag(help: "Print JSON Lines: the lane, then one job per line.") var json = false
+
+    func run() async throws {
+        guard let lane = try await store.open().lane(name) else {
+            throw CLIError(
+                message: "no lane named '\(name)'; a lane is created by the first job appended to it (`jobq enqueue ... --lane \(name)`)",
+                exitCode: .notFound)
+        }
+        if json {
+            print("{\"lane\":\(jsonString(lane.name)),\"onFailure\":\"\(lane.onFailure.rawValue)\",\"haltedBy\":\(lane.haltedBy.map(String.init) ?? "null")}")
+            for job in lane.jobs { print(job.jsonLine) }
+            return
+        }
+        print("lane \(lane.name): on failure \(lane.onFailure.rawValue)" + (lane.haltedBy.map { ", HALTED by job \($0) (`jobq lane resume \(lane.name)`)" } ?? ""))
+        var rows = [["ID", "EXECUTOR", "STATE", "STARTED", "FINISHED", "ERROR"]]
+        for job in lane.jobs {
+            rows.append([
+                String(job.id), job.executor, job.state.rawValue, job.startedAt.map(isoString) ?? "", job.finishedAt.map(isoString) ?? "",
+                job.error.map(WorkflowShowCommand.summary) ?? "",
+            ])
+        }
+        print(Table.render(rows))
+    }
+
+    func jsonString(_ text: String) -> String {
+        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
+    }
+}
+
+struct LaneResumeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Let a halted lane run its next job.")
+
+    @OptionGroup var store: StoreOptions
+    @Argument(help: "The lane's name.") var name: String
+
+    func run() async throws {
+        let lane = try await store.open().resumeLane(name)
+        print("lane \(lane.name) resumed")
+    }
+}
