@@ -3,7 +3,7 @@
 // durable queue promises and prints one line of figures:
 //
 //   jobs, kills, re-deliveries, lost, duplicates, over-attempts, event gaps, batch firings,
-//   integrity, busy errors seen by users
+//   workflows final exactly once, lane order, jobs left waiting, integrity, busy errors seen by users
 //
 // and exits 1 if any promise was broken.
 //
@@ -65,6 +65,29 @@ var random = SystemRandomNumberGenerator()
 precondition(run(["migrate", "up"], log: "setup.log").waitUntilExitAndStatus() == 0)
 precondition(run(["batch", "create", "chaos", "--on-complete", "echo", "--payload", "{}"], log: "setup.log").waitUntilExitAndStatus() == 0)
 
+// Nested workflows: sequences and parallel groups with sleeps, flaky steps that succeed on a
+// retry, and (in every other one) a `continue` group holding a step that always dies.
+let workflowCount = max(2, options.jobs / 1000)
+for index in 0..<workflowCount {
+    let tolerant = index % 2 == 1
+        ? #", {"parallel": [{"executor": "fail", "payload": {"message": "doomed"}, "maxAttempts": 2}, {"executor": "sum", "payload": {"a": 1, "b": 1}, "maxAttempts": 10}], "onFailure": "continue"}"#
+        : ""
+    let text = """
+        {"name": "chaos-\(index)", "sequence": [
+          {"executor": "sum", "payload": {"a": \(index), "b": 1}, "maxAttempts": 10},
+          {"parallel": [
+            {"executor": "sleep", "payload": {"seconds": 0.2}, "maxAttempts": 10},
+            {"sequence": [{"executor": "sum", "payload": {"a": 1, "b": 2}, "maxAttempts": 10}, {"executor": "fail", "payload": {"message": "flaky", "succeedFromAttempt": 2}, "maxAttempts": 10}]},
+            {"parallel": [{"executor": "sleep", "payload": {"seconds": 0.1}, "maxAttempts": 10}, {"executor": "sum", "payload": {"a": 2, "b": 2}, "maxAttempts": 10}]}
+          ]}\(tolerant),
+          {"executor": "sum", "payload": {"a": 0, "b": 0}, "maxAttempts": 10}
+        ]}
+        """
+    let path = directory.appendingPathComponent("workflow-\(index).json").path
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    precondition(run(["workflow", "submit", path], log: "setup.log").waitUntilExitAndStatus() == 0)
+}
+
 // Producers: each enqueues its share in files of 50 lines; the ids printed are acknowledged.
 func jobLine(_ index: Int) -> String {
     switch index % 10 {
@@ -72,6 +95,8 @@ func jobLine(_ index: Int) -> String {
     case 4, 5: return #"{"executor": "sleep", "payload": {"seconds": 0.\#(index % 5 + 1)}}"#
     case 6: return #"{"executor": "fail", "payload": {"message": "flaky", "succeedFromAttempt": 2}, "maxAttempts": 3}"#
     case 7: return #"{"executor": "fail", "payload": {"message": "doomed"}, "maxAttempts": 2}"#
+    // One job in 20 goes to a lane that must run them one at a time, in append order.
+    case 9 where index % 20 == 9: return #"{"executor": "sum", "payload": {"a": \#(index), "b": 3}, "lane": "chaos"}"#
     default: return #"{"executor": "sum", "payload": {"a": \#(index), "b": 2}, "batch": "chaos"}"#
     }
 }
@@ -149,6 +174,20 @@ let report = try store.read { db -> [String: Int] in
     figures["batchCallbacks"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE executor = 'echo'") ?? -1
     figures["jobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs") ?? -1
     figures["integrityOK"] = try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok" ? 1 : 0
+    figures["workflows"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workflows") ?? -1
+    // Final exactly once: a final state, and one `workflow` event each.
+    figures["workflowsFinalOnce"] = try Int.fetchOne(db, sql: """
+        SELECT COUNT(*) FROM workflows w WHERE w.state != 'running'
+            AND (SELECT COUNT(*) FROM events e WHERE e.workflow_id = w.id AND e.kind = 'workflow') = 1
+        """) ?? -1
+    figures["workflowsSucceeded"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workflows WHERE state = 'succeeded'") ?? -1
+    figures["waiting"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE state = 'waiting'") ?? -1
+    // A lane job that started before the one appended before it had finished.
+    figures["laneJobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE lane = 'chaos'") ?? -1
+    figures["laneOverlaps"] = try Int.fetchOne(db, sql: """
+        SELECT COUNT(*) FROM (SELECT started_at, LAG(finished_at) OVER (ORDER BY id) AS previous_end FROM jobs WHERE lane = 'chaos')
+        WHERE previous_end IS NOT NULL AND started_at < previous_end
+        """) ?? -1
     return figures
 }
 var busy = 0
@@ -159,7 +198,12 @@ for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) 
 func figure(_ key: String) -> Int { report[key] ?? -1 }
 var broken: [String] = []
 if acked.count != options.jobs { broken.append("acknowledged") }
-for key in ["lost", "duplicates", "overAttempts", "eventGaps"] where figure(key) != 0 { broken.append(key) }
+for key in ["lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps"] where figure(key) != 0 { broken.append(key) }
+// Every workflow recovers from the kills: its flaky steps succeed on a retry, its doomed ones are
+// contained by `continue` groups.
+if figure("workflows") != workflowCount || figure("workflowsFinalOnce") != workflowCount || figure("workflowsSucceeded") != workflowCount {
+    broken.append("workflows")
+}
 if figure("batchFirings") != 1 || figure("batchCallbacks") != 1 { broken.append("batch") }
 if figure("integrityOK") != 1 { broken.append("integrity") }
 if busy != 0 { broken.append("busy") }
@@ -169,6 +213,8 @@ let elapsed = String(format: "%.1fs", Date().timeIntervalSince(started))
 var line = "chaos: jobs \(acked.count)/\(options.jobs) acknowledged, kills \(kills), re-deliveries \(figure("redeliveries")), "
 line += "lost \(figure("lost")), duplicates \(figure("duplicates")), over-attempts \(figure("overAttempts")), "
 line += "event gaps \(figure("eventGaps")), batch firings \(figure("batchFirings")) (callbacks \(figure("batchCallbacks"))), "
+line += "workflows final once \(figure("workflowsFinalOnce"))/\(workflowCount) (succeeded \(figure("workflowsSucceeded"))), "
+line += "lane jobs \(figure("laneJobs")) (overlaps \(figure("laneOverlaps"))), waiting \(figure("waiting")), "
 line += "integrity \(figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), \(elapsed)"
 if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(db)" }
 print(line)
