@@ -32,6 +32,8 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Future (scheduled) jobs in the store for the flat-cost workload.") var futureJobs: Int?
     @Option(help: "Ready jobs in the store for the memory workload.") var memoryBacklog: Int?
     @Option(help: "Jobs the memory workload's worker runs before it exits.") var memoryJobs: Int?
+    @Option(help: "Members of the parallel group workload.") var groupMembers: Int?
+    @Option(help: "Steps of the sequence workload.") var sequenceSteps: Int?
 
     struct Row: Codable {
         var workload: String
@@ -57,6 +59,8 @@ struct BenchCommand: AsyncParsableCommand {
         let future = try size(futureJobs, 100_000, 2_000)
         let backlog = try size(memoryBacklog, 1_000_000, 20_000)
         let memoryRun = try size(memoryJobs, 30_000, 1_000)
+        let members = try size(groupMembers, 10_000, 1_000)
+        let sequence = try size(sequenceSteps, 1_000, 100)
         var bench = try BenchWorkloads()
         bench.durability = durable ? .full : .normal
         defer { bench.cleanUp() }
@@ -82,6 +86,10 @@ struct BenchCommand: AsyncParsableCommand {
         let drain4 = try await bench.drainInProcess(drainCount, concurrency: 4)
         progress("drain through `jobq work`")
         let drainProcess = try await bench.drainThroughWorkerProcess(drainCount)
+        progress("workflows: a parallel group of \(members), a sequence of \(sequence)")
+        let plainForGroup = try await bench.drainInProcess(members, concurrency: 4)
+        let group = try await bench.drainParallelGroup(members: members)
+        let steps = try await bench.runSequence(steps: sequence)
         progress("latency")
         let inProcess = try await bench.latency(latencyCount, crossProcess: false)
         let crossProcess = try await bench.latency(latencyCount, crossProcess: true)
@@ -102,6 +110,10 @@ struct BenchCommand: AsyncParsableCommand {
                 baseline: batchedCycle, baselineValue: rawCycle100, ratio: drain4 / rawCycle100),
             Row(workload: "drain through `jobq work` (concurrency 4)", value: drainProcess, unit: "jobs/s",
                 baseline: batchedCycle, baselineValue: rawCycle100, ratio: drainProcess / rawCycle100),
+            Row(workload: "drain a parallel group of \(members) steps (concurrency 4)", value: group, unit: "steps/s",
+                baseline: "plain drain of \(members) jobs, concurrency 4", baselineValue: plainForGroup, ratio: group / plainForGroup),
+            Row(workload: "a sequence of \(sequence) steps, one hand-off each", value: steps, unit: "steps/s",
+                baseline: "raw claim+complete, one job per transaction", baselineValue: rawCycle1, ratio: steps / rawCycle1),
             Row(workload: "raw claim+complete, one job per transaction", value: rawCycle1, unit: "jobs/s"),
             Row(workload: "raw single-insert commits, no event rows", value: bareSingle, unit: "jobs/s",
                 baseline: "raw single-insert commits", baselineValue: rawSingle, ratio: bareSingle / rawSingle),
