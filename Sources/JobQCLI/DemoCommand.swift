@@ -9,7 +9,8 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Enqueue a few hundred mixed jobs on a fresh store and work them, then summarize.",
         discussion: """
             The mix: sums, echoes, short sleeps, shell commands, jobs delayed by a second or two,
-            jobs that fail once and succeed on retry, and jobs that fail until they are dead.
+            jobs that fail once and succeed on retry, and jobs that fail until they are dead; and a
+            small workflow: a sum, then three steps in parallel, then one that gets their results.
             The store is a new file in the temporary directory unless --db is given; it is kept,
             so you can look at it afterwards with `jobq --db PATH list`.
             """
@@ -40,6 +41,8 @@ struct DemoCommand: AsyncParsableCommand {
         let started = ContinuousClock.now
         try await queue.enqueue(contentsOf: requests)
         print("enqueued \(requests.count) jobs: \(DemoJobs.describe(requests))")
+        let workflow = try await queue.submit(try DemoJobs.workflow())
+        print("submitted workflow \(workflow): a sum, then a parallel group of three, then a step that gets their results")
 
         var options = WorkerPool.Options()
         options.retryBackoff = RetryBackoff(base: .milliseconds(200), maximum: .seconds(2))
@@ -69,9 +72,13 @@ struct DemoCommand: AsyncParsableCommand {
         if let dead = try await queue.jobs(state: .dead, limit: 1).first {
             print("  e.g. job \(dead.id): dead after \(dead.attempt) attempts: \(dead.error ?? "")")
         }
+        if let status = try await queue.workflow(workflow) {
+            print("  workflow \(workflow) \(status.state.rawValue): \(status.jobs.count) steps")
+        }
         print("")
         print("look around:  jobq --db \(path) status")
         print("              jobq --db \(path) list --state dead")
+        print("              jobq --db \(path) workflow show \(workflow)")
         let unfinished = JobState.allCases.filter { !$0.isFinal }.reduce(0) { $0 + (counts[$1.rawValue] ?? 0) }
         if unfinished > 0 {
             throw CLIError.failure("\(unfinished) job(s) did not finish")
@@ -108,6 +115,18 @@ enum DemoJobs {
                 return try JobRequest(
                     FailExecutor.self, .init(message: "always fails"), options: .init(priority: priority, maxAttempts: 2))
             }
+        }
+    }
+
+    static func workflow() throws -> Workflow {
+        try Workflow(name: "demo") {
+            try Step(SumExecutor.self, .init(a: 20, b: 22))
+            try Parallel(name: "fan-out") {
+                try Step(SleepExecutor.self, .init(seconds: 0.2))
+                try Step(SleepExecutor.self, .init(seconds: 0.1))
+                try Step(ShellExecutor.self, .init(argv: ["echo", "in parallel"]))
+            }
+            try Step(executor: EchoExecutor.name, payloadJSON: #"{"note":"the fan-out's results"}"#, input: .previous)
         }
     }
 

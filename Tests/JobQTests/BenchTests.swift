@@ -10,7 +10,7 @@ struct BenchTests {
             [
                 "bench", "--quick", "--json", "--enqueue-jobs", "50", "--bulk-jobs", "1000", "--drain-jobs", "200",
                 "--latency-jobs", "5", "--finished-jobs", "2000", "--future-jobs", "200", "--memory-backlog", "2000",
-                "--memory-jobs", "100",
+                "--memory-jobs", "100", "--group-members", "100", "--sequence-steps", "20",
             ], db: nil)
         #expect(result.status == 0, "\(result.stderr)")
         struct Report: Decodable {
@@ -30,7 +30,9 @@ struct BenchTests {
         #expect(names.contains { $0.hasPrefix("peak RSS") })
         #expect(report.results.allSatisfy { $0.value > 0 && $0.value.isFinite })
         #expect(names.contains("raw claim+complete, batches of 100, no event rows"))
-        #expect(report.results.filter { $0.ratio != nil }.count == 8, "every throughput figure has a ratio to raw SQLite")
+        #expect(names.contains("drain a parallel group of 100 steps (concurrency 4)"))
+        #expect(names.contains("a sequence of 20 steps, one hand-off each"))
+        #expect(report.results.filter { $0.ratio != nil }.count == 10, "every throughput figure has a ratio to its baseline")
     }
 
     @Test func badSizesAreRefused() async throws {

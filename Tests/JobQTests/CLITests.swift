@@ -158,8 +158,9 @@ struct CLITests {
         #expect(result.stdout.contains("summary after"))
         #expect(result.stdout.contains("succeeded"))
         #expect(result.stdout.contains("dead"))
+        #expect(result.stdout.contains("workflow 1 succeeded: 5 steps"), "\(result.stdout)")
         let jobs = try await Self.jobs(demoDB)
-        #expect(jobs.count == 60)
+        #expect(jobs.count == 60 + 5)
         #expect(jobs.allSatisfy { ["succeeded", "dead"].contains($0["state"] as? String) })
         #expect(jobs.contains { $0["state"] as? String == "succeeded" && ($0["attempt"] as? Int ?? 0) > 1 })
     }

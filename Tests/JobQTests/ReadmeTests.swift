@@ -1,4 +1,5 @@
 import Foundation
+import JobQ
 import Testing
 
 @Suite("README")
@@ -17,5 +18,23 @@ struct ReadmeTests {
         #expect(lines == ["# jobq", "", "```sh", "swift run jobq demo", "swift test", "```"])
         let ci = try String(contentsOf: Self.root.appendingPathComponent(".ci/run"), encoding: .utf8)
         #expect(ci.split(separator: "\n").contains("swift test"), ".ci/run runs README's test command")
+    }
+
+    /// The workflow file README shows runs as it says: its steps one after another around the
+    /// three parallel ones, and the last one receives the previous result.
+    @Test func readmesWorkflowFileRuns() async throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "MGCommand's example, as a file:\n\n```json\n"))
+        let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+        // One second per sleep in README; a hundredth here.
+        let file = readme[start.upperBound..<end.lowerBound].replacingOccurrences(of: #""seconds": 1}"#, with: #""seconds": 0.01}"#)
+        let queue = try JobQueue.inMemory()
+        let id = try await queue.submit(try Workflow(json: file, knownExecutors: Set(BuiltinExecutors.names)))
+        try await work(queue)
+        let status = try #require(try await queue.workflow(id))
+        #expect(status.state == .succeeded)
+        #expect(status.jobs.count == 12)
+        #expect(status.context == ["user": "ada"])
+        #expect(status.jobs.last?.resultJSON == #"{"previous":{"slept":0.01},"print":"Finished"}"#)
     }
 }

@@ -34,9 +34,6 @@ struct FinishedJob: Sendable {
         self.error = error
     }
 
-    /// Whether finishing it can matter beyond its own row: a batch, a group, a lane.
-    var isMember: Bool { batch != nil || groupID != nil || lane != nil }
-
     /// "job 12 (sum) died: boom", for the errors of what its failure ends.
     var failureText: String {
         let how = state == .dead ? "died" : "was cancelled"
