@@ -30,8 +30,15 @@ enum CLI {
 
     /// Runs `jobq ARGS...` with `--db` pointing at `db` and waits for it. Output goes to
     /// temporary files rather than pipes, which never fill up.
+    ///
+    /// At most ``RunGate/limit`` of these run at once across the whole test run: Swift Testing
+    /// starts every test together, and forty debug `jobq` processes starting at once kept both
+    /// cores saturated for fifteen seconds, long enough to starve the in-process worker pools
+    /// (and their heartbeats) of the tests beside them.
     @discardableResult
     static func run(_ arguments: [String], db: String?, environment: [String: String] = [:]) async throws -> Result {
+        await RunGate.shared.enter()
+        defer { RunGate.shared.leave() }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -57,6 +64,39 @@ enum CLI {
     /// Starts a long-running `jobq` with its stderr in `logPath`.
     static func startDetached(_ arguments: [String], db: String, logPath: String) throws -> Child {
         try start(arguments, db: db, stdoutPath: logPath + ".out", stderrPath: logPath)
+    }
+}
+
+/// A counting semaphore for short `jobq` runs, awaited rather than blocked on.
+final class RunGate: Sendable {
+    static let limit = 2
+    static let shared = RunGate()
+    private let state = Mutex<(running: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
+
+    func enter() async {
+        await withCheckedContinuation { continuation in
+            let admitted = state.withLock { state in
+                if state.running < Self.limit {
+                    state.running += 1
+                    return true
+                }
+                state.waiters.append(continuation)
+                return false
+            }
+            if admitted { continuation.resume() }
+        }
+    }
+
+    /// Hands the slot straight to the first waiter, if any.
+    func leave() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiters.isEmpty {
+                state.running -= 1
+                return nil
+            }
+            return state.waiters.removeFirst()
+        }
+        next?.resume()
     }
 }
 
