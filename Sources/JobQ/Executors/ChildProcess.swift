@@ -15,7 +15,7 @@ import Darwin
 /// usual way would shrug off the SIGTERM that cancellation sends.
 final class ChildProcess: Sendable {
     let pid: pid_t
-    private let exit = Mutex<(status: Int32?, waiter: CheckedContinuation<Int32, Never>?)>((nil, nil))
+    private let exit = Mutex<(status: Int32?, signal: Int32?, waiter: CheckedContinuation<Int32, Never>?)>((nil, nil, nil))
 
     /// Starts `executable` with `arguments`; stdin is /dev/null, stdout and stderr go to files.
     init(
@@ -78,9 +78,11 @@ final class ChildProcess: Sendable {
         let thread = Thread { [self] in
             var status: Int32 = 0
             while waitpid(childPID, &status, 0) == -1, errno == EINTR {}
-            let code: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            let signal: Int32? = (status & 0x7f) == 0 ? nil : status & 0x7f
+            let code: Int32 = signal.map { 128 + $0 } ?? (status >> 8) & 0xff
             let waiter = exit.withLock { state -> CheckedContinuation<Int32, Never>? in
                 state.status = code
+                state.signal = signal
                 defer { state.waiter = nil }
                 return state.waiter
             }
@@ -90,6 +92,9 @@ final class ChildProcess: Sendable {
     }
 
     var hasExited: Bool { exit.withLock { $0.status != nil } }
+
+    /// The signal that ended it, if one did (nil while it runs or after a normal exit).
+    var terminatingSignal: Int32? { exit.withLock { $0.signal } }
 
     /// The exit status; 128 + N when killed by signal N, as shells report it.
     func wait() async -> Int32 {

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import JobQ
+
 /// Runs the built `jobq` binary as a process, as a user would.
 ///
 /// Everything here awaits rather than blocks: Swift Testing runs tests on the cooperative
@@ -100,49 +102,44 @@ final class RunGate: Sendable {
     }
 }
 
-/// A child process whose exit can be awaited.
-final class Child: @unchecked Sendable {
-    private let process = Process()
-    private let exited = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+/// A child process whose exit can be awaited: the library's own `posix_spawn` wrapper, whose
+/// exit is seen by `waitpid` on a thread of its own. Not Foundation's `Process`, which learns of
+/// an exit through a socket that a sibling spawned at the same moment, or an orphaned grandchild,
+/// can inherit and hold open: its `terminationHandler` then never fires.
+final class Child: Sendable {
+    private let process: ChildProcess
 
     init(executable: URL, arguments: [String], environment: [String: String], stdoutPath: String, stderrPath: String) throws {
-        process.executableURL = executable
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["JOBQ_DB"] = nil
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
-        process.standardInput = FileHandle.nullDevice
-        // Set before run(), so an exit can never be missed.
-        process.terminationHandler = { _ in self.finish() }
-        try process.run()
+        process = try ChildProcess(
+            executable: executable.path, arguments: arguments, environment: env, directory: nil, stdoutPath: stdoutPath,
+            stderrPath: stderrPath)
     }
 
-    private func finish() {
-        let waiters = exited.withLock { state in
-            state.done = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
+    /// A test that fails half-way must not leave a worker running for the rest of the run (or
+    /// forever): whatever is still running when its `Child` goes away is killed.
+    deinit {
+        process.signal(SIGKILL)
     }
 
-    var processIdentifier: Int32 { process.processIdentifier }
-    var terminationStatus: Int32 { process.terminationStatus }
-    var terminationReason: Process.TerminationReason { process.terminationReason }
+    enum TerminationReason { case exit, uncaughtSignal }
+
+    var processIdentifier: Int32 { process.pid }
+    /// After ``wait()``: the exit code, or the signal's number when a signal ended it.
+    var terminationStatus: Int32 {
+        if let signal = process.terminatingSignal { return signal }
+        return exitCode
+    }
+    var terminationReason: TerminationReason { process.terminatingSignal == nil ? .exit : .uncaughtSignal }
+
+    private let code = Mutex<Int32>(-1)
+    private var exitCode: Int32 { code.withLock { $0 } }
 
     func wait() async {
-        await withCheckedContinuation { continuation in
-            let done = exited.withLock { state in
-                if !state.done { state.waiters.append(continuation) }
-                return state.done
-            }
-            if done { continuation.resume() }
-        }
+        let status = await process.wait()
+        code.withLock { $0 = status }
     }
 }
 
