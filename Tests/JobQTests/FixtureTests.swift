@@ -129,6 +129,37 @@ struct FixtureTests {
                 try db.execute(sql: "INSERT INTO dependencies (job_id, depends_on) SELECT id, 3 FROM jobs WHERE state = 'waiting'")
                 try db.execute(sql: "INSERT INTO lanes (name, tail_job_id, created_at) SELECT 'l', id, ? FROM jobs WHERE state = 'waiting'", arguments: [t])
             }
+            if try db.tableExists("trees") {
+                // A tree half way: its root succeeded and created one job of its child node.
+                try db.execute(sql: "INSERT INTO workflows (id, name, state, root_group, created_at) VALUES (2, 'tree', 'running', 2, ?)", arguments: [t])
+                try db.execute(
+                    sql: """
+                        INSERT INTO workflow_groups (id, workflow_id, parent_id, position, kind, path, state, total, succeeded)
+                        VALUES (2, 2, NULL, 0, 'sequence', '$', 'running', 1, 0)
+                        """)
+                try db.execute(sql: "INSERT INTO trees (id, workflow_id, root_group, max_jobs, jobs) VALUES (1, 2, 3, 100, 2)")
+                try db.execute(
+                    sql: """
+                        INSERT INTO tree_nodes (id, tree_id, parent_id, position, name, path, executor, each_pointer, on_failure, queue,
+                            priority, max_attempts, leaf)
+                        VALUES (1, 1, NULL, 0, 'book', 'book', 'echo', NULL, 'failTree', 'default', 0, 3, 0),
+                               (2, 1, 1, 0, 'page', 'book/page', 'echo', '/pages', 'continue', 'default', 0, 3, 1)
+                        """)
+                try db.execute(
+                    sql: """
+                        INSERT INTO workflow_groups (id, workflow_id, parent_id, position, kind, path, on_failure, state, total, succeeded,
+                            tree_node, jobs_succeeded)
+                        VALUES (3, 2, 2, 0, 'tree', '$.sequence[0]', 'continue', 'running', 2, 1, 1, 1)
+                        """)
+                try db.execute(
+                    sql: """
+                        INSERT INTO jobs (queue, executor, payload, state, attempt, run_at, created_at, finished_at, result, workflow_id,
+                            group_id, group_position, tree_node)
+                        VALUES ('default', 'echo', '{"pages":[1]}', 'succeeded', 1, ?1, ?1, ?1, '{"pages":[1]}', 2, 3, 0, 1),
+                               ('default', 'echo', '1', 'ready', 0, ?1, ?1, NULL, NULL, 2, 3, 1, 2)
+                        """,
+                    arguments: [t])
+            }
             if try db.tableExists("data_migrations") {
                 try db.execute(
                     sql: "INSERT INTO data_migrations (name, version, target_version, initialized_at, updated_at) VALUES ('notes', 2, 3, ?, ?)",

@@ -63,6 +63,8 @@ public struct Job: Sendable, Hashable, Identifiable {
     /// Dependencies that died or were cancelled and that the job ignored or ran despite, as a
     /// JSON array of `{"job", "state", "error"}`.
     public var failedDependenciesJSON: String?
+    /// The job tree node it is a job of (see ``WorkflowStatus/trees``).
+    public var treeNode: Int64?
 
     /// Decodes the payload as an executor's input type.
     public func payload<T: Decodable>(as type: T.Type) throws -> T {
@@ -81,7 +83,7 @@ extension Job {
     /// `state`, `priority`, `payload`, `result`, `error`, `attempt`, `maxAttempts`, `runAt`,
     /// `timeout` (seconds), `createdAt`, `startedAt`, `finishedAt`, `progress`,
     /// `progressMessage`, `name`, `batch`, `snoozes`, `workflow`, `lane`, `unmetDependencies`,
-    /// `failedDependencies`; times as ISO 8601 (UTC).
+    /// `failedDependencies`, `treeNode`; times as ISO 8601 (UTC).
     ///
     /// The payload and result are inserted as stored (they are valid, minified JSON), so a
     /// payload round-trips byte for byte.
@@ -112,6 +114,7 @@ extension Job {
         fields.append(("lane", lane.map(JSONText.string) ?? "null"))
         fields.append(("unmetDependencies", String(unmetDependencies)))
         fields.append(("failedDependencies", failedDependenciesJSON ?? "null"))
+        fields.append(("treeNode", treeNode.map { String($0) } ?? "null"))
         return "{" + fields.map { "\(JSONText.string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
 }

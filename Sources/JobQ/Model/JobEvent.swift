@@ -37,6 +37,15 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// A lane ran out of jobs (`state`: `drained`) or stopped on a failure (`halted`). Data:
     /// `lane`, `state`, `job` (the last or the failed one).
     case lane
+    /// A job of a tree and everything below it finished (post-order), or were cancelled with
+    /// the tree. Data: `node` (its path of node names), `job`, `group`, `path`, `state`,
+    /// `counts` (the subtree's jobs: `jobs`, `succeeded`, `failed`, `cancelled`), `failures`,
+    /// `error`.
+    case subtree
+    /// A tree finished, once, after its last job. Data: `tree`, `node` (the root's), `job`,
+    /// `state`, `counts` (all its jobs), `failures` (jobs that died or were cancelled, at most
+    /// 50, dead ones first), `error`.
+    case tree
 
     /// Parses a kind as users type it, with an error listing the valid kinds.
     public init(parsing text: String) throws(JobQueueError) {

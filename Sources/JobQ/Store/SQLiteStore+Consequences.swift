@@ -10,18 +10,20 @@ struct FinishedJob: Sendable {
     let workflowID: WorkflowID?
     let groupID: Int64?
     let lane: String?
+    /// The tree node it is a job of.
+    let treeNode: Int64?
     let state: JobState
     let error: String?
 
     init(_ job: ClaimedJob, state: JobState, error: String?) {
         self.init(
             id: job.id, queue: job.queue, executor: job.executor, batch: job.batch, workflowID: job.workflowID,
-            groupID: job.groupID, lane: job.lane, state: state, error: error)
+            groupID: job.groupID, lane: job.lane, treeNode: job.treeNode, state: state, error: error)
     }
 
     init(
         id: JobID, queue: String, executor: String, batch: String?, workflowID: WorkflowID?, groupID: Int64?, lane: String?,
-        state: JobState, error: String?
+        treeNode: Int64?, state: JobState, error: String?
     ) {
         self.id = id
         self.queue = queue
@@ -30,6 +32,7 @@ struct FinishedJob: Sendable {
         self.workflowID = workflowID
         self.groupID = groupID
         self.lane = lane
+        self.treeNode = treeNode
         self.state = state
         self.error = error
     }
@@ -68,6 +71,7 @@ extension SQLiteStore {
     static func settle(_ db: Database, _ finished: [FinishedJob], facts: StoreFacts, events: inout PendingEvents) throws {
         var work = finished
         var next = 0
+        var nodes = TreeNodeCache()
         while next < work.count {
             let job = work[next]
             next += 1
@@ -77,7 +81,9 @@ extension SQLiteStore {
             }
             // Before the dependents: a lane that halts keeps its next job waiting.
             if let lane = job.lane { try laneMemberFinished(db, lane: lane, job: job, events: &events) }
-            if let group = job.groupID {
+            if let group = job.groupID, let node = job.treeNode {
+                try treeJobFinished(db, job, node: node, group: group, nodes: &nodes, work: &work, events: &events)
+            } else if let group = job.groupID {
                 try groupMemberFinished(
                     db, group: group, outcome: GroupOutcome(job.state), member: .job(job.id), cause: job.failureText,
                     work: &work, events: &events)
@@ -97,7 +103,7 @@ extension SQLiteStore {
         let rows = try Row.fetchAll(
             db,
             sql: """
-                SELECT id, queue, executor, batch, workflow_id, group_id, lane, state FROM jobs
+                SELECT id, queue, executor, batch, workflow_id, group_id, lane, tree_node, state FROM jobs
                 WHERE id IN (SELECT value FROM json_each(?)) AND state NOT IN ('succeeded', 'dead', 'cancelled')
                 """,
             arguments: [jsonArray(ids)])
@@ -111,7 +117,7 @@ extension SQLiteStore {
         return rows.map { row in
             let job = FinishedJob(
                 id: row["id"], queue: row["queue"], executor: row["executor"], batch: row["batch"], workflowID: row["workflow_id"],
-                groupID: row["group_id"], lane: row["lane"], state: state, error: error)
+                groupID: row["group_id"], lane: row["lane"], treeNode: row["tree_node"], state: state, error: error)
             var data = JSONObjectBuilder()
             data.add("from", string: row["state"])
             data.add(state == .dead ? "error" : "reason", string: error)

@@ -16,10 +16,36 @@ enum GroupOutcome: String {
     }
 }
 
-/// A member of a workflow group.
+/// A member of a workflow group: a job, or a group with the jobs of its whole subtree by
+/// outcome (which its parent adds to its own).
 enum GroupMember {
     case job(JobID)
-    case group(Int64)
+    case group(Int64, jobs: SubtreeJobs)
+}
+
+/// The jobs of a group's whole subtree by how they ended.
+struct SubtreeJobs: Sendable {
+    var succeeded = 0
+    var failed = 0
+    var cancelled = 0
+
+    var total: Int { succeeded + failed + cancelled }
+
+    init(succeeded: Int = 0, failed: Int = 0, cancelled: Int = 0) {
+        self.succeeded = succeeded
+        self.failed = failed
+        self.cancelled = cancelled
+    }
+
+    init(_ outcome: GroupOutcome) {
+        switch outcome {
+        case .succeeded: succeeded = 1
+        case .failed: failed = 1
+        case .cancelled: cancelled = 1
+        }
+    }
+
+    var json: String { "{\"jobs\":\(total),\"succeeded\":\(succeeded),\"failed\":\(failed),\"cancelled\":\(cancelled)}" }
 }
 
 /// Workflow groups: counters kept by the transactions that finish their members, completion
@@ -27,28 +53,41 @@ enum GroupMember {
 /// with its top group.
 extension SQLiteStore {
     /// Counts a member's outcome into its group, and finishes the group when that decides it:
-    /// its last member finished, or (policy `fail`) a member died or was cancelled.
+    /// its last member finished, or (policy `fail`) a member died or was cancelled, or
+    /// (`endsGroup`: a tree job that failed in its own group) the member was the group's reason
+    /// to be.
     static func groupMemberFinished(
-        _ db: Database, group: Int64, outcome: GroupOutcome, member: GroupMember, cause: String,
+        _ db: Database, group: Int64, outcome: GroupOutcome, member: GroupMember, cause: String, endsGroup: Bool = false,
         work: inout [FinishedJob], events: inout PendingEvents
     ) throws {
+        let jobs: SubtreeJobs
+        switch member {
+        case .job: jobs = SubtreeJobs(outcome)
+        case .group(_, let subtree): jobs = subtree
+        }
         let statement = try RawStatement(
             db,
             sql: """
                 UPDATE workflow_groups SET succeeded = succeeded + (?2 = 'succeeded'), failed = failed + (?2 = 'failed'),
-                    cancelled = cancelled + (?2 = 'cancelled')
+                    cancelled = cancelled + (?2 = 'cancelled'), jobs_succeeded = jobs_succeeded + ?3,
+                    jobs_failed = jobs_failed + ?4, jobs_cancelled = jobs_cancelled + ?5
                 WHERE id = ?1 AND state = 'running'
                 RETURNING on_failure, total, succeeded + failed + cancelled
                 """)
         statement.bind(1, group)
         statement.bind(2, outcome.rawValue)
+        statement.bind(3, jobs.succeeded)
+        statement.bind(4, jobs.failed)
+        statement.bind(5, jobs.cancelled)
         // A group that already ended (failed, cancelled) no longer counts its members.
         guard try statement.step() else { return statement.reset() }
         let failFast = statement.string(0) == "fail"
         let total = statement.int(1)
         let done = statement.int(2)
         statement.reset()
-        if outcome != .succeeded, failFast {
+        if endsGroup {
+            try finishGroup(db, group, as: outcome, cause: cause, work: &work, events: &events)
+        } else if outcome != .succeeded, failFast {
             try finishGroup(db, group, as: outcome, cause: cause, work: &work, events: &events)
         } else if done >= total {
             try finishGroup(db, group, as: .succeeded, cause: nil, work: &work, events: &events)
@@ -67,7 +106,8 @@ extension SQLiteStore {
                 db,
                 sql: """
                     UPDATE workflow_groups SET state = ?, finished_at = ? WHERE id = ? AND state = 'running'
-                    RETURNING workflow_id, parent_id, kind, name, path, on_failure, total, succeeded, failed, cancelled
+                    RETURNING workflow_id, parent_id, kind, name, path, on_failure, total, succeeded, failed, cancelled, tree_node,
+                        jobs_succeeded, jobs_failed, jobs_cancelled
                     """,
                 arguments: [outcome.rawValue, events.now, id])
         else { return }
@@ -76,31 +116,63 @@ extension SQLiteStore {
         let how = outcome == .failed ? "failed" : "was cancelled"
         let summary = outcome == .succeeded ? nil : "group \(path) \(how)" + (cause.map { ": \($0)" } ?? "")
         var counts = (total: group["total"] as Int, succeeded: group["succeeded"] as Int, failed: group["failed"] as Int, cancelled: group["cancelled"] as Int)
+        var jobs = SubtreeJobs(succeeded: group["jobs_succeeded"], failed: group["jobs_failed"], cancelled: group["jobs_cancelled"])
         if let summary {
             work += try cancelUnder(db, group: id, reason: summary, events: &events)
             counts = try memberCounts(db, group: id, total: counts.total)
+            jobs = try subtreeJobs(db, group: id)
         }
-        var data = JSONObjectBuilder()
-        data.add("group", int: Int(id))
-        data.add("name", string: group["name"])
-        data.add("path", string: path)
-        data.add("kind", string: group["kind"])
-        data.add("state", string: outcome.rawValue)
-        data.add(
-            "counts",
-            raw: "{\"total\":\(counts.total),\"succeeded\":\(counts.succeeded),\"failed\":\(counts.failed),\"cancelled\":\(counts.cancelled)}")
-        if counts.failed + counts.cancelled > 0 { data.add("failures", raw: try failuresJSON(db, group: id)) }
-        data.add("error", string: summary)
-        events.append(job: nil, kind: .group, queue: nil, executor: nil, batch: nil, data: data.text, workflow: workflow)
+        let failures = counts.failed + counts.cancelled > 0 ? try failuresJSON(db, group: id) : nil
+        if let node = group["tree_node"] as Int64? {
+            try treeGroupFinished(
+                db, id, node: node, workflow: workflow, path: path, outcome: outcome, jobs: jobs, failures: failures, error: summary,
+                events: &events)
+        } else {
+            var data = JSONObjectBuilder()
+            data.add("group", int: Int(id))
+            data.add("name", string: group["name"])
+            data.add("path", string: path)
+            data.add("kind", string: group["kind"])
+            data.add("state", string: outcome.rawValue)
+            data.add(
+                "counts",
+                raw: "{\"total\":\(counts.total),\"succeeded\":\(counts.succeeded),\"failed\":\(counts.failed),\"cancelled\":\(counts.cancelled)}")
+            if let failures { data.add("failures", raw: failures) }
+            data.add("error", string: summary)
+            events.append(job: nil, kind: .group, queue: nil, executor: nil, batch: nil, data: data.text, workflow: workflow)
+        }
 
         try resolveDependents(
             of: .group(id), db, succeeded: outcome == .succeeded, failure: nil, groupFailure: summary, work: &work, events: &events)
         if let parent = group["parent_id"] as Int64? {
             try groupMemberFinished(
-                db, group: parent, outcome: outcome, member: .group(id), cause: summary ?? "", work: &work, events: &events)
+                db, group: parent, outcome: outcome, member: .group(id, jobs: jobs), cause: summary ?? "", work: &work, events: &events)
         } else {
             try workflowFinished(db, workflow, as: outcome, error: summary, events: &events)
         }
+    }
+
+    /// The jobs of a group's subtree by outcome, counted from their rows (after a failure, when
+    /// the counters no longer tell the whole story).
+    static func subtreeJobs(_ db: Database, group: Int64) throws -> SubtreeJobs {
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                WITH RECURSIVE subtree(id) AS (
+                    SELECT ?1 UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
+                SELECT state, COUNT(*) AS n FROM jobs WHERE group_id IN (SELECT id FROM subtree) GROUP BY state
+                """,
+            arguments: [group])
+        var jobs = SubtreeJobs()
+        for row in rows {
+            switch row["state"] as String {
+            case "succeeded": jobs.succeeded += row["n"] as Int
+            case "dead": jobs.failed += row["n"] as Int
+            case "cancelled": jobs.cancelled += row["n"] as Int
+            default: break
+            }
+        }
+        return jobs
     }
 
     /// Cancels the running groups below `group` and every unfinished job at any depth under it.
@@ -115,10 +187,26 @@ extension SQLiteStore {
                 \(subtree)
                 UPDATE workflow_groups SET state = 'cancelled', finished_at = ?2
                 WHERE id IN (SELECT id FROM subtree) AND id != ?1 AND state = 'running'
-                RETURNING id, workflow_id, kind, name, path, total
+                RETURNING id, workflow_id, kind, name, path, total, tree_node
                 """,
             arguments: [group, events.now])
+        let unfinished = try JobID.fetchAll(
+            db,
+            sql: """
+                \(subtree)
+                SELECT id FROM jobs WHERE group_id IN (SELECT id FROM subtree)
+                    AND state NOT IN ('succeeded', 'dead', 'cancelled')
+                """,
+            arguments: [group])
+        let ended = try end(db, jobs: unfinished, as: .cancelled, error: reason, events: &events)
         for row in cancelledGroups {
+            if let node = row["tree_node"] as Int64? {
+                // A tree cancelled from above still tells its end: `subtree`, and `tree` for its root.
+                try treeGroupFinished(
+                    db, row["id"], node: node, workflow: row["workflow_id"], path: row["path"], outcome: .cancelled, jobs: nil,
+                    failures: nil, error: reason, events: &events)
+                continue
+            }
             var data = JSONObjectBuilder()
             data.add("group", int: row["id"])
             data.add("name", string: row["name"])
@@ -128,15 +216,7 @@ extension SQLiteStore {
             data.add("error", string: reason)
             events.append(job: nil, kind: .group, queue: nil, executor: nil, batch: nil, data: data.text, workflow: row["workflow_id"])
         }
-        let unfinished = try JobID.fetchAll(
-            db,
-            sql: """
-                \(subtree)
-                SELECT id FROM jobs WHERE group_id IN (SELECT id FROM subtree)
-                    AND state NOT IN ('succeeded', 'dead', 'cancelled')
-                """,
-            arguments: [group])
-        return try end(db, jobs: unfinished, as: .cancelled, error: reason, events: &events)
+        return ended
     }
 
     /// A group's direct members by how they ended, counted from their rows.
@@ -231,6 +311,10 @@ extension SQLiteStore {
         ).map { "\($0["kind"] as String):\($0["id"] as Int64)" }
         if kind == "sequence" {
             return try members.last.map { try memberResult(db, $0) } ?? "null"
+        }
+        if kind == "tree" {
+            // A tree's result is its root job's.
+            return try members.first.map { try memberResult(db, $0) } ?? "null"
         }
         return "[" + (try members.map { try memberResult(db, $0) }).joined(separator: ",") + "]"
     }

@@ -27,6 +27,8 @@ extension SQLiteStore {
         /// `job:<id>` or `group:<id>`: the member whose result the step gets as "previous".
         let inputFrom: String?
         let edges: [(DependencyTarget, String?)]
+        /// The tree node the job is a job of.
+        var treeNode: Int64? = nil
     }
 
     /// Inserts one job inside the caller's transaction, with its `enqueued` event, counting it
@@ -64,8 +66,8 @@ extension SQLiteStore {
             db,
             sql: """
                 INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch,
-                    unmet, on_dependency_failure, failed_dependencies, workflow_id, group_id, group_position, input_from, lane)
-                VALUES (?, ?, json(?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    unmet, on_dependency_failure, failed_dependencies, workflow_id, group_id, group_position, input_from, lane, tree_node)
+                VALUES (?, ?, json(?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 RETURNING \(Job.columns)
                 """)
         let runAt = options.runAt?.timeIntervalSince1970 ?? now
@@ -89,6 +91,7 @@ extension SQLiteStore {
         insert.bind(17, placement.map { Int64($0.position) })
         insert.bind(18, placement?.inputFrom)
         insert.bind(19, options.lane)
+        insert.bind(20, placement?.treeNode)
         guard try insert.step() else { throw JobQueueError.storeUnavailable("inserting a job returned no row") }
         let job = Job(insert)
         insert.reset()

@@ -104,7 +104,7 @@ extension FinishedJob {
     init(_ job: Job) {
         self.init(
             id: job.id, queue: job.queue, executor: job.executor, batch: job.batch, workflowID: job.workflowID, groupID: job.groupID,
-            lane: job.lane, state: job.state, error: job.error)
+            lane: job.lane, treeNode: job.treeNode, state: job.state, error: job.error)
     }
 }
 

@@ -52,7 +52,8 @@ extension SQLiteStore {
             let row = byID[id]!
             let ordered = (members[id] ?? []).sorted { $0.position < $1.position }
             return WorkflowStatus.Group(
-                id: id, kind: WorkflowGroup.Kind(rawValue: row["kind"]) ?? .sequence, name: row["name"], path: row["path"],
+                id: id, kind: WorkflowStatus.GroupKind(rawValue: row["kind"]) ?? .sequence, treeNode: row["tree_node"], name: row["name"],
+                path: row["path"],
                 onFailure: WorkflowGroup.FailurePolicy(rawValue: row["on_failure"]) ?? .fail,
                 state: WorkflowState(rawValue: row["state"]) ?? .running,
                 counts: .init(total: row["total"], succeeded: row["succeeded"], failed: row["failed"], cancelled: row["cancelled"]),
@@ -65,10 +66,45 @@ extension SQLiteStore {
                 })
         }
         guard let rootID = row["root_group"] as Int64?, byID[rootID] != nil else { return nil }
+        var jobsByNode: [Int64: [JobState: Int]] = [:]
+        for job in jobs {
+            if let node = job["tree_node"] as Int64?, let state = JobState(rawValue: job["state"]) { jobsByNode[node, default: [:]][state, default: 0] += 1 }
+        }
         return WorkflowStatus(
             id: id, name: row["name"], state: WorkflowState(rawValue: row["state"]) ?? .running, contextJSON: row["context"],
             error: row["error"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
-            finishedAt: (row["finished_at"] as Double?).map(Date.init(timeIntervalSince1970:)), root: build(rootID))
+            finishedAt: (row["finished_at"] as Double?).map(Date.init(timeIntervalSince1970:)), root: build(rootID),
+            trees: try trees(db, workflow: id, jobsByNode: jobsByNode))
+    }
+
+    private static func trees(_ db: Database, workflow: WorkflowID, jobsByNode: [Int64: [JobState: Int]]) throws -> [TreeStatus] {
+        let nodes = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT n.* FROM tree_nodes n WHERE n.tree_id IN (SELECT id FROM trees WHERE workflow_id = ?) ORDER BY n.tree_id, n.id
+                """,
+            arguments: [workflow])
+        let byTree = Dictionary(grouping: nodes) { $0["tree_id"] as Int64 }
+        return try Row.fetchAll(db, sql: "SELECT * FROM trees WHERE workflow_id = ? ORDER BY id", arguments: [workflow]).map { tree in
+            let id: Int64 = tree["id"]
+            return TreeStatus(
+                id: id, group: tree["root_group"] ?? 0, maxJobs: tree["max_jobs"], jobsCreated: tree["jobs"],
+                nodes: preorder(byTree[id] ?? []).map { node in
+                    TreeStatus.Node(
+                        id: node["id"], parentID: node["parent_id"], name: node["name"], path: node["path"], executor: node["executor"],
+                        each: node["each_pointer"], onFailure: TreeNode.FailurePolicy(rawValue: node["on_failure"]) ?? .failTree,
+                        jobs: jobsByNode[node["id"]] ?? [:])
+                })
+        }
+    }
+
+    /// Nodes root first, each before its children, children by position.
+    private static func preorder(_ nodes: [Row]) -> [Row] {
+        let children = Dictionary(grouping: nodes) { $0["parent_id"] as Int64? ?? 0 }
+        func walk(_ parent: Int64) -> [Row] {
+            (children[parent] ?? []).sorted { ($0["position"] as Int) < ($1["position"] as Int) }.flatMap { [$0] + walk($0["id"]) }
+        }
+        return walk(0)
     }
 
     func workflows(state: WorkflowState?, limit: Int, before: WorkflowID?) async throws -> [WorkflowSummary] {
@@ -194,6 +230,10 @@ struct WorkflowCompiler {
                     previous: step.input == .previous ? previous : nil)
             case .group(let child):
                 compiled = try compile(child, parent: id, position: index, path: memberPath, waitsFor: waits, tolerant: inner)
+            case .tree(let tree):
+                compiled = try compile(
+                    tree, group: id, position: index, path: memberPath, waitsFor: waits, contained: inner,
+                    previous: tree.input == .previous ? previous : nil)
             }
             hasSteps = hasSteps || compiled.hasSteps
             current = compiled.exits

@@ -24,12 +24,14 @@ struct ClaimedJob: Sendable, Hashable {
     let lane: String?
     /// Dependencies that failed and that this job ignored or ran despite, as a JSON array.
     let failedDependenciesJSON: String?
+    /// The job tree node it is a job of.
+    let treeNode: Int64?
     /// The workflow's shared context when the job was claimed (set by the claim).
     var sharedJSON: String?
 
     static let columns = """
         id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout, name, batch, checkpoint, snoozes,
-        workflow_id, group_id, lane, failed_dependencies
+        workflow_id, group_id, lane, failed_dependencies, tree_node
         """
 
     /// Reads a row selected with ``columns``, in that order (a GRDB row or a stepped statement).
@@ -51,6 +53,7 @@ struct ClaimedJob: Sendable, Hashable {
         groupID = row.optionalInt64(14)
         lane = row.optionalString(15)
         failedDependenciesJSON = row.optionalString(16)
+        treeNode = row.optionalInt64(17)
     }
 
     /// Whether finishing it matters beyond its own row: a batch, a workflow group, a lane.

@@ -36,10 +36,17 @@ extension Workflow {
             guard case .object(let object) = value else { throw .invalidInput("$.context: must be a JSON object") }
             context = object
         }
-        // The top group's name names the workflow; a lone step's name is its job's.
+        // The top group's name names the workflow; a lone step's name is its job's; beside a
+        // lone tree, `name` names the workflow.
+        var workflowName: String?
+        if fields["tree"] != nil, let value = fields.removeValue(forKey: "name") {
+            guard case .string(let text) = value else { throw .invalidInput("$.name: must be a string") }
+            workflowName = text
+        }
         switch try parser.node(.object(fields), path: "$") {
         case .group(let group): self.init(name: group.name, context: context, root: group)
         case .step(let step): self.init(context: context, root: WorkflowGroup(.sequence, [.step(step)]))
+        case .tree(let tree): self.init(name: workflowName, context: context, root: WorkflowGroup(.sequence, [.tree(tree)]))
         }
     }
 }
@@ -52,8 +59,10 @@ struct WorkflowFileParser {
 
     func node(_ value: JSONValue, path: String) throws(JobQueueError) -> WorkflowNode {
         guard case .object(let fields) = value else {
-            throw .invalidInput("\(path): expected a step {\"executor\": ...} or a group {\"sequence\": [...]} / {\"parallel\": [...]}")
+            throw .invalidInput(
+                "\(path): expected a step {\"executor\": ...}, a group {\"sequence\": [...]} / {\"parallel\": [...]} or a tree {\"tree\": {...}}")
         }
+        if fields["tree"] != nil { return .tree(try tree(fields, path: path)) }
         let kinds = [WorkflowGroup.Kind.sequence, .parallel].filter { fields[$0.rawValue] != nil }
         guard let kind = kinds.first else { return .step(try step(fields, path: path)) }
         guard kinds.count == 1 else { throw .invalidInput("\(path): a group is either a sequence or a parallel group, not both") }

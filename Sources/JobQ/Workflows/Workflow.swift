@@ -47,10 +47,11 @@ public struct Workflow: Sendable, Hashable {
     }
 }
 
-/// A member of a group: a step (one job) or a nested group.
+/// A member of a group: a step (one job), a nested group, or a job tree.
 public indirect enum WorkflowNode: Sendable, Hashable {
     case step(WorkflowStep)
     case group(WorkflowGroup)
+    case tree(JobTree)
 }
 
 /// A sequence (members one after another) or a parallel group (members at once).
@@ -107,7 +108,8 @@ public struct WorkflowStep: Sendable, Hashable {
 
 // MARK: Building workflows in code
 
-/// Anything that can stand in a workflow builder: ``Step``, ``Sequential``, ``Parallel``.
+/// Anything that can stand in a workflow builder: ``Step``, ``Sequential``, ``Parallel``,
+/// ``JobTree``.
 public protocol WorkflowComponent: Sendable {
     var node: WorkflowNode { get }
 }

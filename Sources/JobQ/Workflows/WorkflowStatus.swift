@@ -38,11 +38,23 @@ public struct WorkflowStatus: Sendable, Hashable {
     public var createdAt: Date
     public var finishedAt: Date?
     public var root: Group
+    /// The job trees among its members, with their nodes.
+    public var trees: [TreeStatus]
+
+    /// What a group is: a sequence or parallel group as submitted, or a job of a tree with
+    /// what its success created (the tree itself, for the root's).
+    public enum GroupKind: String, Sendable, Hashable, Codable {
+        case sequence
+        case parallel
+        case tree
+    }
 
     /// One group, its counters and its members in order.
     public struct Group: Sendable, Hashable {
         public var id: Int64
-        public var kind: WorkflowGroup.Kind
+        public var kind: GroupKind
+        /// For a tree group: the node (in ``TreeStatus/nodes``) its first member is a job of.
+        public var treeNode: Int64?
         public var name: String?
         /// Where it sits in the submission, e.g. `$.sequence[4]` (the top group is `$`).
         public var path: String
@@ -100,13 +112,16 @@ public struct WorkflowSummary: Sendable, Hashable {
 
 extension WorkflowStatus {
     /// The workflow as one JSON object: `id`, `name`, `state`, `context`, `error`, `createdAt`,
-    /// `finishedAt`, and `root`, a group: `id`, `kind`, `name`, `path`, `onFailure`, `state`,
-    /// `counts`, `members` (each `{"job": <a job as in jobq show --json>}` or `{"group": ...}`).
+    /// `finishedAt`, `root`, a group: `id`, `kind` (`sequence`, `parallel`, `tree`),
+    /// `treeNode`, `name`, `path`, `onFailure`, `state`, `counts`, `members` (each
+    /// `{"job": <a job as in jobq show --json>}` or `{"group": ...}`), and `trees` (see
+    /// ``TreeStatus/json``).
     public var json: String {
         func render(_ group: Group) -> String {
             var object = JSONObjectBuilder()
             object.add("id", int: Int(group.id))
             object.add("kind", string: group.kind.rawValue)
+            if let node = group.treeNode { object.add("treeNode", int: Int(node)) }
             object.add("name", raw: group.name.map(JSONText.string) ?? "null")
             object.add("path", string: group.path)
             object.add("onFailure", string: group.onFailure.rawValue)
@@ -134,6 +149,7 @@ extension WorkflowStatus {
         object.add("createdAt", string: ISO8601.string(createdAt))
         object.add("finishedAt", raw: finishedAt.map { JSONText.string(ISO8601.string($0)) } ?? "null")
         object.add("root", raw: render(root))
+        object.add("trees", raw: "[" + trees.map(\.json).joined(separator: ",") + "]")
         return object.text
     }
 }

@@ -39,6 +39,9 @@ enum WorkflowValidation {
                     throw .invalidInput("\(memberPath): a workflow may hold at most \(maximumSteps) steps; split it into several")
                 }
                 try check(step, path: memberPath, previousExists: group.kind == .sequence && index > 0)
+            case .tree(let tree):
+                steps += 1
+                try TreeValidation.check(tree, member: memberPath, previousExists: group.kind == .sequence && index > 0)
             }
         }
     }
