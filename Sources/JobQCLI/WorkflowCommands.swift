@@ -69,11 +69,13 @@ struct WorkflowSubmitCommand: AsyncParsableCommand {
 
 struct WorkflowShowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "show", abstract: "Draw a workflow's groups as a tree with each step's state, times and result.")
+        commandName: "show", abstract: "Draw a workflow's groups as a tree with each step's state, times and result.",
+        discussion: "A job tree is drawn as its nodes with their jobs counted by state; --jobs draws every job of it instead.")
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The workflow's id.") var id: Int64
     @Flag(help: "Print one JSON object.") var json = false
+    @Flag(help: "Draw each job of a job tree, under the job whose success created it.") var jobs = false
 
     func run() async throws {
         guard let workflow = try await store.open().workflow(id) else {
@@ -89,30 +91,69 @@ struct WorkflowShowCommand: AsyncParsableCommand {
         print(header)
         if let error = workflow.error { print("error: \(error)") }
         if workflow.contextJSON != "{}" { print("context: \(workflow.contextJSON)") }
-        for line in Self.tree(workflow.root) { print(line) }
+        let trees = jobs ? [:] : Dictionary(uniqueKeysWithValues: workflow.trees.map { ($0.group, $0) })
+        for line in Self.tree(workflow.root, trees: trees) { print(line) }
     }
 
-    /// The group and its members, one per line, drawn with box characters.
-    static func tree(_ group: WorkflowStatus.Group, prefix: String = "", isLast: Bool = true, isRoot: Bool = true) -> [String] {
+    /// The group and its members, one per line, drawn with box characters; a job tree in
+    /// `trees` (by its group) as its nodes.
+    static func tree(
+        _ group: WorkflowStatus.Group, trees: [Int64: TreeStatus] = [:], prefix: String = "", isLast: Bool = true, isRoot: Bool = true
+    ) -> [String] {
         let branch = isRoot ? "" : (isLast ? "└─ " : "├─ ")
+        if let tree = trees[group.id] { return nodes(tree, state: group.state, prefix: prefix, branch: branch, isLast: isLast, isRoot: isRoot) }
         let counts = group.counts
         var line = "\(group.kind.rawValue)" + (group.name.map { " \"\($0)\"" } ?? "") + " \(group.path)  \(group.state.rawValue)"
         line += "  \(counts.succeeded + counts.failed + counts.cancelled)/\(counts.total) done"
         if counts.failed > 0 { line += ", \(counts.failed) failed" }
         if counts.cancelled > 0 { line += ", \(counts.cancelled) cancelled" }
-        if group.onFailure == .continue { line += "  (onFailure: continue)" }
+        if group.onFailure == .continue, group.kind != .tree { line += "  (onFailure: continue)" }
         var lines = [prefix + branch + line]
         let childPrefix = isRoot ? "" : prefix + (isLast ? "   " : "│  ")
         for (index, member) in group.members.enumerated() {
             let last = index == group.members.count - 1
             switch member {
             case .group(let child):
-                lines += tree(child, prefix: childPrefix, isLast: last, isRoot: false)
+                lines += tree(child, trees: trees, prefix: childPrefix, isLast: last, isRoot: false)
             case .job(let job):
                 lines.append(childPrefix + (last ? "└─ " : "├─ ") + step(job))
             }
         }
         return lines
+    }
+
+    /// A job tree as its nodes, each with its jobs by state: `recipe  each /recipeIDs  3 jobs: 2 done, 1 running`.
+    static func nodes(_ tree: TreeStatus, state: WorkflowState, prefix: String, branch: String, isLast: Bool, isRoot: Bool) -> [String] {
+        var lines = [prefix + branch + "tree \(tree.nodes.first?.path ?? "")  \(state.rawValue)  \(tree.jobsCreated) of at most \(tree.maxJobs) jobs"]
+        let base = isRoot ? "" : prefix + (isLast ? "   " : "│  ")
+        let children = Dictionary(grouping: tree.nodes) { $0.parentID ?? 0 }
+        func draw(_ node: TreeStatus.Node, prefix: String, isLast: Bool) {
+            var line = prefix + (isLast ? "└─ " : "├─ ") + node.name
+            if let each = node.each { line += "  each \(each.isEmpty ? "\"\"" : each)" }
+            line += "  " + jobCounts(node.jobs)
+            if node.onFailure == .continue { line += "  (onFailure: continue)" }
+            lines.append(line)
+            let below = children[node.id] ?? []
+            for (index, child) in below.enumerated() {
+                draw(child, prefix: prefix + (isLast ? "   " : "│  "), isLast: index == below.count - 1)
+            }
+        }
+        if let root = tree.nodes.first { draw(root, prefix: base, isLast: true) }
+        return lines
+    }
+
+    /// "12 jobs: 9 done, 2 running, 1 failed"
+    static func jobCounts(_ jobs: [JobState: Int]) -> String {
+        let total = jobs.values.reduce(0, +)
+        guard total > 0 else { return "no jobs yet" }
+        var parts = ["\(jobs[.succeeded, default: 0]) done"]
+        let running = jobs[.running, default: 0]
+        let pending = jobs[.ready, default: 0] + jobs[.scheduled, default: 0] + jobs[.waiting, default: 0] + jobs[.failed, default: 0]
+        if running > 0 { parts.append("\(running) running") }
+        if pending > 0 { parts.append("\(pending) to run") }
+        if let dead = jobs[.dead], dead > 0 { parts.append("\(dead) failed") }
+        if let cancelled = jobs[.cancelled], cancelled > 0 { parts.append("\(cancelled) cancelled") }
+        return "\(total) job\(total == 1 ? "" : "s"): " + parts.joined(separator: ", ")
     }
 
     static func step(_ job: Job) -> String {
