@@ -22,6 +22,29 @@ struct ReadmeTests {
 
     /// The workflow file README shows runs as it says: its steps one after another around the
     /// three parallel ones, and the last one receives the previous result.
+    @Test func readmesTreeFileRuns() async throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "or a workflow\nof its own:\n\n```json\n"))
+        let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+        // README's ingredient node gets `with`: its input is {"input": id, "api": ...}.
+        struct Ingredient: Executor {
+            static let name = "ingredient"
+            struct Input: Codable, Sendable { var input: String; var api: String }
+            func run(_ input: Input, context: JobContext) async throws -> Cookbook.Ingredient.Output {
+                try await Cookbook.Ingredient().run(input.input + "@" + input.api, context: context)
+            }
+        }
+        let executors: [any Executor] = [Cookbook.Book(), Cookbook.Recipe(), Ingredient(), Cookbook.Image()]
+        let queue = try JobQueue.inMemory()
+        let id = try await queue.submit(try Workflow(json: String(readme[start.upperBound..<end.lowerBound]), knownExecutors: Set(executors.map { type(of: $0).name })))
+        try await work(queue, executors: executors)
+        let status = try #require(try await queue.workflow(id))
+        #expect(status.name == "cookbook")
+        #expect(status.state == .succeeded)
+        #expect(status.jobs.filter { $0.name == "ingredient" }.count == 9)
+        #expect(status.jobs.first { $0.name == "ingredient" }?.payloadJSON == #"{"input":"r1-ing1","api":"https://example.com"}"#)
+    }
+
     @Test func readmesWorkflowFileRuns() async throws {
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         let start = try #require(readme.range(of: "MGCommand's example, as a file:\n\n```json\n"))

@@ -290,6 +290,14 @@ struct TreeJobInserter {
     let db: Database
     let workflow: WorkflowID
     let now: Double
+    /// The `enqueued` event's data by priority: the same for every job one success creates.
+    private var enqueuedData: [Int: String] = [:]
+
+    init(db: Database, workflow: WorkflowID, now: Double) {
+        self.db = db
+        self.workflow = workflow
+        self.now = now
+    }
 
     /// A ready job of `node` with `payload`, in `group` at `position`; a node with children
     /// gets a group of its own around the job, at that position instead.
@@ -317,11 +325,15 @@ struct TreeJobInserter {
         guard try statement.step() else { throw JobQueueError.storeUnavailable("inserting a tree job returned no row") }
         let id = statement.int64(0)
         statement.reset()
-        var data = JSONObjectBuilder()
-        data.add("state", string: JobState.ready.rawValue)
-        data.add("runAt", date: Date(timeIntervalSince1970: now))
-        data.add("priority", int: node.priority)
-        events.append(job: id, kind: .enqueued, queue: node.queue, executor: node.executor, batch: nil, data: data.text, workflow: workflow)
+        let data = enqueuedData[node.priority] ?? {
+            var data = JSONObjectBuilder()
+            data.add("state", string: JobState.ready.rawValue)
+            data.add("runAt", date: Date(timeIntervalSince1970: now))
+            data.add("priority", int: node.priority)
+            enqueuedData[node.priority] = data.text
+            return data.text
+        }()
+        events.append(job: id, kind: .enqueued, queue: node.queue, executor: node.executor, batch: nil, data: data, workflow: workflow)
     }
 
     /// A job of `node` that is dead from the start, carrying why its inputs could not be made:

@@ -34,6 +34,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Jobs the memory workload's worker runs before it exits.") var memoryJobs: Int?
     @Option(help: "Members of the parallel group workload.") var groupMembers: Int?
     @Option(help: "Steps of the sequence workload.") var sequenceSteps: Int?
+    @Option(help: "Fan-out of each level of the tree workload (1 -> n -> n*n jobs).") var treeFanOut: Int?
 
     struct Row: Codable {
         var workload: String
@@ -61,6 +62,8 @@ struct BenchCommand: AsyncParsableCommand {
         let memoryRun = try size(memoryJobs, 30_000, 1_000)
         let members = try size(groupMembers, 10_000, 1_000)
         let sequence = try size(sequenceSteps, 1_000, 100)
+        let fanOut = try size(treeFanOut, 100, 30)
+        let treeJobs = 1 + fanOut + fanOut * fanOut
         var bench = try BenchWorkloads()
         bench.durability = durable ? .full : .normal
         defer { bench.cleanUp() }
@@ -90,6 +93,9 @@ struct BenchCommand: AsyncParsableCommand {
         let plainForGroup = try await bench.drainInProcess(members, concurrency: 4)
         let group = try await bench.drainParallelGroup(members: members)
         let steps = try await bench.runSequence(steps: sequence)
+        progress("a tree of 1 -> \(fanOut) -> \(fanOut * fanOut) jobs")
+        let plainForTree = try await bench.drainInProcess(treeJobs, concurrency: 4)
+        let tree = try await bench.runTree(fanOut: fanOut)
         progress("latency")
         let inProcess = try await bench.latency(latencyCount, crossProcess: false)
         let crossProcess = try await bench.latency(latencyCount, crossProcess: true)
@@ -114,6 +120,10 @@ struct BenchCommand: AsyncParsableCommand {
                 baseline: "plain drain of \(members) jobs, concurrency 4", baselineValue: plainForGroup, ratio: group / plainForGroup),
             Row(workload: "a sequence of \(sequence) steps, one hand-off each", value: steps, unit: "steps/s",
                 baseline: "raw claim+complete, one job per transaction", baselineValue: rawCycle1, ratio: steps / rawCycle1),
+            Row(workload: "a tree of 1 -> \(fanOut) -> \(fanOut * fanOut) jobs, end to end (concurrency 4)", value: tree.jobsPerSecond,
+                unit: "jobs/s", baseline: "plain drain of \(treeJobs) jobs, concurrency 4", baselineValue: plainForTree,
+                ratio: tree.jobsPerSecond / plainForTree),
+            Row(workload: "the tree's last leaf to its tree event", value: tree.lastLeafToTreeEvent, unit: "ms"),
             Row(workload: "raw claim+complete, one job per transaction", value: rawCycle1, unit: "jobs/s"),
             Row(workload: "raw single-insert commits, no event rows", value: bareSingle, unit: "jobs/s",
                 baseline: "raw single-insert commits", baselineValue: rawSingle, ratio: bareSingle / rawSingle),

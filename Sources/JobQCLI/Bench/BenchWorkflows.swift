@@ -37,8 +37,49 @@ extension BenchWorkloads {
         return Double(steps) / elapsed
     }
 
-    private static func expectSucceeded(_ queue: JobQueue, _ id: WorkflowID) async throws {
+    static func expectSucceeded(_ queue: JobQueue, _ id: WorkflowID) async throws {
         let state = try await queue.workflow(id)?.state
         guard state == .succeeded else { throw CLIError.failure("bench: the workflow ended \(state?.rawValue ?? "missing")") }
+    }
+}
+
+/// The no-op of the tree workload: `{"children": n, "grandchildren": m}` returns
+/// `{"items": [n × {"children": m}]}`: the root fans out to n middle jobs, each to m leaves.
+struct BenchFanOut: Executor {
+    static let name = "bench-fan-out"
+    struct Input: Codable, Sendable { var children: Int?; var grandchildren: Int? }
+    struct Item: Codable, Sendable { var children: Int? }
+    struct Output: Codable, Sendable { var items: [Item] }
+    func run(_ input: Input, context: JobContext) async throws -> Output {
+        Output(items: Array(repeating: Item(children: input.grandchildren), count: input.children ?? 0))
+    }
+}
+
+extension BenchWorkloads {
+    /// Runs a tree of 1 root -> `fanOut` -> `fanOut` no-op jobs in this process (concurrency 4):
+    /// each level is created by the transactions that record the level above. Returns jobs per
+    /// second end to end (submission included) and the time from the last leaf to the tree's
+    /// event.
+    mutating func runTree(fanOut: Int) async throws -> (jobsPerSecond: Double, lastLeafToTreeEvent: Double) {
+        let path = freshPath()
+        let queue = try open(path)
+        let tree = TreeNode(BenchFanOut.self) {
+            TreeNode(BenchFanOut.self, name: "middle", each: "/items") { TreeNode(BenchFanOut.self, name: "leaf", each: "/items") }
+        }
+        var options = WorkerPool.Options()
+        options.stopWhen = .allJobsFinished
+        var logger = Logger(label: "jobq.bench")
+        logger.logLevel = .error
+        let pool = WorkerPool(queue: queue, concurrency: 4, executors: [BenchFanOut()], options: options, logger: logger)
+        let start = ContinuousClock.now
+        let id = try await queue.submit(tree, input: BenchFanOut.Input(children: fanOut, grandchildren: fanOut), maxJobs: 1 + fanOut + fanOut * fanOut)
+        try await pool.run()
+        let elapsed = (ContinuousClock.now - start).inSeconds
+        try await Self.expectSucceeded(queue, id)
+        guard let status = try await queue.workflow(id), status.jobs.count == 1 + fanOut + fanOut * fanOut,
+            let lastLeaf = status.jobs.compactMap(\.finishedAt).max(),
+            let treeEvent = try await queue.events(after: 0, filter: EventFilter(workflow: id, kinds: [.tree])).first
+        else { throw CLIError.failure("bench: the tree did not create the jobs it should have") }
+        return (Double(status.jobs.count) / elapsed, treeEvent.createdAt.timeIntervalSince(lastLeaf) * 1000)
     }
 }

@@ -3,7 +3,8 @@
 // durable queue promises and prints one line of figures:
 //
 //   jobs, kills, re-deliveries, lost, duplicates, over-attempts, event gaps, batch firings,
-//   workflows final exactly once, lane order, jobs left waiting, integrity, busy errors seen by users
+//   workflows and trees final exactly once, trees holding exactly their jobs, lane order, jobs left
+//   waiting, integrity, busy errors seen by users
 //
 // and exits 1 if any promise was broken.
 //
@@ -84,6 +85,31 @@ for index in 0..<workflowCount {
         ]}
         """
     let path = directory.appendingPathComponent("workflow-\(index).json").path
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    precondition(run(["workflow", "submit", path], log: "setup.log").waitUntilExitAndStatus() == 0)
+}
+
+// Job trees: a root fans out to pages, each page to sleeping words and a flaky check (and, in
+// every other tree, a doomed job under a `continue` node): children are created by the
+// transactions that record their parents, while workers die around them.
+let treeCount = max(2, options.jobs / 2000)
+let treePages = 4
+let treeWords = 5
+func treeJobs(_ index: Int) -> Int { 1 + treePages * (1 + treeWords + 1 + (index % 2 == 1 ? 1 : 0)) }
+for index in 0..<treeCount {
+    let words = Array(repeating: #"{"seconds": 0.05}"#, count: treeWords).joined(separator: ",")
+    let doomed = index % 2 == 1 ? #", "doomed": [{"message": "doomed"}]"# : ""
+    let page = #"{"words": [\#(words)], "checks": [{"message": "flaky", "succeedFromAttempt": 2}]\#(doomed)}"#
+    let doomedNode = index % 2 == 1
+        ? #", {"executor": "fail", "name": "doomed", "each": "/doomed", "maxAttempts": 2, "onFailure": "continue"}"# : ""
+    let text = """
+        {"name": "tree-\(index)", "tree": {"executor": "echo", "name": "root", "maxAttempts": 10,
+          "payload": {"pages": [\(Array(repeating: page, count: treePages).joined(separator: ","))]},
+          "children": [{"executor": "echo", "name": "page", "each": "/pages", "maxAttempts": 10, "children": [
+            {"executor": "sleep", "name": "word", "each": "/words", "maxAttempts": 10},
+            {"executor": "fail", "name": "check", "each": "/checks", "maxAttempts": 10}\(doomedNode)]}]}}
+        """
+    let path = directory.appendingPathComponent("tree-\(index).json").path
     try text.write(toFile: path, atomically: true, encoding: .utf8)
     precondition(run(["workflow", "submit", path], log: "setup.log").waitUntilExitAndStatus() == 0)
 }
@@ -171,7 +197,7 @@ let report = try store.read { db -> [String: Int] in
     figures["eventGaps"] = maxID - count
     figures["redeliveries"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE kind IN ('failed', 'dead') AND data LIKE '%lost its lease%'") ?? -1
     figures["batchFirings"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE kind = 'batch'") ?? -1
-    figures["batchCallbacks"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE executor = 'echo'") ?? -1
+    figures["batchCallbacks"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE executor = 'echo' AND workflow_id IS NULL") ?? -1
     figures["jobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs") ?? -1
     figures["integrityOK"] = try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok" ? 1 : 0
     figures["workflows"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workflows") ?? -1
@@ -181,6 +207,22 @@ let report = try store.read { db -> [String: Int] in
             AND (SELECT COUNT(*) FROM events e WHERE e.workflow_id = w.id AND e.kind = 'workflow') = 1
         """) ?? -1
     figures["workflowsSucceeded"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workflows WHERE state = 'succeeded'") ?? -1
+    // A tree is final once (one `tree` event), succeeded (its doomed jobs are contained), and
+    // holds exactly the jobs its data makes: none lost, none created twice.
+    figures["treesFinalOnce"] = try Int.fetchOne(db, sql: """
+        SELECT COUNT(*) FROM trees t WHERE (SELECT COUNT(*) FROM events e WHERE e.kind = 'tree' AND json_extract(e.data, '$.tree') = t.id) = 1
+        """) ?? -1
+    figures["treesSucceeded"] = try Int.fetchOne(db, sql: """
+        SELECT COUNT(*) FROM events WHERE kind = 'tree' AND json_extract(data, '$.state') = 'succeeded'
+        """) ?? -1
+    let treeJobCounts = try Row.fetchAll(db, sql: """
+        SELECT w.name, COUNT(j.id) AS n FROM trees t JOIN workflows w ON w.id = t.workflow_id
+            JOIN tree_nodes n ON n.tree_id = t.id JOIN jobs j ON j.tree_node = n.id GROUP BY t.id
+        """)
+    figures["treesWithWrongJobs"] = treeJobCounts.filter { row in
+        let index = Int((row["name"] as String).dropFirst("tree-".count)) ?? -1
+        return row["n"] as Int != treeJobs(index)
+    }.count + (treeCount - treeJobCounts.count)
     figures["waiting"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE state = 'waiting'") ?? -1
     // A lane job that started before the one appended before it had finished.
     figures["laneJobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE lane = 'chaos'") ?? -1
@@ -198,12 +240,14 @@ for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) 
 func figure(_ key: String) -> Int { report[key] ?? -1 }
 var broken: [String] = []
 if acked.count != options.jobs { broken.append("acknowledged") }
-for key in ["lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps"] where figure(key) != 0 { broken.append(key) }
+for key in ["lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "treesWithWrongJobs"] where figure(key) != 0 { broken.append(key) }
 // Every workflow recovers from the kills: its flaky steps succeed on a retry, its doomed ones are
 // contained by `continue` groups.
-if figure("workflows") != workflowCount || figure("workflowsFinalOnce") != workflowCount || figure("workflowsSucceeded") != workflowCount {
+let allWorkflows = workflowCount + treeCount
+if figure("workflows") != allWorkflows || figure("workflowsFinalOnce") != allWorkflows || figure("workflowsSucceeded") != allWorkflows {
     broken.append("workflows")
 }
+if figure("treesFinalOnce") != treeCount || figure("treesSucceeded") != treeCount { broken.append("trees") }
 if figure("batchFirings") != 1 || figure("batchCallbacks") != 1 { broken.append("batch") }
 if figure("integrityOK") != 1 { broken.append("integrity") }
 if busy != 0 { broken.append("busy") }
@@ -213,7 +257,8 @@ let elapsed = String(format: "%.1fs", Date().timeIntervalSince(started))
 var line = "chaos: jobs \(acked.count)/\(options.jobs) acknowledged, kills \(kills), re-deliveries \(figure("redeliveries")), "
 line += "lost \(figure("lost")), duplicates \(figure("duplicates")), over-attempts \(figure("overAttempts")), "
 line += "event gaps \(figure("eventGaps")), batch firings \(figure("batchFirings")) (callbacks \(figure("batchCallbacks"))), "
-line += "workflows final once \(figure("workflowsFinalOnce"))/\(workflowCount) (succeeded \(figure("workflowsSucceeded"))), "
+line += "workflows final once \(figure("workflowsFinalOnce"))/\(allWorkflows) (succeeded \(figure("workflowsSucceeded"))), "
+line += "trees final once \(figure("treesFinalOnce"))/\(treeCount) (succeeded \(figure("treesSucceeded")), wrong job counts \(figure("treesWithWrongJobs"))), "
 line += "lane jobs \(figure("laneJobs")) (overlaps \(figure("laneOverlaps"))), waiting \(figure("waiting")), "
 line += "integrity \(figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), \(elapsed)"
 if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(db)" }
