@@ -61,13 +61,7 @@ extension WorkflowFileParser {
         if !isRoot, fields["payload"] != nil {
             throw .invalidInput("\(path).payload: only the root has a payload; a child's input comes from its parent's result (add constants with 'with')")
         }
-        guard case .string(let executor) = fields["executor"] else {
-            throw .invalidInput("\(path).executor: missing or not a string")
-        }
-        if let knownExecutors, !knownExecutors.contains(executor) {
-            throw .invalidInput(
-                "\(path).executor: unknown executor '\(executor)'; known executors are: \(knownExecutors.sorted().joined(separator: ", "))")
-        }
+        let executor = try executor(fields, path: path)
         var node = TreeNode(executor: executor)
         if let value = fields["name"] {
             guard case .string(let name) = value else { throw .invalidInput("\(path).name: must be a string") }

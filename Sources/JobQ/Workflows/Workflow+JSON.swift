@@ -91,6 +91,19 @@ struct WorkflowFileParser {
         return .group(WorkflowGroup(kind, members, onFailure: policy, name: name))
     }
 
+    /// The `executor` of a step or tree node, refused when missing or (with `knownExecutors`)
+    /// unknown.
+    func executor(_ fields: [String: JSONValue], path: String) throws(JobQueueError) -> String {
+        guard case .string(let executor) = fields["executor"] else {
+            throw .invalidInput("\(path).executor: missing or not a string")
+        }
+        if let knownExecutors, !knownExecutors.contains(executor) {
+            throw .invalidInput(
+                "\(path).executor: unknown executor '\(executor)'; known executors are: \(knownExecutors.sorted().joined(separator: ", "))")
+        }
+        return executor
+    }
+
     private func step(_ fields: [String: JSONValue], path: String) throws(JobQueueError) -> WorkflowStep {
         var fields = fields
         var input = WorkflowStep.Input.payload
@@ -106,13 +119,7 @@ struct WorkflowFileParser {
                 : "a step has \((JobRequest.stepKeys.union(["input"])).sorted().joined(separator: ", "))"
             throw .invalidInput("\(path).\(unknown): unknown key in a step; \(hint)")
         }
-        guard case .string(let executor) = fields["executor"] else {
-            throw .invalidInput("\(path).executor: missing or not a string")
-        }
-        if let knownExecutors, !knownExecutors.contains(executor) {
-            throw .invalidInput(
-                "\(path).executor: unknown executor '\(executor)'; known executors are: \(knownExecutors.sorted().joined(separator: ", "))")
-        }
+        _ = try executor(fields, path: path)
         do {
             return WorkflowStep(try JobRequest(fields: fields, keys: JobRequest.stepKeys), input: input)
         } catch {

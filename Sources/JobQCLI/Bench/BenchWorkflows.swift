@@ -25,16 +25,21 @@ extension BenchWorkloads {
         let members = try (0..<steps).map { WorkflowNode.step(WorkflowStep(try Self.sumRequest($0))) }
         let id = try await queue.submit(Workflow(root: WorkflowGroup(.sequence, members)))
         try rawStore(path).exec("PRAGMA wal_checkpoint(TRUNCATE)")
-        var options = WorkerPool.Options()
-        options.stopWhen = .allJobsFinished
-        var logger = Logger(label: "jobq.bench")
-        logger.logLevel = .error
-        let pool = WorkerPool(queue: queue, concurrency: 4, executors: [SumExecutor()], options: options, logger: logger)
+        let pool = Self.quietPool(queue, executors: [SumExecutor()])
         let start = ContinuousClock.now
         try await pool.run()
         let elapsed = (ContinuousClock.now - start).inSeconds
         try await Self.expectSucceeded(queue, id)
         return Double(steps) / elapsed
+    }
+
+    /// A pool of 4 that stops when every job is final and logs only errors.
+    static func quietPool(_ queue: JobQueue, executors: [any Executor]) -> WorkerPool {
+        var options = WorkerPool.Options()
+        options.stopWhen = .allJobsFinished
+        var logger = Logger(label: "jobq.bench")
+        logger.logLevel = .error
+        return WorkerPool(queue: queue, concurrency: 4, executors: executors, options: options, logger: logger)
     }
 
     static func expectSucceeded(_ queue: JobQueue, _ id: WorkflowID) async throws {
@@ -66,11 +71,7 @@ extension BenchWorkloads {
         let tree = TreeNode(BenchFanOut.self) {
             TreeNode(BenchFanOut.self, name: "middle", each: "/items") { TreeNode(BenchFanOut.self, name: "leaf", each: "/items") }
         }
-        var options = WorkerPool.Options()
-        options.stopWhen = .allJobsFinished
-        var logger = Logger(label: "jobq.bench")
-        logger.logLevel = .error
-        let pool = WorkerPool(queue: queue, concurrency: 4, executors: [BenchFanOut()], options: options, logger: logger)
+        let pool = Self.quietPool(queue, executors: [BenchFanOut()])
         let start = ContinuousClock.now
         let id = try await queue.submit(tree, input: BenchFanOut.Input(children: fanOut, grandchildren: fanOut), maxJobs: 1 + fanOut + fanOut * fanOut)
         try await pool.run()
