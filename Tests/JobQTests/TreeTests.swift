@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Synchronization
 import Testing
 
@@ -332,6 +333,7 @@ struct TreeTests {
         (#"{"tree": {"executor": "echo", "children": [{"executor": "ehco"}]}}"#, "$.tree.children[0].executor: unknown executor 'ehco'"),
         (#"{"sequence": [{"executor": "echo"}, {"tree": {"executor": "echo", "children": [{"executor": "echo", "payload": 1}]}}]}"#, "$.sequence[1].tree.children[0].payload: only the root"),
         (#"{"tree": {"executor": "echo", "onFailure": "maybe"}}"#, "$.tree.onFailure: must be \"failTree\" or \"continue\""),
+        (#"{"tree": {"executor": "echo", "with": {"a": 1}}}"#, "$.tree.with: the root's input is the tree's input"),
         (#"{"tree": {"executor": "echo"}, "maxJobs": 0}"#, "$.maxJobs: must be from 1"),
         (#"{"tree": {"executor": "echo", "children": [{"executor": "echo", "each": "/a~2"}]}}"#, "'~' must be followed by 0"),
         (#"{"tree": {"executor": "echo", "children": [{"executor": "echo", "maxAttempts": 0}]}}"#, "$.tree.children[0]: maxAttempts must be at least 1"),
@@ -346,6 +348,19 @@ struct TreeTests {
         }
         #expect(try await queue.workflows().isEmpty)
         #expect(try await queue.jobs().isEmpty)
+    }
+
+    @Test func pruningAFinishedTreeRemovesItsGroupsAndNodes() async throws {
+        let store = try TemporaryStore()
+        let queue = try store.open()
+        try await queue.submit(Cookbook.tree, input: "a-cookbook")
+        try await run(queue)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(try await queue.prune(olderThan: .zero) > 0)
+        let left = try await DatabaseQueue(path: store.path).read { db in
+            try ["jobs", "workflows", "workflow_groups", "trees", "tree_nodes"].map { try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \($0)") ?? -1 }
+        }
+        #expect(left == [0, 0, 0, 0, 0])
     }
 
     @Test func aWorkflowFileTreeRuns() async throws {

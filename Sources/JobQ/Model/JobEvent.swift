@@ -39,8 +39,8 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
     case lane
     /// A job of a tree and everything below it finished (post-order), or were cancelled with
     /// the tree. Data: `node` (its path of node names), `job`, `group`, `path`, `state`,
-    /// `counts` (the subtree's jobs: `jobs`, `succeeded`, `failed`, `cancelled`), `failures`,
-    /// `error`.
+    /// `counts` (the subtree's jobs: `jobs`, `succeeded`, `failed`, `cancelled`; absent for a
+    /// subtree cancelled with its tree), `failures`, `error`.
     case subtree
     /// A tree finished, once, after its last job. Data: `tree`, `node` (the root's), `job`,
     /// `state`, `counts` (all its jobs), `failures` (jobs that died or were cancelled, at most

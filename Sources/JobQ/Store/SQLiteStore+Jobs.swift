@@ -223,6 +223,8 @@ extension SQLiteStore {
                     """,
                 arguments: [cutoff.timeIntervalSince1970])
             try db.execute(sql: "DELETE FROM workflow_groups WHERE workflow_id NOT IN (SELECT id FROM workflows)")
+            try db.execute(sql: "DELETE FROM tree_nodes WHERE tree_id IN (SELECT id FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows))")
+            try db.execute(sql: "DELETE FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows)")
             try db.execute(
                 sql: "DELETE FROM events WHERE job_id IS NULL AND created_at < ?", arguments: [cutoff.timeIntervalSince1970])
             return removed

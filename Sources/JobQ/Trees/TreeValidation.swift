@@ -36,6 +36,9 @@ enum TreeValidation {
         if tree.root.each != nil {
             throw .invalidInput("\(path).each: the root runs once, on the tree's input; 'each' is for child nodes")
         }
+        if tree.root.with != nil {
+            throw .invalidInput("\(path).with: the root's input is the tree's input; put its constants there ('with' is for child nodes)")
+        }
         do {
             _ = try JobRequest(executor: tree.root.executor, payloadJSON: tree.inputJSON)
         } catch {
