@@ -89,7 +89,9 @@ enum ISO8601 {
 
     /// Year, month, day of a day count since 1970-01-01 (proleptic Gregorian; Howard Hinnant's
     /// days-to-civil algorithm).
-    private static func civilDate(daysSinceEpoch: Int) -> (year: Int, month: Int, day: Int) {
+    /// Year, month and day of a day number (days since 1970-01-01), proleptic Gregorian
+    /// (H. Hinnant's algorithm; for days from 0000-03-01 on).
+    static func civilDate(daysSinceEpoch: Int) -> (year: Int, month: Int, day: Int) {
         let z = daysSinceEpoch + 719_468
         let era = z / 146_097
         let dayOfEra = z - era * 146_097
