@@ -160,6 +160,23 @@ struct FixtureTests {
                         """,
                     arguments: [t])
             }
+            if try db.tableExists("schedules") {
+                // A schedule that made one job and waits for its next occurrence.
+                try db.execute(
+                    sql: """
+                        INSERT INTO schedules (name, executor, payload, queue, priority, max_attempts, kind, start_at, every, times,
+                            missed, catch_up_limit, next_run_at, made, created_at, updated_at)
+                        VALUES ('tick', 'sum', '{"a":1,"b":1}', 'default', 0, 3, 'every', ?1, 60, 10, 'skip', 100, ?1 + 60, 1, ?1, ?1)
+                        """,
+                    arguments: [t])
+                try db.execute(
+                    sql: """
+                        INSERT INTO jobs (queue, executor, payload, state, attempt, run_at, created_at, finished_at, result, name, schedule,
+                            occurrence)
+                        VALUES ('default', 'sum', '{"a":1,"b":1}', 'succeeded', 1, ?1, ?1, ?1, '{"sum":2}', 'tick', 'tick', ?1)
+                        """,
+                    arguments: [t])
+            }
             if try db.tableExists("data_migrations") {
                 try db.execute(
                     sql: "INSERT INTO data_migrations (name, version, target_version, initialized_at, updated_at) VALUES ('notes', 2, 3, ?, ?)",

@@ -65,6 +65,9 @@ public struct Job: Sendable, Hashable, Identifiable {
     public var failedDependenciesJSON: String?
     /// The job tree node it is a job of (see ``WorkflowStatus/trees``).
     public var treeNode: Int64?
+    /// The schedule that made it, and for which occurrence.
+    public var schedule: String?
+    public var occurrence: Date?
 
     /// Decodes the payload as an executor's input type.
     public func payload<T: Decodable>(as type: T.Type) throws -> T {
@@ -83,7 +86,7 @@ extension Job {
     /// `state`, `priority`, `payload`, `result`, `error`, `attempt`, `maxAttempts`, `runAt`,
     /// `timeout` (seconds), `createdAt`, `startedAt`, `finishedAt`, `progress`,
     /// `progressMessage`, `name`, `batch`, `snoozes`, `workflow`, `lane`, `unmetDependencies`,
-    /// `failedDependencies`, `treeNode`; times as ISO 8601 (UTC).
+    /// `failedDependencies`, `treeNode`, `schedule`, `occurrence`; times as ISO 8601 (UTC).
     ///
     /// The payload and result are inserted as stored (they are valid, minified JSON), so a
     /// payload round-trips byte for byte.
@@ -115,6 +118,8 @@ extension Job {
         fields.append(("unmetDependencies", String(unmetDependencies)))
         fields.append(("failedDependencies", failedDependenciesJSON ?? "null"))
         fields.append(("treeNode", treeNode.map { String($0) } ?? "null"))
+        fields.append(("schedule", schedule.map(JSONText.string) ?? "null"))
+        fields.append(("occurrence", occurrence.map { JSONText.string(ISO8601.string($0)) } ?? "null"))
         return "{" + fields.map { "\(JSONText.string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
 }

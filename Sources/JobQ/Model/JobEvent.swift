@@ -42,6 +42,8 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// `counts` (the subtree's jobs: `jobs`, `succeeded`, `failed`, `cancelled`; absent for a
     /// subtree cancelled with its tree), `failures`, `error`.
     case subtree
+    /// A schedule was added, replaced, paused, resumed or removed. Data: `schedule`, `change`.
+    case schedule
     /// A tree finished, once, after its last job. Data: `tree`, `node` (the root's), `job`,
     /// `state`, `counts` (all its jobs), `failures` (jobs that died or were cancelled, at most
     /// 50, dead ones first), `error`.

@@ -6,7 +6,7 @@ extension Job {
     static let columns = """
         id, queue, executor, state, priority, payload, result, error, attempt, max_attempts,
         run_at, timeout, created_at, started_at, finished_at, progress, progress_message, update_data,
-        checkpoint, snoozes, name, batch, workflow_id, group_id, lane, unmet, failed_dependencies, tree_node
+        checkpoint, snoozes, name, batch, workflow_id, group_id, lane, unmet, failed_dependencies, tree_node, schedule, occurrence
         """
 
     /// Reads a row selected with ``columns``, in that order (a GRDB row or a stepped statement).
@@ -39,5 +39,7 @@ extension Job {
         unmetDependencies = row.int(25)
         failedDependenciesJSON = row.optionalString(26)
         treeNode = row.optionalInt64(27)
+        schedule = row.optionalString(28)
+        occurrence = row.optionalDouble(29).map(Date.init(timeIntervalSince1970:))
     }
 }

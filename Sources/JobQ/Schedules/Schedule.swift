@@ -1,0 +1,169 @@
+import Foundation
+
+/// A named job template that makes a job at each of its occurrences: once `at` a time, `every`
+/// an interval (N times or forever), or on a `cron` expression in a time zone.
+///
+/// Stored with ``JobQueue/addSchedule(_:)``; worker pools run the scheduler that enqueues the
+/// jobs. Each occurrence makes exactly one job, however many schedulers run.
+///
+/// ```swift
+/// try await queue.addSchedule(Schedule(
+///     name: "nightly-report", request: try JobRequest(Report.self, .init()),
+///     timing: .cron(try CronExpression("0 3 * * *"), timeZone: TimeZone(identifier: "Europe/Paris")!)))
+/// try await queue.addSchedule(Schedule(
+///     name: "warm-cache", request: try JobRequest(executor: "warm", payloadJSON: "{}"),
+///     timing: .every(.seconds(90), times: 10)))
+/// ```
+public struct Schedule: Sendable, Hashable {
+    public enum Timing: Sendable, Hashable {
+        /// Once, at this time.
+        case at(Date)
+        /// Every `interval` (any positive duration, to the millisecond), `times` times or
+        /// forever, the first at `start` (default: one interval after the schedule is added).
+        case every(Duration, times: Int? = nil, start: Date? = nil)
+        /// On a cron expression's occurrences in a time zone.
+        case cron(CronExpression, timeZone: TimeZone = TimeZone(identifier: "UTC")!)
+    }
+
+    /// What happens to occurrences missed while no scheduler ran.
+    public enum MissedPolicy: String, Sendable, Hashable, Codable, CaseIterable {
+        /// One job now for all of them, then on with the schedule.
+        case skip
+        /// One job per missed occurrence (the latest ``Schedule/catchUpLimit`` of them).
+        case catchUp
+    }
+
+    /// Letters, digits and `-_.:/@`, 1 to 200 characters.
+    public var name: String
+    /// Executor, payload, and the options that apply: queue, priority, maxAttempts, timeout.
+    public var request: JobRequest
+    public var timing: Timing
+    public var missed: MissedPolicy
+    public var catchUpLimit: Int
+
+    public static let defaultCatchUpLimit = 100
+
+    public init(name: String, request: JobRequest, timing: Timing, missed: MissedPolicy = .skip, catchUpLimit: Int = Schedule.defaultCatchUpLimit) {
+        self.name = name
+        self.request = request
+        self.timing = timing
+        self.missed = missed
+        self.catchUpLimit = catchUpLimit
+    }
+
+    /// Checks everything that can be checked before storing, with errors that say what to fix.
+    func validate() throws(JobQueueError) {
+        try Self.validate(name: name)
+        do {
+            try request.validate()
+        } catch {
+            throw .invalidInput("schedule '\(name)': \(error.description)")
+        }
+        let options = request.options
+        if options.runAt != nil || !options.after.isEmpty || options.lane != nil || options.batch != nil {
+            throw .invalidInput("schedule '\(name)': a schedule's jobs take queue, priority, maxAttempts and timeout; not runAt, after, lane or batch")
+        }
+        guard (1...10_000).contains(catchUpLimit) else {
+            throw .invalidInput("schedule '\(name)': the catch-up limit must be from 1 to 10000, got \(catchUpLimit)")
+        }
+        if case .every(let interval, let times, _) = timing {
+            guard interval >= .milliseconds(1) else {
+                throw .invalidInput("schedule '\(name)': the interval must be at least 1ms, got \(DurationParser.format(interval))")
+            }
+            if let times, times < 1 { throw .invalidInput("schedule '\(name)': times must be at least 1, got \(times)") }
+        }
+    }
+
+    static func validate(name: String) throws(JobQueueError) {
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_.:/@"))
+        guard !name.isEmpty, name.count <= 200, name.unicodeScalars.allSatisfy({ allowed.contains($0) }) else {
+            throw .invalidInput(
+                "schedule name '\(JSONText.preview(name.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : String($0) }.joined()))' "
+                    + "must be 1 to 200 letters, digits or - _ . : / @")
+        }
+    }
+}
+
+/// A stored schedule: its template, timing, state, and what it made.
+public struct ScheduleStatus: Sendable, Hashable {
+    public var name: String
+    public var executor: String
+    public var payloadJSON: String
+    public var queue: String
+    public var priority: Int
+    public var maxAttempts: Int
+    public var timeout: Duration?
+    public var timing: Schedule.Timing
+    public var missed: Schedule.MissedPolicy
+    public var catchUpLimit: Int
+    public var paused: Bool
+    /// The occurrence it waits for; nil once it has made all its jobs.
+    public var nextRunAt: Date?
+    /// Jobs it has made.
+    public var made: Int
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    /// The next `count` occurrences from `nextRunAt` (none when paused or done).
+    public func upcoming(_ count: Int) -> [Date] {
+        guard !paused, let first = nextRunAt, count > 0 else { return [] }
+        var dates = [first]
+        while dates.count < count, let next = ScheduleClock.occurrence(after: dates.last!, timing: timing, made: made + dates.count) {
+            dates.append(next)
+        }
+        return dates
+    }
+
+    /// `cron "0 3 * * *" Europe/Paris`, `every 1m30s (10 times)`, `at 2026-12-01T09:00:00.000Z`
+    public var timingDescription: String {
+        switch timing {
+        case .at(let date): return "at \(ISO8601.string(date))"
+        case .every(let interval, let times, _):
+            return "every \(DurationParser.format(interval))" + (times.map { " (\($0) times)" } ?? "")
+        case .cron(let cron, let zone): return "cron \"\(cron.text)\" \(zone.identifier)"
+        }
+    }
+}
+
+/// Occurrence arithmetic shared by the store and the status.
+enum ScheduleClock {
+    /// The first occurrence strictly after `date`, given how many jobs were made (`every ...
+    /// times N` ends at N); nil when there is none.
+    static func occurrence(after date: Date, timing: Schedule.Timing, made: Int) -> Date? {
+        switch timing {
+        case .at(let at):
+            return made == 0 && at > date ? at : nil
+        case .every(let interval, let times, let start):
+            if let times, made >= times { return nil }
+            let step = interval.inSeconds
+            let origin = (start ?? date).timeIntervalSince1970
+            let now = date.timeIntervalSince1970
+            guard now >= origin else { return Date(timeIntervalSince1970: origin) }
+            // The grid point after `date`, to the millisecond.
+            let k = ((now - origin) / step).rounded(.down) + 1
+            return Date(timeIntervalSince1970: ((origin + k * step) * 1000).rounded() / 1000)
+        case .cron(let cron, let zone):
+            return cron.next(after: date, in: zone)
+        }
+    }
+
+    /// The occurrences from `first` through `now`, the latest `catchUpLimit` of them. An
+    /// interval's are computed on its grid; a cron expression's are walked, at most 100,000
+    /// back (70 days of a minutely expression).
+    static func occurrences(from first: Date, through now: Date, _ schedule: ScheduleStatus) -> [Date] {
+        let limit = schedule.catchUpLimit
+        if case .every(let interval, _, _) = schedule.timing {
+            let step = interval.inSeconds
+            let count = Int(((now.timeIntervalSince(first)) / step).rounded(.down)) + 1
+            return (max(0, count - limit)..<max(count, 1)).map { first.addingTimeInterval(Double($0) * step) }
+        }
+        var dates = [first]
+        var walked = 0
+        while walked < 100_000, let next = occurrence(after: dates.last!, timing: schedule.timing, made: schedule.made + dates.count), next <= now {
+            dates.append(next)
+            if dates.count > limit { dates.removeFirst() }
+            walked += 1
+        }
+        return dates
+    }
+}
