@@ -132,6 +132,39 @@ struct ScheduleTests {
         #expect(occurrences == (0..<60).map { Self.t0.timeIntervalSince1970 + Double($0) * 60 })
     }
 
+    @Test func aPoolRunsTheSchedulerAndNoticesANewScheduleAtOnce() async throws {
+        let queue = try JobQueue.inMemory()
+        try await queue.addSchedule(Schedule(name: "thrice", request: try request(), timing: .every(.milliseconds(200), times: 3)))
+        var options = quickOptions(stopWhen: .never)
+        options.runsScheduler = true
+        let pool = WorkerPool(queue: queue, queues: ["cron"], executors: BuiltinExecutors.all, options: options)
+        let running = Task { try await pool.run() }
+        try await eventually(.seconds(10), "three runs") { try await queue.scheduleRuns("thrice").filter { $0.state == .succeeded }.count == 3 }
+        // Added while the scheduler sleeps (its next occurrence: none): the change wakes it.
+        let due = Date().addingTimeInterval(0.3)
+        try await queue.addSchedule(Schedule(name: "soon", request: try request(), timing: .at(due)))
+        try await eventually(.seconds(10), "the new schedule's run") { try await queue.scheduleRuns("soon").first?.state == .succeeded }
+        let made = try #require(try await queue.scheduleRuns("soon").first)
+        #expect(made.createdAt >= due)
+        #expect(made.createdAt.timeIntervalSince(due) < 1, "made when due, not at a poll")
+        running.cancel()
+        try await within(.seconds(5), "the pool to stop") { try await running.value }
+        #expect(try await queue.scheduleRuns("thrice").count == 3)
+    }
+
+    @Test func aPoolWithoutTheSchedulerMakesNothing() async throws {
+        let queue = try JobQueue.inMemory()
+        try await queue.addSchedule(Schedule(name: "now", request: try request(), timing: .at(Date())))
+        var options = quickOptions(stopWhen: .never)
+        options.runsScheduler = false
+        let pool = WorkerPool(queue: queue, queues: ["cron"], executors: BuiltinExecutors.all, options: options)
+        let running = Task { try await pool.run() }
+        try await Task.sleep(for: .milliseconds(300))
+        running.cancel()
+        try await within(.seconds(5), "the pool to stop") { try await running.value }
+        #expect(try await queue.scheduleRuns("now").isEmpty)
+    }
+
     @Test(arguments: [
         ("bad\u{7}name", Schedule.Timing.every(.seconds(1)), "must be 1 to 200 letters"),
         ("", Schedule.Timing.every(.seconds(1)), "must be 1 to 200 letters"),

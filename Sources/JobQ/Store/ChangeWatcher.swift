@@ -23,8 +23,8 @@ struct ChangeWatcher {
         try? connection.read { db in try Int.fetchOne(db, sql: "PRAGMA data_version") }
     }
 
-    /// Pokes `signal` on every change until the task is cancelled.
-    func run(every interval: Duration, signal: WakeSignal) async {
+    /// Pokes `signal` (and calls `also`) on every change until the task is cancelled.
+    func run(every interval: Duration, signal: WakeSignal, also: (@Sendable () -> Void)? = nil) async {
         // data_version is per connection: one connection, kept open, is the point of this type.
         // A plain read transaction would not see a new value without ending first, which the
         // GRDB read above does on every call.
@@ -37,6 +37,7 @@ struct ChangeWatcher {
                 // Not "work arrived": an idle pool first checks with a read, so commits that
                 // add no claimable work never make it take the write lock.
                 signal.poke()
+                also?()
             }
         }
     }

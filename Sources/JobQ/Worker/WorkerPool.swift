@@ -84,18 +84,27 @@ public final class WorkerPool: Service, Sendable {
         try await queue.store.registerWorker(id: workerID, queues: queues, concurrency: concurrency)
         completions.onRecorded { [weak self] items, refused in self?.recorded(items, refused: refused) }
         let signal = self.signal
-        let wakeID = queue.addWakeHandler { signal.poke(workArrived: true) }
+        let alarm = SchedulerAlarm()
+        let wakeID = queue.addWakeHandler {
+            signal.poke(workArrived: true)
+            alarm.poke()
+        }
         defer { queue.removeWakeHandler(wakeID) }
         logger.info(
             "worker started",
             metadata: ["worker": "\(workerID)", "queues": "\(queues.joined(separator: ","))", "concurrency": "\(concurrency)"])
 
+        let runsScheduler = options.runsScheduler
+        var pokeScheduler: (@Sendable () -> Void)?
+        if runsScheduler { pokeScheduler = { @Sendable in alarm.poke() } }
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.maintain() }
+                if runsScheduler { group.addTask { await self.runScheduler(alarm: alarm) } }
                 if let watcher = ChangeWatcher(path: queue.path) {
                     let interval = options.changeCheckInterval
-                    group.addTask { await watcher.run(every: interval, signal: signal) }
+                    let also = pokeScheduler
+                    group.addTask { await watcher.run(every: interval, signal: signal, also: also) }
                 }
                 await self.claimLoop()
                 // Every outcome handed over is written before the pool reports it stopped.

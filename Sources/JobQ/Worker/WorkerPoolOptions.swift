@@ -54,6 +54,10 @@ extension WorkerPool {
         public var changeCheckInterval: Duration = .milliseconds(2)
         /// How often the pool checks whether a running job was cancelled (by any process).
         public var cancellationCheckInterval: Duration = .milliseconds(500)
+        /// Whether the pool also runs the scheduler: it makes the jobs of schedules'
+        /// occurrences as they come due (``JobQueue/addSchedule(_:)``). On by default; any number
+        /// of pools may run it, since an occurrence makes one job.
+        public var runsScheduler = true
 
         public init() {}
     }
