@@ -43,6 +43,9 @@ struct WorkCommand: AsyncParsableCommand {
     @Option(help: "Exit 0 after running this many jobs (recycle the worker).")
     var maxJobs: Int?
 
+    @Flag(help: "Do not run the scheduler (which makes the jobs of `jobq schedule` schedules as they come due).")
+    var noScheduler = false
+
     func run() async throws {
         let options = try poolOptions()
         guard (1...1024).contains(concurrency) else {
@@ -70,6 +73,7 @@ struct WorkCommand: AsyncParsableCommand {
         options.stopWhen = untilEmpty ? .queuesEmpty : .never
         guard (0...10_000).contains(prefetch) else { throw CLIError.usage("--prefetch must be from 0 to 10000, got \(prefetch)") }
         options.prefetch = prefetch
+        options.runsScheduler = !noScheduler
         if let maxJobs {
             guard maxJobs >= 1 else { throw CLIError.usage("--max-jobs must be at least 1, got \(maxJobs)") }
             options.maximumJobs = maxJobs

@@ -114,6 +114,41 @@ public struct ScheduleStatus: Sendable, Hashable {
         return dates
     }
 
+    /// One line of JSON: `name`, `executor`, `payload`, `queue`, `priority`, `maxAttempts`,
+    /// `timeout`, `timing` (`{"at"}`, `{"every" (seconds), "times", "start"}` or `{"cron",
+    /// "timeZone"}`), `missed`, `catchUpLimit`, `paused`, `nextRunAt`, `made`, `createdAt`,
+    /// `updatedAt`.
+    public var jsonLine: String {
+        var object = JSONObjectBuilder()
+        object.add("name", string: name)
+        object.add("executor", string: executor)
+        object.add("payload", raw: payloadJSON)
+        object.add("queue", string: queue)
+        object.add("priority", int: priority)
+        object.add("maxAttempts", int: maxAttempts)
+        object.add("timeout", raw: timeout.map { JSONText.number($0.inSeconds) } ?? "null")
+        var timingObject = JSONObjectBuilder()
+        switch timing {
+        case .at(let date): timingObject.add("at", date: date)
+        case .every(let interval, let times, let start):
+            timingObject.add("every", number: interval.inSeconds)
+            timingObject.add("times", raw: times.map { String($0) } ?? "null")
+            timingObject.add("start", date: start)
+        case .cron(let cron, let zone):
+            timingObject.add("cron", string: cron.text)
+            timingObject.add("timeZone", string: zone.identifier)
+        }
+        object.add("timing", raw: timingObject.text)
+        object.add("missed", string: missed.rawValue)
+        object.add("catchUpLimit", int: catchUpLimit)
+        object.add("paused", bool: paused)
+        object.add("nextRunAt", raw: nextRunAt.map { JSONText.string(ISO8601.string($0)) } ?? "null")
+        object.add("made", int: made)
+        object.add("createdAt", date: createdAt)
+        object.add("updatedAt", date: updatedAt)
+        return object.text
+    }
+
     /// `cron "0 3 * * *" Europe/Paris`, `every 1m30s (10 times)`, `at 2026-12-01T09:00:00.000Z`
     public var timingDescription: String {
         switch timing {
