@@ -3,8 +3,8 @@
 // durable queue promises and prints one line of figures:
 //
 //   jobs, kills, re-deliveries, lost, duplicates, over-attempts, event gaps, batch firings,
-//   workflows and trees final exactly once, trees holding exactly their jobs, lane order, jobs left
-//   waiting, integrity, busy errors seen by users
+//   workflows and trees final exactly once, trees holding exactly their jobs, one job per
+//   schedule occurrence, lane order, jobs left waiting, integrity, busy errors seen by users
 //
 // and exits 1 if any promise was broken.
 //
@@ -114,6 +114,11 @@ for index in 0..<treeCount {
     precondition(run(["workflow", "submit", path], log: "setup.log").waitUntilExitAndStatus() == 0)
 }
 
+// A schedule that every worker's scheduler races for, while workers die: one job per occurrence.
+let scheduleTimes = max(20, options.jobs / 200)
+precondition(run(["schedule", "add", "chaos-tick", "echo", "--every", "150ms", "--times", "\(scheduleTimes)", "--missed", "catchUp"], log: "setup.log")
+    .waitUntilExitAndStatus() == 0)
+
 // Producers: each enqueues its share in files of 50 lines; the ids printed are acknowledged.
 func jobLine(_ index: Int) -> String {
     switch index % 10 {
@@ -173,7 +178,8 @@ while true {
         precondition(run(["batch", "close", "chaos"], log: "setup.log").waitUntilExitAndStatus() == 0)
         batchClosed = true
     }
-    if !producing, try unfinished() == 0 { break }
+    let scheduleDone = try store.read { try Int.fetchOne($0, sql: "SELECT made FROM schedules WHERE name = 'chaos-tick'") } == scheduleTimes
+    if !producing, scheduleDone, try unfinished() == 0 { break }
     if Date().timeIntervalSince(started) > 600 { print("chaos: gave up after 10 minutes"); break }
 }
 for worker in workers { kill(worker.processIdentifier, SIGTERM) }
@@ -197,7 +203,7 @@ let report = try store.read { db -> [String: Int] in
     figures["eventGaps"] = maxID - count
     figures["redeliveries"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE kind IN ('failed', 'dead') AND data LIKE '%lost its lease%'") ?? -1
     figures["batchFirings"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE kind = 'batch'") ?? -1
-    figures["batchCallbacks"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE executor = 'echo' AND workflow_id IS NULL") ?? -1
+    figures["batchCallbacks"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE executor = 'echo' AND workflow_id IS NULL AND schedule IS NULL") ?? -1
     figures["jobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs") ?? -1
     figures["integrityOK"] = try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok" ? 1 : 0
     figures["workflows"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workflows") ?? -1
@@ -223,6 +229,9 @@ let report = try store.read { db -> [String: Int] in
         let index = Int((row["name"] as String).dropFirst("tree-".count)) ?? -1
         return row["n"] as Int != treeJobs(index)
     }.count + (treeCount - treeJobCounts.count)
+    // The schedule made each occurrence's job once, and counted them.
+    figures["scheduleJobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT occurrence) FROM jobs WHERE schedule = 'chaos-tick'") ?? -1
+    figures["scheduleRows"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE schedule = 'chaos-tick'") ?? -1
     figures["waiting"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE state = 'waiting'") ?? -1
     // A lane job that started before the one appended before it had finished.
     figures["laneJobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE lane = 'chaos'") ?? -1
@@ -247,6 +256,7 @@ let allWorkflows = workflowCount + treeCount
 if figure("workflows") != allWorkflows || figure("workflowsFinalOnce") != allWorkflows || figure("workflowsSucceeded") != allWorkflows {
     broken.append("workflows")
 }
+if figure("scheduleJobs") != scheduleTimes || figure("scheduleRows") != scheduleTimes { broken.append("schedule") }
 if figure("treesFinalOnce") != treeCount || figure("treesSucceeded") != treeCount { broken.append("trees") }
 if figure("batchFirings") != 1 || figure("batchCallbacks") != 1 { broken.append("batch") }
 if figure("integrityOK") != 1 { broken.append("integrity") }
@@ -259,6 +269,7 @@ line += "lost \(figure("lost")), duplicates \(figure("duplicates")), over-attemp
 line += "event gaps \(figure("eventGaps")), batch firings \(figure("batchFirings")) (callbacks \(figure("batchCallbacks"))), "
 line += "workflows final once \(figure("workflowsFinalOnce"))/\(allWorkflows) (succeeded \(figure("workflowsSucceeded"))), "
 line += "trees final once \(figure("treesFinalOnce"))/\(treeCount) (succeeded \(figure("treesSucceeded")), wrong job counts \(figure("treesWithWrongJobs"))), "
+line += "schedule jobs \(figure("scheduleRows"))/\(scheduleTimes) (occurrences \(figure("scheduleJobs"))), "
 line += "lane jobs \(figure("laneJobs")) (overlaps \(figure("laneOverlaps"))), waiting \(figure("waiting")), "
 line += "integrity \(figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), \(elapsed)"
 if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(db)" }
