@@ -61,9 +61,14 @@ struct CLITests {
             db: store.path)
         #expect(result.status == 0, "\(result.stderr)")
         let job = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        for key in ["id", "queue", "executor", "state", "priority", "payload", "result", "error", "attempt", "maxAttempts", "runAt", "createdAt", "startedAt", "finishedAt"] {
-            #expect(job.keys.contains(key), "missing \(key)")
-        }
+        // Exactly the fields README's example shows.
+        let readme = try String(contentsOf: ReadmeTests.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "print jobs as:\n\n```json\n"))
+        let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+        let example = try #require(
+            try JSONSerialization.jsonObject(with: Data(readme[start.upperBound..<end.lowerBound].replacingOccurrences(of: "\n", with: "").utf8))
+                as? [String: Any])
+        #expect(Set(job.keys) == Set(example.keys), "README's job JSON lists the fields jobq prints")
         #expect(job["state"] as? String == "scheduled")
         #expect(job["queue"] as? String == "math")
         #expect(job["priority"] as? Int == 7)

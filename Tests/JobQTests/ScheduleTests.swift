@@ -152,6 +152,17 @@ struct ScheduleTests {
         #expect(try await queue.scheduleRuns("thrice").count == 3)
     }
 
+    /// The scheduler may be anywhere in its loop when the pool stops on its own; a cancellation
+    /// that lands before it starts waiting once left it (and `jobq work --until-empty`) asleep
+    /// for an hour.
+    @Test func aPoolThatStopsOnItsOwnStopsItsSchedulerToo() async throws {
+        for _ in 0..<40 {
+            let queue = try JobQueue.inMemory()
+            try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
+            try await work(queue, limit: .seconds(5))
+        }
+    }
+
     @Test func aPoolWithoutTheSchedulerMakesNothing() async throws {
         let queue = try JobQueue.inMemory()
         try await queue.addSchedule(Schedule(name: "now", request: try request(), timing: .at(Date())))

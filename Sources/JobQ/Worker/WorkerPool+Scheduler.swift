@@ -48,15 +48,18 @@ final class SchedulerAlarm: Sendable {
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let ready = state.withLock { state -> Bool in
+                // Cancelled before the waiter is in place, `onCancel` found nothing to resume:
+                // the flag is already set then, and checked under the same lock.
+                let ready = state.withLock { state -> Bool? in
+                    if Task.isCancelled { return false }
                     if state.poked {
                         state.poked = false
                         return true
                     }
                     state.waiter = continuation
-                    return false
+                    return nil
                 }
-                if ready { continuation.resume(returning: true) }
+                if let ready { continuation.resume(returning: ready) }
             }
         } onCancel: {
             self.resume(poked: false)

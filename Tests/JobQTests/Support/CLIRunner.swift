@@ -47,7 +47,14 @@ enum CLI {
         let outPath = scratch.appendingPathComponent("stdout").path
         let errPath = scratch.appendingPathComponent("stderr").path
         let child = try start(arguments, db: db, environment: environment, stdoutPath: outPath, stderrPath: errPath)
+        // A run that hangs fails its test instead of holding a slot (and the whole run) forever.
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(300))
+            Issue.record("jobq \(arguments.joined(separator: " ")) did not exit within 300s; killed it")
+            kill(child.processIdentifier, SIGKILL)
+        }
         await child.wait()
+        watchdog.cancel()
         return Result(
             status: child.terminationStatus,
             stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
