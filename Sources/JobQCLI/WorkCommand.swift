@@ -28,6 +28,9 @@ struct WorkCommand: AsyncParsableCommand {
     @Flag(help: "Exit once no job on these queues is ready or running (delayed jobs and pending retries don't count).")
     var untilEmpty = false
 
+    @Flag(help: "Exit once every job on these queues is final: waits for retries and delayed jobs (and jobs waiting for dependencies).")
+    var untilFinished = false
+
     @Option(help: ArgumentHelp("How long a claimed job stays owned without a heartbeat.", valueName: "duration"))
     var lease: String = "30s"
 
@@ -70,7 +73,8 @@ struct WorkCommand: AsyncParsableCommand {
         guard options.lease >= .milliseconds(300) else { throw CLIError.usage("--lease must be at least 300ms, got \(lease)") }
         options.shutdownGracePeriod = try parseDuration(grace, option: "--grace")
         options.retryBackoff = RetryBackoff(base: try parseDuration(backoff, option: "--backoff"))
-        options.stopWhen = untilEmpty ? .queuesEmpty : .never
+        guard !(untilEmpty && untilFinished) else { throw CLIError.usage("give --until-empty or --until-finished, not both") }
+        options.stopWhen = untilEmpty ? .queuesEmpty : untilFinished ? .allJobsFinished : .never
         guard (0...10_000).contains(prefetch) else { throw CLIError.usage("--prefetch must be from 0 to 10000, got \(prefetch)") }
         options.prefetch = prefetch
         options.runsScheduler = !noScheduler

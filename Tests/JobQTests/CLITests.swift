@@ -175,3 +175,22 @@ func parseISO(_ text: String?) -> Date? {
     guard let text else { return nil }
     return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
 }
+
+/// `jobq work --until-finished` waits for retries; `--until-empty` does not.
+@Suite("Work until finished")
+struct WorkUntilFinishedTests {
+    @Test func untilFinishedWaitsForRetriesAndUntilEmptyDoesNot() async throws {
+        let store = try TemporaryStore()
+        let db = store.path
+        let flaky = ["enqueue", "fail", "--payload", #"{"succeedFromAttempt": 2}"#]
+        let first = try await CLI.run(flaky, db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await CLI.run(["work", "--until-empty", "--backoff", "1s"], db: db).status == 0)
+        #expect(try await CLITests.job(db, first)["state"] as? String == "failed", "--until-empty leaves a job waiting for its retry")
+        let second = try await CLI.run(flaky, db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await CLI.run(["work", "--until-finished", "--backoff", "100ms"], db: db).status == 0)
+        for id in [first, second] { #expect(try await CLITests.job(db, id)["state"] as? String == "succeeded") }
+        let both = try await CLI.run(["work", "--until-empty", "--until-finished"], db: db)
+        #expect(both.status == 2)
+        #expect(both.stderr.contains("not both"))
+    }
+}

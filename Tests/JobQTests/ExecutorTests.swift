@@ -113,3 +113,23 @@ struct ExecutorTests {
         #expect(try await queue.job(job.id)?.result(as: Sum.Output.self) == Sum.Output(sum: 5))
     }
 }
+
+/// Two executors under one name: the pool refuses to run rather than pick one silently.
+@Suite("Executor registration")
+struct ExecutorRegistrationTests {
+    struct OtherSum: Executor {
+        static let name = "sum"
+        func run(_ input: JSONValue, context: JobContext) async throws -> JSONValue { .null }
+    }
+
+    @Test func twoExecutorsWithOneNameAreRefused() async throws {
+        let queue = try JobQueue.inMemory()
+        let pool = WorkerPool(queue: queue, executors: [SumExecutor(), OtherSum()], options: quickOptions())
+        await #expect {
+            try await pool.run()
+        } throws: { error in
+            guard case JobQueueError.invalidInput(let text) = error else { return false }
+            return text.contains("named 'sum'") && text.contains("static let name")
+        }
+    }
+}

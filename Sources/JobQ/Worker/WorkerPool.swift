@@ -26,6 +26,8 @@ public final class WorkerPool: Service, Sendable {
     public let workerID: String
 
     let executors: [String: ErasedExecutor]
+    /// Names given to more than one executor: ``run()`` refuses to start with them.
+    let duplicateExecutorNames: [String]
     let logger: Logger
     let signal = WakeSignal()
     let state = Mutex(PoolState())
@@ -35,7 +37,8 @@ public final class WorkerPool: Service, Sendable {
     ///   - queue: The store to work on.
     ///   - queues: The queues to claim from, in order of preference.
     ///   - concurrency: How many jobs run at once (at least 1).
-    ///   - executors: The executors this pool can run; names must be unique.
+    ///   - executors: The executors this pool can run; names must be unique (``run()`` throws
+    ///     ``JobQueueError/invalidInput(_:)`` naming a duplicate).
     ///   - migrators: Data migrators whose background steps this pool runs (see
     ///     ``JobQueue/runDataMigration(_:waitUntilDone:queue:)``).
     public init(
@@ -53,11 +56,13 @@ public final class WorkerPool: Service, Sendable {
         self.options = options
         self.logger = logger
         var registry: [String: ErasedExecutor] = [:]
+        var duplicates: Set<String> = []
         for executor in executors {
             let erased = ErasedExecutor(executor)
-            // Later registrations of a name replace earlier ones, as in a dictionary literal.
+            if registry[erased.name] != nil { duplicates.insert(erased.name) }
             registry[erased.name] = erased
         }
+        duplicateExecutorNames = duplicates.sorted()
         if !migrators.isEmpty {
             let erased = migrators.map { ErasedDataMigrator($0) }
             registry[SQLiteStore.dataMigrationExecutor] = DataMigrationStepExecutor.make(queue: queue, migrators: erased)
@@ -81,6 +86,11 @@ public final class WorkerPool: Service, Sendable {
     /// Runs until shut down (graceful shutdown or task cancellation) or until
     /// ``Options/stopWhen`` is met.
     public func run() async throws {
+        if let name = duplicateExecutorNames.first {
+            throw JobQueueError.invalidInput(
+                "two executors given to the worker pool are named '\(name)'; which one would run its jobs is not clear: "
+                    + "give each executor type its own `static let name`")
+        }
         try await queue.store.registerWorker(id: workerID, queues: queues, concurrency: concurrency)
         completions.onRecorded { [weak self] items, refused in self?.recorded(items, refused: refused) }
         let signal = self.signal
