@@ -11,6 +11,7 @@ enum JobQMain {
         // Before anything opens a store: SQLite reads this setting once, at initialization.
         _ = jobq_sqlite_disable_memory_statistics()
         do {
+            try refuseInvalidUTF8Arguments()
             let arguments = GlobalArguments.moveAfterSubcommand(Array(CommandLine.arguments.dropFirst()))
             var command = try JobQCommand.parseAsRoot(arguments)
             if var command = command as? AsyncParsableCommand {
@@ -20,6 +21,20 @@ enum JobQMain {
             }
         } catch {
             exit(code: report(error))
+        }
+    }
+
+    /// Swift replaces bytes that are not UTF-8 in `CommandLine.arguments` with U+FFFD, which
+    /// would then be stored as if the user had typed it: the raw arguments are checked first.
+    static func refuseInvalidUTF8Arguments() throws {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw))
+            if String(validating: bytes, as: UTF8.self) == nil {
+                throw CLIError.usage(
+                    "argument \(index) is not valid UTF-8 (\(String(decoding: bytes, as: UTF8.self))); jobq stores text as given, "
+                        + "so convert it to UTF-8 first (e.g. with iconv)")
+            }
         }
     }
 

@@ -129,3 +129,24 @@ struct BadInputTests {
         #expect(result.stderr.contains("not a jobq store"))
     }
 }
+
+/// Bytes that are not UTF-8 in an argument are refused, not replaced and stored.
+@Suite("Arguments that are not UTF-8")
+struct InvalidUTF8ArgumentTests {
+    @Test func anArgumentThatIsNotUTF8IsRefusedAndNothingIsStored() async throws {
+        let store = try TemporaryStore()
+        #expect(try await CLI.run(["migrate", "up"], db: store.path).status == 0)
+        let out = store.directory.appendingPathComponent("out").path
+        let err = store.directory.appendingPathComponent("err").path
+        // Only a shell can hand jobq the raw byte 0xFF: Swift strings are always UTF-8.
+        let script = #"exec "$0" --db "$1" enqueue sum --payload "$(printf '{"a":"\377"}')""#
+        let child = try Child(
+            executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", script, CLI.binary.path, store.path], environment: [:],
+            stdoutPath: out, stderrPath: err)
+        await child.wait()
+        #expect(child.terminationStatus == 2)
+        let message = try String(contentsOfFile: err, encoding: .utf8)
+        #expect(message.contains("argument 6 is not valid UTF-8"), "\(message)")
+        #expect(try await CLITests.jobs(store.path).isEmpty)
+    }
+}
