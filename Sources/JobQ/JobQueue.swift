@@ -79,11 +79,26 @@ public final class JobQueue: Sendable {
     /// let requests = try (1...1000).map { try JobRequest(Sum.self, .init(a: $0, b: $0)) }
     /// let jobs = try await queue.enqueue(contentsOf: requests)
     /// ```
+    ///
+    /// A request with a ``JobOptions/unique`` key that a job holds gets that job back instead of
+    /// a new one; ``enqueueReportingDuplicates(contentsOf:)`` says which did.
     @discardableResult
     public func enqueue(contentsOf requests: some Sequence<JobRequest>) async throws -> [Job] {
-        let jobs = try await store.enqueue(Array(requests))
-        if jobs.contains(where: { $0.state == .ready }) { wakeWorkers() }
-        return jobs
+        try await enqueueReportingDuplicates(contentsOf: requests).map(\.job)
+    }
+
+    /// Enqueues like ``enqueue(contentsOf:)`` and says, for each request, whether its unique key
+    /// was already held, so that the job returned is an existing one and nothing was stored.
+    ///
+    /// ```swift
+    /// let request = try JobRequest(Report.self, input, options: .init(unique: UniqueKey("report:42")))
+    /// let outcome = try await queue.enqueueReportingDuplicates(contentsOf: [request])[0]
+    /// if outcome.existed { print("job \(outcome.job.id) is already on it") }
+    /// ```
+    public func enqueueReportingDuplicates(contentsOf requests: some Sequence<JobRequest>) async throws -> [Enqueued] {
+        let outcomes = try await store.enqueue(Array(requests))
+        if outcomes.contains(where: { !$0.existed && $0.job.state == .ready }) { wakeWorkers() }
+        return outcomes
     }
 
     // MARK: Reading

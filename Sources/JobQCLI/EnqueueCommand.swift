@@ -18,13 +18,20 @@ struct EnqueueCommand: AsyncParsableCommand {
 
             A --file has one JSON object per line: {"executor": "sum", "payload": {"a": 1, "b": 2},
             "queue": "default", "priority": 0, "maxAttempts": 3, "delay": "30s" or "runAt": ISO 8601,
-            "timeout": "1m", "after": [12, {"id": 13, "policy": "ignore"}], "lane": "imports"}. All lines are
+            "timeout": "1m", "after": [12, {"id": 13, "policy": "ignore"}], "lane": "imports",
+            "unique": "KEY" or {"key": "KEY", "for": "1h", "states": ["succeeded"]}}. All lines are
             enqueued in one transaction, or none.
 
             --after ID waits until job ID succeeded (the job is `waiting` until then); if it dies
             or is cancelled, --on-dependency-failure decides: cancel (default), fail, ignore
             (counts as met) or run (at once). --lane NAME runs the lane's jobs one at a time in
             append order, whichever worker claims them.
+
+            --unique KEY: while a job with KEY is unfinished, enqueueing prints that job's id
+            (and says so on stderr, exit 0) instead of adding one; two processes racing add one.
+            --unique-for 1h keeps the key for an hour after the job finishes, whatever its outcome;
+            --unique-states succeeded keeps it only after a success (for ever without
+            --unique-for). `jobq retry` of a finished job whose key a newer job holds is refused.
             """
     )
 
@@ -79,6 +86,21 @@ struct EnqueueCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Set the lane's failure policy: continue (default) or halt.", valueName: "policy"))
     var laneOnFailure: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Make the job unique by this key: while a job with the key holds it, print that job's id instead of adding one.",
+            valueName: "key"))
+    var unique: String?
+
+    @Option(help: ArgumentHelp("Keep the key this long after the job finishes (default: until it finishes).", valueName: "duration"))
+    var uniqueFor: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "States that hold the key, comma-separated; unfinished ones always do. Add succeeded, dead or cancelled to keep it after finishing.",
+            valueName: "states"))
+    var uniqueStates: String?
+
     @Option(help: ArgumentHelp("Enqueue every job in this JSON Lines file, in one transaction.", valueName: "path"))
     var file: String?
 
@@ -94,20 +116,25 @@ struct EnqueueCommand: AsyncParsableCommand {
     func run() async throws {
         let requests = try makeRequests()
         let queue = try store.open()
-        let jobs = try await queue.enqueue(contentsOf: requests)
-        for job in jobs {
+        let outcomes = try await queue.enqueueReportingDuplicates(contentsOf: requests)
+        for outcome in outcomes {
+            let job = outcome.job
             print(json ? job.jsonLine : String(job.id))
+            if outcome.existed {
+                printError("job \(job.id) (\(job.state.rawValue)) already holds unique key '\(job.uniqueKey ?? "")'; nothing was enqueued")
+            }
         }
     }
 
     func makeRequests() throws -> [JobRequest] {
         if let file {
             guard executor == nil, payload == nil, params.isEmpty, command.isEmpty, name == nil, batch == nil, after.isEmpty,
-                onDependencyFailure == nil, lane == nil, laneOnFailure == nil
+                onDependencyFailure == nil, lane == nil, laneOnFailure == nil, unique == nil, uniqueFor == nil, uniqueStates == nil
             else {
                 throw CLIError.usage(
-                    "--file takes its executors, payloads, names, batches, dependencies and lanes from the file; drop the executor name, "
-                        + "--payload, --param, --name, --batch, --after, --on-dependency-failure, --lane, --lane-on-failure and the command")
+                    "--file takes its executors, payloads, names, batches, dependencies lanes and unique keys from the file; drop the "
+                        + "executor name, --payload, --param, --name, --batch, --after, --on-dependency-failure, --lane, --lane-on-failure, "
+                        + "--unique, --unique-for, --unique-states and the command")
             }
             return try JobLinesFile.read(path: file, allowUnknownExecutors: anyExecutor)
         }
@@ -192,12 +219,40 @@ struct EnqueueCommand: AsyncParsableCommand {
         } catch let error as JobQueueError {
             throw CLIError.usage(error.description)
         }
+        options.unique = try makeUniqueKey()
         if let timeout {
             let duration = try parseDuration(timeout, option: "--timeout")
             guard duration > .zero else { throw CLIError.usage("--timeout must be longer than 0") }
             options.timeout = duration
         }
         return options
+    }
+}
+
+extension EnqueueCommand {
+    private func makeUniqueKey() throws -> UniqueKey? {
+        guard let unique else {
+            guard uniqueFor == nil, uniqueStates == nil else { throw CLIError.usage("--unique-for and --unique-states need --unique KEY") }
+            return nil
+        }
+        let period = try uniqueFor.map { try parseDuration($0, option: "--unique-for") }
+        do {
+            let key: UniqueKey
+            if let uniqueStates {
+                var states: Set<JobState> = []
+                for text in uniqueStates.split(separator: ",", omittingEmptySubsequences: false) {
+                    do { states.insert(try JobState(parsing: text.trimmingCharacters(in: .whitespaces))) } catch {
+                        throw CLIError.usage("--unique-states: \(error.description)")
+                    }
+                }
+                key = try UniqueKey(unique, for: period, states: states)
+            } else {
+                key = UniqueKey(unique, for: period)
+            }
+            return key
+        } catch let error as JobQueueError {
+            throw CLIError.usage(error.description)
+        }
     }
 }
 

@@ -68,6 +68,8 @@ public struct Job: Sendable, Hashable, Identifiable {
     /// The schedule that made it, and for which occurrence.
     public var schedule: String?
     public var occurrence: Date?
+    /// The job's unique key (see ``JobOptions/unique``), kept after the job lets go of it.
+    public var uniqueKey: String?
 
     /// Decodes the payload as an executor's input type.
     public func payload<T: Decodable>(as type: T.Type) throws -> T {
@@ -86,7 +88,7 @@ extension Job {
     /// `state`, `priority`, `payload`, `result`, `error`, `attempt`, `maxAttempts`, `runAt`,
     /// `timeout` (seconds), `createdAt`, `startedAt`, `finishedAt`, `progress`,
     /// `progressMessage`, `name`, `batch`, `snoozes`, `workflow`, `lane`, `unmetDependencies`,
-    /// `failedDependencies`, `treeNode`, `schedule`, `occurrence`; times as ISO 8601 (UTC).
+    /// `failedDependencies`, `treeNode`, `schedule`, `occurrence`, `unique`; times as ISO 8601 (UTC).
     ///
     /// The payload and result are inserted as stored (they are valid, minified JSON), so a
     /// payload round-trips byte for byte.
@@ -120,6 +122,7 @@ extension Job {
         fields.append(("treeNode", treeNode.map { String($0) } ?? "null"))
         fields.append(("schedule", schedule.map(JSONText.string) ?? "null"))
         fields.append(("occurrence", occurrence.map { JSONText.string(ISO8601.string($0)) } ?? "null"))
+        fields.append(("unique", uniqueKey.map(JSONText.string) ?? "null"))
         return "{" + fields.map { "\(JSONText.string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
 }

@@ -48,6 +48,10 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// `state`, `counts` (all its jobs), `failures` (jobs that died or were cancelled, at most
     /// 50, dead ones first), `error`.
     case tree
+    /// A trigger was added, replaced, paused, resumed or removed, or its event was emitted.
+    /// Data: `event`, `task` (not for `emitted`), `change`; for `emitted`: `jobs` (ids made),
+    /// and `dedupe` when given.
+    case trigger
 
     /// Parses a kind as users type it, with an error listing the valid kinds.
     public init(parsing text: String) throws(JobQueueError) {

@@ -2,7 +2,7 @@ import Foundation
 
 extension JobRequest {
     /// The keys a job line may have.
-    public static let jsonLineKeys: Set<String> = stepKeys.union(["after", "onDependencyFailure", "lane", "laneOnFailure"])
+    public static let jsonLineKeys: Set<String> = stepKeys.union(["after", "onDependencyFailure", "lane", "laneOnFailure", "unique"])
 
     /// The keys of a job that a workflow step may have too.
     static let stepKeys: Set<String> = [
@@ -19,7 +19,8 @@ extension JobRequest {
     /// Only `executor` is required; `runAt` (ISO 8601) may replace `delay`. `after` lists the ids
     /// the job waits for, each a number or `{"id": 12, "policy": "ignore"}`;
     /// `onDependencyFailure` is `cancel`, `fail`, `ignore` or `run`; `lane` appends the job to a
-    /// lane (`laneOnFailure`: `continue` or `halt`). Unknown keys and values of the wrong type are
+    /// lane (`laneOnFailure`: `continue` or `halt`); `unique` is a key (`"report:42"`) or
+    /// `{"key": "report:42", "for": "1h", "states": ["succeeded"]}` (see ``UniqueKey``). Unknown keys and values of the wrong type are
     /// refused with an error that names them.
     ///
     /// ```swift
@@ -99,8 +100,28 @@ extension JobRequest {
         if let policy = fields["laneOnFailure"] {
             options.laneOnFailure = try LaneFailurePolicy(parsing: try Self.string(policy, key: "laneOnFailure", example: "\"halt\""))
         }
+        if let unique = fields["unique"] { options.unique = try Self.uniqueKey(unique) }
         try self.init(executor: executor, encodedPayload: payloadData, options: options)
         try validate()
+    }
+
+    private static func uniqueKey(_ value: JSONValue) throws(JobQueueError) -> UniqueKey {
+        let example = "\"report:42\" or {\"key\": \"report:42\", \"for\": \"1h\", \"states\": [\"succeeded\"]}"
+        if case .string(let key) = value { return UniqueKey(key) }
+        guard case .object(let fields) = value, let key = fields["key"], Set(fields.keys).isSubset(of: ["key", "for", "states"]) else {
+            throw .invalidInput("'unique' must be a key or an object with 'key' and optionally 'for' and 'states', like \(example)")
+        }
+        let text = try string(key, key: "unique.key", example: "\"report:42\"")
+        let period = try fields["for"].map { value throws(JobQueueError) in
+            try duration(try string(value, key: "unique.for", example: "\"1h\""), key: "unique.for")
+        }
+        guard let listed = fields["states"] else { return UniqueKey(text, for: period) }
+        guard case .array(let items) = listed else {
+            throw .invalidInput("'unique.states' must be an array of states like [\"succeeded\"]")
+        }
+        var states: Set<JobState> = []
+        for item in items { states.insert(try JobState(parsing: try string(item, key: "unique.states[]", example: "\"succeeded\""))) }
+        return try UniqueKey(text, for: period, states: states)
     }
 
     static func string(_ value: JSONValue, key: String, example: String) throws(JobQueueError) -> String {

@@ -35,6 +35,9 @@ public struct JobOptions: Sendable, Hashable {
     /// Sets the lane's failure policy as the job is appended (nil: keep the lane's policy;
     /// a new lane starts with `.continue`).
     public var laneOnFailure: LaneFailurePolicy?
+    /// Makes the job unique by a key: while a job with the key holds it, enqueueing returns
+    /// that job instead (see ``UniqueKey``). Not for workflow steps or tree nodes.
+    public var unique: UniqueKey?
 
     /// The queue used when none is named.
     public static let defaultQueue = "default"
@@ -53,7 +56,8 @@ public struct JobOptions: Sendable, Hashable {
         onDependencyFailure: DependencyPolicy = .cancel,
         dependencyPolicies: [JobID: DependencyPolicy] = [:],
         lane: String? = nil,
-        laneOnFailure: LaneFailurePolicy? = nil
+        laneOnFailure: LaneFailurePolicy? = nil,
+        unique: UniqueKey? = nil
     ) {
         self.queue = queue
         self.priority = priority
@@ -67,6 +71,7 @@ public struct JobOptions: Sendable, Hashable {
         self.dependencyPolicies = dependencyPolicies
         self.lane = lane
         self.laneOnFailure = laneOnFailure
+        self.unique = unique
     }
 
     /// Options for a job that runs `delay` from now.
@@ -168,6 +173,7 @@ public struct JobRequest: Sendable, Hashable {
         if let lane = options.lane, lane.isEmpty || lane.count > 200 {
             throw .invalidInput("lane name must be 1 to 200 characters, got '\(JSONText.preview(lane))'")
         }
+        try options.unique?.validate()
         if options.after.count > 10_000 {
             throw .invalidInput("a job may depend on at most 10000 jobs, got \(options.after.count); use a workflow or a batch")
         }

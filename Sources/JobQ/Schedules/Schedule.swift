@@ -60,8 +60,10 @@ public struct Schedule: Sendable, Hashable {
             throw .invalidInput("schedule '\(name)': \(error.description)")
         }
         let options = request.options
-        if options.runAt != nil || !options.after.isEmpty || options.lane != nil || options.batch != nil {
-            throw .invalidInput("schedule '\(name)': a schedule's jobs take queue, priority, maxAttempts and timeout; not runAt, after, lane or batch")
+        if options.runAt != nil || !options.after.isEmpty || options.lane != nil || options.batch != nil || options.unique != nil {
+            throw .invalidInput(
+                "schedule '\(name)': a schedule's jobs take queue, priority, maxAttempts and timeout; not runAt, after, lane, batch or unique "
+                    + "(each occurrence already makes one job)")
         }
         guard (1...10_000).contains(catchUpLimit) else {
             throw .invalidInput("schedule '\(name)': the catch-up limit must be from 1 to 10000, got \(catchUpLimit)")
@@ -75,12 +77,7 @@ public struct Schedule: Sendable, Hashable {
     }
 
     static func validate(name: String) throws(JobQueueError) {
-        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_.:/@"))
-        guard !name.isEmpty, name.count <= 200, name.unicodeScalars.allSatisfy({ allowed.contains($0) }) else {
-            throw .invalidInput(
-                "schedule name '\(JSONText.preview(name.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : String($0) }.joined()))' "
-                    + "must be 1 to 200 letters, digits or - _ . : / @")
-        }
+        try Names.check(name, what: "schedule name")
     }
 }
 

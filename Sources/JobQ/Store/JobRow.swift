@@ -6,8 +6,12 @@ extension Job {
     static let columns = """
         id, queue, executor, state, priority, payload, result, error, attempt, max_attempts,
         run_at, timeout, created_at, started_at, finished_at, progress, progress_message, update_data,
-        checkpoint, snoozes, name, batch, workflow_id, group_id, lane, unmet, failed_dependencies, tree_node, schedule, occurrence
+        checkpoint, snoozes, name, batch, workflow_id, group_id, lane, unmet, failed_dependencies, tree_node, schedule, occurrence,
+        unique_key
         """
+
+    /// How many columns ``columns`` names: the index of the first column a query selects after them.
+    static let columnCount: Int32 = 31
 
     /// Reads a row selected with ``columns``, in that order (a GRDB row or a stepped statement).
     init(_ row: some ColumnReader) {
@@ -41,5 +45,6 @@ extension Job {
         treeNode = row.optionalInt64(27)
         schedule = row.optionalString(28)
         occurrence = row.optionalDouble(29).map(Date.init(timeIntervalSince1970:))
+        uniqueKey = row.optionalString(30)
     }
 }

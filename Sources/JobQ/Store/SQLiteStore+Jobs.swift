@@ -3,8 +3,9 @@ import GRDB
 
 /// Enqueueing, reading, and the operator's state changes (cancel, retry, pause, prune).
 extension SQLiteStore {
-    /// Inserts all requests in one transaction: all of them or none.
-    func enqueue(_ requests: [JobRequest]) async throws -> [Job] {
+    /// Inserts all requests in one transaction: all of them or none. A request whose unique key
+    /// a job holds gets that job instead.
+    func enqueue(_ requests: [JobRequest]) async throws -> [Enqueued] {
         for (index, request) in requests.enumerated() {
             do {
                 try request.validate()
@@ -15,7 +16,12 @@ extension SQLiteStore {
         let now = Self.now()
         // A few jobs are a small transaction; a big batch goes to GRDB's writer thread.
         return try await write(requests.count <= 100 ? .small : .large) { db in
-            try requests.map { try Self.insert($0, db: db, now: now) }
+            try requests.map { request in
+                if let unique = request.options.unique, let holder = try Self.takeUniqueKey(db, unique.key, now: now) {
+                    return Enqueued(job: holder, existed: true)
+                }
+                return Enqueued(job: try Self.insert(request, db: db, now: now), existed: false)
+            }
         }
     }
 
@@ -36,6 +42,11 @@ extension SQLiteStore {
     /// `waiting` until those dependencies are met.
     static func insert(_ request: JobRequest, db: Database, now: Double, placement: Placement? = nil) throws -> Job {
         let options = request.options
+        if options.unique != nil, placement != nil {
+            throw JobQueueError.invalidInput(
+                "a workflow step or tree node cannot have a unique key (its place in its workflow already makes it one of a kind); "
+                    + "drop `unique` from its options")
+        }
         var edges = placement?.edges ?? []
         var failedDependencies: [String] = []
         var runAtOnce = false
@@ -66,8 +77,9 @@ extension SQLiteStore {
             db,
             sql: """
                 INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch,
-                    unmet, on_dependency_failure, failed_dependencies, workflow_id, group_id, group_position, input_from, lane, tree_node)
-                VALUES (?, ?, json(?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    unmet, on_dependency_failure, failed_dependencies, workflow_id, group_id, group_position, input_from, lane, tree_node,
+                    unique_key, unique_hold, unique_states, unique_for)
+                VALUES (?, ?, json(?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?21, ?21, ?22, ?23)
                 RETURNING \(Job.columns)
                 """)
         let runAt = options.runAt?.timeIntervalSince1970 ?? now
@@ -92,6 +104,9 @@ extension SQLiteStore {
         insert.bind(18, placement?.inputFrom)
         insert.bind(19, options.lane)
         insert.bind(20, placement?.treeNode)
+        insert.bind(21, options.unique?.key)
+        insert.bind(22, options.unique.map { Int64($0.stateBits) })
+        insert.bind(23, options.unique?.period?.inSeconds)
         guard try insert.step() else { throw JobQueueError.storeUnavailable("inserting a job returned no row") }
         let job = Job(insert)
         insert.reset()
@@ -174,10 +189,15 @@ extension SQLiteStore {
                 throw JobQueueError.invalidState(
                     "job \(id) is a step of workflow \(workflow), which has counted its outcome; submit the workflow again instead")
             }
+            if let key = job.uniqueKey, let holder = try Self.takeUniqueKey(db, key, now: now), holder.id != id {
+                throw JobQueueError.invalidState(
+                    "job \(id) has unique key '\(key)', which job \(holder.id) (\(holder.state.rawValue)) holds now; "
+                        + "cancel job \(holder.id) or let it finish, then retry job \(id)")
+            }
             let row = try Row.fetchOne(
                 db,
                 sql: """
-                    UPDATE jobs SET state = 'ready', run_at = ?, finished_at = NULL, lease_until = NULL,
+                    UPDATE jobs SET state = 'ready', run_at = ?, finished_at = NULL, lease_until = NULL, unique_hold = unique_key,
                         worker_id = NULL, max_attempts = MAX(max_attempts, attempt + 1)
                     WHERE id = ? RETURNING \(Job.columns)
                     """,

@@ -1,0 +1,85 @@
+import Foundation
+
+/// Makes a job unique by a key: while a job with the same key holds it, enqueueing again returns
+/// that job and stores nothing.
+///
+/// A job holds its key from the moment it is stored through every state before it finishes
+/// (waiting, scheduled, ready, running, failed and awaiting a retry), so retries and snoozes
+/// never collide with the job itself. Once it finishes it keeps holding the key if its final
+/// state is one of ``finishedStates``, for ``period`` after it finished (for ever when `period`
+/// is nil, until the job is pruned).
+///
+/// ```swift
+/// // At most one report per customer waiting or running at a time:
+/// try await queue.enqueue(Report.self, input, options: .init(unique: UniqueKey("report:\(customer)")))
+/// // And no second one within an hour of the last one finishing, whatever its outcome:
+/// try await queue.enqueue(Report.self, input, options: .init(unique: UniqueKey("report:\(customer)", for: .seconds(3600))))
+/// ```
+///
+/// One rule settles the only possible collision, an operator's ``JobQueue/retry(_:)`` of a
+/// finished job whose key has passed to a newer job: the retry is refused with an error that
+/// names the newer job (cancel it, or let it finish, then retry).
+public struct UniqueKey: Sendable, Hashable {
+    /// The key, 1 to 200 characters. Jobs with different executors or queues share it if they
+    /// share the key: put whatever should distinguish them into the key.
+    public var key: String
+    /// Finished states in which a job keeps holding its key (for ``period``).
+    public var finishedStates: Set<JobState>
+    /// How long after finishing a job in one of ``finishedStates`` holds its key; nil: for ever.
+    public var period: Duration?
+
+    /// A key held while the job is unfinished, and, when `period` is given, for that long after
+    /// it finishes in any of `finishedStates` (default: succeeded, dead or cancelled).
+    public init(_ key: String, for period: Duration? = nil, finishedStates: Set<JobState>? = nil) {
+        self.key = key
+        self.period = period
+        self.finishedStates = finishedStates ?? (period == nil ? [] : UniqueKey.finalStates)
+    }
+
+    /// A key from the states a user lists (as `jobq enqueue --unique-states` does): unfinished
+    /// states are always part of the set and may be listed; finished states keep the key.
+    ///
+    /// - Throws: ``JobQueueError/invalidInput(_:)`` for a period that could never apply.
+    public init(_ key: String, for period: Duration?, states: Set<JobState>) throws(JobQueueError) {
+        let finished = states.intersection(UniqueKey.finalStates)
+        if period != nil, finished.isEmpty {
+            throw .invalidInput(
+                "a unique period only applies to finished jobs, but the unique states (\(states.map(\.rawValue).sorted().joined(separator: ",")))"
+                    + " name no finished state; add succeeded, dead or cancelled, or drop the period")
+        }
+        self.init(key, for: period, finishedStates: finished)
+    }
+
+    static let finalStates: Set<JobState> = [.succeeded, .dead, .cancelled]
+
+    /// The finished states as stored: a bit each.
+    var stateBits: Int {
+        (finishedStates.contains(.succeeded) ? 1 : 0) | (finishedStates.contains(.dead) ? 2 : 0)
+            | (finishedStates.contains(.cancelled) ? 4 : 0)
+    }
+
+    static func states(bits: Int) -> Set<JobState> {
+        var states: Set<JobState> = []
+        if bits & 1 != 0 { states.insert(.succeeded) }
+        if bits & 2 != 0 { states.insert(.dead) }
+        if bits & 4 != 0 { states.insert(.cancelled) }
+        return states
+    }
+
+    func validate() throws(JobQueueError) {
+        guard !key.isEmpty, key.count <= 200 else {
+            throw .invalidInput("a unique key must be 1 to 200 characters, got '\(JSONText.preview(key))'")
+        }
+        if let period, period <= .zero {
+            throw .invalidInput("a unique period must be positive, got \(DurationParser.format(period))")
+        }
+    }
+
+    /// Whether a job holding this rule still holds its key at `now`.
+    static func holds(state: JobState, finishedAt: Double?, bits: Int, period: Double?, now: Double) -> Bool {
+        guard state.isFinal else { return true }
+        guard states(bits: bits).contains(state) else { return false }
+        guard let period, let finishedAt else { return true }
+        return finishedAt + period > now
+    }
+}
