@@ -14,7 +14,8 @@ struct JobQCommand: AsyncParsableCommand {
             DemoCommand.self, EnqueueCommand.self, WorkCommand.self, StatusCommand.self, ListCommand.self,
             ShowCommand.self, CancelCommand.self, RetryCommand.self, PauseCommand.self, ResumeCommand.self,
             PruneCommand.self, MigrateCommand.self, EventsCommand.self, WaitCommand.self, BatchCommand.self,
-            TrackCommand.self, WorkflowCommand.self, LaneCommand.self, ScheduleCommand.self, BenchCommand.self,
+            TrackCommand.self, WorkflowCommand.self, LaneCommand.self, ScheduleCommand.self, TriggerCommand.self,
+            EmitCommand.self, BenchCommand.self,
         ]
     )
 }

@@ -43,7 +43,7 @@ extension SQLiteStore {
                     """,
                 arguments: [
                     trigger.event, trigger.task, request.executor, request.payloadJSON, options.queue, options.priority, options.maxAttempts,
-                    options.timeout?.inSeconds, Self.jsonArray(trigger.dependsOn.map(JSONText.string)), trigger.once, seconds, seconds,
+                    options.timeout?.inSeconds, Self.jsonArray(trigger.dependsOn), trigger.once, seconds, seconds,
                 ])
             try Self.triggerEvent(db, event: trigger.event, task: trigger.task, change: existed ? "replaced" : "added", now: seconds)
             return try Self.trigger(db, event: trigger.event, task: trigger.task)!

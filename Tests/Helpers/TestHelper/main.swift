@@ -3,6 +3,9 @@
 //
 // Usage: jobq-test-helper --db PATH --log PATH [--hang-at STEP]
 // HELPER_TARGET sets the migrator's target version (default 5).
+//
+// It is also one of several processes racing on one store (see Races.swift):
+//   jobq-test-helper enqueue-unique|emit|schedule-race --db PATH [options]
 
 import Foundation
 import JobQ
@@ -35,6 +38,22 @@ struct Chain: DataMigrator {
         if version == hangAt { try await Task.sleep(for: .seconds(600)) }
         log("done \(version)")
     }
+}
+
+if let mode = CommandLine.arguments.dropFirst().first, !mode.hasPrefix("-") {
+    guard let db = argument("--db") else {
+        FileHandle.standardError.write(Data("usage: jobq-test-helper \(mode) --db PATH ...\n".utf8))
+        exit(2)
+    }
+    switch mode {
+    case "enqueue-unique": try await Race.enqueueUnique(db: db)
+    case "emit": try await Race.emit(db: db)
+    case "schedule-race": try await Race.scheduleRace(db: db)
+    default:
+        FileHandle.standardError.write(Data("unknown mode '\(mode)'; modes: enqueue-unique, emit, schedule-race\n".utf8))
+        exit(2)
+    }
+    exit(0)
 }
 
 guard let db = argument("--db"), argument("--log") != nil else {

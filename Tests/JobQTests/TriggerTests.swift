@@ -1,0 +1,154 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import JobQ
+
+/// Event triggers through the library: ordering, dependencies, once, dedupe, control by name.
+@Suite("Event triggers")
+struct TriggerTests {
+    func trigger(
+        _ task: String, event: String = "app.launched", executor: String = "echo", payload: String = "{}", priority: Int = 0,
+        dependsOn: [String] = [], once: Bool = false
+    ) throws -> Trigger {
+        Trigger(
+            event: event, task: task,
+            request: try JobRequest(executor: executor, payloadJSON: payload, options: .init(queue: "boot", priority: priority)),
+            dependsOn: dependsOn, once: once)
+    }
+
+    @Test func anEmitRunsHigherPriorityFirstAndDependentsAfterTheirDependencies() async throws {
+        let queue = try JobQueue.inMemory()
+        try await queue.addTrigger(try trigger("a"))
+        try await queue.addTrigger(try trigger("b", priority: 10))
+        try await queue.addTrigger(try trigger("c", priority: 5, dependsOn: ["a"]))
+        try await queue.addTrigger(try trigger("d", priority: 20, dependsOn: ["b"]))
+        try await queue.addTrigger(try trigger("other", event: "app.closed"))
+        let emitted = try await queue.emit("app.launched", payloadJSON: #"{"version":"2.1"}"#)
+        #expect(!emitted.deduplicated)
+        #expect(emitted.jobs.map(\.name) == ["app.launched/b", "app.launched/d", "app.launched/a", "app.launched/c"])
+        #expect(emitted.jobs.map(\.state) == [.ready, .waiting, .ready, .waiting])
+        #expect(emitted.jobs.map(\.priority) == [10, 20, 0, 5])
+        #expect(emitted.jobs.allSatisfy { $0.queue == "boot" })
+        // One worker slot: b (10) is claimed before a (0); d and c start only after b and a succeeded.
+        try await work(queue, queues: ["boot"], concurrency: 1)
+        let finished = Dictionary(uniqueKeysWithValues: try await queue.jobs(state: .succeeded).map { ($0.name!, $0) })
+        #expect(finished.count == 4)
+        func job(_ task: String) throws -> Job { try #require(finished["app.launched/\(task)"]) }
+        let starts = try await queue.events(after: 0, filter: EventFilter(kinds: [.started]), limit: 10).map(\.jobID)
+        #expect(try starts.firstIndex(of: job("b").id)! < starts.firstIndex(of: job("a").id)!, "claimed in priority order")
+        #expect(try job("d").startedAt! >= job("b").finishedAt!)
+        #expect(try job("c").startedAt! >= job("a").finishedAt!)
+    }
+
+    @Test func theEmittedPayloadIsSetUnderEventInEachTasksPayload() async throws {
+        let queue = try JobQueue.inMemory()
+        try await queue.addTrigger(try trigger("report", payload: #"{"format":"pdf","event":"overwritten"}"#))
+        let job = try #require(try await queue.emit("app.launched", payloadJSON: #"{"user":7}"#).jobs.first)
+        #expect(try JSONDecoder().decode(JSONValue.self, from: Data(job.payloadJSON.utf8))
+            == .object(["format": .string("pdf"), "event": .object(["user": .integer(7)])]))
+        // Without a payload, "event" is an empty object.
+        let plain = try #require(try await queue.emit("app.launched").jobs.first)
+        #expect(plain.payloadJSON.contains(#""event":{}"#))
+    }
+
+    @Test func aOnceTaskRunsAtTheFirstEmitOnlyEvenAcrossARestart() async throws {
+        let store = try TemporaryStore()
+        var queue = try store.open()
+        try await queue.addTrigger(try trigger("migrate", priority: 9, once: true))
+        try await queue.addTrigger(try trigger("sync", dependsOn: ["migrate"]))
+        let first = try await queue.emit("app.launched")
+        #expect(first.jobs.map(\.name) == ["app.launched/migrate", "app.launched/sync"])
+        #expect(first.jobs[1].state == .waiting)
+        queue = try store.open()  // the app restarts
+        let second = try await queue.emit("app.launched")
+        #expect(second.jobs.map(\.name) == ["app.launched/sync"])
+        #expect(second.jobs[0].state == .ready, "a dependency that does not run in this emit counts as met")
+        let migrate = try #require(try await queue.triggers(event: "app.launched").first { $0.task == "migrate" })
+        #expect(migrate.ranOnceAt != nil)
+        #expect(!migrate.isActive)
+        // Replacing the task keeps the record; removing and adding it again runs it once more.
+        try await queue.addTrigger(try trigger("migrate", priority: 9, once: true))
+        #expect(try await queue.emit("app.launched").jobs.map(\.name) == ["app.launched/sync"])
+        try await queue.removeTrigger(event: "app.launched", task: "sync")
+        try await queue.removeTrigger(event: "app.launched", task: "migrate")
+        try await queue.addTrigger(try trigger("migrate", once: true))
+        #expect(try await queue.emit("app.launched").jobs.map(\.name) == ["app.launched/migrate"])
+    }
+
+    @Test func aDedupeKeyWithin24HoursEnqueuesNothingAndAnswersWithTheFirstJobs() async throws {
+        let store = try TemporaryStore()
+        let queue = try store.open()
+        try await queue.addTrigger(try trigger("charge", event: "order.paid"))
+        try await queue.addTrigger(try trigger("receipt", event: "order.paid", dependsOn: ["charge"]))
+        let first = try await queue.emit("order.paid", payloadJSON: #"{"order":1}"#, dedupe: "order-1")
+        let again = try await queue.emit("order.paid", payloadJSON: #"{"order":1}"#, dedupe: "order-1")
+        #expect(again.deduplicated)
+        #expect(again.jobs.map(\.id) == first.jobs.map(\.id))
+        #expect(try await queue.jobs().count == 2)
+        #expect(!(try await queue.emit("order.paid", dedupe: "order-2")).deduplicated)
+        #expect(try await queue.jobs().count == 4)
+        // A day later the key is free again.
+        try await DatabaseQueue(path: store.path).write { db in
+            try db.execute(sql: "UPDATE trigger_emits SET emitted_at = emitted_at - 86401 WHERE dedupe = 'order-1'")
+        }
+        let later = try await queue.emit("order.paid", dedupe: "order-1")
+        #expect(!later.deduplicated)
+        #expect(try await queue.jobs().count == 6)
+    }
+
+    @Test func cyclesUnknownDependenciesAndBadTasksAreRefusedAndStoreNothing() async throws {
+        let queue = try JobQueue.inMemory()
+        try await queue.addTrigger(try trigger("a"))
+        try await queue.addTrigger(try trigger("b", dependsOn: ["a"]))
+        try await queue.addTrigger(try trigger("c", dependsOn: ["b"]))
+        let refused: [(Trigger, String)] = [
+            (try trigger("a", dependsOn: ["c"]), "cycle (a -> c -> b -> a)"),
+            (try trigger("a", dependsOn: ["a"]), "cannot depend on itself"),
+            (try trigger("d", dependsOn: ["zzz"]), "depends on 'zzz', which is not a task of event 'app.launched'"),
+            (try trigger("d", payload: "[1,2]"), "the payload must be a JSON object"),
+            (try trigger("bad name"), "task name 'bad name' must be"),
+            (try trigger("d", event: ""), "event name '' must be"),
+            (try trigger("d", dependsOn: ["a", "a"]), "names a task twice"),
+        ]
+        for (bad, message) in refused {
+            let error = await #expect(throws: JobQueueError.self) { try await queue.addTrigger(bad) }
+            #expect(error?.description.contains(message) == true, "\(String(describing: error))")
+        }
+        let stored = try await queue.triggers()
+        #expect(stored.map(\.task) == ["a", "b", "c"])
+        #expect(stored[0].dependsOn.isEmpty, "the refused replacement left task a as it was")
+        await #expect(throws: JobQueueError.self) { try await queue.emit("app.launched", payloadJSON: "{nope") }
+        await #expect(throws: JobQueueError.self) { try await queue.emit("bad event") }
+        #expect(try await queue.jobs().isEmpty)
+    }
+
+    @Test func pauseResumeAndRemoveByNameAreEvents() async throws {
+        let queue = try JobQueue.inMemory()
+        try await queue.addTrigger(try trigger("a"))
+        try await queue.addTrigger(try trigger("b", dependsOn: ["a"]))
+        try await queue.pauseTrigger(event: "app.launched", task: "a")
+        let paused = try await queue.emit("app.launched")
+        #expect(paused.jobs.map(\.name) == ["app.launched/b"])
+        try await queue.resumeTrigger(event: "app.launched", task: "a")
+        #expect(try await queue.emit("app.launched").jobs.count == 2)
+        let error = await #expect(throws: JobQueueError.self) { try await queue.removeTrigger(event: "app.launched", task: "a") }
+        #expect(error?.description.contains("depends on a") == true)
+        try await queue.removeTrigger(event: "app.launched", task: "b")
+        try await queue.removeTrigger(event: "app.launched", task: "a")
+        await #expect(throws: JobQueueError.self) { try await queue.removeTrigger(event: "app.launched", task: "a") }
+        await #expect(throws: JobQueueError.self) { try await queue.pauseTrigger(event: "app.launched", task: "nope") }
+        let emptied = try await queue.emit("app.launched")
+        #expect(emptied.jobs.isEmpty)
+        let changes = try await queue.events(after: 0, filter: EventFilter(kinds: [.trigger]), limit: 100).map { event in
+            let data = try JSONDecoder().decode([String: JSONValue].self, from: Data(event.dataJSON!.utf8))
+            return [data["task"], data["change"]].compactMap { value -> String? in
+                if case .string(let text)? = value { return text }
+                return nil
+            }.joined(separator: " ")
+        }
+        #expect(changes == [
+            "a added", "b added", "a paused", "emitted", "a resumed", "emitted", "b removed", "a removed", "emitted",
+        ])
+    }
+}
