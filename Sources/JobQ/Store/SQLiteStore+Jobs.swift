@@ -247,6 +247,8 @@ extension SQLiteStore {
             try db.execute(sql: "DELETE FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows)")
             try db.execute(
                 sql: "DELETE FROM events WHERE job_id IS NULL AND created_at < ?", arguments: [cutoff.timeIntervalSince1970])
+            // Dedupe keys of emits are remembered for 24 hours; older ones answer nothing.
+            try db.execute(sql: "DELETE FROM trigger_emits WHERE emitted_at < ?", arguments: [Self.now() - Self.dedupeWindow])
             return removed
         }
     }

@@ -4,7 +4,8 @@
 //
 //   jobs, kills, re-deliveries, lost, duplicates, over-attempts, event gaps, batch firings,
 //   workflows and trees final exactly once, trees holding exactly their jobs, one job per
-//   schedule occurrence, lane order, jobs left waiting, integrity, busy errors seen by users
+//   schedule occurrence, trigger jobs once per deduped emit and in dependency order, unique keys
+//   never held twice at once, lane order, jobs left waiting, integrity, busy errors seen by users
 //
 // and exits 1 if any promise was broken.
 //
@@ -119,6 +120,31 @@ let scheduleTimes = max(20, options.jobs / 200)
 precondition(run(["schedule", "add", "chaos-tick", "echo", "--every", "150ms", "--times", "\(scheduleTimes)", "--missed", "catchUp"], log: "setup.log")
     .waitUntilExitAndStatus() == 0)
 
+// Event triggers: two emitters emit the same dedupe keys at once, and enqueue unique jobs of the
+// same few keys. Each key's emit makes its tasks once; `second` waits for that emit's `first`;
+// `boot` runs once ever; a unique key is never held by two unfinished jobs at once.
+let emits = max(20, options.jobs / 250)
+for (task, extra) in [
+    ("first", ["sum", "--payload", #"{"a": 1, "b": 1}"#, "--priority", "5", "--max-attempts", "10"]),
+    ("second", ["fail", "--payload", #"{"message": "flaky", "succeedFromAttempt": 2}"#, "--depends-on", "first", "--max-attempts", "10"]),
+    ("boot", ["sleep", "--payload", #"{"seconds": 0.05}"#, "--once", "--max-attempts", "10"]),
+] {
+    precondition(run(["trigger", "add", "chaos.event", task] + extra, log: "setup.log").waitUntilExitAndStatus() == 0)
+}
+func emitter(_ number: Int) throws -> Process {
+    let script = (0..<emits).map { index in
+        "\(binary) --db \(db) emit chaos.event --dedupe e-\(index) >> \(directory.path)/emitted-\(number).txt || exit 1\n"
+            + "\(binary) --db \(db) enqueue sleep --payload '{\"seconds\": 0.05}' --max-attempts 10 --unique chaos-u-\(index % 5) "
+            + ">> \(directory.path)/unique-\(number).txt || exit 1"
+    }.joined(separator: "\n")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", script]
+    process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+    try process.run()
+    return process
+}
+
 // Producers: each enqueues its share in files of 50 lines; the ids printed are acknowledged.
 func jobLine(_ index: Int) -> String {
     switch index % 10 {
@@ -149,17 +175,19 @@ for producer in 0..<options.producers {
     try process.run()
     producers.append(process)
 }
+producers += try (0..<2).map(emitter)
 
 // Workers, and the killer.
 let workerArguments = ["work", "--lease", "1s", "--concurrency", "4", "--backoff", "50ms", "--grace", "2s"]
 var workers = (0..<options.workers).map { run(workerArguments, log: "worker-\($0).log") }
 var kills = 0
 let started = Date()
+func ids(in file: String) -> [Int64] {
+    let text = (try? String(contentsOfFile: directory.appendingPathComponent(file).path, encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").compactMap { Int64($0) }
+}
 func acknowledged() -> [Int64] {
-    (0..<options.producers).flatMap { producer -> [Int64] in
-        let text = (try? String(contentsOfFile: directory.appendingPathComponent("acked-\(producer).txt").path, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap { Int64($0) }
-    }
+    (0..<options.producers).flatMap { ids(in: "acked-\($0).txt") }
 }
 let store = try DatabaseQueue(path: db, configuration: { var c = Configuration(); c.readonly = true; c.busyMode = .timeout(10); return c }())
 func unfinished() throws -> Int {
@@ -188,9 +216,12 @@ let producerFailures = producers.filter { $0.terminationStatus != 0 }.count
 
 // The checks.
 let acked = acknowledged()
+// Ids printed by `emit` and `enqueue --unique` are acknowledged too (a repeated id is the
+// existing job or the earlier emit's, printed again).
+let emittedAndUnique = Set((0..<2).flatMap { ids(in: "emitted-\($0).txt") + ids(in: "unique-\($0).txt") })
 let report = try store.read { db -> [String: Int] in
     var figures: [String: Int] = [:]
-    let ackedList = "[" + acked.map(String.init).joined(separator: ",") + "]"
+    let ackedList = "[" + (acked + emittedAndUnique).map(String.init).joined(separator: ",") + "]"
     figures["lost"] = try Int.fetchOne(db, sql: """
         SELECT COUNT(*) FROM json_each(?) LEFT JOIN jobs ON jobs.id = json_each.value
         WHERE jobs.id IS NULL OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
@@ -233,6 +264,24 @@ let report = try store.read { db -> [String: Int] in
     figures["scheduleJobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT occurrence) FROM jobs WHERE schedule = 'chaos-tick'") ?? -1
     figures["scheduleRows"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE schedule = 'chaos-tick'") ?? -1
     figures["waiting"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE state = 'waiting'") ?? -1
+    // Triggers: one job per task per dedupe key, `boot` once, and no `second` that started
+    // before the `first` of its emit had finished.
+    for task in ["first", "second", "boot"] {
+        figures["trigger-\(task)"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE name = ?", arguments: ["chaos.event/\(task)"]) ?? -1
+    }
+    figures["triggerOrder"] = try Int.fetchOne(db, sql: """
+        SELECT COUNT(*) FROM jobs s JOIN dependencies d ON d.job_id = s.id JOIN jobs f ON f.id = d.depends_on
+        WHERE s.name = 'chaos.event/second' AND (s.started_at < f.finished_at OR f.name != 'chaos.event/first')
+        """) ?? -1
+    figures["triggerUnlinked"] = try Int.fetchOne(db, sql: """
+        SELECT COUNT(*) FROM jobs s WHERE s.name = 'chaos.event/second' AND (SELECT COUNT(*) FROM dependencies d WHERE d.job_id = s.id) != 1
+        """) ?? -1
+    // Unique keys: a job made while another job of its key was unfinished.
+    figures["uniqueJobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE unique_key IS NOT NULL") ?? -1
+    figures["uniqueOverlaps"] = try Int.fetchOne(db, sql: """
+        SELECT COUNT(*) FROM jobs a JOIN jobs b ON b.unique_key = a.unique_key AND b.id > a.id
+        WHERE a.unique_key IS NOT NULL AND (a.finished_at IS NULL OR b.created_at < a.finished_at)
+        """) ?? -1
     // A lane job that started before the one appended before it had finished.
     figures["laneJobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE lane = 'chaos'") ?? -1
     figures["laneOverlaps"] = try Int.fetchOne(db, sql: """
@@ -249,7 +298,7 @@ for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) 
 func figure(_ key: String) -> Int { report[key] ?? -1 }
 var broken: [String] = []
 if acked.count != options.jobs { broken.append("acknowledged") }
-for key in ["lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "treesWithWrongJobs"] where figure(key) != 0 { broken.append(key) }
+for key in ["lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "treesWithWrongJobs", "triggerOrder", "triggerUnlinked", "uniqueOverlaps"] where figure(key) != 0 { broken.append(key) }
 // Every workflow recovers from the kills: its flaky steps succeed on a retry, its doomed ones are
 // contained by `continue` groups.
 let allWorkflows = workflowCount + treeCount
@@ -257,6 +306,7 @@ if figure("workflows") != allWorkflows || figure("workflowsFinalOnce") != allWor
     broken.append("workflows")
 }
 if figure("scheduleJobs") != scheduleTimes || figure("scheduleRows") != scheduleTimes { broken.append("schedule") }
+if figure("trigger-first") != emits || figure("trigger-second") != emits || figure("trigger-boot") != 1 { broken.append("triggers") }
 if figure("treesFinalOnce") != treeCount || figure("treesSucceeded") != treeCount { broken.append("trees") }
 if figure("batchFirings") != 1 || figure("batchCallbacks") != 1 { broken.append("batch") }
 if figure("integrityOK") != 1 { broken.append("integrity") }
@@ -270,6 +320,8 @@ line += "event gaps \(figure("eventGaps")), batch firings \(figure("batchFirings
 line += "workflows final once \(figure("workflowsFinalOnce"))/\(allWorkflows) (succeeded \(figure("workflowsSucceeded"))), "
 line += "trees final once \(figure("treesFinalOnce"))/\(treeCount) (succeeded \(figure("treesSucceeded")), wrong job counts \(figure("treesWithWrongJobs"))), "
 line += "schedule jobs \(figure("scheduleRows"))/\(scheduleTimes) (occurrences \(figure("scheduleJobs"))), "
+line += "trigger jobs \(figure("trigger-first"))+\(figure("trigger-second"))/\(emits)+\(emits) (once \(figure("trigger-boot")), out of order \(figure("triggerOrder") + figure("triggerUnlinked"))), "
+line += "unique jobs \(figure("uniqueJobs")) (overlaps \(figure("uniqueOverlaps"))), "
 line += "lane jobs \(figure("laneJobs")) (overlaps \(figure("laneOverlaps"))), waiting \(figure("waiting")), "
 line += "integrity \(figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), \(elapsed)"
 if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(db)" }
