@@ -13,10 +13,12 @@ extension SQLiteStore {
                 throw requests.count == 1 ? error : .invalidInput("job \(index + 1) of \(requests.count): \(error.description)")
             }
         }
-        let now = Self.now()
         // A few jobs are a small transaction; a big batch goes to GRDB's writer thread.
         return try await write(requests.count <= 100 ? .small : .large) { db in
-            try requests.map { request in
+            // The time is read once the write lock is held, so that creation times follow
+            // commit order (a unique key's next holder is never created before the last let go).
+            let now = Self.now()
+            return try requests.map { request in
                 if let unique = request.options.unique, let holder = try Self.takeUniqueKey(db, unique.key, now: now) {
                     return Enqueued(job: holder, existed: true)
                 }

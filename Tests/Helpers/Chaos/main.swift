@@ -276,11 +276,17 @@ let report = try store.read { db -> [String: Int] in
     figures["triggerUnlinked"] = try Int.fetchOne(db, sql: """
         SELECT COUNT(*) FROM jobs s WHERE s.name = 'chaos.event/second' AND (SELECT COUNT(*) FROM dependencies d WHERE d.job_id = s.id) != 1
         """) ?? -1
-    // Unique keys: a job made while another job of its key was unfinished.
+    // Unique keys: a job stored (its `enqueued` event, in commit order) before the job of its key
+    // stored before it had finished (its final event).
     figures["uniqueJobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE unique_key IS NOT NULL") ?? -1
     figures["uniqueOverlaps"] = try Int.fetchOne(db, sql: """
-        SELECT COUNT(*) FROM jobs a JOIN jobs b ON b.unique_key = a.unique_key AND b.id > a.id
-        WHERE a.unique_key IS NOT NULL AND (a.finished_at IS NULL OR b.created_at < a.finished_at)
+        WITH marks AS (
+            SELECT j.id, j.unique_key,
+                (SELECT MIN(e.id) FROM events e WHERE e.job_id = j.id AND e.kind = 'enqueued') AS stored,
+                (SELECT MAX(e.id) FROM events e WHERE e.job_id = j.id AND e.kind IN ('succeeded', 'dead', 'cancelled')) AS finished
+            FROM jobs j WHERE j.unique_key IS NOT NULL)
+        SELECT COUNT(*) FROM marks a JOIN marks b ON b.unique_key = a.unique_key AND b.id > a.id
+        WHERE a.finished IS NULL OR b.stored < a.finished
         """) ?? -1
     // A lane job that started before the one appended before it had finished.
     figures["laneJobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE lane = 'chaos'") ?? -1
