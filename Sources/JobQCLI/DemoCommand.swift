@@ -76,9 +76,14 @@ struct DemoCommand: AsyncParsableCommand {
             print("  workflow \(workflow) \(status.state.rawValue): \(status.jobs.count) steps")
         }
         print("")
-        print("look around:  jobq --db \(path) status")
-        print("              jobq --db \(path) list --state dead")
-        print("              jobq --db \(path) workflow show \(workflow)")
+        // Commands that work from here: `jobq` is not on PATH after `swift run jobq demo`.
+        let jobq = "\(InvocationHint.command) --db \(InvocationHint.quoted(path))"
+        print("look around:  \(jobq) status")
+        print("              \(jobq) list --state dead")
+        print("              \(jobq) workflow show \(workflow)")
+        if InvocationHint.command != "jobq" {
+            print("install jobq: see README, \"Installing the command line\" (swift build -c release, then copy .build/release/jobq)")
+        }
         let unfinished = JobState.allCases.filter { !$0.isFinal }.reduce(0) { $0 + (counts[$1.rawValue] ?? 0) }
         if unfinished > 0 {
             throw CLIError.failure("\(unfinished) job(s) did not finish")

@@ -168,6 +168,22 @@ struct CLITests {
         #expect(jobs.count == 60 + 5)
         #expect(jobs.allSatisfy { ["succeeded", "dead"].contains($0["state"] as? String) })
         #expect(jobs.contains { $0["state"] as? String == "succeeded" && ($0["attempt"] as? Int ?? 0) > 1 })
+
+        // The commands it suggests work from where the user stands, though `jobq` is not on PATH.
+        let hints = result.stdout.split(separator: "\n").compactMap { line -> String? in
+            let text = line.replacingOccurrences(of: "look around:", with: "").trimmingCharacters(in: .whitespaces)
+            return text.contains(" --db ") ? text : nil
+        }
+        #expect(hints.count == 3, "\(result.stdout)")
+        #expect(hints.allSatisfy { !$0.hasPrefix("jobq ") }, "jobq is not on the tests' PATH: \(hints)")
+        for hint in hints {
+            let out = store.directory.appendingPathComponent("hint.out").path
+            let shell = try Child(
+                executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", hint], environment: [:], stdoutPath: out,
+                stderrPath: store.directory.appendingPathComponent("hint.err").path)
+            await shell.wait()
+            #expect(shell.terminationStatus == 0, "`\(hint)` failed: \((try? String(contentsOfFile: out, encoding: .utf8)) ?? "")")
+        }
     }
 }
 

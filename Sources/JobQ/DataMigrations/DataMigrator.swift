@@ -74,6 +74,10 @@ public struct DataMigrationContext: Sendable {
     /// Runs `body` in one write transaction on the jobq store that also records this step as
     /// done: the step's changes and its record commit together, or not at all. Use it at most
     /// once per step, for tables you keep in the jobq store.
+    ///
+    /// SQLite only: `body` gets GRDB's `Database` for the store's SQLite file. A store on another
+    /// database (the PostgreSQL store) offers its own transactional hook instead, so code that
+    /// uses this one keeps compiling and running unchanged on SQLite.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await recorder.recordWithChanges(body)
