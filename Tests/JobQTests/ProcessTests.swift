@@ -17,10 +17,12 @@ struct ProcessTests {
         let logPath = store.directory.appendingPathComponent(log).path
         let worker = try CLI.startDetached(["work"] + workerArguments, db: db, logPath: logPath)
         let deadline = Date().addingTimeInterval(15)
-        while try await CLITests.job(db, id)["state"] as? String != "running", Date() < deadline {
+        var state = try await CLITests.job(db, id)["state"] as? String
+        while state != "running", Date() < deadline {
             try await pause(0.05)
+            state = try await CLITests.job(db, id)["state"] as? String
         }
-        try #require(try await CLITests.job(db, id)["state"] as? String == "running", "the worker never started the job")
+        try #require(state == "running", "the worker never started the job")
         return (id, worker, logPath)
     }
 

@@ -39,6 +39,32 @@ struct ScheduleTests {
         #expect(status.upcoming(5).isEmpty)
     }
 
+    /// An interval whose start has a fraction of a millisecond: its occurrences are rounded to
+    /// the millisecond, and a look between a rounded occurrence and the true one must not name
+    /// the same occurrence again (it made the same job twice, or counted one job that was not
+    /// made, when a scheduler woke inside that half millisecond).
+    @Test func aLookInsideTheRoundingOfAnOccurrenceNamesTheNextOne() async throws {
+        let start = Date(timeIntervalSince1970: 1_000.0004)
+        let timing = Schedule.Timing.every(.seconds(1), times: nil, start: start)
+        let made = Date(timeIntervalSince1970: 1_001.000)  // the second occurrence, 1001.0004, rounded
+        #expect(ScheduleClock.occurrence(after: Date(timeIntervalSince1970: 1_000.5), timing: timing, made: 1) == made)
+        #expect(ScheduleClock.occurrence(after: Date(timeIntervalSince1970: 1_001.0002), timing: timing, made: 2)
+            == Date(timeIntervalSince1970: 1_002.000))
+        #expect(ScheduleClock.occurrence(after: made, timing: timing, made: 2) == Date(timeIntervalSince1970: 1_002.000))
+
+        let queue = try JobQueue.inMemory()
+        try await queue.addSchedule(Schedule(name: "fine", request: try request(), timing: timing))
+        var jobs: [JobID] = []
+        for t in [1_000.0, 1_000.0005, 1_001.0001, 1_001.0003, 1_002.0002, 1_002.5, 1_003.0001] {
+            jobs += try await queue.runDueSchedules(now: Date(timeIntervalSince1970: t))
+        }
+        #expect(jobs.count == 4)
+        let status = try #require(try await queue.schedule("fine"))
+        #expect(status.made == 4, "made counts the jobs made, none twice")
+        #expect(Set(try await queue.scheduleRuns("fine").map(\.occurrence)).count == 4)
+        #expect(Set(status.upcoming(5)).count == 5, "upcoming occurrences are distinct")
+    }
+
     @Test func atRunsOnce() async throws {
         let queue = try JobQueue.inMemory()
         try await queue.addSchedule(Schedule(name: "once", request: try request(), timing: .at(Self.t0.addingTimeInterval(90))))

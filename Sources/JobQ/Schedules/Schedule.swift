@@ -171,9 +171,14 @@ enum ScheduleClock {
             let origin = (start ?? date).timeIntervalSince1970
             let now = date.timeIntervalSince1970
             guard now >= origin else { return Date(timeIntervalSince1970: origin) }
-            // The grid point after `date`, to the millisecond.
-            let k = ((now - origin) / step).rounded(.down) + 1
-            return Date(timeIntervalSince1970: ((origin + k * step) * 1000).rounded() / 1000)
+            // The grid point after `date`, to the millisecond. Rounding can move a point up to
+            // half a millisecond below where it lies, so a point must be after `date` once
+            // rounded: otherwise a look inside that half millisecond would name the occurrence
+            // it has just made as the next one.
+            var k = ((now - origin) / step).rounded(.down) + 1
+            func point(_ k: Double) -> Double { ((origin + k * step) * 1000).rounded() / 1000 }
+            while point(k) <= now { k += 1 }
+            return Date(timeIntervalSince1970: point(k))
         case .cron(let cron, let zone):
             return cron.next(after: date, in: zone)
         }

@@ -5,9 +5,14 @@ import GRDB
 extension SQLiteStore {
     /// Claims up to `limit` ready jobs from `queues`, in queue order, then by priority (higher
     /// first), run time and id. One transaction: it first makes due scheduled and retrying jobs
-    /// ready, then claims each unpaused queue with one index-ordered UPDATE ... RETURNING, and
-    /// writes a `started` event per job.
-    func claim(queues: [String], limit: Int, workerID: String, lease: Duration) async throws -> [ClaimedJob] {
+    /// ready, then claims each unpaused queue with one index-ordered UPDATE ... RETURNING.
+    ///
+    /// A claimed job is `running` under the worker's lease with its attempt number taken, but
+    /// its attempt has not started (`started_at` is NULL) until ``markStarted(_:workerID:)``
+    /// records it; the first `startingNow` jobs (those the worker hands to free slots at once)
+    /// are marked here, with their `started` events. A claimed job whose worker dies before its
+    /// start is recorded gets its attempt back (``reclaimExpiredLeases()``).
+    func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int = .max) async throws -> [ClaimedJob] {
         guard limit > 0 else { return [] }
         return try await write(.small) { db in
             // The lease starts when the claim commits, not before it waited for the write lock:
@@ -26,7 +31,7 @@ extension SQLiteStore {
             let statement = try RawStatement(
                 db,
                 sql: """
-                    UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?, lease_until = ?, started_at = ?
+                    UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?, lease_until = ?, started_at = NULL
                     WHERE id IN (
                         SELECT id FROM jobs WHERE state = 'ready' AND queue = ?
                         ORDER BY priority DESC, run_at, id LIMIT ?)
@@ -37,9 +42,8 @@ extension SQLiteStore {
             for queue in queues where claimed.count < limit && !paused.contains(queue) {
                 statement.bind(1, workerID)
                 statement.bind(2, leaseUntil)
-                statement.bind(3, now)
-                statement.bind(4, queue)
-                statement.bind(5, limit - claimed.count)
+                statement.bind(3, queue)
+                statement.bind(4, limit - claimed.count)
                 var rows: [ClaimedJob] = []
                 while try statement.step() { rows.append(ClaimedJob(statement)) }
                 statement.reset()
@@ -56,16 +60,43 @@ extension SQLiteStore {
                     context.reset()
                 }
             }
-            let worker = JSONText.string(workerID)
-            var events = PendingEvents(now: now)
-            for job in claimed {
-                events.append(
-                    job: job.id, kind: .started, queue: job.queue, executor: job.executor, batch: job.batch,
-                    data: "{\"attempt\":\(job.attempt),\"worker\":\(worker)}", workflow: job.workflowID)
+            let starting = min(startingNow, claimed.count)
+            if starting > 0 {
+                var events = PendingEvents(now: now)
+                _ = try Self.markStarted(db, claimed[..<starting], workerID: workerID, events: &events)
+                try events.flush(db)
+                for index in 0..<starting { claimed[index].startRecorded = true }
             }
-            try events.flush(db)
             return claimed
         }
+    }
+
+    /// Records that these claimed attempts start now, with a `started` event each; fenced like
+    /// a completion, so a job cancelled or taken over meanwhile is not started. Returns the ids
+    /// the fence refused.
+    static func markStarted(
+        _ db: Database, _ jobs: some Collection<ClaimedJob>, workerID: String, events: inout PendingEvents
+    ) throws -> Set<JobID> {
+        let statement = try RawStatement(
+            db,
+            sql: "UPDATE jobs SET started_at = ?1 WHERE id = ?2 AND state = 'running' AND worker_id = ?3 AND attempt = ?4 AND started_at IS NULL")
+        let worker = JSONText.string(workerID)
+        var refused: Set<JobID> = []
+        for job in jobs {
+            statement.bind(1, events.now)
+            statement.bind(2, job.id)
+            statement.bind(3, workerID)
+            statement.bind(4, job.attempt)
+            try statement.run()
+            guard db.changesCount > 0 else {
+                refused.insert(job.id)
+                continue
+            }
+            events.append(
+                job: job.id, kind: .started, queue: job.queue, executor: job.executor, batch: job.batch,
+                data: "{\"attempt\":\(job.attempt),\"worker\":\(worker)}", workflow: job.workflowID)
+        }
+        return refused
     }
 
     /// Extends the lease of every job this worker holds, and returns their ids; the caller
@@ -117,13 +148,20 @@ extension SQLiteStore {
         return try await write { db in
             let expired = try Row.fetchAll(
                 db,
-                sql: "SELECT \(ClaimedJob.columns), worker_id FROM jobs WHERE state = 'running' AND lease_until < ?",
+                sql: "SELECT \(ClaimedJob.columns), worker_id, started_at FROM jobs WHERE state = 'running' AND lease_until < ?",
                 arguments: [now])
             let facts = try StoreFacts.read(db)
             var events = PendingEvents(now: now)
             for row in expired {
                 let job = ClaimedJob(row)
                 let worker: String? = row["worker_id"]
+                if row["started_at"] as Double? == nil {
+                    // Claimed ahead into a worker that died before the attempt started: the job
+                    // gets its attempt back and runs again, as if never claimed.
+                    try Self.record(db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events,
+                        reason: "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted")
+                    continue
+                }
                 let error = "attempt \(job.attempt) lost its lease: worker \(worker ?? "?") stopped renewing it (crashed, killed or hung)"
                 let outcome: AttemptOutcome = job.attempt >= job.maxAttempts
                     ? .dead(error: error, timedOut: false) : .retry(error: error, at: Date(timeIntervalSince1970: now), timedOut: false)

@@ -10,17 +10,30 @@ extension SQLiteStore {
     /// Returns the ids whose outcome was refused by the fence.
     @discardableResult
     func complete(_ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], workerID: String) async throws -> Set<JobID> {
-        let now = Self.now()
-        return try await write(.small) { db in
+        try await complete(outcomes, starting: [], workerID: workerID).outcomes
+    }
+
+    /// Records outcomes and, in the same transaction, the starts of the attempts about to run
+    /// (a slot's next job starts as its last one is recorded). Returns the ids whose outcome,
+    /// and those whose start, the fence refused.
+    func complete(
+        _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
+    ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {
+        try await write(.small) { db in
+            // Read once the write lock is held: a start is stamped when it commits.
+            let now = Self.now()
             var refused: Set<JobID> = []
-            let facts = try StoreFacts.read(db)
             var events = PendingEvents(now: now)
-            for (job, outcome) in outcomes {
-                let recorded = try Self.record(db, job: job, outcome: outcome, fence: .worker(workerID), facts: facts, events: &events)
-                if !recorded { refused.insert(job.id) }
+            if !outcomes.isEmpty {
+                let facts = try StoreFacts.read(db)
+                for (job, outcome) in outcomes {
+                    let recorded = try Self.record(db, job: job, outcome: outcome, fence: .worker(workerID), facts: facts, events: &events)
+                    if !recorded { refused.insert(job.id) }
+                }
             }
+            let refusedStarts = try Self.markStarted(db, starting, workerID: workerID, events: &events)
             try events.flush(db)
-            return refused
+            return (refused, refusedStarts)
         }
     }
 
@@ -53,11 +66,13 @@ extension SQLiteStore {
     /// transaction: they spare every success the lookups of features the store does not use.
     @discardableResult
     static func record(
-        _ db: Database, job: ClaimedJob, outcome: AttemptOutcome, fence: Fence, facts: StoreFacts, events: inout PendingEvents
+        _ db: Database, job: ClaimedJob, outcome: AttemptOutcome, fence: Fence, facts: StoreFacts, events: inout PendingEvents,
+        reason: String? = nil
     ) throws -> Bool {
         let now = events.now
         var data = JSONObjectBuilder()
         data.add("attempt", int: job.attempt)
+        data.add("reason", string: reason)
         let kind: EventKind
         let finalState: JobState?
         let update: RawStatement

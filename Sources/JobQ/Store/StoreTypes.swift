@@ -28,6 +28,9 @@ struct ClaimedJob: Sendable, Hashable {
     let treeNode: Int64?
     /// The workflow's shared context when the job was claimed (set by the claim).
     var sharedJSON: String?
+    /// Whether the claim recorded the attempt's start (a job handed to a free slot at once);
+    /// otherwise the worker records it, durably, just before the job runs.
+    var startRecorded = false
 
     static let columns = """
         id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout, name, batch, checkpoint, snoozes,

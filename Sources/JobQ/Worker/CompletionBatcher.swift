@@ -1,12 +1,17 @@
 import Synchronization
 
-/// Coalesces the outcomes of many attempts into one write transaction.
+/// Coalesces the outcomes of many attempts, and the starts of the attempts that follow them,
+/// into one write transaction.
 ///
-/// Submitting does not wait: a slot hands over its outcome and starts its next job at once.
-/// The first outcome to arrive starts a flush, so nothing waits on a timer; outcomes that
-/// arrive while a transaction is being written join the next one. Under load that makes one
-/// transaction per batch of finished jobs instead of one per job. After each transaction the
-/// handler learns, per outcome, whether the fence accepted it.
+/// Submitting an outcome does not wait. The first item to arrive starts a flush, so nothing
+/// waits on a timer; items that arrive while a transaction is being written join the next one.
+/// Under load that makes one transaction per batch of finished jobs instead of one per job.
+/// After each transaction the handler learns, per outcome, whether the fence accepted it.
+///
+/// A start does wait: an attempt runs only once its start is committed, so that a job which
+/// crashes its worker has used an attempt (a poison job ends `dead`), while a job that only sat
+/// in a dead worker's buffer keeps its attempts. A slot's next start usually rides in the same
+/// transaction as its last outcome.
 final class CompletionBatcher: Sendable {
     struct Item: Sendable {
         let job: ClaimedJob
@@ -20,6 +25,7 @@ final class CompletionBatcher: Sendable {
 
     private struct State {
         var pending: [Item] = []
+        var starts: [(job: ClaimedJob, done: CheckedContinuation<StartResult, Never>)] = []
         var flushing = false
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -54,6 +60,31 @@ final class CompletionBatcher: Sendable {
         }
     }
 
+    /// How recording a start went.
+    enum StartResult: Sendable {
+        /// Committed: the attempt may run.
+        case started
+        /// The fence refused it: the job was cancelled or taken over; do not run it.
+        case refused
+        /// The transaction failed: the job is still claimed but not started.
+        case failed(any Error)
+    }
+
+    /// Records that `job`'s attempt starts, in the next transaction, and returns once it is
+    /// committed (or refused).
+    func start(_ job: ClaimedJob) async -> StartResult {
+        await withCheckedContinuation { continuation in
+            let startFlush = state.withLock { state in
+                state.starts.append((job, continuation))
+                defer { state.flushing = true }
+                return !state.flushing
+            }
+            if startFlush {
+                startImmediately { await self.flush(gathering: true) }
+            }
+        }
+    }
+
     /// Returns once every submitted outcome has been written (or has failed to be).
     func waitUntilIdle() async {
         await withCheckedContinuation { continuation in
@@ -74,25 +105,30 @@ final class CompletionBatcher: Sendable {
             for _ in 0..<3 { await Task.yield() }
         }
         while true {
-            let (batch, waiters) = state.withLock { state -> ([Item], [CheckedContinuation<Void, Never>]) in
+            let (batch, starts, waiters) = state.withLock { state in
                 let batch = state.pending
+                let starts = state.starts
                 state.pending = []
-                guard batch.isEmpty else { return (batch, []) }
+                state.starts = []
+                guard batch.isEmpty, starts.isEmpty else { return (batch, starts, [CheckedContinuation<Void, Never>]()) }
                 state.flushing = false
                 defer { state.idleWaiters = [] }
-                return (batch, state.idleWaiters)
+                return (batch, starts, state.idleWaiters)
             }
-            if batch.isEmpty {
+            if batch.isEmpty, starts.isEmpty {
                 for waiter in waiters { waiter.resume() }
                 return
             }
             let result: Result<Set<JobID>, any Error>
             do {
-                result = .success(try await store.complete(batch.map { ($0.job, $0.outcome) }, workerID: workerID))
+                let refused = try await store.complete(batch.map { ($0.job, $0.outcome) }, starting: starts.map(\.job), workerID: workerID)
+                result = .success(refused.outcomes)
+                for start in starts { start.done.resume(returning: refused.starts.contains(start.job.id) ? .refused : .started) }
             } catch {
                 result = .failure(error)
+                for start in starts { start.done.resume(returning: .failed(error)) }
             }
-            handler.withLock { $0 }?(batch, result)
+            if !batch.isEmpty { handler.withLock { $0 }?(batch, result) }
         }
     }
 }

@@ -46,6 +46,18 @@ extension WorkerPool {
     func attempt(_ job: ClaimedJob, race: AttemptRace) async -> AttemptOutcome? {
         let end: AttemptRace.End
         let sharedWrites = job.workflowID == nil ? nil : SharedWrites()
+        if !race.isResolved, !job.startRecorded {
+            // Claimed ahead: its start is committed before it runs (see CompletionBatcher).
+            switch await completions.start(job) {
+            case .started:
+                break
+            case .refused:
+                return nil
+            case .failed(let error):
+                logger.error("job \(job.id): could not record its start (\(error)); handing it back unstarted")
+                return .released
+            }
+        }
         if race.isResolved {
             // Interrupted while it waited in the buffer: never start it.
             end = .interrupted

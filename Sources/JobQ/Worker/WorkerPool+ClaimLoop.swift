@@ -59,7 +59,9 @@ extension WorkerPool {
                         if !worthClaiming {
                             worthClaiming = (try? await queue.store.hasClaimableWork(queues: queues)) ?? true
                         }
-                        if worthClaiming { claimed = await claim(limit: wanted) }
+                        // Jobs that go to free slots at once have their start recorded by the
+                        // claim itself; the rest start through the completion batcher.
+                        if worthClaiming { claimed = await claim(limit: wanted, startingNow: buffered == 0 ? max(0, concurrency - active) : 0) }
                         idle = claimed.count < wanted
                         state.withLock { $0.appendToBuffer(claimed) }
                         startSlots()
@@ -91,10 +93,10 @@ extension WorkerPool {
         }
     }
 
-    private func claim(limit: Int) async -> [BufferedJob] {
+    private func claim(limit: Int, startingNow: Int) async -> [BufferedJob] {
         do {
             let claimed = try await queue.store.claim(
-                queues: queues, limit: limit, workerID: workerID, lease: options.lease
+                queues: queues, limit: limit, workerID: workerID, lease: options.lease, startingNow: startingNow
             ).map { (job: $0, race: AttemptRace()) }
             state.withLock { state in
                 for (job, race) in claimed {

@@ -9,7 +9,7 @@
 //
 // and exits 1 if any promise was broken.
 //
-//   swift run -c release jobq-chaos --jobs 20000 [--workers 4] [--producers 2] [--kill-every-ms 300]
+//   swift run -c release jobq-chaos --jobs 20000 [--workers 4] [--producers 2] [--kill-every-ms 300] [--emits N]
 //
 // It runs the `jobq` binary next to itself (build it first: `swift build -c release`).
 
@@ -23,6 +23,8 @@ struct Options {
     var producers = 2
     var killEvery = 300
     var seed: UInt64 = 7
+    /// Emits per emitter (each also enqueues one unique job); default jobs / 250, at least 20.
+    var emits: Int?
 
     init(_ arguments: [String]) {
         var index = 1
@@ -34,6 +36,7 @@ struct Options {
             case "--producers": producers = Int(value) ?? producers
             case "--kill-every-ms": killEvery = Int(value) ?? killEvery
             case "--seed": seed = UInt64(value) ?? seed
+            case "--emits": emits = Int(value)
             default: break
             }
             index += 2
@@ -123,7 +126,7 @@ precondition(run(["schedule", "add", "chaos-tick", "echo", "--every", "150ms", "
 // Event triggers: two emitters emit the same dedupe keys at once, and enqueue unique jobs of the
 // same few keys. Each key's emit makes its tasks once; `second` waits for that emit's `first`;
 // `boot` runs once ever; a unique key is never held by two unfinished jobs at once.
-let emits = max(20, options.jobs / 250)
+let emits = options.emits ?? max(20, options.jobs / 250)
 for (task, extra) in [
     ("first", ["sum", "--payload", #"{"a": 1, "b": 1}"#, "--priority", "5", "--max-attempts", "10"]),
     ("second", ["fail", "--payload", #"{"message": "flaky", "succeedFromAttempt": 2}"#, "--depends-on", "first", "--max-attempts", "10"]),
