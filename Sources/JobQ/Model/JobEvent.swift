@@ -4,7 +4,8 @@ import Foundation
 public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// The job was stored. Data: `state`, `runAt`, `priority`.
     case enqueued
-    /// A worker claimed it. Data: `attempt`, `worker`.
+    /// An attempt started (committed before the executor runs; a job claimed ahead has none
+    /// until it leaves the worker's buffer). Data: `attempt`, `worker`.
     case started
     /// The executor reported progress. Data: `fraction`, `message`, and/or `data`.
     case progress
@@ -18,7 +19,8 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
     case dead
     /// Data: `from` (the state it was cancelled in).
     case cancelled
-    /// Handed back unfinished at shutdown; the attempt does not count. Data: `attempt`.
+    /// Handed back unfinished at shutdown, or claimed ahead by a worker that died before the
+    /// attempt started; the attempt does not count. Data: `attempt`, and `reason` for the latter.
     case released
     /// The executor asked to run again later without using an attempt. Data: `until`, `snoozes`.
     case snoozed

@@ -236,6 +236,13 @@ let report = try store.read { db -> [String: Int] in
     let (maxID, count) = try Row.fetchOne(db, sql: "SELECT MAX(id), COUNT(*) FROM events").map { ($0[0] as Int? ?? 0, $0[1] as Int) } ?? (0, 0)
     figures["eventGaps"] = maxID - count
     figures["redeliveries"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE kind IN ('failed', 'dead') AND data LIKE '%lost its lease%'") ?? -1
+    // Jobs claimed ahead into a killed worker's buffer: handed back with their attempts.
+    figures["bufferRedeliveries"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE kind = 'released' AND data LIKE '%before the attempt started%'") ?? -1
+    // An attempt counted that no `started` event shows (a start is committed before the job runs).
+    figures["burned"] = try Int.fetchOne(db, sql: """
+        SELECT COALESCE(SUM(MAX(0, j.attempt - (SELECT COUNT(*) FROM events e WHERE e.job_id = j.id AND e.kind = 'started'))), 0)
+        FROM jobs j WHERE j.state IN ('succeeded', 'dead', 'cancelled')
+        """) ?? -1
     figures["batchFirings"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE kind = 'batch'") ?? -1
     figures["batchCallbacks"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE executor = 'echo' AND workflow_id IS NULL AND schedule IS NULL") ?? -1
     figures["jobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs") ?? -1
@@ -307,7 +314,7 @@ for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) 
 func figure(_ key: String) -> Int { report[key] ?? -1 }
 var broken: [String] = []
 if acked.count != options.jobs { broken.append("acknowledged") }
-for key in ["lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "treesWithWrongJobs", "triggerOrder", "triggerUnlinked", "uniqueOverlaps"] where figure(key) != 0 { broken.append(key) }
+for key in ["lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "treesWithWrongJobs", "triggerOrder", "triggerUnlinked", "uniqueOverlaps", "burned"] where figure(key) != 0 { broken.append(key) }
 // Every workflow recovers from the kills: its flaky steps succeed on a retry, its doomed ones are
 // contained by `continue` groups.
 let allWorkflows = workflowCount + treeCount
@@ -323,7 +330,8 @@ if busy != 0 { broken.append("busy") }
 if producerFailures != 0 { broken.append("producers") }
 let ok = broken.isEmpty
 let elapsed = String(format: "%.1fs", Date().timeIntervalSince(started))
-var line = "chaos: jobs \(acked.count)/\(options.jobs) acknowledged, kills \(kills), re-deliveries \(figure("redeliveries")), "
+var line = "chaos: jobs \(acked.count)/\(options.jobs) acknowledged, kills \(kills), re-deliveries \(figure("redeliveries")) "
+line += "(+ \(figure("bufferRedeliveries")) never started), attempts burned by jobs that never started: \(figure("burned")), "
 line += "lost \(figure("lost")), duplicates \(figure("duplicates")), over-attempts \(figure("overAttempts")), "
 line += "event gaps \(figure("eventGaps")), batch firings \(figure("batchFirings")) (callbacks \(figure("batchCallbacks"))), "
 line += "workflows final once \(figure("workflowsFinalOnce"))/\(allWorkflows) (succeeded \(figure("workflowsSucceeded"))), "

@@ -36,6 +36,26 @@ enum Race {
         print("made \(made) deduplicated \(deduplicated)")
     }
 
+    /// `crash-worker --db PATH`: a pool whose `crash` executor kills its own process with
+    /// SIGKILL the moment it runs (a poison job); short leases, until every job is final.
+    static func crashWorker(db: String) async throws {
+        struct Crash: Executor {
+            static let name = "crash"
+            func run(_ input: JSONValue, context: JobContext) async throws -> JSONValue {
+                log("crash attempt \(context.attempt)")
+                kill(getpid(), SIGKILL)
+                return .null
+            }
+        }
+        let queue = try JobQueue(path: db)
+        var options = WorkerPool.Options()
+        options.lease = .milliseconds(300)
+        options.pollInterval = .milliseconds(20)
+        options.stopWhen = .allJobsFinished
+        try await WorkerPool(queue: queue, executors: [Crash()], options: options).run()
+        print("finished")
+    }
+
     /// `schedule-race --db PATH --from ISO8601 --seconds S --step D`: the scheduler's step at
     /// every simulated D seconds from --from for S seconds, logging `tick T` after each.
     static func scheduleRace(db: String) async throws {

@@ -5,7 +5,7 @@
 // HELPER_TARGET sets the migrator's target version (default 5).
 //
 // It is also one of several processes racing on one store (see Races.swift):
-//   jobq-test-helper enqueue-unique|emit|schedule-race --db PATH [options]
+//   jobq-test-helper enqueue-unique|emit|schedule-race|crash-worker --db PATH [options]
 
 import Foundation
 import JobQ
@@ -49,8 +49,9 @@ if let mode = CommandLine.arguments.dropFirst().first, !mode.hasPrefix("-") {
     case "enqueue-unique": try await Race.enqueueUnique(db: db)
     case "emit": try await Race.emit(db: db)
     case "schedule-race": try await Race.scheduleRace(db: db)
+    case "crash-worker": try await Race.crashWorker(db: db)
     default:
-        FileHandle.standardError.write(Data("unknown mode '\(mode)'; modes: enqueue-unique, emit, schedule-race\n".utf8))
+        FileHandle.standardError.write(Data("unknown mode '\(mode)'; modes: enqueue-unique, emit, schedule-race, crash-worker\n".utf8))
         exit(2)
     }
     exit(0)

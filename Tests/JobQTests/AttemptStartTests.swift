@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+@testable import JobQ
+
+/// An attempt counts when the job starts, not when it is claimed: a job that only sat in a
+/// killed worker's buffer keeps its attempts, and a job that kills its worker every time it
+/// starts still ends dead after its attempts.
+@Suite("Attempts count from the start", .serialized)
+struct AttemptStartTests {
+    @Test func jobsClaimedAheadIntoAKilledWorkerKeepTheirAttempts() async throws {
+        let store = try TemporaryStore()
+        let db = store.path
+        let queue = try store.open()
+        // Four slots run four long sleeps; a pool that knows nothing of run times yet claims as
+        // many again ahead, so the four quick jobs wait in its buffer.
+        let blockers = try await queue.enqueue(contentsOf: (0..<4).map { _ in
+            try JobRequest(executor: "sleep", payloadJSON: #"{"seconds": 3}"#, options: .init(priority: 10, maxAttempts: 2))
+        })
+        let quick = try await queue.enqueue(contentsOf: (0..<4).map { index in
+            try JobRequest(executor: "sum", payloadJSON: #"{"a": \#(index), "b": 1}"#, options: .init(maxAttempts: 1))
+        })
+        let worker = try CLI.startDetached(
+            ["work", "--concurrency", "4", "--lease", "1s"], db: db, logPath: store.directory.appendingPathComponent("worker.log").path)
+        try await EventProcessTests.waitFor("the sleeps to start and the rest to be claimed") {
+            let jobs = try await queue.jobs(limit: 100)
+            return jobs.filter { $0.startedAt != nil }.count == 4 && jobs.filter { $0.state == .running }.count == 8
+        }
+        // Claimed, leased, but not started: no attempt has begun, no `started` event.
+        let buffered = try await queue.jobs(state: .running, limit: 100).filter { $0.startedAt == nil }
+        #expect(Set(buffered.map(\.id)) == Set(quick.map(\.id)))
+        #expect(Set(try await queue.events(after: 0, filter: EventFilter(kinds: [.started]), limit: 100).map(\.jobID)) == Set(blockers.map(\.id)))
+        kill(worker.processIdentifier, SIGKILL)
+        await worker.wait()
+
+        let rescue = try await CLI.run(["work", "--until-finished", "--lease", "1s", "--backoff", "50ms"], db: db)
+        #expect(rescue.status == 0, "\(rescue.stderr)")
+        for job in quick {
+            let done = try #require(try await queue.job(job.id))
+            #expect(done.state == .succeeded, "job \(job.id) with one attempt was not burned by the kill: \(done.state)")
+            #expect(done.attempt == 1)
+        }
+        // The sleeps did start: their killed attempts count, and each ran once more.
+        for blocker in blockers {
+            #expect(try await queue.job(blocker.id)?.attempt == 2)
+        }
+        let released = try await queue.events(after: 0, filter: EventFilter(kinds: [.released]), limit: 100)
+        #expect(released.count == 4)
+        #expect(released.allSatisfy { $0.dataJSON?.contains("before the attempt started") == true })
+    }
+
+    @Test func aJobThatKillsItsWorkerEveryTimeEndsDeadAfterItsAttempts() async throws {
+        let store = try TemporaryStore()
+        let queue = try store.open()
+        let poison = try await queue.enqueue(try JobRequest(executor: "crash", payloadJSON: "{}", options: .init(maxAttempts: 3)))
+        var crashes = 0
+        for run in 0..<8 {
+            let worker = try RaceProcessTests.race(store, "crash\(run)", ["crash-worker"])
+            await worker.wait()
+            if worker.terminationReason == .uncaughtSignal {
+                crashes += 1
+            } else {
+                #expect(worker.terminationStatus == 0, "\(RaceProcessTests.output(store, "crash\(run)"))")
+                break
+            }
+        }
+        #expect(crashes == 3, "one crash per attempt, then the job is dead and the worker finds nothing to run")
+        let dead = try #require(try await queue.job(poison.id))
+        #expect(dead.state == .dead)
+        #expect(dead.attempt == 3)
+        #expect(dead.error?.contains("lost its lease") == true, "\(dead.error ?? "")")
+        #expect(try await queue.events(after: 0, filter: EventFilter(jobIDs: [poison.id], kinds: [.started]), limit: 100).count == 3)
+    }
+}
