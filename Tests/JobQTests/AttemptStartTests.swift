@@ -56,7 +56,13 @@ struct AttemptStartTests {
         var crashes = 0
         for run in 0..<8 {
             let worker = try RaceProcessTests.race(store, "crash\(run)", ["crash-worker"])
+            let watchdog = Task {
+                try await Task.sleep(for: .seconds(60))
+                Issue.record("crash-worker run \(run) did not end within 60s: \(RaceProcessTests.output(store, "crash\(run)"))")
+                kill(worker.processIdentifier, SIGKILL)
+            }
             await worker.wait()
+            watchdog.cancel()
             if worker.terminationReason == .uncaughtSignal {
                 crashes += 1
             } else {
@@ -64,11 +70,12 @@ struct AttemptStartTests {
                 break
             }
         }
-        #expect(crashes == 3, "one crash per attempt, then the job is dead and the worker finds nothing to run")
+        // Each crash either counted an attempt (its start mark was written first) or was a death
+        // before any start was recorded; either kind ends the job after 3 of them.
+        #expect((3...5).contains(crashes), "the job ended dead after its attempts and the worker then found nothing to run: \(crashes)")
         let dead = try #require(try await queue.job(poison.id))
         #expect(dead.state == .dead)
-        #expect(dead.attempt == 3)
-        #expect(dead.error?.contains("lost its lease") == true, "\(dead.error ?? "")")
-        #expect(try await queue.events(after: 0, filter: EventFilter(jobIDs: [poison.id], kinds: [.started]), limit: 100).count == 3)
+        let error = dead.error ?? ""
+        #expect(error.contains("lost its lease") || error.contains("its worker died 3 times holding it before its start was recorded"), "\(error)")
     }
 }

@@ -4,8 +4,8 @@ import Foundation
 public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// The job was stored. Data: `state`, `runAt`, `priority`.
     case enqueued
-    /// An attempt started (committed before the executor runs; a job claimed ahead has none
-    /// until it leaves the worker's buffer). Data: `attempt`, `worker`.
+    /// An attempt started (written with the worker's next transaction; a job claimed ahead has
+    /// none while it waits in the worker's buffer). Data: `attempt`, `worker`.
     case started
     /// The executor reported progress. Data: `fraction`, `message`, and/or `data`.
     case progress

@@ -135,6 +135,10 @@ extension SQLiteStore {
         return Set(ids).subtracting(owned)
     }
 
+    /// How many times, at least, a job may be handed back by workers that died before its start
+    /// was recorded, before it is declared `dead` (its `maxAttempts` if that is more).
+    static let unstartedDeliveriesAllowed = 3
+
     /// Makes running jobs whose lease has expired runnable again (their worker died or hung), or
     /// dead when that was their last attempt. Returns how many were reclaimed.
     func reclaimExpiredLeases() async throws -> Int {
@@ -148,7 +152,10 @@ extension SQLiteStore {
         return try await write { db in
             let expired = try Row.fetchAll(
                 db,
-                sql: "SELECT \(ClaimedJob.columns), worker_id, started_at FROM jobs WHERE state = 'running' AND lease_until < ?",
+                sql: """
+                    SELECT \(ClaimedJob.columns), worker_id, started_at, unstarted_deliveries FROM jobs
+                    WHERE state = 'running' AND lease_until < ?
+                    """,
                 arguments: [now])
             let facts = try StoreFacts.read(db)
             var events = PendingEvents(now: now)
@@ -156,10 +163,23 @@ extension SQLiteStore {
                 let job = ClaimedJob(row)
                 let worker: String? = row["worker_id"]
                 if row["started_at"] as Double? == nil {
-                    // Claimed ahead into a worker that died before the attempt started: the job
-                    // gets its attempt back and runs again, as if never claimed.
-                    try Self.record(db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events,
-                        reason: "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted")
+                    let deliveries = (row["unstarted_deliveries"] as Int) + 1
+                    // At least 3, so that a one-attempt job survives a worker or two killed
+                    // with it in their buffers.
+                    if deliveries < max(job.maxAttempts, Self.unstartedDeliveriesAllowed) {
+                        // Claimed ahead into a worker that died before the attempt started: the
+                        // job gets its attempt back and runs again, as if never claimed.
+                        try db.execute(sql: "UPDATE jobs SET unstarted_deliveries = ? WHERE id = ?", arguments: [deliveries, job.id])
+                        try Self.record(db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events,
+                            reason: "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted")
+                        continue
+                    }
+                    // As often as it has attempts, its worker died holding it before a start was
+                    // recorded: it may be killing its workers as it starts. It must not loop.
+                    let error = "its worker died \(deliveries) times holding it before its start was recorded (worker \(worker ?? "?") last); "
+                        + "it may crash its worker as it starts: look at the workers' logs, then retry it"
+                    try Self.record(db, job: job, outcome: .dead(error: error, timedOut: false), fence: .anyWorker, facts: facts, events: &events)
+                    try db.execute(sql: "UPDATE jobs SET unstarted_deliveries = ? WHERE id = ?", arguments: [deliveries, job.id])
                     continue
                 }
                 let error = "attempt \(job.attempt) lost its lease: worker \(worker ?? "?") stopped renewing it (crashed, killed or hung)"

@@ -200,6 +200,7 @@ extension SQLiteStore {
                 db,
                 sql: """
                     UPDATE jobs SET state = 'ready', run_at = ?, finished_at = NULL, lease_until = NULL, unique_hold = unique_key,
+                        unstarted_deliveries = 0,
                         worker_id = NULL, max_attempts = MAX(max_attempts, attempt + 1)
                     WHERE id = ? RETURNING \(Job.columns)
                     """,

@@ -24,6 +24,8 @@ extension SQLiteStore {
             let now = Self.now()
             var refused: Set<JobID> = []
             var events = PendingEvents(now: now)
+            // Starts first: a short job's start and its outcome often share a transaction.
+            let refusedStarts = try Self.markStarted(db, starting, workerID: workerID, events: &events)
             if !outcomes.isEmpty {
                 let facts = try StoreFacts.read(db)
                 for (job, outcome) in outcomes {
@@ -31,7 +33,6 @@ extension SQLiteStore {
                     if !recorded { refused.insert(job.id) }
                 }
             }
-            let refusedStarts = try Self.markStarted(db, starting, workerID: workerID, events: &events)
             try events.flush(db)
             return (refused, refusedStarts)
         }

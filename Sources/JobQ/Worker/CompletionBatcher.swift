@@ -1,17 +1,19 @@
 import Synchronization
 
-/// Coalesces the outcomes of many attempts, and the starts of the attempts that follow them,
-/// into one write transaction.
+/// Coalesces the outcomes of many attempts, and the start marks of the attempts that began
+/// since the last transaction, into one write transaction.
 ///
-/// Submitting an outcome does not wait. The first item to arrive starts a flush, so nothing
-/// waits on a timer; items that arrive while a transaction is being written join the next one.
-/// Under load that makes one transaction per batch of finished jobs instead of one per job.
-/// After each transaction the handler learns, per outcome, whether the fence accepted it.
+/// Nothing waits: a slot hands over its outcome, notes its next job's start, and runs it. The
+/// first item to arrive starts a flush, so nothing waits on a timer either; items that arrive
+/// while a transaction is being written join the next one. Under load that makes one
+/// transaction per batch of finished jobs instead of one per job. After each transaction the
+/// handler learns, per outcome, whether the fence accepted it.
 ///
-/// A start does wait: an attempt runs only once its start is committed, so that a job which
-/// crashes its worker has used an attempt (a poison job ends `dead`), while a job that only sat
-/// in a dead worker's buffer keeps its attempts. A slot's next start usually rides in the same
-/// transaction as its last outcome.
+/// A start mark (`started_at` and the `started` event) lets a reclaim tell an attempt that ran
+/// from a job that only sat in a dead worker's buffer, which keeps its attempt. A job whose
+/// worker dies before its mark is written is treated as never started; the store ends one that
+/// keeps doing so after its attempts (a poison job cannot loop), see
+/// ``SQLiteStore/reclaimExpiredLeases()``.
 final class CompletionBatcher: Sendable {
     struct Item: Sendable {
         let job: ClaimedJob
@@ -25,7 +27,7 @@ final class CompletionBatcher: Sendable {
 
     private struct State {
         var pending: [Item] = []
-        var starts: [(job: ClaimedJob, done: CheckedContinuation<StartResult, Never>)] = []
+        var starts: [ClaimedJob] = []
         var flushing = false
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -33,7 +35,14 @@ final class CompletionBatcher: Sendable {
     private let store: SQLiteStore
     private let workerID: String
     private let state = Mutex(State())
-    private let handler = Mutex<Handler?>(nil)
+    /// The handler in a box: a closure kept directly in a `Mutex` is re-wrapped in two
+    /// reabstraction thunks by every `withLock` (the inout access writes the converted closure
+    /// back), so each call went through a chain as long as the worker's history of flushes.
+    private final class HandlerBox: Sendable {
+        let call: Handler
+        init(_ call: @escaping Handler) { self.call = call }
+    }
+    private let handler = Mutex<HandlerBox?>(nil)
 
     init(store: SQLiteStore, workerID: String) {
         self.store = store
@@ -42,14 +51,17 @@ final class CompletionBatcher: Sendable {
 
     /// Sets what runs after each transaction (the pool sets it before it claims anything).
     func onRecorded(_ handler: @escaping Handler) {
-        self.handler.withLock { $0 = handler }
+        let box = HandlerBox(handler)
+        self.handler.withLock { $0 = box }
     }
 
     /// Queues one outcome for the next transaction. `moreComing` says other jobs are about to
-    /// finish, so a new flush lets them join; otherwise it writes at once.
-    func submit(_ item: Item, moreComing: Bool = true) {
+    /// finish, so a new flush lets them join; otherwise it writes at once. `startFollows` says
+    /// the caller is about to call ``noteStart(_:)`` or ``kick()``, which writes it.
+    func submit(_ item: Item, moreComing: Bool = true, startFollows: Bool = false) {
         let startFlush = state.withLock { state in
             state.pending.append(item)
+            guard !startFollows else { return false }
             defer { state.flushing = true }
             return !state.flushing
         }
@@ -60,29 +72,25 @@ final class CompletionBatcher: Sendable {
         }
     }
 
-    /// How recording a start went.
-    enum StartResult: Sendable {
-        /// Committed: the attempt may run.
-        case started
-        /// The fence refused it: the job was cancelled or taken over; do not run it.
-        case refused
-        /// The transaction failed: the job is still claimed but not started.
-        case failed(any Error)
+    /// Writes the outcomes queued with `startFollows` when no start follows after all.
+    func kick() {
+        let startFlush = state.withLock { state in
+            guard !state.flushing, !state.pending.isEmpty || !state.starts.isEmpty else { return false }
+            state.flushing = true
+            return true
+        }
+        if startFlush { startImmediately { await self.flush(gathering: false) } }
     }
 
-    /// Records that `job`'s attempt starts, in the next transaction, and returns once it is
-    /// committed (or refused).
-    func start(_ job: ClaimedJob) async -> StartResult {
-        await withCheckedContinuation { continuation in
-            let startFlush = state.withLock { state in
-                state.starts.append((job, continuation))
-                defer { state.flushing = true }
-                return !state.flushing
-            }
-            if startFlush {
-                startImmediately { await self.flush(gathering: true) }
-            }
+    /// Notes that `job`'s attempt starts now; the mark is written with the next transaction,
+    /// together with the outcomes queued so far. The caller does not wait for it.
+    func noteStart(_ job: ClaimedJob) {
+        let startFlush = state.withLock { state in
+            state.starts.append(job)
+            defer { state.flushing = true }
+            return !state.flushing
         }
+        if startFlush { startImmediately { await self.flush(gathering: true) } }
     }
 
     /// Returns once every submitted outcome has been written (or has failed to be).
@@ -121,14 +129,14 @@ final class CompletionBatcher: Sendable {
             }
             let result: Result<Set<JobID>, any Error>
             do {
-                let refused = try await store.complete(batch.map { ($0.job, $0.outcome) }, starting: starts.map(\.job), workerID: workerID)
+                // A refused start mark needs nothing here: the job was cancelled or taken over,
+                // which the pool's ownership checks notice and stop.
+                let refused = try await store.complete(batch.map { ($0.job, $0.outcome) }, starting: starts, workerID: workerID)
                 result = .success(refused.outcomes)
-                for start in starts { start.done.resume(returning: refused.starts.contains(start.job.id) ? .refused : .started) }
             } catch {
                 result = .failure(error)
-                for start in starts { start.done.resume(returning: .failed(error)) }
             }
-            if !batch.isEmpty { handler.withLock { $0 }?(batch, result) }
+            if !batch.isEmpty { handler.withLock { $0 }?.call(batch, result) }
         }
     }
 }

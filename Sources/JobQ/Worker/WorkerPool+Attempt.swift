@@ -25,7 +25,10 @@ extension WorkerPool {
                 let lowBuffer = state.bufferedCount <= state.refillThreshold(maximum: options.prefetch, concurrency: concurrency)
                 return (following, lowBuffer, state.active > (following == nil ? 0 : 1))
             }
-            finish(job, race: race, outcome: outcome, moreComing: following != nil || othersActive)
+            // The next job's start, if it needs one, is written with this outcome.
+            finish(
+                job, race: race, outcome: outcome, moreComing: following != nil || othersActive,
+                startFollows: following.map { !$0.job.startRecorded } ?? false)
             // The claim loop refills the buffer before it runs dry, and starts slots for jobs
             // it claims while this one is gone.
             if following == nil || lowBuffer { signal.poke() }
@@ -47,16 +50,12 @@ extension WorkerPool {
         let end: AttemptRace.End
         let sharedWrites = job.workflowID == nil ? nil : SharedWrites()
         if !race.isResolved, !job.startRecorded {
-            // Claimed ahead: its start is committed before it runs (see CompletionBatcher).
-            switch await completions.start(job) {
-            case .started:
-                break
-            case .refused:
-                return nil
-            case .failed(let error):
-                logger.error("job \(job.id): could not record its start (\(error)); handing it back unstarted")
-                return .released
-            }
+            // Claimed ahead: its start mark goes with the next transaction (with the outcome
+            // of the job this slot just finished).
+            completions.noteStart(job)
+        } else {
+            // Outcomes queued for a start that is not needed after all.
+            completions.kick()
         }
         if race.isResolved {
             // Interrupted while it waited in the buffer: never start it.
@@ -82,7 +81,7 @@ extension WorkerPool {
 
     /// Hands an outcome to the batcher. The job stays leased (and renewed) until the outcome
     /// is written; with nothing to write, it is forgotten now.
-    func finish(_ job: ClaimedJob, race: AttemptRace, outcome: AttemptOutcome?, moreComing: Bool = true) {
+    func finish(_ job: ClaimedJob, race: AttemptRace, outcome: AttemptOutcome?, moreComing: Bool = true, startFollows: Bool = false) {
         guard let outcome else {
             state.withLock { state in
                 state.stats.refused += 1
@@ -91,7 +90,7 @@ extension WorkerPool {
             logger.info("job \(job.id) was cancelled or taken over while running; its outcome is discarded")
             return
         }
-        completions.submit(.init(job: job, outcome: outcome, race: race), moreComing: moreComing)
+        completions.submit(.init(job: job, outcome: outcome, race: race), moreComing: moreComing, startFollows: startFollows)
     }
 
     /// After a completion transaction: counts, logs, and forgets the recorded jobs.
