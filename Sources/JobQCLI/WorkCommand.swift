@@ -41,7 +41,7 @@ struct WorkCommand: AsyncParsableCommand {
     var backoff: String = "1s"
 
     @Option(help: "At most this many jobs claimed ahead of free slots (as many as finish in ~50ms), so one claim serves several jobs; 0: none.")
-    var prefetch: Int = 64
+    var prefetch: Int = WorkerPool.Options().prefetch
 
     @Option(help: "Exit 0 after running this many jobs (recycle the worker).")
     var maxJobs: Int?

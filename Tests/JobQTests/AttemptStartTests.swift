@@ -12,17 +12,20 @@ struct AttemptStartTests {
         let store = try TemporaryStore()
         let db = store.path
         let queue = try store.open()
-        // Four slots run four long sleeps; a pool that knows nothing of run times yet claims as
+        // Four slots run four blocking shell jobs; a pool that knows nothing of run times yet claims as
         // many again ahead, so the four quick jobs wait in its buffer.
+        // They run until the test lets them go, so that no load on the machine ends them first.
+        let release = store.directory.appendingPathComponent("release").path
+        let script = "until [ -e \(release) ]; do sleep 0.05; done"
         let blockers = try await queue.enqueue(contentsOf: (0..<4).map { _ in
-            try JobRequest(executor: "sleep", payloadJSON: #"{"seconds": 3}"#, options: .init(priority: 10, maxAttempts: 2))
+            try JobRequest(executor: "shell", payloadJSON: #"{"script": "\#(script)"}"#, options: .init(priority: 10, maxAttempts: 2))
         })
         let quick = try await queue.enqueue(contentsOf: (0..<4).map { index in
             try JobRequest(executor: "sum", payloadJSON: #"{"a": \#(index), "b": 1}"#, options: .init(maxAttempts: 1))
         })
         let worker = try CLI.startDetached(
-            ["work", "--concurrency", "4", "--lease", "1s"], db: db, logPath: store.directory.appendingPathComponent("worker.log").path)
-        try await EventProcessTests.waitFor("the sleeps to start and the rest to be claimed") {
+            ["work", "--concurrency", "4", "--lease", "3s"], db: db, logPath: store.directory.appendingPathComponent("worker.log").path)
+        try await EventProcessTests.waitFor("the blockers to start and the rest to be claimed", timeout: 60) {
             let jobs = try await queue.jobs(limit: 100)
             return jobs.filter { $0.startedAt != nil }.count == 4 && jobs.filter { $0.state == .running }.count == 8
         }
@@ -32,15 +35,16 @@ struct AttemptStartTests {
         #expect(Set(try await queue.events(after: 0, filter: EventFilter(kinds: [.started]), limit: 100).map(\.jobID)) == Set(blockers.map(\.id)))
         kill(worker.processIdentifier, SIGKILL)
         await worker.wait()
+        _ = FileManager.default.createFile(atPath: release, contents: nil)
 
-        let rescue = try await CLI.run(["work", "--until-finished", "--lease", "1s", "--backoff", "50ms"], db: db)
+        let rescue = try await CLI.run(["work", "--until-finished", "--lease", "3s", "--backoff", "50ms"], db: db)
         #expect(rescue.status == 0, "\(rescue.stderr)")
         for job in quick {
             let done = try #require(try await queue.job(job.id))
             #expect(done.state == .succeeded, "job \(job.id) with one attempt was not burned by the kill: \(done.state)")
             #expect(done.attempt == 1)
         }
-        // The sleeps did start: their killed attempts count, and each ran once more.
+        // The blockers did start: their killed attempts count, and each ran once more.
         for blocker in blockers {
             #expect(try await queue.job(blocker.id)?.attempt == 2)
         }

@@ -79,7 +79,9 @@ struct DependencyTests {
         let s = try #require(try await queue.job(slow.id))
         #expect(i.state == .succeeded && i.startedAt! >= s.finishedAt!, "ignore still waits for the others")
         let r = try #require(try await queue.job(ranAnyway.id))
-        #expect(r.state == .succeeded && r.startedAt! < s.finishedAt!, "run starts without waiting for the others")
+        #expect(
+            r.state == .succeeded && r.startedAt! < s.finishedAt!,
+            "run starts without waiting for the others: r attempt \(r.attempt) started \(r.startedAt!.timeIntervalSince1970) created \(r.createdAt.timeIntervalSince1970), s started \(s.startedAt!.timeIntervalSince1970) finished \(s.finishedAt!.timeIntervalSince1970)")
         #expect(r.failedDependenciesJSON?.contains("boom") == true)
         #expect(try await queue.job(perEdge.id)?.state == .succeeded, "the edge's policy overrides the job's")
     }

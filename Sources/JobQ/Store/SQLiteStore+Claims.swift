@@ -83,7 +83,7 @@ extension SQLiteStore {
         let worker = JSONText.string(workerID)
         var refused: Set<JobID> = []
         for job in jobs {
-            statement.bind(1, events.now)
+            statement.bind(1, job.startTime ?? events.now)
             statement.bind(2, job.id)
             statement.bind(3, workerID)
             statement.bind(4, job.attempt)
@@ -135,6 +135,21 @@ extension SQLiteStore {
         return Set(ids).subtracting(owned)
     }
 
+    /// Of a dead worker's claimed jobs with no start mark, those that may have started anyway
+    /// (run and died before the mark was written). Slots take buffered jobs in claim order, so
+    /// what started is a prefix of it: the first few in claim order (twice the worker's slots,
+    /// by the claim's own order of priority, run time and id) are suspects; the rest never left
+    /// the buffer. Only suspects count towards ``unstartedDeliveriesAllowed``.
+    static func possiblyStarted(_ db: Database, unmarked: [Row]) throws -> Set<JobID> {
+        var suspects: Set<JobID> = []
+        for (worker, rows) in Dictionary(grouping: unmarked, by: { $0["worker_id"] as String? ?? "" }) {
+            let slots = try Int.fetchOne(db, sql: "SELECT concurrency FROM workers WHERE id = ?", arguments: [worker]) ?? 4
+            let ordered = rows.map { ClaimedJob($0) }.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
+            suspects.formUnion(ordered.prefix(2 * max(1, slots)).map(\.id))
+        }
+        return suspects
+    }
+
     /// How many times, at least, a job may be handed back by workers that died before its start
     /// was recorded, before it is declared `dead` (its `maxAttempts` if that is more).
     static let unstartedDeliveriesAllowed = 3
@@ -159,10 +174,17 @@ extension SQLiteStore {
                 arguments: [now])
             let facts = try StoreFacts.read(db)
             var events = PendingEvents(now: now)
+            let suspects = try Self.possiblyStarted(db, unmarked: expired.filter { $0["started_at"] as Double? == nil })
             for row in expired {
                 let job = ClaimedJob(row)
                 let worker: String? = row["worker_id"]
                 if row["started_at"] as Double? == nil {
+                    guard suspects.contains(job.id) else {
+                        // Deep in a dead worker's buffer: it certainly never started.
+                        try Self.record(db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events,
+                            reason: "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted")
+                        continue
+                    }
                     let deliveries = (row["unstarted_deliveries"] as Int) + 1
                     // At least 3, so that a one-attempt job survives a worker or two killed
                     // with it in their buffers.
@@ -179,7 +201,9 @@ extension SQLiteStore {
                     let error = "its worker died \(deliveries) times holding it before its start was recorded (worker \(worker ?? "?") last); "
                         + "it may crash its worker as it starts: look at the workers' logs, then retry it"
                     try Self.record(db, job: job, outcome: .dead(error: error, timedOut: false), fence: .anyWorker, facts: facts, events: &events)
-                    try db.execute(sql: "UPDATE jobs SET unstarted_deliveries = ? WHERE id = ?", arguments: [deliveries, job.id])
+                    // No start of it was ever recorded: it keeps its attempt count.
+                    try db.execute(
+                        sql: "UPDATE jobs SET unstarted_deliveries = ?, attempt = attempt - 1 WHERE id = ?", arguments: [deliveries, job.id])
                     continue
                 }
                 let error = "attempt \(job.attempt) lost its lease: worker \(worker ?? "?") stopped renewing it (crashed, killed or hung)"

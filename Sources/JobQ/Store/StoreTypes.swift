@@ -31,6 +31,8 @@ struct ClaimedJob: Sendable, Hashable {
     /// Whether the claim recorded the attempt's start (a job handed to a free slot at once);
     /// otherwise the worker records it, durably, just before the job runs.
     var startRecorded = false
+    /// When the worker started the attempt (its start mark is written later, with its time).
+    var startTime: Double?
 
     static let columns = """
         id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout, name, batch, checkpoint, snoozes,

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Coalesces the outcomes of many attempts, and the start marks of the attempts that began
@@ -85,6 +86,8 @@ final class CompletionBatcher: Sendable {
     /// Notes that `job`'s attempt starts now; the mark is written with the next transaction,
     /// together with the outcomes queued so far. The caller does not wait for it.
     func noteStart(_ job: ClaimedJob) {
+        var job = job
+        job.startTime = Date().timeIntervalSince1970
         let startFlush = state.withLock { state in
             state.starts.append(job)
             defer { state.flushing = true }

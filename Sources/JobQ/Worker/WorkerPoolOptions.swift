@@ -42,10 +42,11 @@ extension WorkerPool {
         /// serves several jobs. The pool claims ahead only as many as its slots get through in
         /// about 50ms (measured), so long jobs are not held back from other workers. Claimed-ahead
         /// jobs wait in the pool (leased, renewed, released at shutdown), and the pool claims more
-        /// when half of them have started; 0 claims only what can start at once. Claimed-ahead
-        /// jobs count their attempt at claim: if the process is killed they run again after
-        /// their lease, using an attempt, like the running ones.
-        public var prefetch = 64
+        /// when half of them have started; 0 claims only what can start at once. A claimed-ahead
+        /// job has not started: if the process is killed it runs again after its lease without
+        /// having used an attempt. Default 256 (+25-30% drain throughput over 64 on short jobs,
+        /// measured when attempts stopped counting at claim).
+        public var prefetch = 256
         /// After starting this many jobs, stop claiming, finish what runs, release what was
         /// claimed ahead, and return (like a worker that is recycled every N jobs). nil: no limit.
         public var maximumJobs: Int?

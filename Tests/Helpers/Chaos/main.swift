@@ -238,6 +238,8 @@ let report = try store.read { db -> [String: Int] in
     figures["redeliveries"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE kind IN ('failed', 'dead') AND data LIKE '%lost its lease%'") ?? -1
     // Jobs claimed ahead into a killed worker's buffer: handed back with their attempts.
     figures["bufferRedeliveries"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE kind = 'released' AND data LIKE '%before the attempt started%'") ?? -1
+    // Healthy jobs the poison guard ended (its worker died with it unstarted too often).
+    figures["poisonGuard"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE state = 'dead' AND error LIKE '%before its start was recorded%'") ?? -1
     // An attempt counted that no `started` event shows (a start is committed before the job runs).
     figures["burned"] = try Int.fetchOne(db, sql: """
         SELECT COALESCE(SUM(MAX(0, j.attempt - (SELECT COUNT(*) FROM events e WHERE e.job_id = j.id AND e.kind = 'started'))), 0)
@@ -331,7 +333,8 @@ if producerFailures != 0 { broken.append("producers") }
 let ok = broken.isEmpty
 let elapsed = String(format: "%.1fs", Date().timeIntervalSince(started))
 var line = "chaos: jobs \(acked.count)/\(options.jobs) acknowledged, kills \(kills), re-deliveries \(figure("redeliveries")) "
-line += "(+ \(figure("bufferRedeliveries")) never started), attempts burned by jobs that never started: \(figure("burned")), "
+line += "(+ \(figure("bufferRedeliveries")) never started), attempts burned by jobs that never started: \(figure("burned")) "
+line += "(ended by the poison guard: \(figure("poisonGuard"))), "
 line += "lost \(figure("lost")), duplicates \(figure("duplicates")), over-attempts \(figure("overAttempts")), "
 line += "event gaps \(figure("eventGaps")), batch firings \(figure("batchFirings")) (callbacks \(figure("batchCallbacks"))), "
 line += "workflows final once \(figure("workflowsFinalOnce"))/\(allWorkflows) (succeeded \(figure("workflowsSucceeded"))), "
