@@ -36,7 +36,11 @@ struct BenchTests {
         #expect(names.contains("drain a parallel group of 100 steps (concurrency 4)"))
         #expect(names.contains("a sequence of 20 steps, one hand-off each"))
         #expect(names.contains("a tree of 1 -> 5 -> 25 jobs, end to end (concurrency 4)"))
-        #expect(report.results.filter { $0.ratio != nil }.count == 11, "every throughput figure has a ratio to its baseline")
+        #expect(report.results.filter { $0.ratio != nil }.count == 15, "every throughput figure has a ratio to its baseline")
+        // The physical limit beside jobq: the minimal raw queue, and jobq's figures against it.
+        #expect(names.contains("minimal raw queue: single-insert commits"))
+        #expect(names.contains("minimal raw queue: claim+complete, batches of 100"))
+        #expect(names.contains("drain through `jobq work`, vs the minimal raw queue"))
     }
 
     @Test func badSizesAreRefused() async throws {

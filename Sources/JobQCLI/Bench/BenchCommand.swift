@@ -84,6 +84,8 @@ struct BenchCommand: AsyncParsableCommand {
         let bareSingle = try bench.raw(inserts: enqueueCount, insertBatch: 1, events: false)
         let bareCycle100 = try bench.raw(claimComplete: drainCount, batch: 100, events: false)
         let rawCycle100 = try bench.raw(claimComplete: drainCount, batch: 100)
+        progress("the minimal raw queue (one table, one index)")
+        let minimal = try bench.minimalRaw(inserts: enqueueCount, drain: drainCount)
         progress("drain in-process")
         let drain1 = try await bench.drainInProcess(drainCount, concurrency: 1)
         let drain4 = try await bench.drainInProcess(drainCount, concurrency: 4)
@@ -129,6 +131,20 @@ struct BenchCommand: AsyncParsableCommand {
                 baseline: "raw single-insert commits", baselineValue: rawSingle, ratio: bareSingle / rawSingle),
             Row(workload: "raw claim+complete, batches of 100, no event rows", value: bareCycle100, unit: "jobs/s",
                 baseline: batchedCycle, baselineValue: rawCycle100, ratio: bareCycle100 / rawCycle100),
+        ]
+        // The physical limit: every jobq figure against the smallest queue SQLite can be here.
+        let limit = "minimal raw queue"
+        rows += [
+            Row(workload: "minimal raw queue: single-insert commits", value: minimal.insertsPerSecond, unit: "jobs/s"),
+            Row(workload: "minimal raw queue: claim+complete, batches of 100", value: minimal.drainedPerSecond, unit: "jobs/s"),
+            Row(workload: "enqueue, one per transaction, vs the \(limit)", value: single, unit: "jobs/s",
+                baseline: "\(limit) single inserts", baselineValue: minimal.insertsPerSecond, ratio: single / minimal.insertsPerSecond),
+            Row(workload: "drain in-process, concurrency 1, vs the \(limit)", value: drain1, unit: "jobs/s",
+                baseline: "\(limit) claim+complete", baselineValue: minimal.drainedPerSecond, ratio: drain1 / minimal.drainedPerSecond),
+            Row(workload: "drain in-process, concurrency 4, vs the \(limit)", value: drain4, unit: "jobs/s",
+                baseline: "\(limit) claim+complete", baselineValue: minimal.drainedPerSecond, ratio: drain4 / minimal.drainedPerSecond),
+            Row(workload: "drain through `jobq work`, vs the \(limit)", value: drainProcess, unit: "jobs/s",
+                baseline: "\(limit) claim+complete", baselineValue: minimal.drainedPerSecond, ratio: drainProcess / minimal.drainedPerSecond),
         ]
         rows += [
             Row(workload: "latency in-process p50", value: percentile(inProcess, 50), unit: "ms"),

@@ -186,6 +186,18 @@ struct BenchWorkloads {
         return peak
     }
 
+    /// The minimal raw queue on a fresh file: single-insert commits, then claim+complete of
+    /// `jobs` in batches of 100.
+    mutating func minimalRaw(inserts: Int, drain jobs: Int) throws -> (insertsPerSecond: Double, drainedPerSecond: Double) {
+        let queue = try MinimalRawQueue(path: freshPath(), durable: durability == .full)
+        let insertRate = try queue.insert(count: inserts)
+        // The drain takes the single inserts too: top them up to `jobs` in one go.
+        _ = try queue.insert(count: max(0, jobs - inserts), batch: 1000)
+        let (done, drainRate) = try queue.claimAndComplete(batch: 100)
+        guard done == max(jobs, inserts) else { throw CLIError.failure("minimal raw queue: drained \(done) of \(max(jobs, inserts))") }
+        return (insertRate, drainRate)
+    }
+
     /// Raw SQLite on a fresh jobq-shaped store: inserts and claim+complete at the given batch.
     mutating func raw(inserts: Int, insertBatch: Int, events: Bool = true) throws -> Double {
         let path = freshPath()

@@ -215,4 +215,4 @@ final class RawSQLite {
 }
 
 /// SQLITE_TRANSIENT: SQLite copies the bound text before the call returns.
-private let SQLITE_TRANSIENT_VALUE = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+let SQLITE_TRANSIENT_VALUE = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

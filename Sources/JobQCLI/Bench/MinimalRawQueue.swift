@@ -1,0 +1,92 @@
+import Foundation
+import GRDBSQLite
+
+/// The physical limit beside jobq: the smallest queue SQLite can be on the same disk, with no
+/// jobq schema at all. One table (id, state, payload, result), one index, the C API; single
+/// inserts each in its own transaction, and claim + complete in transactions of `batch` jobs.
+/// No events, no leases, no retries, no fences: what any queue on SQLite pays at least.
+final class MinimalRawQueue {
+    private var db: OpaquePointer?
+
+    init(path: String, durable: Bool) throws {
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
+            throw CLIError.failure("minimal raw queue: cannot open \(path)")
+        }
+        try exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(durable ? "FULL" : "NORMAL")")
+        try exec("""
+            CREATE TABLE IF NOT EXISTS q (id INTEGER PRIMARY KEY, state INTEGER NOT NULL, payload TEXT NOT NULL, result TEXT);
+            CREATE INDEX IF NOT EXISTS q_ready ON q (state, id);
+            """)
+    }
+
+    deinit { sqlite3_close_v2(db) }
+
+    private func exec(_ sql: String) throws {
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+            throw CLIError.failure("minimal raw queue: \(String(cString: sqlite3_errmsg(db))) in \(sql.prefix(60))")
+        }
+    }
+
+    private func prepare(_ sql: String) throws -> OpaquePointer? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK else {
+            throw CLIError.failure("minimal raw queue: cannot prepare \(sql.prefix(60))")
+        }
+        return statement
+    }
+
+    /// Inserts `count` ready jobs, one per transaction (or `batch` per transaction). Returns
+    /// inserts per second.
+    func insert(count: Int, batch: Int = 1) throws -> Double {
+        let insert = try prepare("INSERT INTO q (state, payload) VALUES (0, ?)")
+        defer { sqlite3_finalize(insert) }
+        let start = ContinuousClock.now
+        var done = 0
+        while done < count {
+            try exec("BEGIN IMMEDIATE")
+            for _ in 0..<min(batch, count - done) {
+                sqlite3_bind_text(insert, 1, #"{"a":1,"b":2}"#, -1, SQLITE_TRANSIENT_VALUE)
+                _ = sqlite3_step(insert)
+                sqlite3_reset(insert)
+                done += 1
+            }
+            try exec("COMMIT")
+        }
+        return Double(count) / (ContinuousClock.now - start).inSeconds
+    }
+
+    /// Claims (state 0 -> 1) and completes (1 -> 2, with a result) every ready job, `batch` per
+    /// claim transaction and per completion transaction. Returns jobs per second.
+    func claimAndComplete(batch: Int) throws -> (jobs: Int, perSecond: Double) {
+        let claim = try prepare("UPDATE q SET state = 1 WHERE id IN (SELECT id FROM q WHERE state = 0 ORDER BY id LIMIT ?) RETURNING id, payload")
+        let complete = try prepare("UPDATE q SET state = 2, result = ? WHERE id = ?")
+        defer {
+            sqlite3_finalize(claim)
+            sqlite3_finalize(complete)
+        }
+        let start = ContinuousClock.now
+        var total = 0
+        while true {
+            try exec("BEGIN IMMEDIATE")
+            sqlite3_bind_int64(claim, 1, Int64(batch))
+            var ids: [Int64] = []
+            while sqlite3_step(claim) == SQLITE_ROW {
+                ids.append(sqlite3_column_int64(claim, 0))
+                _ = sqlite3_column_text(claim, 1)
+            }
+            sqlite3_reset(claim)
+            try exec("COMMIT")
+            if ids.isEmpty { break }
+            try exec("BEGIN IMMEDIATE")
+            for id in ids {
+                sqlite3_bind_text(complete, 1, #"{"sum":3}"#, -1, SQLITE_TRANSIENT_VALUE)
+                sqlite3_bind_int64(complete, 2, id)
+                _ = sqlite3_step(complete)
+                sqlite3_reset(complete)
+            }
+            try exec("COMMIT")
+            total += ids.count
+        }
+        return (total, Double(total) / (ContinuousClock.now - start).inSeconds)
+    }
+}
