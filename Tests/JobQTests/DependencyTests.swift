@@ -55,7 +55,7 @@ struct DependencyTests {
         let queue = try JobQueue.inMemory()
         let doomed = try await queue.enqueue(FailExecutor.self, .init(message: "boom"), options: .init(maxAttempts: 1))
         // Long enough that `run` starts before it ends even on a loaded machine.
-        let slow = try await queue.enqueue(SleepExecutor.self, .init(seconds: 2))
+        let slow = try await queue.enqueue(SleepExecutor.self, .init(seconds: 6))
         let cancelled = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [doomed.id]))
         let cancelledChild = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [cancelled.id]))
         let failed = try await queue.enqueue(

@@ -48,10 +48,10 @@ struct LeaseTests {
 
     @Test func heartbeatKeepsALongJobOwned() async throws {
         let queue = try JobQueue.inMemory()
-        let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 4))
+        let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 7))
         var options = quickOptions()
-        // Renewed every 500ms: a lease of 1.5s survives a loaded machine's scheduling delays.
-        options.lease = .milliseconds(1500)
+        // Renewed every second: a lease of 3s survives a loaded machine's scheduling delays.
+        options.lease = .seconds(3)
         let stats = try await work(queue, options: options)
         let done = try #require(try await queue.job(job.id))
         #expect(done.state == .succeeded)

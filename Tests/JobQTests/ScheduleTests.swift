@@ -165,7 +165,7 @@ struct ScheduleTests {
         options.runsScheduler = true
         let pool = WorkerPool(queue: queue, queues: ["cron"], executors: BuiltinExecutors.all, options: options)
         let running = Task { try await pool.run() }
-        try await eventually(.seconds(10), "three runs") { try await queue.scheduleRuns("thrice").filter { $0.state == .succeeded }.count == 3 }
+        try await eventually(.seconds(30), "three runs") { try await queue.scheduleRuns("thrice").filter { $0.state == .succeeded }.count == 3 }
         // Added while the scheduler sleeps (its next occurrence: none): the change wakes it.
         let due = Date().addingTimeInterval(0.3)
         try await queue.addSchedule(Schedule(name: "soon", request: try request(), timing: .at(due)))

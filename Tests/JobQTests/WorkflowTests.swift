@@ -213,9 +213,9 @@ struct WorkflowTests {
             try Parallel(onFailure: .continue) {
                 try Sequential {
                     try Parallel(name: "deep") {
-                        try Step(executor: "sleep", payloadJSON: #"{"seconds":5}"#, options: .init(name: "running"))
+                        try Step(executor: "sleep", payloadJSON: #"{"seconds":60}"#, options: .init(name: "running"))
                         try Sequential {
-                            try Step(executor: "sleep", payloadJSON: #"{"seconds":5}"#, options: .init(name: "running2"))
+                            try Step(executor: "sleep", payloadJSON: #"{"seconds":60}"#, options: .init(name: "running2"))
                             try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "not-started"))
                         }
                     }
@@ -229,7 +229,7 @@ struct WorkflowTests {
         options.prefetch = 0
         let pool = WorkerPool(queue: queue, queues: ["default"], concurrency: 4, executors: Self.executors, options: options)
         let running = Task { try await pool.run() }
-        try await eventually(.seconds(10), "the sleeps to start") {
+        try await eventually(.seconds(30), "the sleeps to start") {
             let status = try await queue.workflow(id)
             return Set(status?.jobs.filter { $0.state == .running }.compactMap(\.name) ?? []) == ["running", "running2"]
         }

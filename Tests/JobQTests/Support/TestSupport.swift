@@ -22,6 +22,7 @@ func quickOptions(stopWhen: StopCondition = .allJobsFinished) -> WorkerPool.Opti
     options.pollInterval = .milliseconds(50)
     options.retryBackoff = RetryBackoff(base: .milliseconds(20), maximum: .milliseconds(200), jitter: 0)
     options.lease = .seconds(15)
+    options.prefetch = 64
     options.stopWhen = stopWhen
     return options
 }
