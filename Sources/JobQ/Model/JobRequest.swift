@@ -94,6 +94,14 @@ public struct JobOptions: Sendable, Hashable {
     }
 }
 
+extension JobOptions {
+    /// Whether options that a stored job template (a schedule's, a trigger's) cannot keep are
+    /// set: a template's jobs take only queue, priority, maxAttempts and timeout.
+    var setsMoreThanATemplateTakes: Bool {
+        runAt != nil || !after.isEmpty || lane != nil || batch != nil || unique != nil
+    }
+}
+
 /// A job to enqueue: an executor name, its JSON payload and its options.
 ///
 /// Build one from a typed executor input, or from raw JSON text (what the CLI does):

@@ -60,7 +60,7 @@ public struct Schedule: Sendable, Hashable {
             throw .invalidInput("schedule '\(name)': \(error.description)")
         }
         let options = request.options
-        if options.runAt != nil || !options.after.isEmpty || options.lane != nil || options.batch != nil || options.unique != nil {
+        if options.setsMoreThanATemplateTakes {
             throw .invalidInput(
                 "schedule '\(name)': a schedule's jobs take queue, priority, maxAttempts and timeout; not runAt, after, lane, batch or unique "
                     + "(each occurrence already makes one job)")

@@ -47,7 +47,7 @@ public struct Trigger: Sendable, Hashable {
             throw .invalidInput("trigger \(event)/\(task): \(error.description)")
         }
         let options = request.options
-        if options.runAt != nil || !options.after.isEmpty || options.lane != nil || options.batch != nil || options.unique != nil {
+        if options.setsMoreThanATemplateTakes {
             throw .invalidInput(
                 "trigger \(event)/\(task): a trigger's jobs take queue, priority, maxAttempts and timeout; not runAt, after, lane, batch or unique")
         }
