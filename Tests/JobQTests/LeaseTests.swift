@@ -93,17 +93,18 @@ struct LeaseTests {
     @Test func gracefulShutdownReleasesUnfinishedJobsWithoutUsingAnAttempt() async throws {
         let queue = try JobQueue.inMemory()
         let long = try await queue.enqueue(SleepExecutor.self, .init(seconds: 30))
-        let short = try await queue.enqueue(SleepExecutor.self, .init(seconds: 0.3))
+        // Long enough to be seen running on a loaded machine, short enough to end in the grace period.
+        let short = try await queue.enqueue(SleepExecutor.self, .init(seconds: 2))
         var options = quickOptions(stopWhen: .never)
-        options.shutdownGracePeriod = .seconds(1)
+        options.shutdownGracePeriod = .seconds(5)
         let pool = WorkerPool(queue: queue, concurrency: 2, executors: BuiltinExecutors.all, options: options)
         let group = ServiceGroup(services: [pool], logger: Logger(label: "test"))
         let running = Task { try await group.run() }
-        try await eventually(.seconds(10), "both jobs to start") {
+        try await eventually(.seconds(30), "both jobs to start") {
             try await queue.jobs(state: .running).count == 2
         }
         await group.triggerGracefulShutdown()
-        try await within(.seconds(5), "shutdown") { try await running.value }
+        try await within(.seconds(15), "shutdown") { try await running.value }
 
         let finished = try #require(try await queue.job(short.id))
         #expect(finished.state == .succeeded, "a job that ends within the grace period finishes")
