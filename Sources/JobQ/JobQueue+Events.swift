@@ -6,8 +6,10 @@ extension JobQueue {
     ///
     /// Delivery is after commit, in commit order, with no gap and no duplicate; resume after a
     /// restart (or in another process sharing the file) by passing the last `event.id` seen.
-    /// Commits in this process are seen at once; other processes' within `pollInterval` (a
-    /// cheap check of the store's change counter, so a few milliseconds is fine).
+    /// Commits in this process are seen at once; other processes' too where the OS reports
+    /// writes to the store's file (inotify on Linux, kqueue on macOS), with `pollInterval` (at
+    /// least 100ms then) as a safety net; elsewhere within `pollInterval`, a cheap check of the
+    /// store's change counter, so a few milliseconds is fine.
     ///
     /// ```swift
     /// var cursor = savedCursor
@@ -26,12 +28,12 @@ extension JobQueue {
                 let observer = UUID()
                 store.commitObservers.withLock { $0[observer] = { signal.poke() } }
                 defer { _ = store.commitObservers.withLock { $0.removeValue(forKey: observer) } }
-                // Other processes' commits: look at PRAGMA data_version every pollInterval and
-                // read events only when it moved, so a short interval costs little while idle.
+                // Other processes' commits: the watcher reports them (at once where the OS tells
+                // of writes to the file, else within pollInterval), and events are read only then.
                 let watcher = ChangeWatcher(path: store.path)
                 let ticker = Task {
                     if let watcher {
-                        await watcher.run(every: pollInterval, signal: signal)
+                        await watcher.run(pollInterval: pollInterval) { signal.poke() }
                     } else {
                         while !Task.isCancelled {
                             try? await Task.sleep(for: pollInterval)

@@ -46,7 +46,7 @@ struct StoreTests {
         #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "the claim must not sort: \(plan)")
     }
 
-    @Test(arguments: [SQLiteStore.anyUnfinishedNowSQL, SQLiteStore.anyReadyOrDueSQL, SQLiteStore.anyUnfinishedSQL, SQLiteStore.backlogSQL])
+    @Test(arguments: [SQLiteStore.anyUnfinishedNowSQL, SQLiteStore.claimOutlookSQL, SQLiteStore.anyUnfinishedSQL, SQLiteStore.backlogSQL])
     func idlePollsNeverScanTheHistory(sql: String) throws {
         let store = try TemporaryStore()
         _ = try store.open()

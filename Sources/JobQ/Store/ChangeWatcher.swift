@@ -1,44 +1,199 @@
+import Dispatch
 import Foundation
-import GRDB
+import GRDBSQLite
+import Synchronization
 
-/// Notices commits by other processes within a couple of milliseconds, cheaply.
+/// Notices commits by other processes (and other connections) to a store's file: at once where
+/// the operating system reports writes to the WAL (``FileWriteNotifier``), else by polling.
 ///
-/// `PRAGMA data_version` on one dedicated connection changes whenever another connection
-/// commits; reading it touches no table, so polling it every few milliseconds costs far less
-/// than polling for work. A change pokes the claim loop, which then looks for work.
-struct ChangeWatcher {
-    let connection: DatabaseQueue
+/// Whether a write was a commit is told by `PRAGMA data_version` on one dedicated connection,
+/// which changes whenever another connection commits; reading it touches no table. A commit
+/// pokes the caller, which then looks for what it wants with a read of its own.
+struct ChangeWatcher: Sendable {
+    let path: String
+    private let reader: DataVersionReader
 
     init?(path: String?) {
-        guard let path else { return nil }
-        var config = Configuration()
-        config.readonly = true
-        config.busyMode = .timeout(1)
-        config.label = "jobq.change-watcher"
-        guard let connection = try? DatabaseQueue(path: path, configuration: config) else { return nil }
-        self.connection = connection
+        guard let path, let reader = DataVersionReader(path: path) else { return nil }
+        self.path = path
+        self.reader = reader
     }
 
-    func version() -> Int? {
-        try? connection.read { db in try Int.fetchOne(db, sql: "PRAGMA data_version") }
+    func version() -> Int? { reader.read() }
+
+    /// Calls `onCommit` after each commit by another connection, until the task is cancelled.
+    ///
+    /// With OS notifications, `pollInterval` is only a safety net and is stretched to at least
+    /// 100ms; without them, it is how late a commit can be noticed.
+    func run(pollInterval: Duration, onCommit: @escaping @Sendable () -> Void) async {
+        let watch = CommitWatch(watcher: self, pollInterval: pollInterval, onCommit: onCommit)
+        await withTaskCancellationHandler {
+            await watch.waitUntilStopped()
+        } onCancel: {
+            watch.stop()
+        }
+    }
+}
+
+/// One running watch: the notifier's reports, the rechecks after them and the fallback poll,
+/// all on one serial queue, so the last version seen needs no other guard.
+private final class CommitWatch: Sendable {
+    private let watcher: ChangeWatcher
+    private let onCommit: @Sendable () -> Void
+    private let queue = DispatchQueue(label: "jobq.change-watcher")
+    private nonisolated(unsafe) let poll: any DispatchSourceTimer
+    private let notifier: FileWriteNotifier?
+
+    private struct State {
+        var lastVersion: Int?
+        /// The chain of rechecks that is current (older ones stop at their next step).
+        var chain = 0
+        var stopped = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = Mutex(State())
+
+    /// After a reported write that showed no new commit yet, look again this much later: the
+    /// writer publishes the commit in shared memory just after its last WAL write, normally
+    /// within microseconds, but a loaded machine can preempt it in between.
+    private static let rechecks: [Duration] = [.microseconds(500), .milliseconds(2), .milliseconds(8)]
+
+    init(watcher: ChangeWatcher, pollInterval: Duration, onCommit: @escaping @Sendable () -> Void) {
+        self.watcher = watcher
+        self.onCommit = onCommit
+        state.withLock { $0.lastVersion = watcher.version() }
+        let queue = self.queue
+        // The notifier's handler must not own the watch (the watch owns the notifier).
+        let box = WeakBox<CommitWatch>()
+        notifier = FileWriteNotifier(path: watcher.path + "-wal", queue: queue) { box.value?.check(.reported) }
+        let interval = notifier == nil ? pollInterval : max(pollInterval, .milliseconds(100))
+        poll = DispatchSource.makeTimerSource(queue: queue)
+        let nanoseconds = Int(min(interval.inSeconds * 1e9, 1e12))
+        poll.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds), leeway: .nanoseconds(nanoseconds / 10))
+        poll.setEventHandler { box.value?.check(.poll) }
+        box.value = self
+        poll.resume()
     }
 
-    /// Pokes `signal` (and calls `also`) on every change until the task is cancelled.
-    func run(every interval: Duration, signal: WakeSignal, also: (@Sendable () -> Void)? = nil) async {
-        // data_version is per connection: one connection, kept open, is the point of this type.
-        // A plain read transaction would not see a new value without ending first, which the
-        // GRDB read above does on every call.
-        var last = version()
-        while !Task.isCancelled {
-            try? await Task.sleep(for: interval)
-            let current = version()
-            if current != last {
-                last = current
-                // Not "work arrived": an idle pool first checks with a read, so commits that
-                // add no claimable work never make it take the write lock.
-                signal.poke()
-                also?()
+    private enum Reason {
+        /// The OS reported a write.
+        case reported
+        /// A look again after a report that showed no commit yet.
+        case recheck(step: Int, chain: Int)
+        /// The fallback poll.
+        case poll
+    }
+
+    /// On `queue`: reports a commit if data_version moved.
+    private func check(_ reason: Reason) {
+        if case .recheck(_, let chain) = reason, state.withLock({ $0.chain != chain }) { return }
+        let current = watcher.version()
+        let (moved, recheck) = state.withLock { state -> (Bool, (step: Int, chain: Int)?) in
+            guard !state.stopped else { return (false, nil) }
+            if let current, current != state.lastVersion {
+                state.lastVersion = current
+                return (true, nil)
+            }
+            switch reason {
+            case .reported:
+                // The newest report starts its own chain and ends the older one: what the older
+                // one waited for is published before the newer write began, or with it.
+                state.chain += 1
+                return (false, (0, state.chain))
+            case .recheck(let step, let chain) where step + 1 < Self.rechecks.count:
+                return (false, (step + 1, chain))
+            case .recheck, .poll:
+                return (false, nil)
             }
         }
+        if moved {
+            onCommit()
+        } else if let recheck {
+            let delay = Self.rechecks[recheck.step]
+            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay.inSeconds * 1e9))) { [weak self] in
+                self?.check(.recheck(step: recheck.step, chain: recheck.chain))
+            }
+        }
+    }
+
+    func waitUntilStopped() async {
+        await withCheckedContinuation { continuation in
+            let stopped = state.withLock { state in
+                if !state.stopped { state.waiter = continuation }
+                return state.stopped
+            }
+            if stopped { continuation.resume() }
+        }
+    }
+
+    func stop() {
+        let waiter = state.withLock { state in
+            state.stopped = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        notifier?.cancel()
+        poll.cancel()
+        waiter?.resume()
+    }
+
+    deinit {
+        notifier?.cancel()
+        poll.cancel()
+    }
+}
+
+/// `PRAGMA data_version` on one read-only connection of its own, through the C API: one
+/// prepared statement stepped in autocommit mode, which is all a check needs (GRDB's read would
+/// add a transaction and two pragmas around it, several times the cost, paid on every write
+/// another process makes).
+///
+/// data_version is per connection: one connection, kept open, is the point of this type.
+private final class DataVersionReader: Sendable {
+    private struct Connection: @unchecked Sendable {
+        let database: OpaquePointer
+        let statement: OpaquePointer
+    }
+    private let connection: Mutex<Connection>
+
+    init?(path: String) {
+        var database: OpaquePointer?
+        guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let database else {
+            sqlite3_close_v2(database)
+            return nil
+        }
+        sqlite3_busy_timeout(database, 1)
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(database, "PRAGMA data_version", -1, &statement, nil) == SQLITE_OK, let statement else {
+            sqlite3_close_v2(database)
+            return nil
+        }
+        connection = Mutex(Connection(database: database, statement: statement))
+    }
+
+    /// nil when the store cannot be read at this moment (the caller checks again later).
+    func read() -> Int? {
+        connection.withLock { connection in
+            defer { sqlite3_reset(connection.statement) }
+            guard sqlite3_step(connection.statement) == SQLITE_ROW else { return nil }
+            return Int(sqlite3_column_int64(connection.statement, 0))
+        }
+    }
+
+    deinit {
+        connection.withLock { connection in
+            sqlite3_finalize(connection.statement)
+            sqlite3_close_v2(connection.database)
+        }
+    }
+}
+
+/// A weak reference that can be handed to a `@Sendable` closure before its target exists.
+private final class WeakBox<Value: AnyObject & Sendable>: Sendable {
+    private let reference = Mutex<WeakReference>(WeakReference())
+    private struct WeakReference { weak var value: Value? }
+    var value: Value? {
+        get { reference.withLock { $0.value } }
+        set { reference.withLock { $0.value = newValue } }
     }
 }

@@ -244,8 +244,12 @@ extension SQLiteStore {
             OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_waiting WHERE state = 'waiting' AND \(unpaused))
         """
 
-    /// Something a claim would find now: a ready or due job.
-    static let anyReadyOrDueSQL = "SELECT \(anyReady) OR \(anyDue)"
+    /// Something a claim would find now (a ready or due job), and the time the next scheduled
+    /// or retrying job falls due (the first entry of jobs_due on these queues).
+    static let claimOutlookSQL = """
+        SELECT \(anyReady) OR \(anyDue),
+            (SELECT run_at FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') AND \(unpaused) ORDER BY run_at LIMIT 1)
+        """
     /// Work now: ready, running, or due (`StopCondition.queuesEmpty`).
     static let anyUnfinishedNowSQL = "SELECT \(anyReady) OR \(anyRunning) OR \(anyDue)"
     /// Work now or later: any job not finished, dependencies' waiting ones included
@@ -258,12 +262,31 @@ extension SQLiteStore {
                 AND queue IN (SELECT value FROM json_each(?1)))
         """
 
-    /// Whether a claim on `queues` would find a job now (ready, or due): a cheap read, so idle
-    /// workers poll without taking the write lock.
-    func hasClaimableWork(queues: [String]) async throws -> Bool {
+    /// Whether a claim on `queues` would find a job now (ready, or due), and if not, when the
+    /// next scheduled or retrying job falls due: a cheap read, so idle workers look without
+    /// taking the write lock, and wake on the clock only when a job falls due.
+    func claimOutlook(queues: [String]) async throws -> ClaimOutlook {
         let now = Self.now()
         let list = Self.jsonArray(queues)
-        return try await read(.small) { db in try Bool.fetchOne(db, sql: Self.anyReadyOrDueSQL, arguments: [list, now]) ?? false }
+        return try await read(.small) { db in try Self.claimOutlook(db, queueList: list, now: now) }
+    }
+
+    /// The same look on the calling thread (the change watcher's, right after it saw another
+    /// process commit, so the claim loop is woken only when there is something to claim).
+    /// nil when it cannot tell at this moment (a lock, an error): the claim loop looks then.
+    func claimOutlookHere(queues: [String]) -> ClaimOutlook? {
+        let now = Self.now()
+        let list = Self.jsonArray(queues)
+        return try? readHereUnlessLocked { db in try Self.claimOutlook(db, queueList: list, now: now) }
+    }
+
+    private static func claimOutlook(_ db: Database, queueList: String, now: Double) throws -> ClaimOutlook {
+        let statement = try RawStatement(db, sql: claimOutlookSQL)
+        statement.bind(1, queueList)
+        statement.bind(2, now)
+        defer { statement.reset() }
+        guard try statement.step() else { return ClaimOutlook(claimable: false, nextDue: nil) }
+        return ClaimOutlook(claimable: statement.int64(0) != 0, nextDue: statement.optionalDouble(1))
     }
 
     /// Counts ready and due jobs on `queues`: the backlog a worker's status line shows. Two

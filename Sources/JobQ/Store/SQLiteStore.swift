@@ -188,7 +188,7 @@ final class SQLiteStore: Sendable {
     }
 
     /// The read on the calling thread, unless it would have to wait for a lock (nil then).
-    private func readHereUnlessLocked<T>(_ body: (Database) throws -> T) throws -> T? {
+    func readHereUnlessLocked<T>(_ body: (Database) throws -> T) throws -> T? {
         // Without GRDB's own transaction, so that no statement runs before the timeout is off.
         try writer.unsafeRead { db -> T? in
             let connection = db.sqliteConnection

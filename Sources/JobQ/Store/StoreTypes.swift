@@ -3,6 +3,13 @@ import GRDB
 
 /// A job a worker has claimed: what it needs to run the attempt, and the fence it must present
 /// to record the outcome (`id`, `attempt` and the worker's token).
+/// What an idle worker learns from one read: whether a claim would find a job now, and when
+/// the next scheduled or retrying job on its queues falls due (seconds since 1970).
+struct ClaimOutlook: Sendable, Hashable {
+    var claimable: Bool
+    var nextDue: Double?
+}
+
 struct ClaimedJob: Sendable, Hashable {
     let id: JobID
     let queue: String

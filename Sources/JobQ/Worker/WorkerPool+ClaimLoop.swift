@@ -57,8 +57,11 @@ extension WorkerPool {
                     if buffered <= refillThreshold, wanted > 0 {
                         var worthClaiming = !idle || signal.takeWorkHint()
                         if !worthClaiming {
-                            worthClaiming = (try? await queue.store.hasClaimableWork(queues: queues)) ?? true
+                            let outlook = try? await queue.store.claimOutlook(queues: queues)
+                            worthClaiming = outlook?.claimable ?? true
+                            if !worthClaiming { state.withLock { $0.nextDue = .known(outlook?.nextDue) } }
                         }
+                        if worthClaiming { state.withLock { $0.nextDue = .unknown } }
                         // Jobs that go to free slots at once have their start recorded by the
                         // claim itself; the rest start through the completion batcher.
                         if worthClaiming { claimed = await claim(limit: wanted, startingNow: buffered == 0 ? max(0, concurrency - active) : 0) }

@@ -2,10 +2,16 @@ import Foundation
 import Logging
 
 extension WorkerPool {
-    /// The pool's background duties until cancelled: wake the claim loop every poll interval,
-    /// renew the leases of running jobs (and notice jobs cancelled or taken over), heartbeat
-    /// the worker row, and reclaim expired leases of dead or hung workers.
-    func maintain() async {
+    /// The pool's background duties until cancelled: wake the claim loop when a scheduled or
+    /// retrying job falls due (every poll interval when that is not known), renew the leases of
+    /// running jobs (and notice jobs cancelled or taken over), heartbeat the worker row, and
+    /// reclaim expired leases of dead or hung workers.
+    ///
+    /// `commitsReachPool`: every commit to the store wakes the claim loop (this process's
+    /// through the queue's wake handlers, other processes' through a ``ChangeWatcher``), so the
+    /// clock matters only for jobs falling due; the loop is still woken every second, a safety
+    /// net that costs one read.
+    func maintain(commitsReachPool: Bool) async {
         let clock = ContinuousClock()
         // A third of the lease leaves two chances to renew before it expires; at least every 5s
         // so that `jobq status` sees the worker alive and cancellations are noticed quickly.
@@ -14,11 +20,18 @@ extension WorkerPool {
         var lastRenewal = clock.now
         var lastReclaim = clock.now - reclaimEvery
         var lastCancellationCheck = clock.now
+        var lastPoke = clock.now
         while !Task.isCancelled {
             try? await Task.sleep(for: options.pollInterval)
             if Task.isCancelled { break }
-            signal.poke()
             let now = clock.now
+            let wakeLoop = state.withLock { state in
+                !commitsReachPool || state.drainDeadline != nil || state.nextDue.isDue(at: SQLiteStore.now())
+            }
+            if wakeLoop || now - lastPoke >= .seconds(1) {
+                lastPoke = now
+                signal.poke()
+            }
             if now - lastRenewal >= renewEvery {
                 lastRenewal = now
                 lastCancellationCheck = now

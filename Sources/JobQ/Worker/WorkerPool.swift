@@ -109,12 +109,34 @@ public final class WorkerPool: Service, Sendable {
         if runsScheduler { pokeScheduler = { @Sendable in alarm.poke() } }
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                group.addTask { await self.maintain() }
+                let watcher = ChangeWatcher(path: queue.path)
+                // A store in memory is this process's alone: its wake handlers see every commit.
+                let commitsReachPool = watcher != nil || queue.path == nil
+                group.addTask { await self.maintain(commitsReachPool: commitsReachPool) }
                 if runsScheduler { group.addTask { await self.runScheduler(alarm: alarm) } }
-                if let watcher = ChangeWatcher(path: queue.path) {
+                if let watcher {
                     let interval = options.changeCheckInterval
                     let also = pokeScheduler
-                    group.addTask { await watcher.run(every: interval, signal: signal, also: also) }
+                    let store = queue.store
+                    let queues = self.queues
+                    // Another process committed: look for claimable work right here, on the
+                    // watcher's thread, and wake the claim loop ready to claim. Commits that
+                    // add no claimable work (other workers' completions, this pool's own) never
+                    // make it take the write lock, and wake it only when it waits for the
+                    // queues to empty.
+                    let wakeWithoutWork = options.stopWhen != .never
+                    group.addTask {
+                        await watcher.run(pollInterval: interval) { [weak self] in
+                            let outlook = store.claimOutlookHere(queues: queues)
+                            if outlook?.claimable ?? true {
+                                signal.poke(workArrived: true)
+                            } else {
+                                self?.state.withLock { $0.nextDue = .known(outlook?.nextDue) }
+                                if wakeWithoutWork { signal.poke() }
+                            }
+                            also?()
+                        }
+                    }
                 }
                 await self.claimLoop()
                 // Every outcome handed over is written before the pool reports it stopped.
@@ -234,6 +256,24 @@ struct PoolState: Sendable {
     }
     var drainDeadline: ContinuousClock.Instant?
     var stats = WorkerPool.Statistics()
+    /// When the next scheduled or retrying job falls due, as the last look at the store said;
+    /// `.unknown` once a claim may have changed it. An idle pool whose every commit reaches it
+    /// (see ``ChangeWatcher``) wakes its claim loop on the clock only for that.
+    var nextDue = NextDue.unknown
+
+    enum NextDue: Sendable {
+        case unknown
+        /// The time in seconds since 1970; nil when nothing is scheduled.
+        case known(Double?)
+
+        /// Whether a look at the store is due at `now`.
+        func isDue(at now: Double) -> Bool {
+            switch self {
+            case .unknown: return true
+            case .known(let time): return time.map { $0 <= now } ?? false
+            }
+        }
+    }
 
     /// Marks the jobs interrupted and returns their races to resolve outside the lock.
     mutating func interrupt(_ ids: some Sequence<JobID>, because reason: Interruption) -> [AttemptRace] {

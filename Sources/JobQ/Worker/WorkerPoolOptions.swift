@@ -51,7 +51,9 @@ extension WorkerPool {
         /// claimed ahead, and return (like a worker that is recycled every N jobs). nil: no limit.
         public var maximumJobs: Int?
         /// How often an idle pool on a file store checks, with `PRAGMA data_version`, whether
-        /// another process committed something; a change wakes it at once.
+        /// another process committed something, where the OS does not report writes to the
+        /// store's file. Where it does (inotify on Linux, kqueue on macOS), another process's
+        /// commit wakes the pool at once, and this check runs at most every 100ms, as a safety net.
         public var changeCheckInterval: Duration = .milliseconds(2)
         /// How often the pool checks whether a running job was cancelled (by any process).
         public var cancellationCheckInterval: Duration = .milliseconds(500)

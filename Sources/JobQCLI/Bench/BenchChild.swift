@@ -60,4 +60,19 @@ struct BenchChild {
     }
 
     func terminate() { kill(pid, SIGTERM) }
+
+    /// User plus system CPU time the child has used so far, from /proc; nil elsewhere.
+    func cpuSeconds() -> Double? {
+        #if os(Linux)
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return nil }
+        // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        #else
+        return nil
+        #endif
+    }
 }

@@ -28,6 +28,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Jobs for the bulk enqueue.") var bulkJobs: Int?
     @Option(help: "Jobs per drain.") var drainJobs: Int?
     @Option(help: "Jobs timed for latency, per setting.") var latencyJobs: Int?
+    @Option(help: "Seconds an idle worker's CPU use is measured over.") var idleSeconds: Int?
     @Option(help: "Finished jobs in the store for the flat-cost workload.") var finishedJobs: Int?
     @Option(help: "Future (scheduled) jobs in the store for the flat-cost workload.") var futureJobs: Int?
     @Option(help: "Ready jobs in the store for the memory workload.") var memoryBacklog: Int?
@@ -56,6 +57,7 @@ struct BenchCommand: AsyncParsableCommand {
         let bulkCount = try size(bulkJobs, 100_000, 5_000)
         let drainCount = try size(drainJobs, 50_000, 1_000)
         let latencyCount = try size(latencyJobs, 200, 30)
+        let idleFor = try size(idleSeconds, 20, 2)
         let finished = try size(finishedJobs, 1_000_000, 20_000)
         let future = try size(futureJobs, 100_000, 2_000)
         let backlog = try size(memoryBacklog, 1_000_000, 20_000)
@@ -101,6 +103,8 @@ struct BenchCommand: AsyncParsableCommand {
         progress("latency")
         let inProcess = try await bench.latency(latencyCount, crossProcess: false)
         let crossProcess = try await bench.latency(latencyCount, crossProcess: true)
+        progress("an idle worker's CPU over \(idleFor)s")
+        let idleCPU = try await bench.idleWorkerCPU(seconds: idleFor)
         progress("flat cost with \(finished) finished and \(future) future jobs")
         let flat = try await bench.flatCost(finished: finished, future: future, drain: drainCount)
         progress("peak memory with a \(backlog)-job backlog")
@@ -151,6 +155,13 @@ struct BenchCommand: AsyncParsableCommand {
             Row(workload: "latency in-process p99", value: percentile(inProcess, 99), unit: "ms"),
             Row(workload: "latency across processes p50", value: percentile(crossProcess, 50), unit: "ms"),
             Row(workload: "latency across processes p99", value: percentile(crossProcess, 99), unit: "ms"),
+        ]
+        if let idleCPU {
+            rows.append(Row(workload: "CPU of an idle `jobq work` over \(idleFor)s", value: idleCPU, unit: "% of a core"))
+        } else {
+            FileHandle.standardError.write(Data("bench: an idle worker's CPU is not measured here (no /proc)\n".utf8))
+        }
+        rows += [
             Row(workload: "claim throughput, \(finished) finished + \(future) future jobs", value: flat.full, unit: "jobs/s",
                 baseline: "the same on an empty store", baselineValue: flat.empty, ratio: flat.full / flat.empty),
             Row(workload: "peak RSS of a worker, \(backlog)-job backlog", value: Double(peak) / 1_048_576, unit: "MiB"),
@@ -164,7 +175,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         var table = [["WORKLOAD", "JOBQ", "BASELINE", "RATIO"]]
         for row in rows {
-            let value = row.unit == "ms" || row.unit == "MiB" ? String(format: "%.2f %@", row.value, row.unit) : String(format: "%.0f %@", row.value, row.unit)
+            let value = ["ms", "MiB", "% of a core"].contains(row.unit) ? String(format: "%.2f %@", row.value, row.unit) : String(format: "%.0f %@", row.value, row.unit)
             let baseline = row.baselineValue.map { String(format: "%.0f (%@)", $0, row.baseline ?? "") } ?? ""
             table.append([row.workload, value, baseline, row.ratio.map { String(format: "%.2f", $0) } ?? ""])
         }

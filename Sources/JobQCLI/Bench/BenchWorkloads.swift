@@ -145,6 +145,29 @@ struct BenchWorkloads {
         return samples
     }
 
+    /// The CPU an idle `jobq work` uses over `seconds`, in percent of one core: what waiting
+    /// for work costs (the wake-ups on other processes' commits come from the OS, so none of it
+    /// should be polling). nil where the kernel does not report a process's CPU time (/proc).
+    mutating func idleWorkerCPU(seconds: Int) async throws -> Double? {
+        let path = freshPath()
+        let queue = try open(path)
+        let child = try BenchChild(["--db", path] + workerFlags + ["work", "--concurrency", "4"])
+        defer { child.terminate() }
+        // Let the worker start (one job done) and settle.
+        try await queue.enqueue(try Self.sumRequest(0))
+        for try await event in queue.events(EventFilter(kinds: [.succeeded]), since: 0) {
+            _ = event
+            break
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        guard let before = child.cpuSeconds() else { return nil }
+        try await Task.sleep(for: .seconds(seconds))
+        guard let after = child.cpuSeconds() else { return nil }
+        child.terminate()
+        _ = await child.wait()
+        return (after - before) / Double(seconds) * 100
+    }
+
     /// Claim throughput on a store that also holds `finished` succeeded jobs and `future` jobs
     /// scheduled later, as a ratio of the same drain on an otherwise empty store.
     ///

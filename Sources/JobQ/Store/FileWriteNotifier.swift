@@ -1,0 +1,139 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Calls `onWrite` on `queue` soon after the operating system reports a write to one file: an
+/// inotify watch on the file's directory on Linux, kqueue on macOS. Nothing runs while the file
+/// is left alone, so an idle process spends no CPU on it.
+///
+/// The directory is watched, not the file, because the file comes and goes: SQLite deletes a
+/// store's WAL when its last connection closes and creates it again at the next write.
+///
+/// A report says "written", not "committed": SQLite writes a transaction's frames to the WAL
+/// before it publishes the commit in shared memory, so the caller checks for the commit itself
+/// (``ChangeWatcher`` reads `PRAGMA data_version`). `nil` when the OS offers no such watch
+/// (then the caller polls).
+final class FileWriteNotifier: Sendable {
+    #if canImport(Glibc)
+        private nonisolated(unsafe) let source: any DispatchSourceRead
+
+        init?(path: String, queue: DispatchQueue, onWrite: @escaping @Sendable () -> Void) {
+            let url = URL(fileURLWithPath: path)
+            let directory = url.deletingLastPathComponent().path
+            let fileName = url.lastPathComponent
+            let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+            guard descriptor >= 0 else { return nil }
+            // IN_MODIFY: write(2) to an entry of the directory. SQLite writes WAL frames with
+            // pwrite, so every transaction shows; an overflowing event queue (IN_Q_OVERFLOW) is
+            // reported whatever the mask says, and counts as a write.
+            guard inotify_add_watch(descriptor, directory, UInt32(IN_MODIFY)) >= 0 else {
+                close(descriptor)
+                return nil
+            }
+            source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+            source.setEventHandler {
+                if Self.drainEvents(descriptor, mentioning: fileName) { onWrite() }
+            }
+            source.setCancelHandler { close(descriptor) }
+            source.resume()
+        }
+
+        /// Reads every pending event; whether one was a write to `fileName` (or an overflow).
+        private static func drainEvents(_ descriptor: Int32, mentioning fileName: String) -> Bool {
+            let headerSize = MemoryLayout<inotify_event>.size
+            var mentioned = false
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                guard count > 0 else { return mentioned }
+                buffer.withUnsafeBytes { bytes in
+                    var offset = 0
+                    while offset + headerSize <= count {
+                        let mask = bytes.load(fromByteOffset: offset + 4, as: UInt32.self)
+                        let nameLength = Int(bytes.load(fromByteOffset: offset + 12, as: UInt32.self))
+                        if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                            mentioned = true
+                        } else if nameLength > 0 {
+                            // The name is NUL-terminated within its padded length.
+                            let name = bytes[(offset + headerSize)..<min(offset + headerSize + nameLength, count)]
+                            let end = name.firstIndex(of: 0) ?? name.endIndex
+                            if name[name.startIndex..<end].elementsEqual(fileName.utf8) { mentioned = true }
+                        }
+                        offset += headerSize + nameLength
+                    }
+                }
+            }
+        }
+
+        func cancel() { source.cancel() }
+
+        deinit { source.cancel() }
+
+    #elseif canImport(Darwin)
+        // The directory's vnode reports entries added or removed (the WAL created again); the
+        // file's own vnode reports its writes, and is watched again whenever the directory
+        // changes. These three are touched only on `queue`, or in deinit, when nothing else can.
+        private nonisolated(unsafe) var directorySource: (any DispatchSourceFileSystemObject)?
+        private nonisolated(unsafe) var fileSource: (any DispatchSourceFileSystemObject)?
+        private nonisolated(unsafe) var cancelled = false
+        private let path: String
+        private let queue: DispatchQueue
+        private let onWrite: @Sendable () -> Void
+
+        init?(path: String, queue: DispatchQueue, onWrite: @escaping @Sendable () -> Void) {
+            self.path = path
+            self.queue = queue
+            self.onWrite = onWrite
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            let descriptor = open(directory, O_EVTONLY)
+            guard descriptor >= 0 else { return nil }
+            let source = DispatchSource.makeFileSystemObjectSource(fileDescriptor: descriptor, eventMask: [.write], queue: queue)
+            source.setCancelHandler { close(descriptor) }
+            directorySource = source
+            source.setEventHandler { [weak self] in self?.armFileWatch() }
+            source.resume()
+            queue.async { [weak self] in self?.armFileWatch() }
+        }
+
+        /// On `queue`: watches the file as it is now, replacing the previous watch.
+        private func armFileWatch() {
+            guard !cancelled else { return }
+            fileSource?.cancel()
+            fileSource = nil
+            let descriptor = open(path, O_EVTONLY)
+            guard descriptor >= 0 else { return }
+            let source = DispatchSource.makeFileSystemObjectSource(
+                fileDescriptor: descriptor, eventMask: [.write, .extend, .delete, .rename], queue: queue)
+            source.setCancelHandler { close(descriptor) }
+            source.setEventHandler { [weak self] in
+                guard let self, let source = self.fileSource else { return }
+                if !source.data.isDisjoint(with: [.delete, .rename]) { self.armFileWatch() }
+                self.onWrite()
+            }
+            fileSource = source
+            source.resume()
+        }
+
+        func cancel() {
+            queue.async { [self] in
+                cancelled = true
+                directorySource?.cancel()
+                fileSource?.cancel()
+            }
+        }
+
+        deinit {
+            directorySource?.cancel()
+            fileSource?.cancel()
+        }
+    #else
+        init?(path: String, queue: DispatchQueue, onWrite: @escaping @Sendable () -> Void) { return nil }
+        func cancel() {}
+    #endif
+}
