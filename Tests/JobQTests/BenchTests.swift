@@ -11,6 +11,7 @@ struct BenchTests {
                 "bench", "--quick", "--json", "--enqueue-jobs", "50", "--bulk-jobs", "1000", "--drain-jobs", "200",
                 "--latency-jobs", "5", "--finished-jobs", "2000", "--future-jobs", "200", "--memory-backlog", "2000",
                 "--memory-jobs", "100", "--group-members", "100", "--sequence-steps", "20", "--tree-fan-out", "5",
+                "--idle-seconds", "1",
             ], db: nil)
         #expect(result.status == 0, "\(result.stderr)")
         struct Report: Decodable {
@@ -41,6 +42,31 @@ struct BenchTests {
         #expect(names.contains("minimal raw queue: single-insert commits"))
         #expect(names.contains("minimal raw queue: claim+complete, batches of 100"))
         #expect(names.contains("drain through `jobq work`, vs the minimal raw queue"))
+        #if os(Linux)
+            let idle = try #require(report.results.first { $0.workload == "CPU of an idle `jobq work` over 1s" })
+            #expect(idle.unit == "% of a core" && idle.value < 100)
+        #endif
+    }
+
+    @Test func breakdownTakesTheDistanceToTheMinimalQueueApart() async throws {
+        let result = try await CLI.run(["bench", "--breakdown", "--json", "--enqueue-jobs", "50", "--drain-jobs", "300"], db: nil)
+        #expect(result.status == 0, "\(result.stderr)")
+        struct Report: Decodable {
+            struct Row: Decodable { var workload: String; var value: Double; var ratio: Double? }
+            var results: [Row]
+        }
+        let rows = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8)).results
+        let names = rows.map { $0.workload.trimmingCharacters(in: .whitespaces) }
+        for expected in [
+            "minimal raw queue: single-insert commits", "jobq's statements raw, single-insert commits", "without the enqueued event row",
+            "jobq: enqueue, one per transaction", "jobq's statements raw, claim+complete in batches of 100", "without event rows",
+            "without the stored result", "without the jobs_leases index", "without the jobs_finished index", "without the events_job index",
+            "without all five", "jobq: drain in-process, concurrency 1",
+        ] {
+            #expect(names.contains(expected), "missing \(expected)")
+        }
+        #expect(rows.allSatisfy { $0.value > 0 && $0.value.isFinite })
+        #expect(rows.filter { $0.ratio != nil }.count == rows.count - 2, "every row but the two minimal ones is a ratio")
     }
 
     @Test func badSizesAreRefused() async throws {

@@ -125,8 +125,14 @@ public final class WorkerPool: Service, Sendable {
                     // make it take the write lock, and wake it only when it waits for the
                     // queues to empty.
                     let wakeWithoutWork = options.stopWhen != .never
+                    let concurrency = self.concurrency
                     group.addTask {
                         await watcher.run(pollInterval: interval) { [weak self] in
+                            defer { also?() }
+                            // A busy pool looks for work itself when its buffer runs low or a
+                            // slot frees; its own commits (most of them, in a drain) need no read.
+                            let busy = self?.state.withLock { $0.bufferedCount > 0 || $0.active >= concurrency } ?? true
+                            if busy { return }
                             let outlook = store.claimOutlookHere(queues: queues)
                             if outlook?.claimable ?? true {
                                 signal.poke(workArrived: true)
@@ -134,7 +140,6 @@ public final class WorkerPool: Service, Sendable {
                                 self?.state.withLock { $0.nextDue = .known(outlook?.nextDue) }
                                 if wakeWithoutWork { signal.poke() }
                             }
-                            also?()
                         }
                     }
                 }

@@ -24,6 +24,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Measure with synchronous=FULL (what --durable costs), jobq and baseline alike.")
     var durable = false
 
+    @Flag(help: "Instead of the workloads: what each of jobq's promises costs SQLite (jobq's statements run raw without the event rows, without the result, without each index a job passes through), beside the minimal raw queue and jobq itself.")
+    var breakdown = false
+
     @Option(help: "Jobs for the one-at-a-time enqueue.") var enqueueJobs: Int?
     @Option(help: "Jobs for the bulk enqueue.") var bulkJobs: Int?
     @Option(help: "Jobs per drain.") var drainJobs: Int?
@@ -71,6 +74,11 @@ struct BenchCommand: AsyncParsableCommand {
         defer { bench.cleanUp() }
         func progress(_ text: String) {
             if !json { FileHandle.standardError.write(Data("bench: \(text)...\n".utf8)) }
+        }
+        if breakdown {
+            let rows = try await costBreakdown(&bench, inserts: enqueueCount, drain: drainCount, progress: progress)
+            try output(rows)
+            return
         }
 
         // Each jobq figure is measured right after its raw baseline, so that the machine's drift
@@ -166,6 +174,10 @@ struct BenchCommand: AsyncParsableCommand {
                 baseline: "the same on an empty store", baselineValue: flat.empty, ratio: flat.full / flat.empty),
             Row(workload: "peak RSS of a worker, \(backlog)-job backlog", value: Double(peak) / 1_048_576, unit: "MiB"),
         ]
+        try output(rows)
+    }
+
+    private func output(_ rows: [Row]) throws {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]

@@ -229,11 +229,32 @@ struct BenchWorkloads {
     }
 
     mutating func raw(claimComplete jobs: Int, batch: Int, events: Bool = true) throws -> Double {
+        try raw(claimComplete: jobs, batch: batch, variant: RawVariant(events: events))
+    }
+
+    /// What one promise costs SQLite: jobq's statements without it (`jobq bench --breakdown`).
+    struct RawVariant {
+        var events = true
+        var storesResult = true
+        /// Indexes dropped from the fresh store before the run.
+        var droppedIndexes: [String] = []
+    }
+
+    mutating func raw(inserts: Int, variant: RawVariant) throws -> Double {
         let path = freshPath()
         _ = try open(path)
         let raw = try rawStore(path)
+        for index in variant.droppedIndexes { try raw.exec("DROP INDEX \(index)") }
+        return try raw.insert(count: inserts, batch: 1, events: variant.events)
+    }
+
+    mutating func raw(claimComplete jobs: Int, batch: Int, variant: RawVariant) throws -> Double {
+        let path = freshPath()
+        _ = try open(path)
+        let raw = try rawStore(path)
+        for index in variant.droppedIndexes { try raw.exec("DROP INDEX \(index)") }
         try raw.fill(count: jobs, state: "ready", runAtOffset: -1)
-        let (done, rate) = try raw.claimAndComplete(batch: batch, events: events)
+        let (done, rate) = try raw.claimAndComplete(batch: batch, events: variant.events, storesResult: variant.storesResult)
         guard done == jobs else { throw CLIError.failure("raw SQLite: drained \(done) of \(jobs)") }
         return rate
     }
