@@ -30,7 +30,7 @@ extension JobQueue {
                 defer { _ = store.commitObservers.withLock { $0.removeValue(forKey: observer) } }
                 // Other processes' commits: the watcher reports them (at once where the OS tells
                 // of writes to the file, else within pollInterval), and events are read only then.
-                let watcher = ChangeWatcher(path: store.path)
+                let watcher = ChangeWatcher(store: store)
                 let ticker = Task {
                     if let watcher {
                         await watcher.run(pollInterval: pollInterval) { signal.poke() }

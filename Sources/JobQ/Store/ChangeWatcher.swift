@@ -1,32 +1,38 @@
 import Dispatch
 import Foundation
-import GRDBSQLite
 import Synchronization
 
-/// Notices commits by other processes (and other connections) to a store's file: at once where
-/// the operating system reports writes to the WAL (``FileWriteNotifier``), else by polling.
+/// Notices commits to a store's file by other connections (other processes, or another
+/// ``JobQueue`` on the same file): at once where the operating system reports writes to the WAL
+/// (``FileWriteNotifier``), else by polling. This store's own commits are not reported: its
+/// wake handlers and commit observers see them already.
 ///
-/// Whether a write was a commit is told by `PRAGMA data_version` on one dedicated connection,
-/// which changes whenever another connection commits; reading it touches no table. A commit
+/// Whether a write was such a commit is told by `PRAGMA data_version` on the store's writer
+/// connection (``SQLiteStore/othersCommitVersion()``), which moves when another connection
+/// commits and never for the connection's own commits; reading it touches no table. A commit
 /// pokes the caller, which then looks for what it wants with a read of its own.
 struct ChangeWatcher: Sendable {
     let path: String
-    private let reader: DataVersionReader
+    private let store: SQLiteStore
 
-    init?(path: String?) {
-        guard let path, let reader = DataVersionReader(path: path) else { return nil }
+    init?(store: SQLiteStore) {
+        guard let path = store.path else { return nil }
         self.path = path
-        self.reader = reader
+        self.store = store
     }
 
-    func version() -> Int? { reader.read() }
+    func version() -> Int? { store.othersCommitVersion() }
 
     /// Calls `onCommit` after each commit by another connection, until the task is cancelled.
     ///
     /// With OS notifications, `pollInterval` is only a safety net and is stretched to at least
-    /// 100ms; without them, it is how late a commit can be noticed.
-    func run(pollInterval: Duration, onCommit: @escaping @Sendable () -> Void) async {
-        let watch = CommitWatch(watcher: self, pollInterval: pollInterval, onCommit: onCommit)
+    /// 100ms; without them, it is how late a commit can be noticed. While `isBusy` says so,
+    /// writes are reported at most once per `pollInterval` (at least 1ms): a pool with work at
+    /// hand needs no wake-up per write, most of which are its own.
+    func run(
+        pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool = { false }, onCommit: @escaping @Sendable () -> Void
+    ) async {
+        let watch = CommitWatch(watcher: self, pollInterval: pollInterval, isBusy: isBusy, onCommit: onCommit)
         await withTaskCancellationHandler {
             await watch.waitUntilStopped()
         } onCancel: {
@@ -40,6 +46,8 @@ struct ChangeWatcher: Sendable {
 private final class CommitWatch: Sendable {
     private let watcher: ChangeWatcher
     private let onCommit: @Sendable () -> Void
+    private let isBusy: @Sendable () -> Bool
+    private let busyPause: Duration
     private let queue = DispatchQueue(label: "jobq.change-watcher")
     private nonisolated(unsafe) let poll: any DispatchSourceTimer
     private let notifier: FileWriteNotifier?
@@ -58,9 +66,13 @@ private final class CommitWatch: Sendable {
     /// within microseconds, but a loaded machine can preempt it in between.
     private static let rechecks: [Duration] = [.microseconds(500), .milliseconds(2), .milliseconds(8)]
 
-    init(watcher: ChangeWatcher, pollInterval: Duration, onCommit: @escaping @Sendable () -> Void) {
+    init(
+        watcher: ChangeWatcher, pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool, onCommit: @escaping @Sendable () -> Void
+    ) {
         self.watcher = watcher
         self.onCommit = onCommit
+        self.isBusy = isBusy
+        busyPause = max(pollInterval, .milliseconds(1))
         state.withLock { $0.lastVersion = watcher.version() }
         let queue = self.queue
         // The notifier's handler must not own the watch (the watch owns the notifier).
@@ -86,6 +98,11 @@ private final class CommitWatch: Sendable {
 
     /// On `queue`: reports a commit if data_version moved.
     private func check(_ reason: Reason) {
+        if case .reported = reason, isBusy() {
+            // Looked at again when the pause ends (its writes are reported then) or by the poll.
+            notifier?.pause(for: busyPause)
+            return
+        }
         if case .recheck(_, let chain) = reason, state.withLock({ $0.chain != chain }) { return }
         let current = watcher.version()
         let (moved, recheck) = state.withLock { state -> (Bool, (step: Int, chain: Int)?) in
@@ -140,51 +157,6 @@ private final class CommitWatch: Sendable {
     deinit {
         notifier?.cancel()
         poll.cancel()
-    }
-}
-
-/// `PRAGMA data_version` on one read-only connection of its own, through the C API: one
-/// prepared statement stepped in autocommit mode, which is all a check needs (GRDB's read would
-/// add a transaction and two pragmas around it, several times the cost, paid on every write
-/// another process makes).
-///
-/// data_version is per connection: one connection, kept open, is the point of this type.
-private final class DataVersionReader: Sendable {
-    private struct Connection: @unchecked Sendable {
-        let database: OpaquePointer
-        let statement: OpaquePointer
-    }
-    private let connection: Mutex<Connection>
-
-    init?(path: String) {
-        var database: OpaquePointer?
-        guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let database else {
-            sqlite3_close_v2(database)
-            return nil
-        }
-        sqlite3_busy_timeout(database, 1)
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(database, "PRAGMA data_version", -1, &statement, nil) == SQLITE_OK, let statement else {
-            sqlite3_close_v2(database)
-            return nil
-        }
-        connection = Mutex(Connection(database: database, statement: statement))
-    }
-
-    /// nil when the store cannot be read at this moment (the caller checks again later).
-    func read() -> Int? {
-        connection.withLock { connection in
-            defer { sqlite3_reset(connection.statement) }
-            guard sqlite3_step(connection.statement) == SQLITE_ROW else { return nil }
-            return Int(sqlite3_column_int64(connection.statement, 0))
-        }
-    }
-
-    deinit {
-        connection.withLock { connection in
-            sqlite3_finalize(connection.statement)
-            sqlite3_close_v2(connection.database)
-        }
     }
 }
 

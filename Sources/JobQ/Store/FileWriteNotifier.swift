@@ -22,8 +22,13 @@ import Synchronization
 final class FileWriteNotifier: Sendable {
     #if canImport(Glibc)
         private nonisolated(unsafe) let source: any DispatchSourceRead
+        private let queue: DispatchQueue
+        /// Whether the source is suspended by ``pause(for:)``, and whether it was cancelled; the
+        /// source is suspended and resumed under this lock, so the two stay balanced.
+        private let suspension = Mutex((paused: false, cancelled: false))
 
         init?(path: String, queue: DispatchQueue, onWrite: @escaping @Sendable () -> Void) {
+            self.queue = queue
             let url = URL(fileURLWithPath: path)
             let directory = url.deletingLastPathComponent().path
             let fileName = url.lastPathComponent
@@ -71,9 +76,39 @@ final class FileWriteNotifier: Sendable {
             }
         }
 
-        func cancel() { source.cancel() }
+        /// Stops reporting for `duration` (the writes meanwhile are reported together after it):
+        /// a busy consumer is spared a wake-up per write.
+        func pause(for duration: Duration) {
+            let paused = suspension.withLock { state in
+                guard !state.paused, !state.cancelled else { return false }
+                state.paused = true
+                source.suspend()
+                return true
+            }
+            guard paused else { return }
+            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(duration.inSeconds * 1e9))) { [weak self] in
+                self?.suspension.withLock { state in
+                    guard state.paused else { return }
+                    state.paused = false
+                    self?.source.resume()
+                }
+            }
+        }
 
-        deinit { source.cancel() }
+        func cancel() {
+            suspension.withLock { state in
+                guard !state.cancelled else { return }
+                state.cancelled = true
+                source.cancel()
+                // A suspended source must be resumed to be cancelled and released.
+                if state.paused {
+                    state.paused = false
+                    source.resume()
+                }
+            }
+        }
+
+        deinit { cancel() }
 
     #elseif canImport(Darwin)
         // The directory's vnode reports entries added or removed (the WAL created again); the
@@ -120,6 +155,9 @@ final class FileWriteNotifier: Sendable {
             source.resume()
         }
 
+        /// Not done on macOS: every write is reported.
+        func pause(for duration: Duration) {}
+
         func cancel() {
             queue.async { [self] in
                 cancelled = true
@@ -134,6 +172,7 @@ final class FileWriteNotifier: Sendable {
         }
     #else
         init?(path: String, queue: DispatchQueue, onWrite: @escaping @Sendable () -> Void) { return nil }
+        func pause(for duration: Duration) {}
         func cancel() {}
     #endif
 }

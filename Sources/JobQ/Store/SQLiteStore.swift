@@ -204,6 +204,18 @@ final class SQLiteStore: Sendable {
         }
     }
 
+    /// `PRAGMA data_version` on the writer connection: it moves when another connection (another
+    /// process, another ``JobQueue`` on the file) commits, never for this store's own commits,
+    /// which all go through that connection. nil when it cannot be read now. Waits for a write
+    /// under way, so it is called from the change watcher's thread, never a Swift task's.
+    func othersCommitVersion() -> Int? {
+        try? writer.writeWithoutTransaction { db in
+            let statement = try RawStatement(db, sql: "PRAGMA data_version")
+            defer { statement.reset() }
+            return try statement.step() ? Int(statement.int64(0)) : nil
+        }
+    }
+
     static func mapped(_ error: any Error, path: String?) -> any Error {
         guard let error = error as? DatabaseError else { return error }
         return JobQueueError.storeUnavailable(explain(error, path: path))

@@ -109,7 +109,7 @@ public final class WorkerPool: Service, Sendable {
         if runsScheduler { pokeScheduler = { @Sendable in alarm.poke() } }
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                let watcher = ChangeWatcher(path: queue.path)
+                let watcher = ChangeWatcher(store: queue.store)
                 // A store in memory is this process's alone: its wake handlers see every commit.
                 let commitsReachPool = watcher != nil || queue.path == nil
                 group.addTask { await self.maintain(commitsReachPool: commitsReachPool) }
@@ -127,12 +127,13 @@ public final class WorkerPool: Service, Sendable {
                     let wakeWithoutWork = options.stopWhen != .never
                     let concurrency = self.concurrency
                     group.addTask {
-                        await watcher.run(pollInterval: interval) { [weak self] in
+                        // A busy pool looks for work itself when its buffer runs low or a slot
+                        // frees; its own commits (most of them, in a drain) need no wake-up each.
+                        let isBusy: @Sendable () -> Bool = { [weak self] in
+                            self?.state.withLock { $0.bufferedCount > 0 || $0.active >= concurrency } ?? true
+                        }
+                        await watcher.run(pollInterval: interval, isBusy: isBusy) { [weak self] in
                             defer { also?() }
-                            // A busy pool looks for work itself when its buffer runs low or a
-                            // slot frees; its own commits (most of them, in a drain) need no read.
-                            let busy = self?.state.withLock { $0.bufferedCount > 0 || $0.active >= concurrency } ?? true
-                            if busy { return }
                             let outlook = store.claimOutlookHere(queues: queues)
                             if outlook?.claimable ?? true {
                                 signal.poke(workArrived: true)
