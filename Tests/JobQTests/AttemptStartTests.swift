@@ -8,6 +8,40 @@ import Testing
 /// starts still ends dead after its attempts.
 @Suite("Attempts count from the start", .serialized)
 struct AttemptStartTests {
+    /// In a drain most jobs' start marks and successes share a transaction, and one UPDATE
+    /// writes both: every job still has its start time and exactly one `started` event, before
+    /// its `succeeded` one.
+    @Test func aDrainRecordsEveryStartOnceAndBeforeItsSuccess() async throws {
+        let store = try TemporaryStore()
+        let queue = try store.open()
+        let jobs = try await queue.enqueue(contentsOf: (0..<500).map { index in
+            try JobRequest(executor: "sum", payloadJSON: #"{"a": \#(index), "b": 1}"#)
+        })
+        for concurrency in [1, 4] {
+            if concurrency == 4 {
+                _ = try await queue.enqueue(contentsOf: (0..<500).map { index in
+                    try JobRequest(executor: "sum", payloadJSON: #"{"a": \#(index), "b": 2}"#)
+                })
+            }
+            let pool = WorkerPool(queue: queue, concurrency: concurrency, executors: [SumExecutor()], options: quickOptions())
+            try await pool.run()
+        }
+        let all = try await queue.jobs(limit: 2000)
+        #expect(all.count == 1000 && jobs.count == 500)
+        #expect(all.allSatisfy { $0.state == .succeeded && $0.attempt == 1 })
+        #expect(all.allSatisfy { job in job.startedAt.map { start in job.finishedAt.map { start <= $0 } ?? false } ?? false })
+        var kinds: [JobID: [EventKind]] = [:]
+        var cursor: Int64 = 0
+        while true {
+            let page = try await queue.events(after: cursor, limit: 1000)
+            guard let last = page.last else { break }
+            for event in page { if let job = event.jobID { kinds[job, default: []].append(event.kind) } }
+            cursor = last.id
+        }
+        #expect(kinds.count == 1000)
+        #expect(kinds.values.allSatisfy { $0 == [.enqueued, .started, .succeeded] }, "\(kinds.values.first { $0 != [.enqueued, .started, .succeeded] } ?? [])")
+    }
+
     @Test func jobsClaimedAheadIntoAKilledWorkerKeepTheirAttempts() async throws {
         let store = try TemporaryStore()
         let db = store.path

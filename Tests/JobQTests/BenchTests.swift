@@ -31,7 +31,9 @@ struct BenchTests {
         #expect(names.contains { $0.hasPrefix("peak RSS") })
         // The tree event is written by the transaction of the last leaf: 0 ms is the expected figure.
         let treeEvent = "the tree's last leaf to its tree event"
-        #expect(report.results.filter { $0.workload != treeEvent }.allSatisfy { $0.value > 0 && $0.value.isFinite })
+        // An idle worker may well use no measurable CPU in a second (the kernel counts 10ms ticks).
+        let mayBeZero = [treeEvent, "CPU of an idle `jobq work` over 1s"]
+        #expect(report.results.filter { !mayBeZero.contains($0.workload) }.allSatisfy { $0.value > 0 && $0.value.isFinite })
         #expect(report.results.first { $0.workload == treeEvent }?.value == 0)
         #expect(names.contains("raw claim+complete, batches of 100, no event rows"))
         #expect(names.contains("drain a parallel group of 100 steps (concurrency 4)"))
@@ -44,7 +46,7 @@ struct BenchTests {
         #expect(names.contains("drain through `jobq work`, vs the minimal raw queue"))
         #if os(Linux)
             let idle = try #require(report.results.first { $0.workload == "CPU of an idle `jobq work` over 1s" })
-            #expect(idle.unit == "% of a core" && idle.value < 100)
+            #expect(idle.unit == "% of a core" && idle.value >= 0 && idle.value < 100)
         #endif
     }
 

@@ -80,7 +80,6 @@ extension SQLiteStore {
         let statement = try RawStatement(
             db,
             sql: "UPDATE jobs SET started_at = ?1 WHERE id = ?2 AND state = 'running' AND worker_id = ?3 AND attempt = ?4 AND started_at IS NULL")
-        let worker = JSONText.string(workerID)
         var refused: Set<JobID> = []
         for job in jobs {
             statement.bind(1, job.startTime ?? events.now)
@@ -92,9 +91,7 @@ extension SQLiteStore {
                 refused.insert(job.id)
                 continue
             }
-            events.append(
-                job: job.id, kind: .started, queue: job.queue, executor: job.executor, batch: job.batch,
-                data: "{\"attempt\":\(job.attempt),\"worker\":\(worker)}", workflow: job.workflowID)
+            events.append(startedOf: job, workerID: workerID)
         }
         return refused
     }

@@ -49,6 +49,14 @@ extension SQLiteStore {
             rows.append(Row(job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data, workflow: workflow))
         }
 
+        /// The `started` event of a claimed attempt.
+        mutating func append(startedOf job: ClaimedJob, workerID: String?) {
+            let worker = workerID.map { ",\"worker\":" + JSONText.string($0) } ?? ""
+            append(
+                job: job.id, kind: .started, queue: job.queue, executor: job.executor, batch: job.batch,
+                data: "{\"attempt\":\(job.attempt)\(worker)}", workflow: job.workflowID)
+        }
+
         var isEmpty: Bool { rows.isEmpty }
 
         mutating func flush(_ db: Database) throws {
