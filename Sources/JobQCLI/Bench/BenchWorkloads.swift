@@ -102,8 +102,10 @@ struct BenchWorkloads {
     }
 
     /// Milliseconds from enqueue to the succeeded event being visible to the producer, for `count`
-    /// jobs one after the other, with an idle worker in this process or in another one.
-    mutating func latency(_ count: Int, crossProcess: Bool) async throws -> [Double] {
+    /// jobs one after the other, with an idle worker in this process or in another one; and
+    /// from the enqueue's commit to the worker's (`pickedUpAndDone`: the jobs' own created_at
+    /// and finished_at, both stamped inside their transactions), which is the trip one way.
+    mutating func latency(_ count: Int, crossProcess: Bool) async throws -> (roundTrip: [Double], pickedUpAndDone: [Double]) {
         let path = freshPath()
         let queue = try open(path)
         var child: BenchChild?
@@ -128,6 +130,7 @@ struct BenchWorkloads {
             child?.terminate()
         }
         var samples: [Double] = []
+        var ids: [JobID] = []
         let feed = queue.events(EventFilter(kinds: [.succeeded]), since: try await queue.latestEventID(), pollInterval: .milliseconds(1))
         var iterator = feed.makeAsyncIterator()
         for index in 0..<count {
@@ -135,6 +138,7 @@ struct BenchWorkloads {
             let job = try await queue.enqueue(try Self.sumRequest(index))
             while let event = try await iterator.next(), event.jobID != job.id {}
             samples.append((ContinuousClock.now - start).inSeconds * 1000)
+            ids.append(job.id)
             // Idle between jobs, so each one measures a wake-up from idle.
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -142,7 +146,12 @@ struct BenchWorkloads {
             child.terminate()
             _ = await child.wait()
         }
-        return samples
+        var oneWay: [Double] = []
+        for id in ids {
+            guard let job = try await queue.job(id), let finished = job.finishedAt else { continue }
+            oneWay.append(finished.timeIntervalSince(job.createdAt) * 1000)
+        }
+        return (samples, oneWay)
     }
 
     /// The CPU an idle `jobq work` uses over `seconds`, in percent of one core: what waiting
