@@ -25,15 +25,14 @@ extension JobQueue {
         return AsyncThrowingStream { continuation in
             let task = Task {
                 let signal = WakeSignal()
-                let observer = UUID()
-                store.commitObservers.withLock { $0[observer] = { signal.poke() } }
-                defer { _ = store.commitObservers.withLock { $0.removeValue(forKey: observer) } }
+                let observer = store.addCommitObserver { signal.poke() }
+                defer { store.removeCommitObserver(observer) }
                 // Other processes' commits: the watcher reports them (at once where the OS tells
                 // of writes to the file, else within pollInterval), and events are read only then.
-                let watcher = ChangeWatcher(store: store)
+                let watcher = store.otherCommitsWatch()
                 let ticker = Task {
                     if let watcher {
-                        await watcher.run(pollInterval: pollInterval) { signal.poke() }
+                        await watcher.run(pollInterval: pollInterval, isBusy: { false }) { signal.poke() }
                     } else {
                         while !Task.isCancelled {
                             try? await Task.sleep(for: pollInterval)

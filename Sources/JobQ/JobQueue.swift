@@ -15,7 +15,10 @@ import Synchronization
 /// print(done?.state, try done?.result(as: Sum.Output.self))
 /// ```
 public final class JobQueue: Sendable {
-    let store: SQLiteStore
+    let store: any Store
+    /// The SQLite store under this queue, when it is one (GRDB access for data migrations and
+    /// tests).
+    var sqliteStore: SQLiteStore? { store as? SQLiteStore }
     /// The file the store lives in, or nil for an in-memory queue.
     public var path: String? { store.path }
 
@@ -45,7 +48,7 @@ public final class JobQueue: Sendable {
         store = try SQLiteStore(path: path, durability: durability, policy: migrations, backup: backupBeforeMigrating)
     }
 
-    private init(store: SQLiteStore) {
+    private init(store: any Store) {
         self.store = store
     }
 

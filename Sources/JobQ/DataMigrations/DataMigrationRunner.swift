@@ -31,7 +31,7 @@ struct ErasedDataMigrator: Sendable {
 /// Records one step: inside the step's own transaction when it uses `context.write`, or right
 /// after the step returns otherwise.
 final class StepRecorder: Sendable {
-    let store: SQLiteStore
+    let store: any Store
     let name: String
     let version: Int
     let target: Int
@@ -42,7 +42,7 @@ final class StepRecorder: Sendable {
     private let recorded = Mutex<Bool?>(nil)
     private let writeUsed = Mutex(false)
 
-    init(store: SQLiteStore, name: String, version: Int, target: Int, next: JobRequest?, isInitialization: Bool) {
+    init(store: any Store, name: String, version: Int, target: Int, next: JobRequest?, isInitialization: Bool) {
         self.store = store
         self.name = name
         self.version = version
@@ -59,6 +59,12 @@ final class StepRecorder: Sendable {
         guard firstUse else {
             throw JobQueueError.invalidState(
                 "data migration '\(name)' step \(version) called context.write twice; do all of a step's store changes in one write")
+        }
+        // `context.write` hands over a GRDB `Database`: SQLite's own.
+        guard let store = store as? SQLiteStore else {
+            throw JobQueueError.invalidInput(
+                "data migration '\(name)' step \(version) called context.write, which is for SQLite stores only; on this store, "
+                    + "change your data without it (the step is recorded when it returns)")
         }
         let (name, version, target, next) = (name, version, target, next)
         let outcome = isInitialization ? "initialized" : "migrated"
@@ -80,10 +86,7 @@ final class StepRecorder: Sendable {
     func finish(skipped: Bool) async throws -> String? {
         if let done = recorded.withLock({ $0 }) { return done ? "migrated" : nil }
         let outcome = isInitialization ? "initialized" : (skipped ? "skipped" : "migrated")
-        let (name, version, target, next) = (name, version, target, next)
-        let didRecord = try await store.write { db in
-            try SQLiteStore.recordDataMigrationStep(db, name: name, version: version, outcome: outcome, target: target, next: next)
-        }
+        let didRecord = try await store.recordDataMigrationStep(name: name, version: version, outcome: outcome, target: target, next: next)
         return didRecord ? outcome : nil
     }
 }
@@ -159,7 +162,7 @@ extension JobQueue {
 
     static func dataMigrationStepRequest(_ name: String, step: Int, queue: String) throws(JobQueueError) -> JobRequest {
         let payload = "{\"migrator\":\(JSONText.string(name)),\"step\":\(step)}"
-        return try JobRequest(executor: SQLiteStore.dataMigrationExecutor, payloadJSON: payload, options: JobOptions(queue: queue))
+        return try JobRequest(executor: DataMigrationStep.executorName, payloadJSON: payload, options: JobOptions(queue: queue))
     }
 
     private func checkNotNewer(_ migrator: ErasedDataMigrator, recorded: Int) throws(JobQueueError) {
@@ -216,12 +219,12 @@ enum DataMigrationStepExecutor {
 
     static func make(queue: JobQueue, migrators: [ErasedDataMigrator]) -> ErasedExecutor {
         let registry = Dictionary(migrators.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
-        return ErasedExecutor(name: SQLiteStore.dataMigrationExecutor) { payloadJSON, context in
+        return ErasedExecutor(name: DataMigrationStep.executorName) { payloadJSON, context in
             let input: Input
             do {
                 input = try JSONDecoder().decode(Input.self, from: Data(payloadJSON.utf8))
             } catch {
-                throw PayloadDecodingError(executor: SQLiteStore.dataMigrationExecutor, underlying: error)
+                throw PayloadDecodingError(executor: DataMigrationStep.executorName, underlying: error)
             }
             guard let migrator = registry[input.migrator] else {
                 throw ExecutorFailure(

@@ -11,7 +11,7 @@ import Synchronization
 /// connection (``SQLiteStore/othersCommitVersion()``), which moves when another connection
 /// commits and never for the connection's own commits; reading it touches no table. A commit
 /// pokes the caller, which then looks for what it wants with a read of its own.
-struct ChangeWatcher: Sendable {
+struct ChangeWatcher: OtherCommitsWatch {
     let path: String
     private let store: SQLiteStore
 
@@ -30,7 +30,7 @@ struct ChangeWatcher: Sendable {
     /// writes are reported at most once per `pollInterval` (at least 1ms): a pool with work at
     /// hand needs no wake-up per write, most of which are its own.
     func run(
-        pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool = { false }, onCommit: @escaping @Sendable () -> Void
+        pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool, onCommit: @escaping @Sendable () -> Void
     ) async {
         let watch = CommitWatch(watcher: self, pollInterval: pollInterval, isBusy: isBusy, onCommit: onCommit)
         await withTaskCancellationHandler {

@@ -12,7 +12,7 @@ extension SQLiteStore {
     /// records it; the first `startingNow` jobs (those the worker hands to free slots at once)
     /// are marked here, with their `started` events. A claimed job whose worker dies before its
     /// start is recorded gets its attempt back (``reclaimExpiredLeases()``).
-    func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int = .max) async throws -> [ClaimedJob] {
+    func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int) async throws -> [ClaimedJob] {
         guard limit > 0 else { return [] }
         return try await write(.small) { db in
             // The lease starts when the claim commits, not before it waited for the write lock:

@@ -3,8 +3,6 @@ import GRDB
 
 /// The record of users' data migrations.
 extension SQLiteStore {
-    /// The executor name of the jobs that run data migration steps in the background.
-    static let dataMigrationExecutor = "jobq.data-migration"
 
     func dataMigrationVersion(_ name: String) async throws -> Int? {
         try await read { db in
@@ -39,6 +37,12 @@ extension SQLiteStore {
     /// recorded version is the one before it (or nothing is recorded, for `initialized`).
     /// Returns false when another run already recorded it. Enqueues `next` in the same
     /// transaction, so a background chain can never lose its next step.
+    func recordDataMigrationStep(name: String, version: Int, outcome: String, target: Int, next: JobRequest?) async throws -> Bool {
+        try await write { db in
+            try Self.recordDataMigrationStep(db, name: name, version: version, outcome: outcome, target: target, next: next)
+        }
+    }
+
     static func recordDataMigrationStep(
         _ db: Database, name: String, version: Int, outcome: String, target: Int, next: JobRequest?
     ) throws -> Bool {
@@ -74,7 +78,7 @@ extension SQLiteStore {
                     SELECT id FROM jobs WHERE executor = ? AND state IN ('scheduled', 'ready', 'running', 'failed')
                     AND json_extract(payload, '$.migrator') = ? ORDER BY id LIMIT 1
                     """,
-                arguments: [Self.dataMigrationExecutor, name])
+                arguments: [DataMigrationStep.executorName, name])
         }
     }
 }

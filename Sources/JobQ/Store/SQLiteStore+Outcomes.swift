@@ -4,18 +4,11 @@ import GRDB
 /// Recording how attempts ended, with everything that follows from it in the same transaction:
 /// the event, the batch's counters (and its callbacks), and tracking sets.
 extension SQLiteStore {
-    /// Records the outcomes of attempts in one transaction. Each update is fenced on the job's
-    /// id, attempt, `running` state and the worker's token, so a worker whose lease expired
-    /// (and whose job another worker took over, or an operator cancelled) changes nothing.
-    /// Returns the ids whose outcome was refused by the fence.
-    @discardableResult
-    func complete(_ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], workerID: String) async throws -> Set<JobID> {
-        try await complete(outcomes, starting: [], workerID: workerID).outcomes
-    }
-
-    /// Records outcomes and, in the same transaction, the starts of the attempts about to run
-    /// (a slot's next job starts as its last one is recorded). Returns the ids whose outcome,
-    /// and those whose start, the fence refused.
+    /// Records the outcomes of attempts in one transaction, with the starts of the attempts
+    /// about to run (a slot's next job starts as its last one is recorded). Each update is
+    /// fenced on the job's id, attempt, `running` state and the worker's token, so a worker
+    /// whose lease expired (and whose job another worker took over, or an operator cancelled)
+    /// changes nothing. Returns the ids whose outcome, and those whose start, the fence refused.
     func complete(
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {

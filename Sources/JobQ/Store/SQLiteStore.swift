@@ -6,7 +6,7 @@ import Synchronization
 /// The SQLite store: every durable state change is one method and one transaction.
 ///
 /// Nothing outside this file and its extensions writes SQL. Times are Unix seconds (REAL).
-final class SQLiteStore: Sendable {
+final class SQLiteStore: Store {
     let writer: any DatabaseWriter
     let path: String?
     /// Called after every committed write of this process, e.g. to wake event subscribers.
@@ -208,6 +208,19 @@ final class SQLiteStore: Sendable {
     /// process, another ``JobQueue`` on the file) commits, never for this store's own commits,
     /// which all go through that connection. nil when it cannot be read now. Waits for a write
     /// under way, so it is called from the change watcher's thread, never a Swift task's.
+    func addCommitObserver(_ observer: @escaping @Sendable () -> Void) -> UUID {
+        let token = UUID()
+        commitObservers.withLock { $0[token] = observer }
+        return token
+    }
+
+    func removeCommitObserver(_ token: UUID) {
+        _ = commitObservers.withLock { $0.removeValue(forKey: token) }
+    }
+
+    /// Other processes reach a store on a file; one in memory is this process's alone.
+    func otherCommitsWatch() -> (any OtherCommitsWatch)? { ChangeWatcher(store: self) }
+
     func othersCommitVersion() -> Int? {
         try? writer.writeWithoutTransaction { db in
             let statement = try RawStatement(db, sql: "PRAGMA data_version")

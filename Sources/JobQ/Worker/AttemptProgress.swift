@@ -24,13 +24,13 @@ final class AttemptProgress: Sendable {
         var flushScheduled = false
     }
 
-    let store: SQLiteStore
+    let store: any Store
     let job: ClaimedJob
     let workerID: String
     let interval: Duration
     private let state = Mutex(State())
 
-    init(store: SQLiteStore, job: ClaimedJob, workerID: String, interval: Duration) {
+    init(store: any Store, job: ClaimedJob, workerID: String, interval: Duration) {
         self.store = store
         self.job = job
         self.workerID = workerID

@@ -14,7 +14,7 @@ import Synchronization
 /// from a job that only sat in a dead worker's buffer, which keeps its attempt. A job whose
 /// worker dies before its mark is written is treated as never started; the store ends one that
 /// keeps doing so after its attempts (a poison job cannot loop), see
-/// ``SQLiteStore/reclaimExpiredLeases()``.
+/// ``Store/reclaimExpiredLeases()``.
 final class CompletionBatcher: Sendable {
     struct Item: Sendable {
         let job: ClaimedJob
@@ -33,7 +33,7 @@ final class CompletionBatcher: Sendable {
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let store: SQLiteStore
+    private let store: any Store
     private let workerID: String
     private let state = Mutex(State())
     /// The handler in a box: a closure kept directly in a `Mutex` is re-wrapped in two
@@ -45,7 +45,7 @@ final class CompletionBatcher: Sendable {
     }
     private let handler = Mutex<HandlerBox?>(nil)
 
-    init(store: SQLiteStore, workerID: String) {
+    init(store: any Store, workerID: String) {
         self.store = store
         self.workerID = workerID
     }

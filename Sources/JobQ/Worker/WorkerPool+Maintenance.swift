@@ -7,11 +7,11 @@ extension WorkerPool {
     /// running jobs (and notice jobs cancelled or taken over), heartbeat the worker row, and
     /// reclaim expired leases of dead or hung workers.
     ///
-    /// `commitsReachPool`: every commit to the store wakes the claim loop (this process's
-    /// through the queue's wake handlers, other processes' through a ``ChangeWatcher``), so the
-    /// clock matters only for jobs falling due; the loop is still woken every second, a safety
-    /// net that costs one read.
-    func maintain(commitsReachPool: Bool) async {
+    /// Every commit to the store wakes the claim loop (this process's through the queue's wake
+    /// handlers, other processes' through the store's ``OtherCommitsWatch``; a store in memory
+    /// has no others), so the clock matters only for jobs falling due. The loop is still woken
+    /// every second, a safety net that costs one read.
+    func maintain() async {
         let clock = ContinuousClock()
         // A third of the lease leaves two chances to renew before it expires; at least every 5s
         // so that `jobq status` sees the worker alive and cancellations are noticed quickly.
@@ -26,7 +26,7 @@ extension WorkerPool {
             if Task.isCancelled { break }
             let now = clock.now
             let wakeLoop = state.withLock { state in
-                !commitsReachPool || state.drainDeadline != nil || state.nextDue.isDue(at: SQLiteStore.now())
+                state.drainDeadline != nil || state.nextDue.isDue(at: Date().timeIntervalSince1970)
             }
             if wakeLoop || now - lastPoke >= .seconds(1) {
                 lastPoke = now

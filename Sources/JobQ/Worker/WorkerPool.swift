@@ -65,7 +65,7 @@ public final class WorkerPool: Service, Sendable {
         duplicateExecutorNames = duplicates.sorted()
         if !migrators.isEmpty {
             let erased = migrators.map { ErasedDataMigrator($0) }
-            registry[SQLiteStore.dataMigrationExecutor] = DataMigrationStepExecutor.make(queue: queue, migrators: erased)
+            registry[DataMigrationStep.executorName] = DataMigrationStepExecutor.make(queue: queue, migrators: erased)
         }
         self.executors = registry
         let host = ProcessInfo.processInfo.hostName
@@ -109,10 +109,8 @@ public final class WorkerPool: Service, Sendable {
         if runsScheduler { pokeScheduler = { @Sendable in alarm.poke() } }
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                let watcher = ChangeWatcher(store: queue.store)
-                // A store in memory is this process's alone: its wake handlers see every commit.
-                let commitsReachPool = watcher != nil || queue.path == nil
-                group.addTask { await self.maintain(commitsReachPool: commitsReachPool) }
+                let watcher = queue.store.otherCommitsWatch()
+                group.addTask { await self.maintain() }
                 if runsScheduler { group.addTask { await self.runScheduler(alarm: alarm) } }
                 if let watcher {
                     let interval = options.changeCheckInterval
