@@ -12,6 +12,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "JobQ", targets: ["JobQ"]),
+        // The PostgreSQL store, for workers on many machines. Its own product, so that an
+        // embedder who only wants SQLite (and `swift run jobq`) never builds postgres-nio.
+        .library(name: "JobQPostgres", targets: ["JobQPostgres"]),
         .executable(name: "jobq", targets: ["JobQCLI"]),
     ],
     dependencies: [
@@ -19,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Turns the numbered SQL files in Migrations/ into Swift source at build time,
@@ -40,6 +44,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: fuzzInstrumentation,
+            plugins: ["EmbedMigrations"]
+        ),
+        .target(
+            name: "JobQPostgres",
+            dependencies: [
+                "JobQ",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             plugins: ["EmbedMigrations"]
         ),
         // The one SQLite setting that needs C (sqlite3_config is variadic): the CLI turns off
@@ -90,6 +103,17 @@ let package = Package(
             path: "Tests/Helpers/Fuzz",
             swiftSettings: fuzzing ? fuzzInstrumentation + [.define("FUZZING"), .unsafeFlags(["-parse-as-library"])] : [],
             linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer"])] : []
+        ),
+        // Tests that need a PostgreSQL server (.ci/run starts one; see README's development
+        // section). They say so in the output when there is none.
+        .testTarget(
+            name: "JobQPostgresTests",
+            dependencies: [
+                "JobQ",
+                "JobQPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "JobQTests",

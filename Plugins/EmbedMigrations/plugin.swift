@@ -3,11 +3,13 @@ import PackagePlugin
 
 /// Feeds every `Migrations/NNNN_name.sql` file of the package to `MigrationEmbedder`, which writes
 /// them out as one Swift source file of string literals. Listing the files as inputs makes the
-/// build regenerate the source whenever a migration is added or edited.
+/// build regenerate the source whenever a migration is added or edited. The PostgreSQL store's
+/// target gets `Migrations/postgres/` instead.
 @main
 struct EmbedMigrations: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
-        let directory = context.package.directoryURL.appending(path: "Migrations")
+        var directory = context.package.directoryURL.appending(path: "Migrations")
+        if target.name == "JobQPostgres" { directory = directory.appending(path: "postgres") }
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { $0.hasSuffix(".sql") }
             .sorted()

@@ -1,6 +1,6 @@
 /// SHA-256 (FIPS 180-4), used for migration checksums. Small and dependency-free, because
 /// swift-crypto would cost more build time than these sixty lines.
-enum SHA256 {
+package enum SHA256 {
     private static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -12,7 +12,7 @@ enum SHA256 {
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
     ]
 
-    static func hex(_ text: String) -> String {
+    package static func hex(_ text: String) -> String {
         hash(Array(text.utf8)).map { byte in
             let digits = Array("0123456789abcdef")
             return String([digits[Int(byte >> 4)], digits[Int(byte & 0xf)]])

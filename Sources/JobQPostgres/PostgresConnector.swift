@@ -1,0 +1,72 @@
+import Foundation
+import JobQ
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// Opens connections to the server that ``PostgresSettings`` name, with the TLS their
+/// `sslmode` asks for, and turns failures into errors that say what to check (never with the
+/// password).
+struct PostgresConnector: Sendable {
+    let settings: PostgresSettings
+    let logger: Logger
+
+    func configuration() throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS
+        switch settings.tls {
+        case .disable:
+            tls = .disable
+        case .prefer:
+            tls = .prefer(try Self.context(verification: .none))
+        case .require:
+            // libpq's `require` encrypts without checking who answers.
+            tls = .require(try Self.context(verification: .none))
+        case .verifyCA:
+            tls = .require(try Self.context(verification: .noHostnameVerification))
+        case .verifyFull:
+            tls = .require(try Self.context(verification: .fullVerification))
+        }
+        return PostgresConnection.Configuration(
+            host: settings.host, port: settings.port, username: settings.username, password: settings.password,
+            database: settings.database, tls: tls)
+    }
+
+    private static func context(verification: CertificateVerification) throws -> NIOSSLContext {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.certificateVerification = verification
+        return try NIOSSLContext(configuration: configuration)
+    }
+
+    private static let ids = IDSource()
+
+    /// A new connection; the caller closes it.
+    func connect() async throws -> PostgresConnection {
+        do {
+            return try await PostgresConnection.connect(configuration: try configuration(), id: Self.ids.next(), logger: logger)
+        } catch let error as JobQueueError {
+            throw error
+        } catch {
+            throw JobQueueError.storeUnavailable(
+                "cannot connect to PostgreSQL at \(settings): \(Self.explain(error)). Check that the server runs and accepts "
+                    + "this user and database, and the password (URL, PGPASSWORD or ~/.pgpass)")
+        }
+    }
+
+    /// What a postgres-nio error says, without anything the server could echo of the password.
+    static func explain(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] {
+                let code = error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
+                return message + code
+            }
+            return "\(error.code)"
+        }
+        return "\(error)"
+    }
+}
+
+/// Connection ids for postgres-nio's logs.
+private final class IDSource: Sendable {
+    private let counter = Mutex(0)
+    func next() -> Int { counter.withLock { $0 += 1; return $0 } }
+}

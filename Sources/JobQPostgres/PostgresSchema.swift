@@ -1,0 +1,176 @@
+import Foundation
+import JobQ
+import Logging
+import PostgresNIO
+
+/// jobq's schema on PostgreSQL: the numbered SQL files of `Migrations/postgres/`, compiled into
+/// the binary and applied in order, each in its own transaction, recorded with its checksum.
+///
+/// One process migrates while the others wait: the migration holds a session-level advisory
+/// lock, and a process that got the lock after another one migrated finds nothing left to do.
+/// A database whose schema is newer than this binary, or whose applied migration was edited
+/// since, is refused with an error that says what to do, and left as it is.
+///
+/// ```swift
+/// let settings = try PostgresSettings(url: "postgres://jobq@127.0.0.1:5432/jobs")
+/// let report = try await PostgresSchema.migrate(settings)
+/// print(report.applied)  // ["0001_create_store.sql"] on a new database, [] after
+/// ```
+public enum PostgresSchema {
+    /// What ``migrate(_:logger:)`` did.
+    public struct Report: Sendable, Hashable {
+        /// The schema version before, and after.
+        public var fromVersion: Int
+        public var toVersion: Int
+        /// File names of the migrations this call applied, in order.
+        public var applied: [String]
+    }
+
+    /// The newest schema version this binary knows.
+    public static var latestVersion: Int { PostgresMigration.all.last?.version ?? 0 }
+
+    /// Applies every pending migration. Waits while another process migrates.
+    @discardableResult
+    public static func migrate(_ settings: PostgresSettings, logger: Logger = Logger(label: "jobq.postgres")) async throws -> Report {
+        let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
+        do {
+            let report = try await migrate(on: connection, logger: logger)
+            try? await connection.close()
+            return report
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    /// The database's schema version, after refusing a newer or edited schema; 0 when jobq's
+    /// schema was never applied there.
+    public static func version(_ settings: PostgresSettings, logger: Logger = Logger(label: "jobq.postgres")) async throws -> Int {
+        let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
+        do {
+            let version = try await check(on: connection, logger: logger).version
+            try? await connection.close()
+            return version
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    /// The key of the advisory lock the migration holds: "jobq" in ASCII, so that it does not
+    /// collide with an application's own small numbers.
+    static let lockKey: Int64 = 0x6A6F_6271
+
+    static func migrate(
+        on connection: PostgresConnection, logger: Logger, migrations: [PostgresMigration] = PostgresMigration.all
+    ) async throws -> Report {
+        try await run(connection, logger, "SELECT pg_advisory_lock(\(lockKey))")
+        do {
+            let report = try await migrateLocked(on: connection, logger: logger, migrations: migrations)
+            try await run(connection, logger, "SELECT pg_advisory_unlock(\(lockKey))")
+            return report
+        } catch {
+            // Closing the connection releases the lock as well; this is for a caller that keeps it.
+            try? await run(connection, logger, "SELECT pg_advisory_unlock(\(lockKey))")
+            throw error
+        }
+    }
+
+    private static func migrateLocked(
+        on connection: PostgresConnection, logger: Logger, migrations: [PostgresMigration]
+    ) async throws -> Report {
+        try await run(
+            connection, logger,
+            """
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version     integer PRIMARY KEY,
+                name        text NOT NULL,
+                checksum    text NOT NULL,
+                applied_at  double precision NOT NULL
+            )
+            """)
+        let (version, pending) = try await check(on: connection, logger: logger, migrations: migrations)
+        var report = Report(fromVersion: version, toVersion: version, applied: [])
+        for migration in pending {
+            let statements = try PostgresScript.statements(in: migration.sql)
+            do {
+                try await connection.withTransaction(logger: logger) { connection in
+                    for statement in statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await connection.query(
+                        """
+                        INSERT INTO schema_migrations (version, name, checksum, applied_at)
+                        VALUES (\(migration.version), \(migration.name), \(migration.checksum), \(Date().timeIntervalSince1970))
+                        """, logger: logger)
+                }
+            } catch {
+                throw JobQueueError.storeUnavailable(
+                    "schema migration \(migration.name) failed and was rolled back: \(PostgresConnector.explain(transactionCause(error)))")
+            }
+            logger.info("applied schema migration \(migration.name)")
+            report.applied.append(migration.name)
+            report.toVersion = migration.version
+        }
+        return report
+    }
+
+    static func check(
+        on connection: PostgresConnection, logger: Logger, migrations: [PostgresMigration] = PostgresMigration.all
+    ) async throws -> (version: Int, pending: [PostgresMigration]) {
+        let exists = try await connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger)
+            .collect().first?.decode(Bool.self) ?? false
+        var applied: [(version: Int, name: String, checksum: String)] = []
+        if exists {
+            for try await (version, name, checksum) in try await connection.query(
+                "SELECT version, name, checksum FROM schema_migrations ORDER BY version", logger: logger
+            ).decode((Int, String, String).self) {
+                applied.append((version, name, checksum))
+            }
+        }
+        let latest = migrations.last?.version ?? 0
+        let version = applied.last?.version ?? 0
+        if version > latest {
+            throw JobQueueError.incompatibleStore(
+                "this PostgreSQL database has jobq schema version \(version), newer than this jobq knows (\(latest)): "
+                    + "upgrade jobq on this machine, or point it at another database")
+        }
+        let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
+        for row in applied {
+            guard let migration = known[row.version] else { continue }
+            if row.checksum != migration.checksum {
+                throw JobQueueError.incompatibleStore(
+                    "schema migration \(migration.name) was applied with checksum \(row.checksum.prefix(12)) but this jobq embeds "
+                        + "\(migration.checksum.prefix(12)): the file was edited after it shipped. Restore the original file and add "
+                        + "schema changes as a new numbered migration in Migrations/postgres/")
+            }
+        }
+        return (version, migrations.filter { $0.version > version })
+    }
+
+    private static func run(_ connection: PostgresConnection, _ logger: Logger, _ sql: String) async throws {
+        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+    }
+
+    /// The error inside postgres-nio's transaction wrapper.
+    private static func transactionCause(_ error: any Error) -> any Error {
+        if let error = error as? PostgresTransactionError { return error.closureError ?? error.beginError ?? error.commitError ?? error }
+        return error
+    }
+}
+
+/// One numbered SQL file of `Migrations/postgres/`, compiled into the binary.
+struct PostgresMigration: Sendable {
+    let version: Int
+    let name: String
+    let sql: String
+    var checksum: String { SHA256.hex(sql) }
+
+    static let all: [PostgresMigration] = embeddedMigrationFiles.map { file in
+        let stem = file.name.hasSuffix(".sql") ? String(file.name.dropLast(4)) : file.name
+        guard let version = Int(stem.prefix { $0.isNumber }) else {
+            preconditionFailure("migration file \(file.name) must start with its number, e.g. 0002_add_events.sql")
+        }
+        return PostgresMigration(version: version, name: file.name, sql: file.sql)
+    }
+}

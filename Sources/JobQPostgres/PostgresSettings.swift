@@ -1,0 +1,157 @@
+import Foundation
+import JobQ
+
+/// Where a PostgreSQL store is and how to log in: read from a `postgres://` URL, with the
+/// password from the URL, else `PGPASSWORD`, else the password file (`PGPASSFILE` or
+/// `~/.pgpass`), as libpq reads them. The password never appears in `description`, logs or
+/// errors.
+///
+/// ```swift
+/// let settings = try PostgresSettings(url: "postgres://jobq@db.internal:5432/jobs?sslmode=require")
+/// print(settings)  // postgres://jobq@db.internal:5432/jobs?sslmode=require
+/// ```
+public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// How the connection uses TLS: libpq's `sslmode` values.
+    public enum TLSMode: String, Sendable, Hashable, CaseIterable {
+        /// Never.
+        case disable
+        /// If the server offers it (libpq's `allow` and `prefer`; the default).
+        case prefer
+        /// Always, without checking the server's certificate (libpq's `require`).
+        case require
+        /// Always, with the certificate checked against the system's trust roots, not its name.
+        case verifyCA = "verify-ca"
+        /// Always, with the certificate and the host name checked.
+        case verifyFull = "verify-full"
+    }
+
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var database: String
+    public var tls: TLSMode
+    /// Kept out of `description`, `Hashable` reads it like any field.
+    var password: String?
+
+    /// Whether a password was found (in the URL, `PGPASSWORD` or the password file).
+    public var hasPassword: Bool { password != nil }
+
+    /// - Parameters:
+    ///   - url: `postgres://user[:password]@host[:port]/database[?sslmode=...]` (or `postgresql://`).
+    ///   - environment: Where `PGPASSWORD`, `PGPASSFILE` and `HOME` are read (the process's by default).
+    public init(url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            scheme == "postgres" || scheme == "postgresql"
+        else {
+            throw JobQueueError.invalidInput(
+                "'\(Self.redacted(url))' is not a PostgreSQL URL; write postgres://user@host:port/database")
+        }
+        guard let host = components.host, !host.isEmpty else {
+            throw JobQueueError.invalidInput("the PostgreSQL URL \(Self.redacted(url)) names no host; write postgres://user@host:port/database")
+        }
+        guard let user = components.user, !user.isEmpty else {
+            throw JobQueueError.invalidInput("the PostgreSQL URL \(Self.redacted(url)) names no user; write postgres://user@host:port/database")
+        }
+        let database = String(components.path.drop { $0 == "/" })
+        guard !database.isEmpty, !database.contains("/") else {
+            throw JobQueueError.invalidInput(
+                "the PostgreSQL URL \(Self.redacted(url)) names no database; write postgres://user@host:port/database")
+        }
+        var tls = TLSMode.prefer
+        for item in components.queryItems ?? [] {
+            switch item.name {
+            case "sslmode":
+                let value = item.value ?? ""
+                if value == "allow" {
+                    tls = .prefer
+                } else if let mode = TLSMode(rawValue: value) {
+                    tls = mode
+                } else {
+                    throw JobQueueError.invalidInput(
+                        "sslmode=\(value) in the PostgreSQL URL is not one of disable, allow, prefer, require, verify-ca, verify-full")
+                }
+            default:
+                throw JobQueueError.invalidInput(
+                    "the PostgreSQL URL parameter '\(item.name)' is not supported; jobq reads only sslmode")
+            }
+        }
+        self.host = host
+        self.port = components.port ?? 5432
+        guard (1...65535).contains(self.port) else {
+            throw JobQueueError.invalidInput("port \(self.port) in the PostgreSQL URL is out of range")
+        }
+        self.username = user
+        self.database = database
+        self.tls = tls
+        if let password = components.password {
+            self.password = password
+        } else if let password = environment["PGPASSWORD"] {
+            self.password = password
+        } else {
+            let file = environment["PGPASSFILE"] ?? environment["HOME"].map { $0 + "/.pgpass" }
+            self.password = file.flatMap { Self.passwordFromFile($0, host: host, port: self.port, database: database, user: user) }
+        }
+    }
+
+    /// The URL without its password.
+    public var description: String {
+        let tlsPart = tls == .prefer ? "" : "?sslmode=\(tls.rawValue)"
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        return "postgres://\(Self.percentEncoded(username))@\(hostPart):\(port)/\(Self.percentEncoded(database))\(tlsPart)"
+    }
+
+    /// The same as `description`: the password stays out of `debugPrint` and `dump` too.
+    public var debugDescription: String { description }
+
+    /// A URL as text, with any password replaced by `***`, for messages about a URL that did
+    /// not parse.
+    static func redacted(_ url: String) -> String {
+        guard let schemeEnd = url.range(of: "://"), let at = url[schemeEnd.upperBound...].lastIndex(of: "@") else { return url }
+        let userInfo = url[schemeEnd.upperBound..<at]
+        guard let colon = userInfo.firstIndex(of: ":") else { return url }
+        return String(url[..<colon]) + ":***" + String(url[at...])
+    }
+
+    private static func percentEncoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed.intersection(.urlPathAllowed)) ?? text
+    }
+
+    /// The password of the first matching line of a libpq password file
+    /// (`hostname:port:database:username:password`, `*` matches anything, `\:` and `\\` are
+    /// escapes). Like libpq, a file others can read is ignored.
+    static func passwordFromFile(_ path: String, host: String, port: Int, database: String, user: String) -> String? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let permissions = attributes[.posixPermissions] as? Int, permissions & 0o077 == 0,
+            let text = try? String(contentsOfFile: path, encoding: .utf8)
+        else { return nil }
+        for line in text.split(whereSeparator: \.isNewline) {
+            guard !line.hasPrefix("#") else { continue }
+            let fields = splitPasswordLine(String(line))
+            guard fields.count == 5 else { continue }
+            let wanted = [host, String(port), database, user]
+            if zip(fields.prefix(4), wanted).allSatisfy({ $0 == "*" || $0 == $1 }) { return fields[4] }
+        }
+        return nil
+    }
+
+    private static func splitPasswordLine(_ line: String) -> [String] {
+        var fields: [String] = []
+        var current = ""
+        var escaped = false
+        for character in line {
+            if escaped {
+                current.append(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else if character == ":", fields.count < 4 {
+                fields.append(current)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        fields.append(current)
+        return fields
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import JobQ
+import Testing
+
+@testable import JobQPostgres
+
+/// The numbered migrator on PostgreSQL: applied once, in order, atomically, under an advisory
+/// lock; newer and edited schemas refused.
+@Suite("PostgreSQL schema", .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
+struct PostgresSchemaTests {
+    @Test func aNewDatabaseGetsEveryMigrationOnceAndAgainNothing() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            #expect(try await PostgresSchema.version(settings) == 0)
+            let first = try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger)
+            #expect(first.fromVersion == 0 && first.toVersion == PostgresSchema.latestVersion)
+            #expect(first.applied == PostgresMigration.all.map(\.name))
+            let again = try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger)
+            #expect(again.applied.isEmpty && again.fromVersion == PostgresSchema.latestVersion)
+            let tables = try await PostgresTestServer.rows(
+                settings, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename", as: String.self)
+            for table in ["jobs", "events", "workflows", "workflow_groups", "trees", "tree_nodes", "schedules", "triggers", "schema_migrations"] {
+                #expect(tables.contains(table), "missing table \(table)")
+            }
+        }
+    }
+
+    @Test func processesMigratingAtOnceApplyEachStepOnce() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            let reports = try await withThrowingTaskGroup(of: PostgresSchema.Report.self) { group in
+                for _ in 0..<5 { group.addTask { try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(reports.flatMap(\.applied) == PostgresMigration.all.map(\.name), "each migration applied by exactly one of them")
+            #expect(reports.allSatisfy { $0.toVersion == PostgresSchema.latestVersion })
+            let recorded = try await PostgresTestServer.rows(settings, "SELECT count(*) FROM schema_migrations", as: Int.self)
+            #expect(recorded == [PostgresMigration.all.count])
+        }
+    }
+
+    @Test func aNewerSchemaIsRefusedAndLeftAlone() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger)
+            try await PostgresTestServer.execute(
+                settings, "INSERT INTO schema_migrations VALUES (999, '0999_future.sql', 'abc', 0)")
+            await #expect {
+                try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger)
+            } throws: { error in
+                "\(error)".contains("schema version 999, newer than this jobq knows") && "\(error)".contains("upgrade jobq")
+            }
+            #expect(try await PostgresTestServer.rows(settings, "SELECT max(version) FROM schema_migrations", as: Int.self) == [999])
+        }
+    }
+
+    @Test func anEditedMigrationIsRefused() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger)
+            try await PostgresTestServer.execute(settings, "UPDATE schema_migrations SET checksum = 'deadbeef' WHERE version = 1")
+            await #expect {
+                try await PostgresSchema.version(settings)
+            } throws: { error in
+                "\(error)".contains("was applied with checksum deadbeef") && "\(error)".contains("Migrations/postgres/")
+            }
+        }
+    }
+
+    @Test func aFailingMigrationLeavesNothingBehind() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            let good = PostgresMigration(version: 1, name: "0001_a.sql", sql: "CREATE TABLE a (x integer);")
+            let bad = PostgresMigration(version: 2, name: "0002_b.sql", sql: "CREATE TABLE b (x integer);\nSELECT * FROM no_such_table;")
+            let connection = try await PostgresConnector(settings: settings, logger: PostgresTestServer.logger).connect()
+            defer { Task { try? await connection.close() } }
+            await #expect {
+                try await PostgresSchema.migrate(on: connection, logger: PostgresTestServer.logger, migrations: [good, bad])
+            } throws: { error in
+                "\(error)".contains("schema migration 0002_b.sql failed and was rolled back") && "\(error)".contains("no_such_table")
+            }
+            let tables = try await PostgresTestServer.rows(
+                settings, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename", as: String.self)
+            #expect(tables == ["a", "schema_migrations"], "0001 stays, 0002 left nothing")
+            #expect(try await PostgresTestServer.rows(settings, "SELECT version FROM schema_migrations", as: Int.self) == [1])
+        }
+    }
+}
+
+/// Splitting SQL files into statements; no server needed.
+@Suite("PostgreSQL scripts")
+struct PostgresScriptTests {
+    @Test func semicolonsInQuotesAndCommentsDoNotSplit() throws {
+        let sql = """
+            -- a comment; still a comment
+            CREATE TABLE t (a text DEFAULT ';', "we;ird" int); /* block; comment */
+            INSERT INTO t VALUES ('it''s; fine', 1);
+            DO $body$ BEGIN PERFORM 1; END $body$;
+            SELECT $$;$$, $1::int
+            """
+        let statements = try PostgresScript.statements(in: sql)
+        #expect(statements.count == 4)
+        #expect(statements[0].hasSuffix(#"CREATE TABLE t (a text DEFAULT ';', "we;ird" int)"#))
+        #expect(statements[1].hasPrefix("/* block; comment */") && statements[1].hasSuffix("VALUES ('it''s; fine', 1)"))
+        #expect(statements[2] == "DO $body$ BEGIN PERFORM 1; END $body$")
+        #expect(statements[3] == "SELECT $$;$$, $1::int")
+    }
+
+    @Test(arguments: ["SELECT 'open", "SELECT /* open", "SELECT $x$ open", #"SELECT "open"#])
+    func unclosedQuotesAreRefused(sql: String) {
+        #expect(throws: JobQueueError.self) { try PostgresScript.statements(in: sql) }
+    }
+
+    @Test func theShippedSchemaSplitsIntoItsStatements() throws {
+        let sql = try #require(PostgresMigration.all.first).sql
+        let statements = try PostgresScript.statements(in: sql)
+        // Every statement of the file ends a line with its semicolon.
+        #expect(statements.count == sql.split(separator: "\n").filter { $0.hasSuffix(";") && !$0.hasPrefix("--") }.count)
+        #expect(statements.allSatisfy { $0.contains("CREATE") })
+    }
+}
+
+/// The shipped files themselves; no server needed.
+@Suite("PostgreSQL migrations as shipped")
+struct PostgresMigrationFilesTests {
+    @Test func versionsRunFromOneWithoutGapsOrRepeats() {
+        #expect(PostgresMigration.all.map(\.version) == Array(1...PostgresMigration.all.count))
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import JobQ
+import Testing
+
+@testable import JobQPostgres
+
+/// Reading where the server is and how to log in, as libpq does; no server needed.
+@Suite("PostgreSQL settings")
+struct PostgresSettingsTests {
+    @Test func aURLGivesEveryPart() throws {
+        let settings = try PostgresSettings(url: "postgres://jobq:s3cret@db.internal:6543/jobs?sslmode=verify-full", environment: [:])
+        #expect(settings.host == "db.internal" && settings.port == 6543 && settings.username == "jobq" && settings.database == "jobs")
+        #expect(settings.tls == .verifyFull && settings.password == "s3cret")
+        #expect(settings.description == "postgres://jobq@db.internal:6543/jobs?sslmode=verify-full")
+        #expect(!String(reflecting: settings).contains("s3cret") && !"\(settings)".contains("s3cret"))
+    }
+
+    @Test func defaultsArePort5432AndTLSIfOffered() throws {
+        let settings = try PostgresSettings(url: "postgresql://me@localhost/db", environment: [:])
+        #expect(settings.port == 5432 && settings.tls == .prefer && !settings.hasPassword)
+        #expect(try PostgresSettings(url: "postgres://me@h/db?sslmode=allow", environment: [:]).tls == .prefer)
+        #expect(try PostgresSettings(url: "postgres://me@h/db?sslmode=disable", environment: [:]).tls == .disable)
+        #expect(try PostgresSettings(url: "postgres://me@h/db?sslmode=require", environment: [:]).tls == .require)
+    }
+
+    @Test(arguments: [
+        ("mysql://me@h/db", "is not a PostgreSQL URL"),
+        ("postgres:///db", "names no host"),
+        ("postgres://h/db", "names no user"),
+        ("postgres://me@h", "names no database"),
+        ("postgres://me@h/db?sslmode=always", "sslmode=always"),
+        ("postgres://me@h/db?connect_timeout=3", "'connect_timeout' is not supported"),
+    ])
+    func badURLsAreRefusedSayingWhy(url: String, expected: String) {
+        #expect {
+            try PostgresSettings(url: url, environment: [:])
+        } throws: { error in
+            "\(error)".contains(expected)
+        }
+    }
+
+    @Test func aBadURLsPasswordStaysOutOfTheError() {
+        #expect {
+            try PostgresSettings(url: "mysql://me:hunter2@h/db", environment: [:])
+        } throws: { error in
+            "\(error)".contains("me:***@h") && !"\(error)".contains("hunter2")
+        }
+    }
+
+    @Test func thePasswordComesFromTheURLThenPGPASSWORDThenThePasswordFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pgpass-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("pgpass").path
+        try """
+            # host:port:database:user:password
+            other:5432:*:me:wrong
+            db.internal:*:jobs:me:from\\:file\\\\x
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        let url = "postgres://me@db.internal/jobs"
+        #expect(try PostgresSettings(url: "postgres://me:inurl@db.internal/jobs", environment: ["PGPASSWORD": "env", "PGPASSFILE": file]).password == "inurl")
+        #expect(try PostgresSettings(url: url, environment: ["PGPASSWORD": "env", "PGPASSFILE": file]).password == "env")
+        #expect(try PostgresSettings(url: url, environment: ["PGPASSFILE": file]).password == "from:file\\x")
+        #expect(try PostgresSettings(url: "postgres://me@db.internal/other", environment: ["PGPASSFILE": file]).password == nil)
+        // Like libpq, a password file that others can read is not used.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+        #expect(try PostgresSettings(url: url, environment: ["PGPASSFILE": file]).password == nil)
+    }
+
+    @Test func aServerThatIsNotThereIsAClearErrorWithoutThePassword() async throws {
+        // Port 1 on loopback: nothing listens there.
+        let settings = try PostgresSettings(url: "postgres://me:hunter2@127.0.0.1:1/db?sslmode=disable", environment: [:])
+        await #expect {
+            try await PostgresSchema.migrate(settings)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("cannot connect to PostgreSQL at postgres://me@127.0.0.1:1/db") && !text.contains("hunter2")
+        }
+    }
+}
