@@ -27,7 +27,7 @@ public enum PostgresSchema {
     }
 
     /// The newest schema version this binary knows.
-    public static var latestVersion: Int { PostgresMigration.all.last?.version ?? 0 }
+    public static var latestVersion: Int { PostgresMigration.postgres.last?.version ?? 0 }
 
     /// Applies every pending migration. Waits while another process migrates.
     @discardableResult
@@ -62,7 +62,7 @@ public enum PostgresSchema {
     static let lockKey: Int64 = 0x6A6F_6271
 
     static func migrate(
-        on connection: PostgresConnection, logger: Logger, migrations: [PostgresMigration] = PostgresMigration.all
+        on connection: PostgresConnection, logger: Logger, migrations: [PostgresMigration] = PostgresMigration.postgres
     ) async throws -> Report {
         try await run(connection, logger, "SELECT pg_advisory_lock(\(lockKey))")
         do {
@@ -116,7 +116,7 @@ public enum PostgresSchema {
     }
 
     static func check(
-        on connection: PostgresConnection, logger: Logger, migrations: [PostgresMigration] = PostgresMigration.all
+        on connection: PostgresConnection, logger: Logger, migrations: [PostgresMigration] = PostgresMigration.postgres
     ) async throws -> (version: Int, pending: [PostgresMigration]) {
         let exists = try await connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger)
             .collect().first?.decode(Bool.self) ?? false
@@ -159,18 +159,9 @@ public enum PostgresSchema {
     }
 }
 
-/// One numbered SQL file of `Migrations/postgres/`, compiled into the binary.
-struct PostgresMigration: Sendable {
-    let version: Int
-    let name: String
-    let sql: String
-    var checksum: String { SHA256.hex(sql) }
+/// The numbered SQL files of `Migrations/postgres/`, compiled into the binary.
+typealias PostgresMigration = SchemaMigration
 
-    static let all: [PostgresMigration] = embeddedMigrationFiles.map { file in
-        let stem = file.name.hasSuffix(".sql") ? String(file.name.dropLast(4)) : file.name
-        guard let version = Int(stem.prefix { $0.isNumber }) else {
-            preconditionFailure("migration file \(file.name) must start with its number, e.g. 0002_add_events.sql")
-        }
-        return PostgresMigration(version: version, name: file.name, sql: file.sql)
-    }
+extension SchemaMigration {
+    static let postgres = numbered(embeddedMigrationFiles)
 }

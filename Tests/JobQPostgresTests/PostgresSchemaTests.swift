@@ -13,7 +13,7 @@ struct PostgresSchemaTests {
             #expect(try await PostgresSchema.version(settings) == 0)
             let first = try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger)
             #expect(first.fromVersion == 0 && first.toVersion == PostgresSchema.latestVersion)
-            #expect(first.applied == PostgresMigration.all.map(\.name))
+            #expect(first.applied == PostgresMigration.postgres.map(\.name))
             let again = try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger)
             #expect(again.applied.isEmpty && again.fromVersion == PostgresSchema.latestVersion)
             let tables = try await PostgresTestServer.rows(
@@ -30,10 +30,10 @@ struct PostgresSchemaTests {
                 for _ in 0..<5 { group.addTask { try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger) } }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(reports.flatMap(\.applied) == PostgresMigration.all.map(\.name), "each migration applied by exactly one of them")
+            #expect(reports.flatMap(\.applied) == PostgresMigration.postgres.map(\.name), "each migration applied by exactly one of them")
             #expect(reports.allSatisfy { $0.toVersion == PostgresSchema.latestVersion })
             let recorded = try await PostgresTestServer.rows(settings, "SELECT count(*) FROM schema_migrations", as: Int.self)
-            #expect(recorded == [PostgresMigration.all.count])
+            #expect(recorded == [PostgresMigration.postgres.count])
         }
     }
 
@@ -107,7 +107,7 @@ struct PostgresScriptTests {
     }
 
     @Test func theShippedSchemaSplitsIntoItsStatements() throws {
-        let sql = try #require(PostgresMigration.all.first).sql
+        let sql = try #require(PostgresMigration.postgres.first).sql
         let statements = try PostgresScript.statements(in: sql)
         // Every statement of the file ends a line with its semicolon.
         #expect(statements.count == sql.split(separator: "\n").filter { $0.hasSuffix(";") && !$0.hasPrefix("--") }.count)
@@ -119,6 +119,6 @@ struct PostgresScriptTests {
 @Suite("PostgreSQL migrations as shipped")
 struct PostgresMigrationFilesTests {
     @Test func versionsRunFromOneWithoutGapsOrRepeats() {
-        #expect(PostgresMigration.all.map(\.version) == Array(1...PostgresMigration.all.count))
+        #expect(PostgresMigration.postgres.map(\.version) == Array(1...PostgresMigration.postgres.count))
     }
 }

@@ -1,22 +1,33 @@
 import Foundation
 import GRDB
 
-/// One numbered SQL file from the package's `Migrations/` folder, compiled into the binary.
-struct SchemaMigration: Sendable {
-    let version: Int
-    let name: String
-    let sql: String
-    var checksum: String { SHA256.hex(sql) }
+/// One numbered SQL file from the package's `Migrations/` folder (or `Migrations/postgres/` for
+/// the PostgreSQL store), compiled into the binary.
+package struct SchemaMigration: Sendable {
+    package let version: Int
+    package let name: String
+    package let sql: String
+    package var checksum: String { SHA256.hex(sql) }
 
-    /// Every migration this binary knows, in order. File names are `NNNN_name.sql`.
-    static let all: [SchemaMigration] = embeddedMigrationFiles.map { file in
-        let stem = file.name.hasSuffix(".sql") ? String(file.name.dropLast(4)) : file.name
-        let digits = stem.prefix { $0.isNumber }
-        guard let version = Int(digits) else {
-            preconditionFailure("migration file \(file.name) must start with its number, e.g. 0002_add_events.sql")
-        }
-        return SchemaMigration(version: version, name: file.name, sql: file.sql)
+    package init(version: Int, name: String, sql: String) {
+        self.version = version
+        self.name = name
+        self.sql = sql
     }
+
+    /// Embedded files named `NNNN_name.sql`, as migrations in order.
+    package static func numbered(_ files: [(name: String, sql: String)]) -> [SchemaMigration] {
+        files.map { file in
+            let stem = file.name.hasSuffix(".sql") ? String(file.name.dropLast(4)) : file.name
+            guard let version = Int(stem.prefix { $0.isNumber }) else {
+                preconditionFailure("migration file \(file.name) must start with its number, e.g. 0002_add_events.sql")
+            }
+            return SchemaMigration(version: version, name: file.name, sql: file.sql)
+        }
+    }
+
+    /// Every migration of the SQLite store this binary knows, in order.
+    static let all = numbered(embeddedMigrationFiles)
 
     static var latestVersion: Int { all.last?.version ?? 0 }
 }
