@@ -84,6 +84,21 @@ public struct JobEvent: Sendable, Hashable, Identifiable {
     public var dataJSON: String?
     public var createdAt: Date
 
+    package init(
+        id: Int64, jobID: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?, workflowID: WorkflowID?,
+        dataJSON: String?, createdAt: Date
+    ) {
+        self.id = id
+        self.jobID = jobID
+        self.kind = kind
+        self.queue = queue
+        self.executor = executor
+        self.batch = batch
+        self.workflowID = workflowID
+        self.dataJSON = dataJSON
+        self.createdAt = createdAt
+    }
+
     /// Decodes the details.
     public func data<T: Decodable>(as type: T.Type) throws -> T? {
         guard let dataJSON else { return nil }
