@@ -90,7 +90,7 @@ struct RawStatement {
 
 /// Reads the current result row by column index: a stepped ``RawStatement`` on the hot path, a
 /// GRDB `Row` elsewhere, so that each model type has one row reader.
-protocol ColumnReader {
+package protocol ColumnReader {
     func int64(_ column: Int32) -> Int64
     func double(_ column: Int32) -> Double
     func optionalDouble(_ column: Int32) -> Double?
@@ -99,18 +99,18 @@ protocol ColumnReader {
 }
 
 extension ColumnReader {
-    func int(_ column: Int32) -> Int { Int(int64(column)) }
-    func string(_ column: Int32) -> String { optionalString(column) ?? "" }
+    package func int(_ column: Int32) -> Int { Int(int64(column)) }
+    package func string(_ column: Int32) -> String { optionalString(column) ?? "" }
 }
 
 extension RawStatement: ColumnReader {}
 
 extension Row: ColumnReader {
-    func int64(_ column: Int32) -> Int64 { self[Int(column)] }
-    func double(_ column: Int32) -> Double { self[Int(column)] }
-    func optionalDouble(_ column: Int32) -> Double? { self[Int(column)] }
-    func optionalString(_ column: Int32) -> String? { self[Int(column)] }
-    func optionalInt64(_ column: Int32) -> Int64? { self[Int(column)] }
+    package func int64(_ column: Int32) -> Int64 { self[Int(column)] }
+    package func double(_ column: Int32) -> Double { self[Int(column)] }
+    package func optionalDouble(_ column: Int32) -> Double? { self[Int(column)] }
+    package func optionalString(_ column: Int32) -> String? { self[Int(column)] }
+    package func optionalInt64(_ column: Int32) -> Int64? { self[Int(column)] }
 }
 
 /// SQLITE_TRANSIENT: SQLite copies bound text before the call returns.

@@ -1,8 +1,6 @@
 import Foundation
 import GRDB
 
-/// A job a worker has claimed: what it needs to run the attempt, and the fence it must present
-/// to record the outcome (`id`, `attempt` and the worker's token).
 /// What an idle worker learns from one read: whether a claim would find a job now, and when
 /// the next scheduled or retrying job on its queues falls due (seconds since 1970).
 struct ClaimOutlook: Sendable, Hashable {
@@ -10,44 +8,47 @@ struct ClaimOutlook: Sendable, Hashable {
     var nextDue: Double?
 }
 
-struct ClaimedJob: Sendable, Hashable {
-    let id: JobID
-    let queue: String
-    let executor: String
-    let payloadJSON: String
-    let priority: Int
-    let attempt: Int
-    let maxAttempts: Int
-    let runAt: Double
-    let timeout: Duration?
-    let name: String?
-    let batch: String?
+/// A job a worker has claimed: what it needs to run the attempt, and the fence it must present
+/// to record the outcome (`id`, `attempt` and the worker's token).
+package struct ClaimedJob: Sendable, Hashable {
+    package let id: JobID
+    package let queue: String
+    package let executor: String
+    package let payloadJSON: String
+    package let priority: Int
+    package let attempt: Int
+    package let maxAttempts: Int
+    package let runAt: Double
+    package let timeout: Duration?
+    package let name: String?
+    package let batch: String?
     /// The state a re-entrant executor asked to continue from.
-    let checkpointJSON: String?
-    let snoozes: Int
-    let workflowID: WorkflowID?
+    package let checkpointJSON: String?
+    package let snoozes: Int
+    package let workflowID: WorkflowID?
     /// The innermost workflow group the job belongs to.
-    let groupID: Int64?
-    let lane: String?
+    package let groupID: Int64?
+    package let lane: String?
     /// Dependencies that failed and that this job ignored or ran despite, as a JSON array.
-    let failedDependenciesJSON: String?
+    package let failedDependenciesJSON: String?
     /// The job tree node it is a job of.
-    let treeNode: Int64?
+    package let treeNode: Int64?
     /// The workflow's shared context when the job was claimed (set by the claim).
-    var sharedJSON: String?
+    package var sharedJSON: String?
     /// Whether the claim recorded the attempt's start (a job handed to a free slot at once);
     /// otherwise the worker records it, durably, just before the job runs.
-    var startRecorded = false
+    package var startRecorded = false
     /// When the worker started the attempt (its start mark is written later, with its time).
-    var startTime: Double?
+    package var startTime: Double?
 
-    static let columns = """
+    package static let columns = """
         id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout, name, batch, checkpoint, snoozes,
         workflow_id, group_id, lane, failed_dependencies, tree_node
         """
 
-    /// Reads a row selected with ``columns``, in that order (a GRDB row or a stepped statement).
-    init(_ row: some ColumnReader) {
+    /// Reads a row selected with ``columns``, in that order (a GRDB row, a stepped statement, or
+    /// a PostgreSQL row).
+    package init(_ row: some ColumnReader) {
         id = row.int64(0)
         queue = row.string(1)
         executor = row.string(2)
