@@ -64,7 +64,10 @@ private final class CommitWatch: Sendable {
     /// After a reported write that showed no new commit yet, look again this much later: the
     /// writer publishes the commit in shared memory just after its last WAL write, normally
     /// within microseconds, but a loaded machine can preempt it in between.
-    private static let rechecks: [Duration] = [.microseconds(500), .milliseconds(2), .milliseconds(8)]
+    /// The later steps are for a writer descheduled in between on a loaded machine: a test
+    /// with its fallback poll 10s apart missed a commit under a full parallel test run with
+    /// rechecks up to 8ms only.
+    private static let rechecks: [Duration] = [.microseconds(500), .milliseconds(2), .milliseconds(8), .milliseconds(32), .milliseconds(128)]
 
     init(
         watcher: ChangeWatcher, pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool, onCommit: @escaping @Sendable () -> Void

@@ -127,7 +127,7 @@ enum DataMigrationStep {
 }
 
 /// Reports commits to a store by other processes (``Store/otherCommitsWatch()``).
-protocol OtherCommitsWatch: Sendable {
+package protocol OtherCommitsWatch: Sendable {
     /// Calls `onCommit` after commits by other processes until the task is cancelled. While
     /// `isBusy` says so, reports may be gathered for `pollInterval`. Where commits cannot be
     /// reported at once, they are looked for every `pollInterval`.

@@ -1,0 +1,79 @@
+import Foundation
+import JobQ
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// Reports other processes' commits on a PostgreSQL store: LISTEN on one connection of its own,
+/// woken at once by the `NOTIFY` the store sends in every transaction that makes work
+/// claimable, with a poll every `pollInterval` (at least a second) as a fallback.
+///
+/// Notifications are lost behind PgBouncer in transaction pooling, and while a connection is
+/// being re-established. So the watch probes at start: it sends a notification from a second
+/// connection and waits a second for it to come back. If it does not, it logs once and reports
+/// on the poll only. After a reconnect it reports once, for what it may have missed.
+struct PostgresCommitWatch: OtherCommitsWatch {
+    let settings: PostgresSettings
+    let logger: Logger
+    /// The channel the store notifies.
+    var channel = PostgresCommitWatch.defaultChannel
+    /// Where the probe is sent: the channel itself, except in the test that plays a pooler
+    /// which drops notifications.
+    var probeChannel: String?
+
+    static let defaultChannel = "jobq_commits"
+
+    func run(pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool, onCommit: @escaping @Sendable () -> Void) async {
+        let poll = max(pollInterval, .seconds(1))
+        let warned = Mutex(false)
+        var first = true
+        while !Task.isCancelled {
+            do {
+                let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
+                defer { Task { try? await connection.close() } }
+                if !first { onCommit() }  // whatever came while the connection was down
+                first = false
+                try await connection.listen(on: channel) { notifications in
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        let probe = "probe:" + UUID().uuidString
+                        let heard = Mutex(false)
+                        group.addTask {
+                            for try await notification in notifications {
+                                if notification.payload == probe {
+                                    heard.withLock { $0 = true }
+                                } else if !isBusy() {
+                                    onCommit()
+                                }
+                            }
+                        }
+                        try await sendProbe(probe)
+                        try await Task.sleep(for: .seconds(1))
+                        if !heard.withLock({ $0 }), !warned.withLock({ $0 }) {
+                            warned.withLock { $0 = true }
+                            logger.warning(
+                                "PostgreSQL notifications do not arrive (a pooler in transaction mode?); looking for work every \(poll)")
+                        }
+                        // The poll, whether or not notifications work.
+                        while !Task.isCancelled {
+                            try await Task.sleep(for: poll)
+                            onCommit()
+                        }
+                        group.cancelAll()
+                    }
+                }
+            } catch is CancellationError {
+                return
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("listening for PostgreSQL notifications failed: \(PostgresConnector.explain(error)); retrying in 1s")
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    private func sendProbe(_ payload: String) async throws {
+        let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
+        defer { Task { try? await connection.close() } }
+        try await connection.query("SELECT pg_notify(\(probeChannel ?? channel), \(payload))", logger: logger)
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+import Testing
+
+@testable import JobQPostgres
+
+/// LISTEN/NOTIFY wakes a watcher at once; where notifications are lost (a pooler in
+/// transaction mode), the watcher says so once and looks every poll interval instead.
+@Suite("PostgreSQL commit watch", .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
+struct PostgresCommitWatchTests {
+    @Test func aNotificationFromAnotherConnectionWakesTheWatcherAtOnce() async throws {
+        let settings = try PostgresSettings(url: try #require(PostgresTestServer.url))
+        let reports = Reports()
+        let watch = PostgresCommitWatch(settings: settings, logger: PostgresTestServer.logger, channel: "jobq_test_\(UInt32.random(in: 0...UInt32.max))")
+        let running = Task { await watch.run(pollInterval: .seconds(30), isBusy: { false }) { reports.add() } }
+        defer { running.cancel() }
+        let sender = try await PostgresConnector(settings: settings, logger: PostgresTestServer.logger).connect()
+        defer { Task { try? await sender.close() } }
+        func notify() async throws {
+            try await sender.query(PostgresQuery(unsafeSQL: "SELECT pg_notify('\(watch.channel)', '')"), logger: PostgresTestServer.logger)
+        }
+        // Until the watcher listens (it connects and probes first; slower on a busy machine).
+        let started = ContinuousClock.now
+        while reports.count == 0, ContinuousClock.now - started < .seconds(20) {
+            try await notify()
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        var latencies: [Duration] = []
+        for _ in 0..<5 {
+            let before = reports.count
+            let sent = ContinuousClock.now
+            try await notify()
+            while reports.count == before, ContinuousClock.now - sent < .seconds(10) { try await Task.sleep(for: .milliseconds(1)) }
+            latencies.append(ContinuousClock.now - sent)
+        }
+        // The poll is 30s apart: anything within a second came from the notification.
+        #expect(latencies.allSatisfy { $0 < .seconds(1) }, "reported after the notify: \(latencies)")
+    }
+
+    @Test func lostNotificationsAreSaidOnceAndThePollTakesOver() async throws {
+        let settings = try PostgresSettings(url: try #require(PostgresTestServer.url))
+        let reports = Reports()
+        let logs = LogRecorder()
+        let logger = Logger(label: "test") { _ in logs }
+        // The probe goes to a channel nobody listens on: as if a pooler had dropped it.
+        let watch = PostgresCommitWatch(
+            settings: settings, logger: logger, channel: "jobq_test_\(UInt32.random(in: 0...UInt32.max))", probeChannel: "nobody_listens")
+        let running = Task { await watch.run(pollInterval: .seconds(1), isBusy: { false }) { reports.add() } }
+        // The probe waits a second for its notification; connecting may take longer on a busy machine.
+        let started = ContinuousClock.now
+        while !logs.messages.contains(where: { $0.contains("notifications do not arrive") }), ContinuousClock.now - started < .seconds(20) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let before = reports.count
+        try await Task.sleep(for: .milliseconds(3_500))
+        let polled = reports.count - before
+        running.cancel()
+        await running.value
+        let warnings = logs.messages.filter { $0.contains("notifications do not arrive") }
+        #expect(warnings.count == 1, "\(logs.messages)")
+        #expect((2...4).contains(polled), "the poll reported every second: \(polled) reports in 3.5s")
+    }
+}
+
+private final class Reports: Sendable {
+    private let value = Mutex(0)
+    func add() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
+}
+
+/// Keeps every message logged through it.
+private final class LogRecorder: LogHandler, @unchecked Sendable {
+    private let lock = Mutex<[String]>([])
+    var messages: [String] { lock.withLock { $0 } }
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) {
+        lock.withLock { $0.append("\(event.message)") }
+    }
+}
