@@ -23,6 +23,8 @@ struct ChangeWatcher: OtherCommitsWatch {
 
     func version() -> Int? { store.othersCommitVersion() }
 
+    func ownWriteActivity() -> (commits: Int, writing: Bool) { store.ownWriteActivity() }
+
     /// Calls `onCommit` after each commit by another connection, until the task is cancelled.
     ///
     /// With OS notifications, `pollInterval` is only a safety net and is stretched to at least
@@ -54,6 +56,8 @@ private final class CommitWatch: Sendable {
 
     private struct State {
         var lastVersion: Int?
+        /// This process's commit count at the last look (see ``SQLiteStore/ownWriteActivity()``).
+        var ownCommits = 0
         /// The chain of rechecks that is current (older ones stop at their next step).
         var chain = 0
         var stopped = false
@@ -107,14 +111,21 @@ private final class CommitWatch: Sendable {
             return
         }
         if case .recheck(_, let chain) = reason, state.withLock({ $0.chain != chain }) { return }
+        let own = watcher.ownWriteActivity()
         let current = watcher.version()
         let (moved, recheck) = state.withLock { state -> (Bool, (step: Int, chain: Int)?) in
             guard !state.stopped else { return (false, nil) }
+            defer { state.ownCommits = own.commits }
             if let current, current != state.lastVersion {
                 state.lastVersion = current
                 return (true, nil)
             }
             switch reason {
+            case .reported where own.writing || own.commits != state.ownCommits:
+                // The write was (most likely) this process's own, which data_version never
+                // shows: no chain of looks. Another process's commit at the same moment is
+                // seen at its next write's report, or by the poll.
+                return (false, nil)
             case .reported:
                 // The newest report starts its own chain and ends the older one: what the older
                 // one waited for is published before the newer write began, or with it.

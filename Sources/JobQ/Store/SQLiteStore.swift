@@ -13,6 +13,8 @@ final class SQLiteStore: Store {
     let commitObservers = Mutex<[UUID: @Sendable () -> Void]>([:])
     /// Write transactions of this process started and not yet finished (see ``write(_:)``).
     private let writesUnderWay = Atomic<Int>(0)
+    /// Write transactions of this process committed so far (see ``ownWriteActivity()``).
+    private let ownCommits = Atomic<Int>(0)
 
     /// Seconds a connection waits for another process's write lock before reporting busy.
     static let busyTimeout: TimeInterval = 10
@@ -133,6 +135,7 @@ final class SQLiteStore: Store {
                 }
             }
         }
+        ownCommits.add(1, ordering: .releasing)
         for observer in commitObservers.withLock({ Array($0.values) }) { observer() }
         return result
     }
@@ -220,6 +223,12 @@ final class SQLiteStore: Store {
 
     /// Other processes reach a store on a file; one in memory is this process's alone.
     func otherCommitsWatch() -> (any OtherCommitsWatch)? { ChangeWatcher(store: self) }
+
+    /// This process's own writing: a count of its commits, and whether a write is under way.
+    /// The change watcher does not look again and again after a write that was its own.
+    func ownWriteActivity() -> (commits: Int, writing: Bool) {
+        (ownCommits.load(ordering: .acquiring), writesUnderWay.load(ordering: .acquiring) > 0)
+    }
 
     func othersCommitVersion() -> Int? {
         try? writer.writeWithoutTransaction { db in
