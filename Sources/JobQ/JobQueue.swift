@@ -22,7 +22,7 @@ public final class JobQueue: Sendable {
     /// The file the store lives in, or nil for an in-memory queue.
     public var path: String? { store.path }
 
-    private let wakeHandlers = Mutex<[UUID: @Sendable () -> Void]>([:])
+    private let wakeHandlers = Callbacks()
 
     /// Opens the store at `path`, creating it (readable by the owner only) if it does not exist.
     ///
@@ -185,17 +185,9 @@ public final class JobQueue: Sendable {
     // MARK: Wake-ups
 
     /// Wakes idle worker pools of this process, e.g. after an enqueue.
-    func wakeWorkers() {
-        for handler in wakeHandlers.withLock({ Array($0.values) }) { handler() }
-    }
+    func wakeWorkers() { wakeHandlers.callAll() }
 
-    func addWakeHandler(_ handler: @escaping @Sendable () -> Void) -> UUID {
-        let id = UUID()
-        wakeHandlers.withLock { $0[id] = handler }
-        return id
-    }
+    func addWakeHandler(_ handler: @escaping @Sendable () -> Void) -> UUID { wakeHandlers.add(handler) }
 
-    func removeWakeHandler(_ id: UUID) {
-        _ = wakeHandlers.withLock { $0.removeValue(forKey: id) }
-    }
+    func removeWakeHandler(_ id: UUID) { wakeHandlers.remove(id) }
 }

@@ -10,7 +10,7 @@ final class SQLiteStore: Store {
     let writer: any DatabaseWriter
     let path: String?
     /// Called after every committed write of this process, e.g. to wake event subscribers.
-    let commitObservers = Mutex<[UUID: @Sendable () -> Void]>([:])
+    private let commitObservers = Callbacks()
     /// Write transactions of this process started and not yet finished (see ``write(_:)``).
     private let writesUnderWay = Atomic<Int>(0)
     /// Write transactions of this process committed so far (see ``ownWriteActivity()``).
@@ -136,7 +136,7 @@ final class SQLiteStore: Store {
             }
         }
         ownCommits.add(1, ordering: .releasing)
-        for observer in commitObservers.withLock({ Array($0.values) }) { observer() }
+        commitObservers.callAll()
         return result
     }
 
@@ -211,15 +211,9 @@ final class SQLiteStore: Store {
     /// process, another ``JobQueue`` on the file) commits, never for this store's own commits,
     /// which all go through that connection. nil when it cannot be read now. Waits for a write
     /// under way, so it is called from the change watcher's thread, never a Swift task's.
-    func addCommitObserver(_ observer: @escaping @Sendable () -> Void) -> UUID {
-        let token = UUID()
-        commitObservers.withLock { $0[token] = observer }
-        return token
-    }
+    func addCommitObserver(_ observer: @escaping @Sendable () -> Void) -> UUID { commitObservers.add(observer) }
 
-    func removeCommitObserver(_ token: UUID) {
-        _ = commitObservers.withLock { $0.removeValue(forKey: token) }
-    }
+    func removeCommitObserver(_ token: UUID) { commitObservers.remove(token) }
 
     /// Other processes reach a store on a file; one in memory is this process's alone.
     func otherCommitsWatch() -> (any OtherCommitsWatch)? { ChangeWatcher(store: self) }
