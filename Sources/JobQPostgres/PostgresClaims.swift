@@ -64,12 +64,11 @@ enum PostgresClaims {
             let ids = claimed[..<starting].map(\.id)
             try await connection.query(
                 "UPDATE jobs SET started_at = \(now) WHERE id = ANY(\(ids)) AND worker_id = \(workerID)", logger: logger)
-            let worker = JSONText.string(workerID)
             try await PostgresEventLog.append(
                 claimed[..<starting].map { job in
                     PostgresEventLog.Row(
                         job: job.id, kind: .started, queue: job.queue, executor: job.executor, batch: job.batch,
-                        data: "{\"attempt\":\(job.attempt),\"worker\":\(worker)}", workflow: job.workflowID)
+                        data: job.startedEventData(workerID: workerID), workflow: job.workflowID)
                 }, now: now, on: connection, logger: logger)
             for index in 0..<starting {
                 claimed[index].startRecorded = true

@@ -3,7 +3,6 @@ import GRDB
 
 /// The record of users' data migrations.
 extension SQLiteStore {
-
     func dataMigrationVersion(_ name: String) async throws -> Int? {
         try await read { db in
             try Int.fetchOne(db, sql: "SELECT version FROM data_migrations WHERE name = ?", arguments: [name])

@@ -50,11 +50,10 @@ extension SQLiteStore {
         }
 
         /// The `started` event of a claimed attempt.
-        mutating func append(startedOf job: ClaimedJob, workerID: String?) {
-            let worker = workerID.map { ",\"worker\":" + JSONText.string($0) } ?? ""
+        mutating func append(startedOf job: ClaimedJob, workerID: String) {
             append(
                 job: job.id, kind: .started, queue: job.queue, executor: job.executor, batch: job.batch,
-                data: "{\"attempt\":\(job.attempt)\(worker)}", workflow: job.workflowID)
+                data: job.startedEventData(workerID: workerID), workflow: job.workflowID)
         }
 
         var isEmpty: Bool { rows.isEmpty }

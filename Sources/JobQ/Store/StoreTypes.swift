@@ -69,6 +69,11 @@ package struct ClaimedJob: Sendable, Hashable {
         treeNode = row.optionalInt64(17)
     }
 
+    /// The data of its `started` event, the same in every store.
+    package func startedEventData(workerID: String) -> String {
+        "{\"attempt\":\(attempt),\"worker\":\(JSONText.string(workerID))}"
+    }
+
     /// Whether finishing it matters beyond its own row: a batch, a workflow group, a lane.
     var isMember: Bool { batch != nil || groupID != nil || lane != nil }
 }

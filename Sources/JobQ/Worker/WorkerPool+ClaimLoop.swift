@@ -61,10 +61,13 @@ extension WorkerPool {
                             worthClaiming = outlook?.claimable ?? true
                             if !worthClaiming { state.withLock { $0.nextDue = .known(outlook?.nextDue) } }
                         }
-                        if worthClaiming { state.withLock { $0.nextDue = .unknown } }
-                        // Jobs that go to free slots at once have their start recorded by the
-                        // claim itself; the rest start through the completion batcher.
-                        if worthClaiming { claimed = await claim(limit: wanted, startingNow: buffered == 0 ? max(0, concurrency - active) : 0) }
+                        if worthClaiming {
+                            // What falls due next may change with what this claim takes.
+                            state.withLock { $0.nextDue = .unknown }
+                            // Jobs that go to free slots at once have their start recorded by the
+                            // claim itself; the rest start through the completion batcher.
+                            claimed = await claim(limit: wanted, startingNow: buffered == 0 ? max(0, concurrency - active) : 0)
+                        }
                         idle = claimed.count < wanted
                         state.withLock { $0.appendToBuffer(claimed) }
                         startSlots()
