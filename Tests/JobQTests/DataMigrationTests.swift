@@ -78,7 +78,7 @@ struct DataMigrationTests {
         #expect(report.migrated == [2, 4])
         #expect(report.skipped == [3])
         #expect(log.all == ["initialize 1", "migrate 2", "migrate 4"])
-        let steps = try await queue.sqliteStore!.read { db in
+        let steps = try await queue.sqliteStore!.readDatabase { db in
             try Row.fetchAll(db, sql: "SELECT version, outcome FROM data_migration_steps WHERE name = 'notes' ORDER BY version")
                 .map { "\($0["version"] as Int) \($0["outcome"] as String)" }
         }
@@ -109,11 +109,11 @@ struct DataMigrationTests {
         }
         try await queue.runDataMigration(TagsV1())
         await #expect(throws: ExecutorFailure.self) { try await queue.runDataMigration(Tags(failInsideWrite: true)) }
-        let columns = try await queue.sqliteStore!.read { db in try db.columns(in: "app_tags").map(\.name) }
+        let columns = try await queue.sqliteStore!.readDatabase { db in try db.columns(in: "app_tags").map(\.name) }
         #expect(columns == ["name"], "the failed step's ALTER TABLE was rolled back with its record")
         #expect(try await queue.dataMigrators().first?.version == 1)
         try await queue.runDataMigration(Tags())
-        #expect(try await queue.sqliteStore!.read { db in try db.columns(in: "app_tags").map(\.name) } == ["name", "colour"])
+        #expect(try await queue.sqliteStore!.readDatabase { db in try db.columns(in: "app_tags").map(\.name) } == ["name", "colour"])
         #expect(try await queue.dataMigrators().first?.version == 2)
     }
 

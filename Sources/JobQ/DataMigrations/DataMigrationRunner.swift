@@ -68,8 +68,8 @@ final class StepRecorder: Sendable {
         }
         let (name, version, target, next) = (name, version, target, next)
         let outcome = isInitialization ? "initialized" : "migrated"
-        let result = try await store.write { db -> T? in
-            guard try SQLiteStore.recordDataMigrationStep(db, name: name, version: version, outcome: outcome, target: target, next: next)
+        let result = try await store.writeDatabase { db -> T? in
+            guard try StoreSQL.recordDataMigrationStep(SQLiteTransaction(db: db), name: name, version: version, outcome: outcome, target: target, next: next)
             else { return nil }
             return try body(db)
         }

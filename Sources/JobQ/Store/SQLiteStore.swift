@@ -6,7 +6,7 @@ import Synchronization
 /// The SQLite store: every durable state change is one method and one transaction.
 ///
 /// Nothing outside this file and its extensions writes SQL. Times are Unix seconds (REAL).
-final class SQLiteStore: Store {
+final class SQLiteStore: SQLStore {
     let writer: any DatabaseWriter
     let path: String?
     /// Called after every committed write of this process, e.g. to wake event subscribers.
@@ -99,17 +99,6 @@ final class SQLiteStore: Store {
         }
     }
 
-    /// How much a transaction does, which decides the thread it runs on.
-    enum TransactionSize {
-        /// A few rows by index (an enqueue, a claim, a batch of completions, a page of events):
-        /// tens to hundreds of microseconds, short enough to run on the caller's thread.
-        case small
-        /// Anything that may touch many rows (status counts, listing, pruning, migrations): runs
-        /// on GRDB's own threads, so that it never holds one of the few threads Swift
-        /// concurrency runs tasks on.
-        case large
-    }
-
     /// Runs a write transaction, mapping SQLite errors to clear ``JobQueueError``s.
     ///
     /// A `.small` transaction, when no other write of this process is under way and no other
@@ -119,7 +108,19 @@ final class SQLiteStore: Store {
     /// neither a busy pool nor another process's long transaction parks the caller's thread.
     /// Either way the caller's cancellation is not looked at, so a cancelled caller (a worker
     /// shutting down) still records what it must record, e.g. a released lease.
-    func write<T: Sendable>(_ size: TransactionSize = .large, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func write<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
+        try await writeDatabase(size) { db in try body(SQLiteTransaction(db: db)) }
+    }
+
+    func read<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
+        try await readDatabase(size) { db in try body(SQLiteTransaction(db: db)) }
+    }
+
+    static func schemaVersion(_ db: SQLiteTransaction) throws -> Int { try SchemaMigrator.currentVersion(db.db) }
+
+    /// ``write(_:_:)`` with GRDB's `Database`, for what only SQLite has (a data migration's
+    /// `context.write`, the schema).
+    func writeDatabase<T: Sendable>(_ size: TransactionSize = .large, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let path = self.path
         let alone = writesUnderWay.add(1, ordering: .acquiringAndReleasing).oldValue == 0 && size == .small
         defer { writesUnderWay.subtract(1, ordering: .acquiringAndReleasing) }
@@ -168,7 +169,7 @@ final class SQLiteStore: Store {
     /// thread hand-offs of an asynchronous read (tens of microseconds each on a busy or
     /// virtualized machine). The rare read that would wait for a lock (another process
     /// recovering the WAL after a crash, say) and a `.large` one run on GRDB's reader threads.
-    func read<T: Sendable>(_ size: TransactionSize = .large, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func readDatabase<T: Sendable>(_ size: TransactionSize = .large, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let path = self.path
         if size == .small {
             do {
@@ -207,10 +208,6 @@ final class SQLiteStore: Store {
         }
     }
 
-    /// `PRAGMA data_version` on the writer connection: it moves when another connection (another
-    /// process, another ``JobQueue`` on the file) commits, never for this store's own commits,
-    /// which all go through that connection. nil when it cannot be read now. Waits for a write
-    /// under way, so it is called from the change watcher's thread, never a Swift task's.
     func addCommitObserver(_ observer: @escaping @Sendable () -> Void) -> UUID { commitObservers.add(observer) }
 
     func removeCommitObserver(_ token: UUID) { commitObservers.remove(token) }
@@ -222,6 +219,19 @@ final class SQLiteStore: Store {
     /// The change watcher does not look again and again after a write that was its own.
     func ownWriteActivity() -> (commits: Int, writing: Bool) {
         (ownCommits.load(ordering: .acquiring), writesUnderWay.load(ordering: .acquiring) > 0)
+    }
+
+    /// `PRAGMA data_version` on the writer connection: it moves when another connection (another
+    /// process, another ``JobQueue`` on the file) commits, never for this store's own commits,
+    /// which all go through that connection. nil when it cannot be read now. Waits for a write
+    /// under way, so it is called from the change watcher's thread, never a Swift task's.
+    /// The claim outlook on the calling thread (the change watcher's, right after it saw another
+    /// process commit, so the claim loop is woken only when there is something to claim).
+    /// nil when it cannot tell at this moment (a lock, an error): the claim loop looks then.
+    func claimOutlookHere(queues: [String]) -> ClaimOutlook? {
+        let now = StoreSQL.now()
+        let list = StoreSQL.jsonArray(queues)
+        return try? readHereUnlessLocked { db in try StoreSQL.claimOutlook(SQLiteTransaction(db: db), queueList: list, now: now) }
     }
 
     func othersCommitVersion() -> Int? {
@@ -237,5 +247,4 @@ final class SQLiteStore: Store {
         return JobQueueError.storeUnavailable(explain(error, path: path))
     }
 
-    static func now() -> Double { Date().timeIntervalSince1970 }
 }

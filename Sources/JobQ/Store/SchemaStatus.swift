@@ -68,7 +68,7 @@ extension JobQueue {
                 } : []
             return SchemaStatus(
                 path: path, currentVersion: version, latestVersion: SchemaMigration.latestVersion, applied: applied,
-                pending: pending.map(\.name), dataMigrators: try SQLiteStore.dataMigrators(db))
+                pending: pending.map(\.name), dataMigrators: try StoreSQL.dataMigrators(SQLiteTransaction(db: db)))
         }
     }
 

@@ -1,15 +1,35 @@
 import Foundation
-import GRDB
 
 /// The event outbox: written in the transaction of each state change, read by cursor.
-extension SQLiteStore {
+extension SQLStore {
+    /// Events with an id greater than `cursor`, oldest first, at most `limit`.
+    func events(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> [JobEvent] {
+        try await read { db in try StoreSQL.events(db, after: cursor, filter: filter, limit: limit) }
+    }
+
+    /// The newest event id and the events after `cursor` up to it that match `filter` (at most
+    /// `limit`): one read transaction, so the feed takes one hop per wake-up.
+    func eventsUpToNewest(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> (newest: Int64, events: [JobEvent]) {
+        try await read(.small) { db in
+            let newest = try StoreSQL.newestEventID(db)
+            guard newest > cursor else { return (newest, []) }
+            return (newest, try StoreSQL.events(db, after: cursor, filter: filter, limit: limit).filter { $0.id <= newest })
+        }
+    }
+
+    /// The newest event id: the cursor of "from now on".
+    func latestEventID() async throws -> Int64 {
+        try await read(.small) { db in try StoreSQL.newestEventID(db) }
+    }
+}
+
+extension StoreSQL {
     /// Appends an event inside the caller's transaction.
     static func appendEvent(
-        _ db: Database, job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?,
+        _ db: some SQLTransaction, job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?,
         data: String?, now: Double, workflow: WorkflowID? = nil
     ) throws {
-        let insert = try RawStatement(
-            db, sql: "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at, workflow_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        let insert = try db.statement(sql: "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at, workflow_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         insert.bind(1, job)
         insert.bind(2, kind.rawValue)
         insert.bind(3, queue)
@@ -58,11 +78,11 @@ extension SQLiteStore {
 
         var isEmpty: Bool { rows.isEmpty }
 
-        mutating func flush(_ db: Database) throws {
+        mutating func flush(_ db: some SQLTransaction) throws {
             var start = 0
             while start < rows.count {
                 let count = min(Self.maximumRows, rows.count - start)
-                let insert = try RawStatement(db, sql: Self.insertSQL[count])
+                let insert = try db.statement(sql: Self.insertSQL[count])
                 for (offset, row) in rows[start..<(start + count)].enumerated() {
                     let base = Int32(offset * 8)
                     insert.bind(base + 1, row.job)
@@ -87,24 +107,9 @@ extension SQLiteStore {
         }
     }
 
-    /// Events with an id greater than `cursor`, oldest first, at most `limit`.
-    func events(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> [JobEvent] {
-        try await read { db in try Self.events(db, after: cursor, filter: filter, limit: limit) }
-    }
-
-    /// The newest event id and the events after `cursor` up to it that match `filter` (at most
-    /// `limit`): one read transaction, so the feed takes one hop per wake-up.
-    func eventsUpToNewest(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> (newest: Int64, events: [JobEvent]) {
-        try await read(.small) { db in
-            let newest = try Self.newestEventID(db)
-            guard newest > cursor else { return (newest, []) }
-            return (newest, try Self.events(db, after: cursor, filter: filter, limit: limit).filter { $0.id <= newest })
-        }
-    }
-
-    static func events(_ db: Database, after cursor: Int64, filter: EventFilter, limit: Int) throws -> [JobEvent] {
+    static func events(_ db: some SQLTransaction, after cursor: Int64, filter: EventFilter, limit: Int) throws -> [JobEvent] {
         var conditions = ["id > ?"]
-        var arguments: StatementArguments = [cursor]
+        var arguments: SQLArguments = [cursor]
         if !filter.jobIDs.isEmpty {
             conditions.append("job_id IN (SELECT value FROM json_each(?))")
             arguments += [jsonArray(filter.jobIDs.sorted())]
@@ -118,9 +123,7 @@ extension SQLiteStore {
             arguments += [jsonArray(filter.kinds.map(\.rawValue).sorted())]
         }
         arguments += [limit]
-        return try Row.fetchAll(
-            db,
-            sql: "SELECT * FROM events WHERE \(conditions.joined(separator: " AND ")) ORDER BY id LIMIT ?",
+        return try db.fetchRows(sql: "SELECT * FROM events WHERE \(conditions.joined(separator: " AND ")) ORDER BY id LIMIT ?",
             arguments: arguments
         ).map { row in
             JobEvent(
@@ -130,12 +133,7 @@ extension SQLiteStore {
         }
     }
 
-    /// The newest event id: the cursor of "from now on".
-    func latestEventID() async throws -> Int64 {
-        try await read(.small) { db in try Self.newestEventID(db) }
-    }
-
-    static func newestEventID(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM events") ?? 0
+    static func newestEventID(_ db: some SQLTransaction) throws -> Int64 {
+        try db.fetchOne(Int64.self, sql: "SELECT MAX(id) FROM events") ?? 0
     }
 }

@@ -1,9 +1,8 @@
 import Foundation
-import GRDB
 
 /// Recording how attempts ended, with everything that follows from it in the same transaction:
 /// the event, the batch's counters (and its callbacks), and tracking sets.
-extension SQLiteStore {
+extension SQLStore {
     /// Records the outcomes of attempts in one transaction, with the starts of the attempts
     /// about to run (a slot's next job starts as its last one is recorded). Each update is
     /// fenced on the job's id, attempt, `running` state and the worker's token, so a worker
@@ -14,15 +13,15 @@ extension SQLiteStore {
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {
         try await write(.small) { db in
             // Read once the write lock is held: a start is stamped when it commits.
-            let now = Self.now()
+            let now = StoreSQL.now()
             var refused: Set<JobID> = []
-            var events = PendingEvents(now: now)
+            var events = StoreSQL.PendingEvents(now: now)
             // Starts first: a short job's start and its outcome often share a transaction.
-            let refusedStarts = try Self.markStarted(db, starting, workerID: workerID, events: &events)
+            let refusedStarts = try StoreSQL.markStarted(db, starting, workerID: workerID, events: &events)
             if !outcomes.isEmpty {
                 let facts = try StoreFacts.read(db)
                 for (job, outcome) in outcomes {
-                    let recorded = try Self.record(db, job: job, outcome: outcome, fence: .worker(workerID), facts: facts, events: &events)
+                    let recorded = try StoreSQL.record(db, job: job, outcome: outcome, fence: .worker(workerID), facts: facts, events: &events)
                     if !recorded { refused.insert(job.id) }
                 }
             }
@@ -30,7 +29,9 @@ extension SQLiteStore {
             return (refused, refusedStarts)
         }
     }
+}
 
+extension StoreSQL {
     /// Which attempt an outcome may change.
     enum Fence {
         /// Only this worker's running attempt (`job.attempt`): a worker recording its own work.
@@ -46,7 +47,7 @@ extension SQLiteStore {
             }
         }
 
-        func bind(_ statement: RawStatement, job: ClaimedJob) {
+        func bind(_ statement: some SQLStatement, job: ClaimedJob) {
             statement.bind(20, job.id)
             if case .worker(let workerID) = self {
                 statement.bind(21, workerID)
@@ -59,8 +60,8 @@ extension SQLiteStore {
     /// `events`, which the caller flushes before the transaction ends. `facts` are read once per
     /// transaction: they spare every success the lookups of features the store does not use.
     @discardableResult
-    static func record(
-        _ db: Database, job: ClaimedJob, outcome: AttemptOutcome, fence: Fence, facts: StoreFacts, events: inout PendingEvents,
+    static func record<Transaction: SQLTransaction>(
+        _ db: Transaction, job: ClaimedJob, outcome: AttemptOutcome, fence: Fence, facts: StoreFacts, events: inout PendingEvents,
         reason: String? = nil
     ) throws -> Bool {
         let now = events.now
@@ -69,19 +70,17 @@ extension SQLiteStore {
         data.add("reason", string: reason)
         let kind: EventKind
         let finalState: JobState?
-        let update: RawStatement
+        let update: Transaction.Statement
         switch outcome {
         case .succeeded(let resultJSON, _):
-            update = try RawStatement(
-                db, sql: "UPDATE jobs SET state = 'succeeded', result = ?1, error = NULL, finished_at = ?2, lease_until = NULL \(fence.clause)")
+            update = try db.statement(sql: "UPDATE jobs SET state = 'succeeded', result = ?1, error = NULL, finished_at = ?2, lease_until = NULL \(fence.clause)")
             update.bind(1, resultJSON)
             update.bind(2, now)
             kind = .succeeded
             finalState = .succeeded
             data.add("result", raw: resultJSON)
         case .retry(let error, let at, let timedOut):
-            update = try RawStatement(
-                db, sql: "UPDATE jobs SET state = 'failed', error = ?1, run_at = ?2, lease_until = NULL \(fence.clause)")
+            update = try db.statement(sql: "UPDATE jobs SET state = 'failed', error = ?1, run_at = ?2, lease_until = NULL \(fence.clause)")
             update.bind(1, error)
             update.bind(2, at.timeIntervalSince1970)
             kind = timedOut ? .timedOut : .failed
@@ -90,8 +89,7 @@ extension SQLiteStore {
             data.add("willRetry", bool: true)
             data.add("retryAt", date: at)
         case .dead(let error, let timedOut):
-            update = try RawStatement(
-                db, sql: "UPDATE jobs SET state = 'dead', error = ?1, finished_at = ?2, lease_until = NULL \(fence.clause)")
+            update = try db.statement(sql: "UPDATE jobs SET state = 'dead', error = ?1, finished_at = ?2, lease_until = NULL \(fence.clause)")
             update.bind(1, error)
             update.bind(2, now)
             kind = .dead
@@ -99,14 +97,11 @@ extension SQLiteStore {
             data.add("error", string: error)
             if timedOut { data.add("timedOut", bool: true) }
         case .released:
-            update = try RawStatement(
-                db, sql: "UPDATE jobs SET state = 'ready', attempt = attempt - 1, worker_id = NULL, lease_until = NULL \(fence.clause)")
+            update = try db.statement(sql: "UPDATE jobs SET state = 'ready', attempt = attempt - 1, worker_id = NULL, lease_until = NULL \(fence.clause)")
             kind = .released
             finalState = nil
         case .snoozed(let until, let checkpointJSON):
-            update = try RawStatement(
-                db,
-                sql: """
+            update = try db.statement(sql: """
                     UPDATE jobs SET state = 'scheduled', attempt = attempt - 1, run_at = ?1, checkpoint = COALESCE(?2, checkpoint),
                         snoozes = snoozes + 1, worker_id = NULL, lease_until = NULL \(fence.clause)
                     """)
@@ -154,8 +149,8 @@ extension SQLiteStore {
 
     /// Writes keys of a workflow's shared context, each on its own, so that members writing
     /// different keys never lose each other's writes.
-    static func writeShared(_ db: Database, workflow: WorkflowID, _ writes: [SharedWrite]) throws {
-        let statement = try RawStatement(db, sql: "UPDATE workflows SET context = json_set(context, ?, json(?)) WHERE id = ?")
+    static func writeShared(_ db: some SQLTransaction, workflow: WorkflowID, _ writes: [SharedWrite]) throws {
+        let statement = try db.statement(sql: "UPDATE workflows SET context = json_set(context, ?, json(?)) WHERE id = ?")
         for write in writes {
             statement.bind(1, SharedWrite.path(of: write.key))
             statement.bind(2, write.json)
@@ -165,26 +160,26 @@ extension SQLiteStore {
     }
 }
 
-extension SQLiteStore {
+extension SQLStore {
     /// Stores an attempt's latest progress and writes a `progress` event, fenced like a
     /// completion: a report from an attempt that is no longer running changes nothing.
     func recordProgress(job: ClaimedJob, workerID: String, fraction: Double?, message: String?, dataJSON: String?) async throws {
-        let now = Self.now()
+        let now = StoreSQL.now()
         try await write(.small) { db in
-            try db.cachedStatement(
+            try db.execute(
                 sql: """
                     UPDATE jobs SET progress = COALESCE(?, progress), progress_message = COALESCE(?, progress_message),
                         update_data = COALESCE(?, update_data)
                     WHERE id = ? AND state = 'running' AND worker_id = ? AND attempt = ?
-                    """
-            ).execute(arguments: [fraction, message, dataJSON, job.id, workerID, job.attempt])
+                    """,
+                arguments: [fraction, message, dataJSON, job.id, workerID, job.attempt])
             guard db.changesCount > 0 else { return }
             var data = JSONObjectBuilder()
             data.add("attempt", int: job.attempt)
             data.add("fraction", number: fraction)
             data.add("message", string: message)
             data.add("data", raw: dataJSON)
-            try Self.appendEvent(
+            try StoreSQL.appendEvent(
                 db, job: job.id, kind: .progress, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now)
         }
     }

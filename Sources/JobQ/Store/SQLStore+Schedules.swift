@@ -1,9 +1,8 @@
 import Foundation
-import GRDB
 
 /// Schedules: stored templates with their next occurrence; the scheduler's tick makes the jobs
 /// of due occurrences and advances each schedule in one transaction.
-extension SQLiteStore {
+extension SQLStore {
     /// Adds a schedule, or replaces the one of the same name (its count of jobs made starts
     /// again; the jobs it made stay). Returns it as stored.
     func addSchedule(_ schedule: Schedule, now: Date) async throws -> ScheduleStatus {
@@ -38,9 +37,9 @@ extension SQLiteStore {
         let request = schedule.request
         let options = request.options
         let seconds = now.timeIntervalSince1970
-        let timing: StatementArguments = [kind, start, every, times, cron, zone]
+        let timing: SQLArguments = [kind, start, every, times, cron, zone]
         return try await write(.small) { db in
-            let existed = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM schedules WHERE name = ?)", arguments: [schedule.name]) ?? false
+            let existed = try db.fetchOne(Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM schedules WHERE name = ?)", arguments: [schedule.name]) ?? false
             try db.execute(
                 sql: """
                     INSERT INTO schedules (name, executor, payload, queue, priority, max_attempts, timeout, kind, start_at, every, times,
@@ -56,29 +55,24 @@ extension SQLiteStore {
                 arguments: [
                     schedule.name, request.executor, request.payloadJSON, options.queue, options.priority, options.maxAttempts,
                     options.timeout?.inSeconds,
-                ] as StatementArguments + timing + [schedule.missed.rawValue, schedule.catchUpLimit, next, seconds, seconds])
-            try Self.scheduleEvent(db, name: schedule.name, change: existed ? "replaced" : "added", now: seconds)
-            return try Self.schedule(db, schedule.name)!
+                ] as SQLArguments + timing + [schedule.missed.rawValue, schedule.catchUpLimit, next, seconds, seconds])
+            try StoreSQL.scheduleEvent(db, name: schedule.name, change: existed ? "replaced" : "added", now: seconds)
+            return try StoreSQL.schedule(db, schedule.name)!
         }
     }
 
     func schedules() async throws -> [ScheduleStatus] {
-        try await read { db in try Row.fetchAll(db, sql: "SELECT * FROM schedules ORDER BY name").map(ScheduleStatus.init) }
+        try await read { db in try db.fetchRows(sql: "SELECT * FROM schedules ORDER BY name").map(ScheduleStatus.init) }
     }
 
     func schedule(_ name: String) async throws -> ScheduleStatus? {
-        try await read(.small) { db in try Self.schedule(db, name) }
-    }
-
-    static func schedule(_ db: Database, _ name: String) throws -> ScheduleStatus? {
-        try Row.fetchOne(db, sql: "SELECT * FROM schedules WHERE name = ?", arguments: [name]).map(ScheduleStatus.init)
+        try await read(.small) { db in try StoreSQL.schedule(db, name) }
     }
 
     /// The jobs a schedule made, newest occurrence first.
     func scheduleRuns(_ name: String, limit: Int) async throws -> [Job] {
         try await read(.small) { db in
-            try Row.fetchAll(
-                db, sql: "SELECT \(Job.columns) FROM jobs WHERE schedule = ? ORDER BY occurrence DESC LIMIT ?", arguments: [name, limit]
+            try db.fetchRows(sql: "SELECT \(Job.columns) FROM jobs WHERE schedule = ? ORDER BY occurrence DESC LIMIT ?", arguments: [name, limit]
             ).map { Job($0) }
         }
     }
@@ -87,7 +81,7 @@ extension SQLiteStore {
     /// occurrences it missed while paused.
     func setSchedulePaused(_ name: String, paused: Bool, now: Date) async throws -> ScheduleStatus {
         try await write(.small) { db in
-            guard let status = try Self.schedule(db, name) else { throw Self.noSchedule(name) }
+            guard let status = try StoreSQL.schedule(db, name) else { throw StoreSQL.noSchedule(name) }
             guard status.paused != paused else { return status }
             var next = status.nextRunAt
             if !paused, let waiting = next, waiting < now {
@@ -96,8 +90,8 @@ extension SQLiteStore {
             try db.execute(
                 sql: "UPDATE schedules SET paused = ?, next_run_at = ?, updated_at = ? WHERE name = ?",
                 arguments: [paused, next?.timeIntervalSince1970, now.timeIntervalSince1970, name])
-            try Self.scheduleEvent(db, name: name, change: paused ? "paused" : "resumed", now: now.timeIntervalSince1970)
-            return try Self.schedule(db, name)!
+            try StoreSQL.scheduleEvent(db, name: name, change: paused ? "paused" : "resumed", now: now.timeIntervalSince1970)
+            return try StoreSQL.schedule(db, name)!
         }
     }
 
@@ -105,15 +99,15 @@ extension SQLiteStore {
     func removeSchedule(_ name: String, now: Date) async throws {
         try await write(.small) { db in
             try db.execute(sql: "DELETE FROM schedules WHERE name = ?", arguments: [name])
-            guard db.changesCount == 1 else { throw Self.noSchedule(name) }
-            try Self.scheduleEvent(db, name: name, change: "removed", now: now.timeIntervalSince1970)
+            guard db.changesCount == 1 else { throw StoreSQL.noSchedule(name) }
+            try StoreSQL.scheduleEvent(db, name: name, change: "removed", now: now.timeIntervalSince1970)
         }
     }
 
     /// The earliest occurrence any active schedule waits for.
     func nextScheduledOccurrence() async throws -> Date? {
         try await read(.small) { db in
-            try Double.fetchOne(db, sql: "SELECT MIN(next_run_at) FROM schedules WHERE paused = 0 AND next_run_at IS NOT NULL")
+            try db.fetchOne(Double.self, sql: "SELECT MIN(next_run_at) FROM schedules WHERE paused = 0 AND next_run_at IS NOT NULL")
                 .map(Date.init(timeIntervalSince1970:))
         }
     }
@@ -124,11 +118,10 @@ extension SQLiteStore {
     func runDueSchedules(now: Date) async throws -> [JobID] {
         let seconds = now.timeIntervalSince1970
         return try await write(.small) { db in
-            let due = try Row.fetchAll(
-                db, sql: "SELECT * FROM schedules WHERE paused = 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT 100", arguments: [seconds]
+            let due = try db.fetchRows(sql: "SELECT * FROM schedules WHERE paused = 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT 100", arguments: [seconds]
             ).map(ScheduleStatus.init)
             var made: [JobID] = []
-            var events = PendingEvents(now: seconds)
+            var events = StoreSQL.PendingEvents(now: seconds)
             for schedule in due {
                 guard let first = schedule.nextRunAt else { continue }
                 // `skip`: one job (keyed by the first missed occurrence), run now; `catchUp`: one
@@ -137,7 +130,7 @@ extension SQLiteStore {
                 if case .every(_, let times?, _) = schedule.timing { occurrences = Array(occurrences.prefix(max(0, times - schedule.made))) }
                 var inserted = 0
                 for occurrence in occurrences {
-                    if let id = try Self.insertOccurrence(db, schedule, occurrence: occurrence.timeIntervalSince1970, now: seconds, events: &events) {
+                    if let id = try StoreSQL.insertOccurrence(db, schedule, occurrence: occurrence.timeIntervalSince1970, now: seconds, events: &events) {
                         made.append(id)
                         inserted += 1
                     }
@@ -152,14 +145,18 @@ extension SQLiteStore {
             return made
         }
     }
+}
+
+extension StoreSQL {
+    static func schedule(_ db: some SQLTransaction, _ name: String) throws -> ScheduleStatus? {
+        try db.fetchRow(sql: "SELECT * FROM schedules WHERE name = ?", arguments: [name]).map(ScheduleStatus.init)
+    }
 
     /// One job for one occurrence; nil when that occurrence already has its job.
-    private static func insertOccurrence(
-        _ db: Database, _ schedule: ScheduleStatus, occurrence: Double, now: Double, events: inout PendingEvents
+    static func insertOccurrence(
+        _ db: some SQLTransaction, _ schedule: ScheduleStatus, occurrence: Double, now: Double, events: inout PendingEvents
     ) throws -> JobID? {
-        let statement = try RawStatement(
-            db,
-            sql: """
+        let statement = try db.statement(sql: """
                 INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name,
                     schedule, occurrence)
                 VALUES (?1, ?2, ?3, ?4, 'ready', ?5, ?6, ?7, ?6, ?8, ?8, ?9)
@@ -188,7 +185,7 @@ extension SQLiteStore {
         return id
     }
 
-    private static func scheduleEvent(_ db: Database, name: String, change: String, now: Double) throws {
+    static func scheduleEvent(_ db: some SQLTransaction, name: String, change: String, now: Double) throws {
         var data = JSONObjectBuilder()
         data.add("schedule", string: name)
         data.add("change", string: change)
@@ -220,7 +217,7 @@ extension Schedule.Timing {
 }
 
 extension ScheduleStatus {
-    init(_ row: Row) {
+    init(_ row: SQLRow) {
         name = row["name"]
         executor = row["executor"]
         payloadJSON = row["payload"]

@@ -1,8 +1,7 @@
 import Foundation
-import GRDB
 
 /// The worker's hot path: claim, renew leases, reclaim expired leases.
-extension SQLiteStore {
+extension SQLStore {
     /// Claims up to `limit` ready jobs from `queues`, in queue order, then by priority (higher
     /// first), run time and id. One transaction: it first makes due scheduled and retrying jobs
     /// ready, then claims each unpaused queue with one index-ordered UPDATE ... RETURNING.
@@ -17,20 +16,18 @@ extension SQLiteStore {
         return try await write(.small) { db in
             // The lease starts when the claim commits, not before it waited for the write lock:
             // a claim delayed past its lease would otherwise be born expired and reclaimable.
-            let now = Self.now()
+            let now = StoreSQL.now()
             let leaseUntil = now + lease.inSeconds
-            let promote = try RawStatement(db, sql: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?")
+            let promote = try db.statement(sql: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?")
             promote.bind(1, now)
             try promote.run()
-            let pausedQueues = try RawStatement(db, sql: "SELECT name FROM queues WHERE paused")
+            let pausedQueues = try db.statement(sql: "SELECT name FROM queues WHERE paused")
             var paused: Set<String> = []
             while try pausedQueues.step() { paused.insert(pausedQueues.string(0)) }
             pausedQueues.reset()
             // The inner SELECT's ORDER BY is exactly the column order of the jobs_claim_order
             // index, so SQLite walks the index and stops after LIMIT rows.
-            let statement = try RawStatement(
-                db,
-                sql: """
+            let statement = try db.statement(sql: """
                     UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?, lease_until = ?, started_at = NULL
                     WHERE id IN (
                         SELECT id FROM jobs WHERE state = 'ready' AND queue = ?
@@ -52,7 +49,7 @@ extension SQLiteStore {
             }
             // Workflow steps see the shared context as it is when they start.
             if claimed.contains(where: { $0.workflowID != nil }) {
-                let context = try RawStatement(db, sql: "SELECT context FROM workflows WHERE id = ?")
+                let context = try db.statement(sql: "SELECT context FROM workflows WHERE id = ?")
                 for index in claimed.indices {
                     guard let workflow = claimed[index].workflowID else { continue }
                     context.bind(1, workflow)
@@ -62,8 +59,8 @@ extension SQLiteStore {
             }
             let starting = min(startingNow, claimed.count)
             if starting > 0 {
-                var events = PendingEvents(now: now)
-                _ = try Self.markStarted(db, claimed[..<starting], workerID: workerID, events: &events)
+                var events = StoreSQL.PendingEvents(now: now)
+                _ = try StoreSQL.markStarted(db, claimed[..<starting], workerID: workerID, events: &events)
                 try events.flush(db)
                 for index in 0..<starting { claimed[index].startRecorded = true }
             }
@@ -71,15 +68,172 @@ extension SQLiteStore {
         }
     }
 
+    /// Extends the lease of every job this worker holds, and returns their ids; the caller
+    /// cancels the jobs it runs that are not among them (cancelled by an operator, or taken
+    /// over after the lease expired).
+    ///
+    /// By worker, not by a list of ids: a job whose claim has committed but which the pool has
+    /// not registered yet (its claim loop not resumed) is renewed too.
+    func renewLeases(workerID: String, lease: Duration) async throws -> Set<JobID> {
+        try await write(.small) { db in
+            // From the moment of the write, like a claim's lease.
+            let leaseUntil = StoreSQL.now() + lease.inSeconds
+            return try Set(
+                db.fetchAll(JobID.self, sql: "UPDATE jobs SET lease_until = ? WHERE worker_id = ? AND state = 'running' RETURNING id",
+                    arguments: [leaseUntil, workerID]))
+        }
+    }
+
+    /// Of the given jobs, those this worker no longer owns: a cheap read, so a pool can notice a
+    /// cancellation within a fraction of a second without taking the write lock.
+    func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID> {
+        guard !ids.isEmpty else { return [] }
+        let list = StoreSQL.jsonArray(ids)
+        let owned = try await read(.small) { db in
+            try Set(
+                db.fetchAll(JobID.self, sql: """
+                        SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?))
+                        AND state = 'running' AND worker_id = ?
+                        """,
+                    arguments: [list, workerID]))
+        }
+        return Set(ids).subtracting(owned)
+    }
+
+    /// Makes running jobs whose lease has expired runnable again (their worker died or hung), or
+    /// dead when that was their last attempt. Returns how many were reclaimed.
+    func reclaimExpiredLeases() async throws -> Int {
+        let now = StoreSQL.now()
+        let anyExpired = try await read { db in
+            try db.fetchOne(Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND lease_until < ?)",
+                arguments: [now]) ?? false
+        }
+        guard anyExpired else { return 0 }
+        return try await write { db in
+            let expired = try db.fetchRows(sql: """
+                    SELECT \(ClaimedJob.columns), worker_id, started_at, unstarted_deliveries FROM jobs
+                    WHERE state = 'running' AND lease_until < ?
+                    """,
+                arguments: [now])
+            let facts = try StoreFacts.read(db)
+            var events = StoreSQL.PendingEvents(now: now)
+            let suspects = try StoreSQL.possiblyStarted(db, unmarked: expired.filter { $0["started_at"] as Double? == nil })
+            for row in expired {
+                let job = ClaimedJob(row)
+                let worker: String? = row["worker_id"]
+                if row["started_at"] as Double? == nil {
+                    guard suspects.contains(job.id) else {
+                        // Deep in a dead worker's buffer: it certainly never started.
+                        try StoreSQL.record(db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events,
+                            reason: "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted")
+                        continue
+                    }
+                    let deliveries = (row["unstarted_deliveries"] as Int) + 1
+                    // At least 3, so that a one-attempt job survives a worker or two killed
+                    // with it in their buffers.
+                    if deliveries < max(job.maxAttempts, StoreSQL.unstartedDeliveriesAllowed) {
+                        // Claimed ahead into a worker that died before the attempt started: the
+                        // job gets its attempt back and runs again, as if never claimed.
+                        try db.execute(sql: "UPDATE jobs SET unstarted_deliveries = ? WHERE id = ?", arguments: [deliveries, job.id])
+                        try StoreSQL.record(db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events,
+                            reason: "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted")
+                        continue
+                    }
+                    // As often as it has attempts, its worker died holding it before a start was
+                    // recorded: it may be killing its workers as it starts. It must not loop.
+                    let error = "its worker died \(deliveries) times holding it before its start was recorded (worker \(worker ?? "?") last); "
+                        + "it may crash its worker as it starts: look at the workers' logs, then retry it"
+                    try StoreSQL.record(db, job: job, outcome: .dead(error: error, timedOut: false), fence: .anyWorker, facts: facts, events: &events)
+                    // No start of it was ever recorded: it keeps its attempt count.
+                    try db.execute(
+                        sql: "UPDATE jobs SET unstarted_deliveries = ?, attempt = attempt - 1 WHERE id = ?", arguments: [deliveries, job.id])
+                    continue
+                }
+                let error = "attempt \(job.attempt) lost its lease: worker \(worker ?? "?") stopped renewing it (crashed, killed or hung)"
+                let outcome: AttemptOutcome = job.attempt >= job.maxAttempts
+                    ? .dead(error: error, timedOut: false) : .retry(error: error, at: Date(timeIntervalSince1970: now), timedOut: false)
+                try StoreSQL.record(db, job: job, outcome: outcome, fence: .anyWorker, facts: facts, events: &events)
+            }
+            try events.flush(db)
+            return expired.count
+        }
+    }
+
+    /// Whether any job on `queues` (paused queues aside) is ready, due or running; with
+    /// `includingFuture`, whether any job there is unfinished at all.
+    ///
+    /// Each EXISTS reads one partial index (ready, running, or due-able jobs), so an idle
+    /// pool's poll costs the same with a million finished jobs in the store as with none.
+    func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool {
+        let now = StoreSQL.now()
+        let list = StoreSQL.jsonArray(queues)
+        return try await read(.small) { db in
+            includingFuture
+                ? try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedSQL, arguments: [list]) ?? false
+                : try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedNowSQL, arguments: [list, now]) ?? false
+        }
+    }
+
+    /// Whether a claim on `queues` would find a job now (ready, or due), and if not, when the
+    /// next scheduled or retrying job falls due: a cheap read, so idle workers look without
+    /// taking the write lock, and wake on the clock only when a job falls due.
+    func claimOutlook(queues: [String]) async throws -> ClaimOutlook {
+        let now = StoreSQL.now()
+        let list = StoreSQL.jsonArray(queues)
+        return try await read(.small) { db in try StoreSQL.claimOutlook(db, queueList: list, now: now) }
+    }
+
+    /// Counts ready and due jobs on `queues`: the backlog a worker's status line shows. Two
+    /// index-bounded counts, so finished jobs are never visited.
+    func backlog(queues: [String]) async throws -> Int {
+        let now = StoreSQL.now()
+        let list = StoreSQL.jsonArray(queues)
+        return try await read { db in
+            try db.fetchOne(Int.self, sql: StoreSQL.backlogSQL, arguments: [list, now]) ?? 0
+        }
+    }
+
+    // MARK: Workers
+
+    func registerWorker(id: String, queues: [String], concurrency: Int) async throws {
+        let now = StoreSQL.now()
+        let host = ProcessInfo.processInfo.hostName
+        let pid = Int(ProcessInfo.processInfo.processIdentifier)
+        let list = StoreSQL.jsonArray(queues)
+        try await write { db in
+            // Forget workers that have not been seen for a day.
+            try db.execute(sql: "DELETE FROM workers WHERE heartbeat_at < ?", arguments: [now - 86_400])
+            try db.execute(
+                sql: """
+                    INSERT INTO workers (id, host, pid, queues, concurrency, started_at, heartbeat_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [id, host, pid, list, concurrency, now, now])
+        }
+    }
+
+    func heartbeatWorker(id: String) async throws {
+        let now = StoreSQL.now()
+        try await write(.small) { db in
+            try db.execute(sql: "UPDATE workers SET heartbeat_at = ? WHERE id = ?", arguments: [now, id])
+        }
+    }
+
+    func removeWorker(id: String) async throws {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM workers WHERE id = ?", arguments: [id])
+        }
+    }
+}
+
+extension StoreSQL {
     /// Records that these claimed attempts start now, with a `started` event each; fenced like
     /// a completion, so a job cancelled or taken over meanwhile is not started. Returns the ids
     /// the fence refused.
     static func markStarted(
-        _ db: Database, _ jobs: some Collection<ClaimedJob>, workerID: String, events: inout PendingEvents
+        _ db: some SQLTransaction, _ jobs: some Collection<ClaimedJob>, workerID: String, events: inout PendingEvents
     ) throws -> Set<JobID> {
-        let statement = try RawStatement(
-            db,
-            sql: "UPDATE jobs SET started_at = ?1 WHERE id = ?2 AND state = 'running' AND worker_id = ?3 AND attempt = ?4 AND started_at IS NULL")
+        let statement = try db.statement(sql: "UPDATE jobs SET started_at = ?1 WHERE id = ?2 AND state = 'running' AND worker_id = ?3 AND attempt = ?4 AND started_at IS NULL")
         var refused: Set<JobID> = []
         for job in jobs {
             statement.bind(1, job.startTime ?? events.now)
@@ -96,51 +250,15 @@ extension SQLiteStore {
         return refused
     }
 
-    /// Extends the lease of every job this worker holds, and returns their ids; the caller
-    /// cancels the jobs it runs that are not among them (cancelled by an operator, or taken
-    /// over after the lease expired).
-    ///
-    /// By worker, not by a list of ids: a job whose claim has committed but which the pool has
-    /// not registered yet (its claim loop not resumed) is renewed too.
-    func renewLeases(workerID: String, lease: Duration) async throws -> Set<JobID> {
-        try await write(.small) { db in
-            // From the moment of the write, like a claim's lease.
-            let leaseUntil = Self.now() + lease.inSeconds
-            return try Set(
-                JobID.fetchAll(
-                    db,
-                    sql: "UPDATE jobs SET lease_until = ? WHERE worker_id = ? AND state = 'running' RETURNING id",
-                    arguments: [leaseUntil, workerID]))
-        }
-    }
-
-    /// Of the given jobs, those this worker no longer owns: a cheap read, so a pool can notice a
-    /// cancellation within a fraction of a second without taking the write lock.
-    func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID> {
-        guard !ids.isEmpty else { return [] }
-        let list = Self.jsonArray(ids)
-        let owned = try await read(.small) { db in
-            try Set(
-                JobID.fetchAll(
-                    db,
-                    sql: """
-                        SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?))
-                        AND state = 'running' AND worker_id = ?
-                        """,
-                    arguments: [list, workerID]))
-        }
-        return Set(ids).subtracting(owned)
-    }
-
     /// Of a dead worker's claimed jobs with no start mark, those that may have started anyway
     /// (run and died before the mark was written). Slots take buffered jobs in claim order, so
     /// what started is a prefix of it: the first few in claim order (twice the worker's slots,
     /// by the claim's own order of priority, run time and id) are suspects; the rest never left
     /// the buffer. Only suspects count towards ``unstartedDeliveriesAllowed``.
-    static func possiblyStarted(_ db: Database, unmarked: [Row]) throws -> Set<JobID> {
+    static func possiblyStarted(_ db: some SQLTransaction, unmarked: [SQLRow]) throws -> Set<JobID> {
         var suspects: Set<JobID> = []
         for (worker, rows) in Dictionary(grouping: unmarked, by: { $0["worker_id"] as String? ?? "" }) {
-            let slots = try Int.fetchOne(db, sql: "SELECT concurrency FROM workers WHERE id = ?", arguments: [worker]) ?? 4
+            let slots = try db.fetchOne(Int.self, sql: "SELECT concurrency FROM workers WHERE id = ?", arguments: [worker]) ?? 4
             let ordered = rows.map { ClaimedJob($0) }.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
             suspects.formUnion(ordered.prefix(2 * max(1, slots)).map(\.id))
         }
@@ -150,83 +268,6 @@ extension SQLiteStore {
     /// How many times, at least, a job may be handed back by workers that died before its start
     /// was recorded, before it is declared `dead` (its `maxAttempts` if that is more).
     static let unstartedDeliveriesAllowed = 3
-
-    /// Makes running jobs whose lease has expired runnable again (their worker died or hung), or
-    /// dead when that was their last attempt. Returns how many were reclaimed.
-    func reclaimExpiredLeases() async throws -> Int {
-        let now = Self.now()
-        let anyExpired = try await read { db in
-            try Bool.fetchOne(
-                db, sql: "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND lease_until < ?)",
-                arguments: [now]) ?? false
-        }
-        guard anyExpired else { return 0 }
-        return try await write { db in
-            let expired = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(ClaimedJob.columns), worker_id, started_at, unstarted_deliveries FROM jobs
-                    WHERE state = 'running' AND lease_until < ?
-                    """,
-                arguments: [now])
-            let facts = try StoreFacts.read(db)
-            var events = PendingEvents(now: now)
-            let suspects = try Self.possiblyStarted(db, unmarked: expired.filter { $0["started_at"] as Double? == nil })
-            for row in expired {
-                let job = ClaimedJob(row)
-                let worker: String? = row["worker_id"]
-                if row["started_at"] as Double? == nil {
-                    guard suspects.contains(job.id) else {
-                        // Deep in a dead worker's buffer: it certainly never started.
-                        try Self.record(db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events,
-                            reason: "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted")
-                        continue
-                    }
-                    let deliveries = (row["unstarted_deliveries"] as Int) + 1
-                    // At least 3, so that a one-attempt job survives a worker or two killed
-                    // with it in their buffers.
-                    if deliveries < max(job.maxAttempts, Self.unstartedDeliveriesAllowed) {
-                        // Claimed ahead into a worker that died before the attempt started: the
-                        // job gets its attempt back and runs again, as if never claimed.
-                        try db.execute(sql: "UPDATE jobs SET unstarted_deliveries = ? WHERE id = ?", arguments: [deliveries, job.id])
-                        try Self.record(db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events,
-                            reason: "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted")
-                        continue
-                    }
-                    // As often as it has attempts, its worker died holding it before a start was
-                    // recorded: it may be killing its workers as it starts. It must not loop.
-                    let error = "its worker died \(deliveries) times holding it before its start was recorded (worker \(worker ?? "?") last); "
-                        + "it may crash its worker as it starts: look at the workers' logs, then retry it"
-                    try Self.record(db, job: job, outcome: .dead(error: error, timedOut: false), fence: .anyWorker, facts: facts, events: &events)
-                    // No start of it was ever recorded: it keeps its attempt count.
-                    try db.execute(
-                        sql: "UPDATE jobs SET unstarted_deliveries = ?, attempt = attempt - 1 WHERE id = ?", arguments: [deliveries, job.id])
-                    continue
-                }
-                let error = "attempt \(job.attempt) lost its lease: worker \(worker ?? "?") stopped renewing it (crashed, killed or hung)"
-                let outcome: AttemptOutcome = job.attempt >= job.maxAttempts
-                    ? .dead(error: error, timedOut: false) : .retry(error: error, at: Date(timeIntervalSince1970: now), timedOut: false)
-                try Self.record(db, job: job, outcome: outcome, fence: .anyWorker, facts: facts, events: &events)
-            }
-            try events.flush(db)
-            return expired.count
-        }
-    }
-
-    /// Whether any job on `queues` (paused queues aside) is ready, due or running; with
-    /// `includingFuture`, whether any job there is unfinished at all.
-    ///
-    /// Each EXISTS reads one partial index (ready, running, or due-able jobs), so an idle
-    /// pool's poll costs the same with a million finished jobs in the store as with none.
-    func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool {
-        let now = Self.now()
-        let list = Self.jsonArray(queues)
-        return try await read(.small) { db in
-            includingFuture
-                ? try Bool.fetchOne(db, sql: Self.anyUnfinishedSQL, arguments: [list]) ?? false
-                : try Bool.fetchOne(db, sql: Self.anyUnfinishedNowSQL, arguments: [list, now]) ?? false
-        }
-    }
 
     private static let unpaused = "queue IN (SELECT value FROM json_each(?1)) AND queue NOT IN (SELECT name FROM queues WHERE paused)"
 
@@ -259,72 +300,12 @@ extension SQLiteStore {
                 AND queue IN (SELECT value FROM json_each(?1)))
         """
 
-    /// Whether a claim on `queues` would find a job now (ready, or due), and if not, when the
-    /// next scheduled or retrying job falls due: a cheap read, so idle workers look without
-    /// taking the write lock, and wake on the clock only when a job falls due.
-    func claimOutlook(queues: [String]) async throws -> ClaimOutlook {
-        let now = Self.now()
-        let list = Self.jsonArray(queues)
-        return try await read(.small) { db in try Self.claimOutlook(db, queueList: list, now: now) }
-    }
-
-    /// The same look on the calling thread (the change watcher's, right after it saw another
-    /// process commit, so the claim loop is woken only when there is something to claim).
-    /// nil when it cannot tell at this moment (a lock, an error): the claim loop looks then.
-    func claimOutlookHere(queues: [String]) -> ClaimOutlook? {
-        let now = Self.now()
-        let list = Self.jsonArray(queues)
-        return try? readHereUnlessLocked { db in try Self.claimOutlook(db, queueList: list, now: now) }
-    }
-
-    private static func claimOutlook(_ db: Database, queueList: String, now: Double) throws -> ClaimOutlook {
-        let statement = try RawStatement(db, sql: claimOutlookSQL)
+    static func claimOutlook(_ db: some SQLTransaction, queueList: String, now: Double) throws -> ClaimOutlook {
+        let statement = try db.statement(sql: claimOutlookSQL)
         statement.bind(1, queueList)
         statement.bind(2, now)
         defer { statement.reset() }
         guard try statement.step() else { return ClaimOutlook(claimable: false, nextDue: nil) }
         return ClaimOutlook(claimable: statement.int64(0) != 0, nextDue: statement.optionalDouble(1))
-    }
-
-    /// Counts ready and due jobs on `queues`: the backlog a worker's status line shows. Two
-    /// index-bounded counts, so finished jobs are never visited.
-    func backlog(queues: [String]) async throws -> Int {
-        let now = Self.now()
-        let list = Self.jsonArray(queues)
-        return try await read { db in
-            try Int.fetchOne(db, sql: Self.backlogSQL, arguments: [list, now]) ?? 0
-        }
-    }
-
-    // MARK: Workers
-
-    func registerWorker(id: String, queues: [String], concurrency: Int) async throws {
-        let now = Self.now()
-        let host = ProcessInfo.processInfo.hostName
-        let pid = Int(ProcessInfo.processInfo.processIdentifier)
-        let list = Self.jsonArray(queues)
-        try await write { db in
-            // Forget workers that have not been seen for a day.
-            try db.execute(sql: "DELETE FROM workers WHERE heartbeat_at < ?", arguments: [now - 86_400])
-            try db.execute(
-                sql: """
-                    INSERT INTO workers (id, host, pid, queues, concurrency, started_at, heartbeat_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [id, host, pid, list, concurrency, now, now])
-        }
-    }
-
-    func heartbeatWorker(id: String) async throws {
-        let now = Self.now()
-        try await write(.small) { db in
-            try db.execute(sql: "UPDATE workers SET heartbeat_at = ? WHERE id = ?", arguments: [now, id])
-        }
-    }
-
-    func removeWorker(id: String) async throws {
-        try await write { db in
-            try db.execute(sql: "DELETE FROM workers WHERE id = ?", arguments: [id])
-        }
     }
 }

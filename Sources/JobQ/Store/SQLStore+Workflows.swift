@@ -1,18 +1,15 @@
 import Foundation
-import GRDB
 
 /// Workflows: a submission compiles onto the dependency edges plus one row per group, in one
 /// transaction; reading, listing and cancelling them.
-extension SQLiteStore {
+extension SQLStore {
     func submit(_ workflow: Workflow) async throws -> WorkflowID {
         let steps = try WorkflowValidation.validate(workflow)
-        let now = Self.now()
+        let now = StoreSQL.now()
         return try await write(steps <= 100 ? .small : .large) { db in
-            let id = try WorkflowID.fetchOne(
-                db,
-                sql: "INSERT INTO workflows (name, state, context, created_at) VALUES (?, 'running', json(?), ?) RETURNING id",
+            let id = try db.fetchOne(WorkflowID.self, sql: "INSERT INTO workflows (name, state, context, created_at) VALUES (?, 'running', json(?), ?) RETURNING id",
                 arguments: [workflow.name, JSONValue.object(workflow.context).jsonText, now])!
-            var compiler = WorkflowCompiler(db: db, workflow: id, events: PendingEvents(now: now))
+            var compiler = WorkflowCompiler(db: db, workflow: id, events: StoreSQL.PendingEvents(now: now))
             _ = try compiler.compile(workflow.root, parent: nil, position: 0, path: "$", waitsFor: [], tolerant: false)
             try db.execute(
                 sql: "UPDATE workflows SET root_group = (SELECT id FROM workflow_groups WHERE workflow_id = ?1 AND parent_id IS NULL) WHERE id = ?1",
@@ -23,27 +20,82 @@ extension SQLiteStore {
     }
 
     func workflow(_ id: WorkflowID) async throws -> WorkflowStatus? {
-        try await read { db in try Self.workflow(db, id) }
+        try await read { db in try StoreSQL.workflow(db, id) }
     }
 
-    static func workflow(_ db: Database, _ id: WorkflowID) throws -> WorkflowStatus? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM workflows WHERE id = ?", arguments: [id]) else { return nil }
-        let groups = try Row.fetchAll(db, sql: "SELECT * FROM workflow_groups WHERE workflow_id = ? ORDER BY id", arguments: [id])
-        let jobs = try Row.fetchAll(
-            db,
-            sql: """
+    func workflows(state: WorkflowState?, limit: Int, before: WorkflowID?) async throws -> [WorkflowSummary] {
+        try await read { db in
+            try db.fetchRows(sql: """
+                    SELECT w.*, (SELECT json_group_object(state, n) FROM (
+                        SELECT j.state, COUNT(*) AS n FROM workflow_groups g JOIN jobs j ON j.group_id = g.id
+                        WHERE g.workflow_id = w.id GROUP BY j.state)) AS counts
+                    FROM workflows w WHERE (?1 IS NULL OR w.state = ?1) AND (?2 IS NULL OR w.id < ?2)
+                    ORDER BY w.id DESC LIMIT ?3
+                    """,
+                arguments: [state?.rawValue, before, limit]
+            ).map { row in
+                let counts = (try? JSONDecoder.jobq.decode([String: Int].self, from: Data((row["counts"] as String? ?? "{}").utf8))) ?? [:]
+                return WorkflowSummary(
+                    id: row["id"], name: row["name"], state: WorkflowState(rawValue: row["state"]) ?? .running, stepCounts: counts,
+                    error: row["error"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
+                    finishedAt: (row["finished_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
+            }
+        }
+    }
+
+    /// Cancels a running workflow, or one of its groups (by name or path): running members are
+    /// cancelled and members not started are dropped, at every depth, in one transaction.
+    func cancelWorkflow(_ id: WorkflowID, group: String?) async throws -> WorkflowStatus {
+        let now = StoreSQL.now()
+        return try await write { db in
+            guard let workflow = try db.fetchRow(sql: "SELECT state, root_group FROM workflows WHERE id = ?", arguments: [id]) else {
+                throw StoreSQL.noWorkflow(id)
+            }
+            guard workflow["state"] as String == WorkflowState.running.rawValue else {
+                throw JobQueueError.invalidState("workflow \(id) is already \(workflow["state"] as String); only running workflows can be cancelled")
+            }
+            var target: Int64 = workflow["root_group"]
+            if let group {
+                let matches = try db.fetchRows(sql: "SELECT id, state FROM workflow_groups WHERE workflow_id = ? AND (name = ?2 OR path = ?2)",
+                    arguments: [id, group])
+                guard let match = matches.first else {
+                    throw JobQueueError.notFound(
+                        "workflow \(id) has no group named or at '\(group)'; `jobq workflow show \(id)` lists its groups and paths")
+                }
+                guard matches.count == 1 else {
+                    throw JobQueueError.invalidInput("workflow \(id) has \(matches.count) groups named '\(group)'; name the group by its path")
+                }
+                guard match["state"] as String == WorkflowState.running.rawValue else {
+                    throw JobQueueError.invalidState("group '\(group)' of workflow \(id) is already \(match["state"] as String)")
+                }
+                target = match["id"]
+            }
+            var events = StoreSQL.PendingEvents(now: now)
+            var work: [FinishedJob] = []
+            try StoreSQL.finishGroup(db, target, as: .cancelled, cause: "cancelled by an operator", work: &work, events: &events)
+            try StoreSQL.settle(db, work, facts: try StoreFacts.read(db), events: &events)
+            try events.flush(db)
+            return try StoreSQL.workflow(db, id)!
+        }
+    }
+}
+
+extension StoreSQL {
+    static func workflow(_ db: some SQLTransaction, _ id: WorkflowID) throws -> WorkflowStatus? {
+        guard let row = try db.fetchRow(sql: "SELECT * FROM workflows WHERE id = ?", arguments: [id]) else { return nil }
+        let groups = try db.fetchRows(sql: "SELECT * FROM workflow_groups WHERE workflow_id = ? ORDER BY id", arguments: [id])
+        let jobs = try db.fetchRows(sql: """
                 SELECT \(Job.columns), group_position FROM jobs
                 WHERE group_id IN (SELECT id FROM workflow_groups WHERE workflow_id = ?)
                 """,
             arguments: [id])
         // Members by group, in position order: jobs and groups interleaved as submitted.
-        var members: [Int64: [(position: Int, member: Either)]] = [:]
-        enum Either { case job(Job), group(Int64) }
+        var members: [Int64: [(position: Int, member: WorkflowMember)]] = [:]
         for job in jobs {
             let parsed = Job(job)
             members[parsed.groupID ?? 0, default: []].append((job["group_position"], .job(parsed)))
         }
-        var byID: [Int64: Row] = [:]
+        var byID: [Int64: SQLRow] = [:]
         for group in groups {
             byID[group["id"]] = group
             if let parent = group["parent_id"] as Int64? { members[parent, default: []].append((group["position"], .group(group["id"]))) }
@@ -77,15 +129,13 @@ extension SQLiteStore {
             trees: try trees(db, workflow: id, jobsByNode: jobsByNode))
     }
 
-    private static func trees(_ db: Database, workflow: WorkflowID, jobsByNode: [Int64: [JobState: Int]]) throws -> [TreeStatus] {
-        let nodes = try Row.fetchAll(
-            db,
-            sql: """
+    private static func trees(_ db: some SQLTransaction, workflow: WorkflowID, jobsByNode: [Int64: [JobState: Int]]) throws -> [TreeStatus] {
+        let nodes = try db.fetchRows(sql: """
                 SELECT n.* FROM tree_nodes n WHERE n.tree_id IN (SELECT id FROM trees WHERE workflow_id = ?) ORDER BY n.tree_id, n.id
                 """,
             arguments: [workflow])
         let byTree = Dictionary(grouping: nodes) { $0["tree_id"] as Int64 }
-        return try Row.fetchAll(db, sql: "SELECT * FROM trees WHERE workflow_id = ? ORDER BY id", arguments: [workflow]).map { tree in
+        return try db.fetchRows(sql: "SELECT * FROM trees WHERE workflow_id = ? ORDER BY id", arguments: [workflow]).map { tree in
             let id: Int64 = tree["id"]
             return TreeStatus(
                 id: id, group: tree["root_group"] ?? 0, maxJobs: tree["max_jobs"], jobsCreated: tree["jobs"],
@@ -99,71 +149,12 @@ extension SQLiteStore {
     }
 
     /// Nodes root first, each before its children, children by position.
-    private static func preorder(_ nodes: [Row]) -> [Row] {
+    private static func preorder(_ nodes: [SQLRow]) -> [SQLRow] {
         let children = Dictionary(grouping: nodes) { $0["parent_id"] as Int64? ?? 0 }
-        func walk(_ parent: Int64) -> [Row] {
+        func walk(_ parent: Int64) -> [SQLRow] {
             (children[parent] ?? []).sorted { ($0["position"] as Int) < ($1["position"] as Int) }.flatMap { [$0] + walk($0["id"]) }
         }
         return walk(0)
-    }
-
-    func workflows(state: WorkflowState?, limit: Int, before: WorkflowID?) async throws -> [WorkflowSummary] {
-        try await read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT w.*, (SELECT json_group_object(state, n) FROM (
-                        SELECT j.state, COUNT(*) AS n FROM workflow_groups g JOIN jobs j ON j.group_id = g.id
-                        WHERE g.workflow_id = w.id GROUP BY j.state)) AS counts
-                    FROM workflows w WHERE (?1 IS NULL OR w.state = ?1) AND (?2 IS NULL OR w.id < ?2)
-                    ORDER BY w.id DESC LIMIT ?3
-                    """,
-                arguments: [state?.rawValue, before, limit]
-            ).map { row in
-                let counts = (try? JSONDecoder.jobq.decode([String: Int].self, from: Data((row["counts"] as String? ?? "{}").utf8))) ?? [:]
-                return WorkflowSummary(
-                    id: row["id"], name: row["name"], state: WorkflowState(rawValue: row["state"]) ?? .running, stepCounts: counts,
-                    error: row["error"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
-                    finishedAt: (row["finished_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
-            }
-        }
-    }
-
-    /// Cancels a running workflow, or one of its groups (by name or path): running members are
-    /// cancelled and members not started are dropped, at every depth, in one transaction.
-    func cancelWorkflow(_ id: WorkflowID, group: String?) async throws -> WorkflowStatus {
-        let now = Self.now()
-        return try await write { db in
-            guard let workflow = try Row.fetchOne(db, sql: "SELECT state, root_group FROM workflows WHERE id = ?", arguments: [id]) else {
-                throw Self.noWorkflow(id)
-            }
-            guard workflow["state"] as String == WorkflowState.running.rawValue else {
-                throw JobQueueError.invalidState("workflow \(id) is already \(workflow["state"] as String); only running workflows can be cancelled")
-            }
-            var target: Int64 = workflow["root_group"]
-            if let group {
-                let matches = try Row.fetchAll(
-                    db, sql: "SELECT id, state FROM workflow_groups WHERE workflow_id = ? AND (name = ?2 OR path = ?2)",
-                    arguments: [id, group])
-                guard let match = matches.first else {
-                    throw JobQueueError.notFound(
-                        "workflow \(id) has no group named or at '\(group)'; `jobq workflow show \(id)` lists its groups and paths")
-                }
-                guard matches.count == 1 else {
-                    throw JobQueueError.invalidInput("workflow \(id) has \(matches.count) groups named '\(group)'; name the group by its path")
-                }
-                guard match["state"] as String == WorkflowState.running.rawValue else {
-                    throw JobQueueError.invalidState("group '\(group)' of workflow \(id) is already \(match["state"] as String)")
-                }
-                target = match["id"]
-            }
-            var events = PendingEvents(now: now)
-            var work: [FinishedJob] = []
-            try Self.finishGroup(db, target, as: .cancelled, cause: "cancelled by an operator", work: &work, events: &events)
-            try Self.settle(db, work, facts: try StoreFacts.read(db), events: &events)
-            try events.flush(db)
-            return try Self.workflow(db, id)!
-        }
     }
 
     static func noWorkflow(_ id: WorkflowID) -> JobQueueError {
@@ -179,10 +170,10 @@ extension SQLiteStore {
 /// parallel groups of n members costs 2n edges, not n²). The first members of a group wait for
 /// what the group waits for. A group with no steps at all finishes at once and is passed
 /// through: what follows it waits for what came before it.
-struct WorkflowCompiler {
-    let db: Database
+struct WorkflowCompiler<Transaction: SQLTransaction> {
+    let db: Transaction
     let workflow: WorkflowID
-    var events: SQLiteStore.PendingEvents
+    var events: StoreSQL.PendingEvents
 
     /// Something a member waits for, and whether its failure is contained by a `continue` group
     /// around it (then what waits for it runs anyway: the edge's policy is `ignore`).
@@ -199,7 +190,7 @@ struct WorkflowCompiler {
         let hasSteps: Bool
     }
 
-    init(db: Database, workflow: WorkflowID, events: SQLiteStore.PendingEvents) {
+    init(db: Transaction, workflow: WorkflowID, events: StoreSQL.PendingEvents) {
         self.db = db
         self.workflow = workflow
         self.events = events
@@ -208,9 +199,7 @@ struct WorkflowCompiler {
     mutating func compile(
         _ group: WorkflowGroup, parent: Int64?, position: Int, path: String, waitsFor: [Predecessor], tolerant: Bool
     ) throws -> Compiled {
-        let id = try Int64.fetchOne(
-            db,
-            sql: """
+        let id = try db.fetchOne(Int64.self, sql: """
                 INSERT INTO workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total)
                 VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?) RETURNING id
                 """,
@@ -242,7 +231,7 @@ struct WorkflowCompiler {
         if !hasSteps {
             // Nothing will ever finish in it: it is complete now, and counts as succeeded.
             var work: [FinishedJob] = []
-            try SQLiteStore.finishGroup(db, id, as: .succeeded, cause: nil, work: &work, events: &events)
+            try StoreSQL.finishGroup(db, id, as: .succeeded, cause: nil, work: &work, events: &events)
             return Compiled(reference: "group:\(id)", exits: waitsFor, hasSteps: false)
         }
         return Compiled(reference: "group:\(id)", exits: [Predecessor(target: .group(id), contained: tolerant)], hasSteps: true)
@@ -251,12 +240,18 @@ struct WorkflowCompiler {
     private mutating func compile(
         _ step: WorkflowStep, group: Int64, position: Int, waitsFor: [Predecessor], contained: Bool, previous: String?
     ) throws -> Compiled {
-        let placement = SQLiteStore.Placement(
+        let placement = StoreSQL.Placement(
             workflow: workflow, group: group, position: position, inputFrom: previous,
             edges: waitsFor.map { ($0.target, $0.contained ? DependencyPolicy.ignore.rawValue : nil) })
-        let job = try SQLiteStore.insert(step.request, db: db, now: events.now, placement: placement)
+        let job = try StoreSQL.insert(step.request, db: db, now: events.now, placement: placement)
         // Released at once (it follows only groups with no steps): its input is ready now.
-        if job.state != .waiting, let previous { try SQLiteStore.applyPreviousInput(db, job: job.id, from: previous) }
+        if job.state != .waiting, let previous { try StoreSQL.applyPreviousInput(db, job: job.id, from: previous) }
         return Compiled(reference: "job:\(job.id)", exits: [Predecessor(target: .job(job.id), contained: contained)], hasSteps: true)
     }
+}
+
+/// A member of a workflow group as read back: a step's job or a nested group.
+private enum WorkflowMember {
+    case job(Job)
+    case group(Int64)
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// A tree node as the transactions that run a tree read it.
 struct TreeNodeRow: Sendable {
@@ -54,10 +53,9 @@ struct TreeNodeCache {
     private var nodes: [Int64: TreeNodeRow] = [:]
     private var children: [Int64: [TreeNodeRow]] = [:]
 
-    mutating func node(_ db: Database, _ id: Int64) throws -> TreeNodeRow {
+    mutating func node(_ db: some SQLTransaction, _ id: Int64) throws -> TreeNodeRow {
         if let node = nodes[id] { return node }
-        let statement = try RawStatement(
-            db, sql: "SELECT \(TreeNodeRow.columns) FROM tree_nodes n JOIN trees t ON t.id = n.tree_id WHERE n.id = ?")
+        let statement = try db.statement(sql: "SELECT \(TreeNodeRow.columns) FROM tree_nodes n JOIN trees t ON t.id = n.tree_id WHERE n.id = ?")
         statement.bind(1, id)
         defer { statement.reset() }
         guard try statement.step() else {
@@ -68,11 +66,9 @@ struct TreeNodeCache {
         return node
     }
 
-    mutating func children(_ db: Database, of id: Int64) throws -> [TreeNodeRow] {
+    mutating func children(_ db: some SQLTransaction, of id: Int64) throws -> [TreeNodeRow] {
         if let cached = children[id] { return cached }
-        let statement = try RawStatement(
-            db,
-            sql: """
+        let statement = try db.statement(sql: """
                 SELECT \(TreeNodeRow.columns) FROM tree_nodes n JOIN trees t ON t.id = n.tree_id
                 WHERE n.parent_id = ? ORDER BY n.position
                 """)
@@ -94,12 +90,9 @@ extension WorkflowCompiler {
     mutating func compile(
         _ tree: JobTree, group parent: Int64, position: Int, path: String, waitsFor: [Predecessor], contained: Bool, previous: String?
     ) throws -> Compiled {
-        let treeID = try Int64.fetchOne(
-            db, sql: "INSERT INTO trees (workflow_id, max_jobs, jobs) VALUES (?, ?, 1) RETURNING id", arguments: [workflow, tree.maxJobs])!
+        let treeID = try db.fetchOne(Int64.self, sql: "INSERT INTO trees (workflow_id, max_jobs, jobs) VALUES (?, ?, 1) RETURNING id", arguments: [workflow, tree.maxJobs])!
         let root = try insertNode(tree.root, tree: treeID, parent: nil, position: 0, path: tree.root.name)
-        let group = try Int64.fetchOne(
-            db,
-            sql: """
+        let group = try db.fetchOne(Int64.self, sql: """
                 INSERT INTO workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total, tree_node)
                 VALUES (?, ?, ?, 'tree', ?, ?, 'continue', 'running', 1, ?) RETURNING id
                 """,
@@ -108,19 +101,17 @@ extension WorkflowCompiler {
         var options = tree.root.options
         options.name = tree.root.name
         let request = try JobRequest(executor: tree.root.executor, payloadJSON: tree.inputJSON, options: options)
-        let placement = SQLiteStore.Placement(
+        let placement = StoreSQL.Placement(
             workflow: workflow, group: group, position: 0, inputFrom: previous,
             edges: waitsFor.map { ($0.target, $0.contained ? DependencyPolicy.ignore.rawValue : nil) }, treeNode: root)
-        let job = try SQLiteStore.insert(request, db: db, now: events.now, placement: placement)
-        if job.state != .waiting, let previous { try SQLiteStore.applyPreviousInput(db, job: job.id, from: previous) }
+        let job = try StoreSQL.insert(request, db: db, now: events.now, placement: placement)
+        if job.state != .waiting, let previous { try StoreSQL.applyPreviousInput(db, job: job.id, from: previous) }
         return Compiled(reference: "group:\(group)", exits: [Predecessor(target: .group(group), contained: contained)], hasSteps: true)
     }
 
     private func insertNode(_ node: TreeNode, tree: Int64, parent: Int64?, position: Int, path: String) throws -> Int64 {
         let withObject = node.with.map { JSONValue.object($0).jsonText }
-        let id = try Int64.fetchOne(
-            db,
-            sql: """
+        let id = try db.fetchOne(Int64.self, sql: """
                 INSERT INTO tree_nodes (tree_id, parent_id, position, name, path, executor, each_pointer, with_object, on_failure,
                     queue, priority, max_attempts, timeout, leaf)
                 VALUES (?, ?, ?, ?, ?, ?, ?, json(?), ?, ?, ?, ?, ?, ?) RETURNING id
@@ -139,12 +130,12 @@ extension WorkflowCompiler {
 
 // MARK: Running
 
-extension SQLiteStore {
+extension StoreSQL {
     /// A job of a tree finished: on success its children are created (in this transaction),
     /// then it counts into its group; on failure its node's policy decides whether the tree
     /// fails or only this job's subtree.
     static func treeJobFinished(
-        _ db: Database, _ job: FinishedJob, node id: Int64, group: Int64, nodes: inout TreeNodeCache,
+        _ db: some SQLTransaction, _ job: FinishedJob, node id: Int64, group: Int64, nodes: inout TreeNodeCache,
         work: inout [FinishedJob], events: inout PendingEvents
     ) throws {
         let node = try nodes.node(db, id)
@@ -164,21 +155,19 @@ extension SQLiteStore {
     }
 
     /// "node cookbook/recipe (job 14, input "r2") died: boom"
-    private static func failureText(_ db: Database, _ job: FinishedJob, node: TreeNodeRow) throws -> String {
-        let input = try String.fetchOne(db, sql: "SELECT payload FROM jobs WHERE id = ?", arguments: [job.id]) ?? "null"
+    private static func failureText(_ db: some SQLTransaction, _ job: FinishedJob, node: TreeNodeRow) throws -> String {
+        let input = try db.fetchOne(String.self, sql: "SELECT payload FROM jobs WHERE id = ?", arguments: [job.id]) ?? "null"
         let how = job.state == .dead ? "died" : "was cancelled"
         return "node \(node.path) (job \(job.id), input \(JSONText.preview(input))) \(how)" + (job.error.map { ": \($0)" } ?? "")
     }
 
     /// Creates the jobs of each child node from a succeeded job's result, in its group.
     private static func expand(
-        _ db: Database, _ job: FinishedJob, node: TreeNodeRow, group: Int64, nodes: inout TreeNodeCache,
+        _ db: some SQLTransaction, _ job: FinishedJob, node: TreeNodeRow, group: Int64, nodes: inout TreeNodeCache,
         work: inout [FinishedJob], events: inout PendingEvents
     ) throws {
         guard let workflow = job.workflowID,
-            let parent = try Row.fetchOne(
-                db,
-                sql: "SELECT j.result, g.path, g.total FROM jobs j JOIN workflow_groups g ON g.id = ?2 WHERE j.id = ?1",
+            let parent = try db.fetchRow(sql: "SELECT j.result, g.path, g.total FROM jobs j JOIN workflow_groups g ON g.id = ?2 WHERE j.id = ?1",
                 arguments: [job.id, group])
         else { return }
         let result: String = parent["result"] ?? "null"
@@ -214,37 +203,35 @@ extension SQLiteStore {
     }
 
     /// Counts `jobs` more into the tree's budget; nil when they fit, else the tree's count and limit.
-    private static func reserve(_ db: Database, tree: Int64, jobs: Int) throws -> (jobs: Int, max: Int)? {
-        let statement = try RawStatement(db, sql: "UPDATE trees SET jobs = jobs + ?1 WHERE id = ?2 AND jobs + ?1 <= max_jobs")
+    private static func reserve(_ db: some SQLTransaction, tree: Int64, jobs: Int) throws -> (jobs: Int, max: Int)? {
+        let statement = try db.statement(sql: "UPDATE trees SET jobs = jobs + ?1 WHERE id = ?2 AND jobs + ?1 <= max_jobs")
         statement.bind(1, jobs)
         statement.bind(2, tree)
         try statement.run()
         if db.changesCount == 1 { return nil }
-        let row = try Row.fetchOne(db, sql: "SELECT jobs, max_jobs FROM trees WHERE id = ?", arguments: [tree])
+        let row = try db.fetchRow(sql: "SELECT jobs, max_jobs FROM trees WHERE id = ?", arguments: [tree])
         return (row?["jobs"] ?? 0, row?["max_jobs"] ?? 0)
     }
 
     /// The inputs of a child node's jobs, as JSON text: the parent's whole result, or each
     /// element of the array its `each` points at; `with` merged into each.
-    private static func childInputs(_ db: Database, result: String, child: TreeNodeRow, parentJob: JobID) throws -> [String] {
+    private static func childInputs(_ db: some SQLTransaction, result: String, child: TreeNodeRow, parentJob: JobID) throws -> [String] {
         var values: [String]
         if let each = child.each {
             let path = try sqlitePath(db, document: result, pointer: each, parentJob: parentJob)
-            let type = try String.fetchOne(db, sql: "SELECT json_type(?, ?)", arguments: [result, path])
+            let type = try db.fetchOne(String.self, sql: "SELECT json_type(?, ?)", arguments: [result, path])
             guard type == "array" else {
                 throw TreeExpansionFailure(
                     message: "'each' \(JSONText.string(each)) points at \(type.map { "a value of type \($0)" } ?? "nothing") in the result of job \(parentJob), "
                         + "not at an array")
             }
-            values = try String.fetchAll(db, sql: "SELECT ?1 -> fullkey FROM json_each(?1, ?2) ORDER BY key", arguments: [result, path])
+            values = try db.fetchAll(String.self, sql: "SELECT ?1 -> fullkey FROM json_each(?1, ?2) ORDER BY key", arguments: [result, path])
         } else {
             values = [result]
         }
         if let with = child.withObject {
             values = try values.map { value in
-                try String.fetchOne(
-                    db,
-                    sql: "SELECT json_patch(CASE WHEN json_type(?1) = 'object' THEN ?1 ELSE json_object('input', json(?1)) END, ?2)",
+                try db.fetchOne(String.self, sql: "SELECT json_patch(CASE WHEN json_type(?1) = 'object' THEN ?1 ELSE json_object('input', json(?1)) END, ?2)",
                     arguments: [value, with]) ?? value
             }
         }
@@ -253,7 +240,7 @@ extension SQLiteStore {
 
     /// The SQLite JSON path of a JSON Pointer within `document`, walking it to tell members
     /// from array indexes.
-    private static func sqlitePath(_ db: Database, document: String, pointer text: String, parentJob: JobID) throws -> String {
+    private static func sqlitePath(_ db: some SQLTransaction, document: String, pointer text: String, parentJob: JobID) throws -> String {
         let pointer: JSONPointer
         do {
             pointer = try JSONPointer(text)
@@ -262,7 +249,7 @@ extension SQLiteStore {
         }
         var path = "$"
         for token in pointer.tokens {
-            let type = try String.fetchOne(db, sql: "SELECT json_type(?, ?)", arguments: [document, path])
+            let type = try db.fetchOne(String.self, sql: "SELECT json_type(?, ?)", arguments: [document, path])
             if type == "object" {
                 path += ".\"\(token)\""
             } else if type == "array", JSONPointer.isIndex(token) {
@@ -272,7 +259,7 @@ extension SQLiteStore {
                 break
             }
         }
-        let found = path.isEmpty ? nil : try String.fetchOne(db, sql: "SELECT json_type(?, ?)", arguments: [document, path])
+        let found = path.isEmpty ? nil : try db.fetchOne(String.self, sql: "SELECT json_type(?, ?)", arguments: [document, path])
         if found == nil {
             throw TreeExpansionFailure(message: "'each' \(JSONText.string(text)) points at nothing in the result of job \(parentJob)")
         }
@@ -286,14 +273,14 @@ struct TreeExpansionFailure: Error {
 }
 
 /// Inserts the jobs (and, for nodes with children, their groups) that a success creates.
-struct TreeJobInserter {
-    let db: Database
+struct TreeJobInserter<Transaction: SQLTransaction> {
+    let db: Transaction
     let workflow: WorkflowID
     let now: Double
     /// The `enqueued` event's data by priority: the same for every job one success creates.
     private var enqueuedData: [Int: String] = [:]
 
-    init(db: Database, workflow: WorkflowID, now: Double) {
+    init(db: Transaction, workflow: WorkflowID, now: Double) {
         self.db = db
         self.workflow = workflow
         self.now = now
@@ -301,11 +288,9 @@ struct TreeJobInserter {
 
     /// A ready job of `node` with `payload`, in `group` at `position`; a node with children
     /// gets a group of its own around the job, at that position instead.
-    mutating func insert(_ node: TreeNodeRow, payload: String, group: Int64, position: Int, path: String, events: inout SQLiteStore.PendingEvents) throws {
+    mutating func insert(_ node: TreeNodeRow, payload: String, group: Int64, position: Int, path: String, events: inout StoreSQL.PendingEvents) throws {
         let (jobGroup, jobPosition) = try place(node, group: group, position: position, path: path)
-        let statement = try RawStatement(
-            db,
-            sql: """
+        let statement = try db.statement(sql: """
                 INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name,
                     workflow_id, group_id, group_position, tree_node)
                 VALUES (?1, ?2, ?3, ?4, 'ready', ?5, ?6, ?7, ?6, ?8, ?9, ?10, ?11, ?12) RETURNING id
@@ -339,15 +324,13 @@ struct TreeJobInserter {
     /// A job of `node` that is dead from the start, carrying why its inputs could not be made:
     /// the node's failure, handled by its policy like any other.
     mutating func insertFailed(
-        _ node: TreeNodeRow, message: String, parentJob: JobID, group: Int64, position: Int, path: String, events: inout SQLiteStore.PendingEvents
+        _ node: TreeNodeRow, message: String, parentJob: JobID, group: Int64, position: Int, path: String, events: inout StoreSQL.PendingEvents
     ) throws -> FinishedJob {
         let (jobGroup, jobPosition) = try place(node, group: group, position: position, path: path)
         var payload = JSONObjectBuilder()
         payload.add("parentJob", int: Int(parentJob))
         payload.add("each", string: node.each)
-        let id = try Int64.fetchOne(
-            db,
-            sql: """
+        let id = try db.fetchOne(Int64.self, sql: """
                 INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, finished_at,
                     name, error, workflow_id, group_id, group_position, tree_node)
                 VALUES (?, ?, ?, ?, 'dead', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
@@ -372,9 +355,7 @@ struct TreeJobInserter {
     /// children, else the parent's group.
     private func place(_ node: TreeNodeRow, group: Int64, position: Int, path: String) throws -> (group: Int64, position: Int) {
         guard !node.leaf else { return (group, position) }
-        let statement = try RawStatement(
-            db,
-            sql: """
+        let statement = try db.statement(sql: """
                 INSERT INTO workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total, tree_node)
                 VALUES (?, ?, ?, 'tree', ?, ?, 'continue', 'running', 1, ?) RETURNING id
                 """)
@@ -393,16 +374,16 @@ struct TreeJobInserter {
 
 // MARK: Completion
 
-extension SQLiteStore {
+extension StoreSQL {
     /// Writes the `subtree` event of a tree group that finished (a job and everything below it),
     /// and for the tree's root group the `tree` event, exactly once, in the transaction of the
     /// last job below.
     static func treeGroupFinished(
-        _ db: Database, _ group: Int64, node: Int64, workflow: WorkflowID, path: String, outcome: GroupOutcome, jobs: SubtreeJobs?,
+        _ db: some SQLTransaction, _ group: Int64, node: Int64, workflow: WorkflowID, path: String, outcome: GroupOutcome, jobs: SubtreeJobs?,
         failures: String?, error: String?, events: inout PendingEvents
     ) throws {
-        guard let row = try Row.fetchOne(db, sql: "SELECT path, parent_id, tree_id FROM tree_nodes WHERE id = ?", arguments: [node]) else { return }
-        let job = try JobID.fetchOne(db, sql: "SELECT id FROM jobs WHERE group_id = ? AND group_position = 0", arguments: [group])
+        guard let row = try db.fetchRow(sql: "SELECT path, parent_id, tree_id FROM tree_nodes WHERE id = ?", arguments: [node]) else { return }
+        let job = try db.fetchOne(JobID.self, sql: "SELECT id FROM jobs WHERE group_id = ? AND group_position = 0", arguments: [group])
         var data = JSONObjectBuilder()
         data.add("group", int: Int(group))
         data.add("node", string: row["path"])
@@ -432,10 +413,8 @@ extension SQLiteStore {
 
     /// The jobs of a tree that died or were cancelled (dead ones first, at most 50), as a JSON
     /// array of `{"job", "node", "state", "error"}`.
-    private static func treeFailuresJSON(_ db: Database, group: Int64) throws -> String {
-        try String.fetchOne(
-            db,
-            sql: """
+    private static func treeFailuresJSON(_ db: some SQLTransaction, group: Int64) throws -> String {
+        try db.fetchOne(String.self, sql: """
                 WITH RECURSIVE subtree(id) AS (
                     SELECT ?1 UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
                 SELECT json_group_array(json(item)) FROM (

@@ -1,8 +1,7 @@
 import Foundation
-import GRDB
 
 /// Batches: counters kept in the transactions that finish their members, and a one-time firing.
-extension SQLiteStore {
+extension SQLStore {
     func createBatch(_ name: String, onComplete: JobRequest?, onSuccess: JobRequest?) async throws -> BatchStatus {
         for callback in [onComplete, onSuccess].compactMap({ $0 }) {
             try callback.validate()
@@ -12,9 +11,9 @@ extension SQLiteStore {
             }
         }
         guard !name.isEmpty, name.count <= 200 else { throw JobQueueError.invalidInput("a batch name must be 1 to 200 characters") }
-        let now = Self.now()
+        let now = StoreSQL.now()
         return try await write { db in
-            if try Self.batch(db, name) != nil {
+            if try StoreSQL.batch(db, name) != nil {
                 throw JobQueueError.invalidState("batch '\(name)' already exists; pick another name")
             }
             try db.execute(
@@ -27,30 +26,33 @@ extension SQLiteStore {
                     name, onComplete?.executor, onComplete?.payloadJSON, onSuccess?.executor, onSuccess?.payloadJSON,
                     onComplete?.options.queue ?? onSuccess?.options.queue ?? JobOptions.defaultQueue, now,
                 ])
-            return try Self.batch(db, name)!
+            return try StoreSQL.batch(db, name)!
         }
     }
 
     /// Closes a batch: it takes no more members, and fires now if every member has finished.
     func closeBatch(_ name: String) async throws -> BatchStatus {
-        let now = Self.now()
+        let now = StoreSQL.now()
         return try await write { db in
-            guard let batch = try Self.batch(db, name) else { throw Self.noBatch(name) }
+            guard let batch = try StoreSQL.batch(db, name) else { throw StoreSQL.noBatch(name) }
             guard batch.state == .open else {
                 throw JobQueueError.invalidState("batch '\(name)' is already \(batch.state.rawValue)")
             }
             try db.execute(sql: "UPDATE batches SET state = 'closed', closed_at = ? WHERE name = ?", arguments: [now, name])
-            try Self.fireBatchIfDone(db, name: name, lastJob: nil, now: now)
-            return try Self.batch(db, name)!
+            try StoreSQL.fireBatchIfDone(db, name: name, lastJob: nil, now: now)
+            return try StoreSQL.batch(db, name)!
         }
     }
 
     func batch(_ name: String) async throws -> BatchStatus? {
-        try await read { db in try Self.batch(db, name) }
+        try await read { db in try StoreSQL.batch(db, name) }
     }
 
-    static func batch(_ db: Database, _ name: String) throws -> BatchStatus? {
-        try Row.fetchOne(db, sql: "SELECT * FROM batches WHERE name = ?", arguments: [name]).map { row in
+}
+
+extension StoreSQL {
+    static func batch(_ db: some SQLTransaction, _ name: String) throws -> BatchStatus? {
+        try db.fetchRow(sql: "SELECT * FROM batches WHERE name = ?", arguments: [name]).map { row in
             BatchStatus(
                 name: row["name"], state: BatchStatus.State(rawValue: row["state"]) ?? .open, total: row["total"],
                 succeeded: row["succeeded"], dead: row["dead"], cancelled: row["cancelled"],
@@ -66,9 +68,10 @@ extension SQLiteStore {
     }
 
     /// Counts a new member in, inside the enqueue's transaction. Only open batches take members.
-    static func addToBatch(_ db: Database, name: String) throws {
-        try db.cachedStatement(sql: "UPDATE batches SET total = total + 1 WHERE name = ? AND state = 'open'")
-            .execute(arguments: [name])
+    static func addToBatch(_ db: some SQLTransaction, name: String) throws {
+        let update = try db.statement(sql: "UPDATE batches SET total = total + 1 WHERE name = ? AND state = 'open'")
+        update.bind(1, name)
+        try update.run()
         guard db.changesCount == 1 else {
             if let batch = try batch(db, name) {
                 throw JobQueueError.invalidState("batch '\(name)' is \(batch.state.rawValue) and takes no more jobs; create a new batch")
@@ -78,7 +81,7 @@ extension SQLiteStore {
     }
 
     /// Counts a member's final state, and fires the batch if it is closed and this was the last.
-    static func batchMemberFinished(_ db: Database, batch name: String, state: JobState, now: Double, job: JobID? = nil) throws {
+    static func batchMemberFinished(_ db: some SQLTransaction, batch name: String, state: JobState, now: Double, job: JobID? = nil) throws {
         guard let column = ["succeeded": "succeeded", "dead": "dead", "cancelled": "cancelled"][state.rawValue] else { return }
         try db.execute(
             sql: "UPDATE batches SET \(column) = \(column) + 1 WHERE name = ? AND state != 'fired'", arguments: [name])
@@ -86,20 +89,20 @@ extension SQLiteStore {
     }
 
     /// Un-counts a member that a retry brought back from a final state, if the batch has not fired.
-    static func batchMemberReopened(_ db: Database, batch name: String, previous state: JobState) throws {
+    static func batchMemberReopened(_ db: some SQLTransaction, batch name: String, previous state: JobState) throws {
         guard let column = ["succeeded": "succeeded", "dead": "dead", "cancelled": "cancelled"][state.rawValue] else { return }
         try db.execute(
             sql: "UPDATE batches SET \(column) = \(column) - 1 WHERE name = ? AND state != 'fired'", arguments: [name])
     }
 
-    static func fireBatchIfDone(_ db: Database, name: String, lastJob: JobID?, now: Double) throws {
+    static func fireBatchIfDone(_ db: some SQLTransaction, name: String, lastJob: JobID?, now: Double) throws {
         guard let batch = try batch(db, name), batch.state == .closed, batch.pending <= 0 else { return }
         let summary = try batchSummary(db, batch)
-        let row = try Row.fetchOne(db, sql: "SELECT * FROM batches WHERE name = ?", arguments: [name])!
+        let row = try db.fetchRow(sql: "SELECT * FROM batches WHERE name = ?", arguments: [name])!
         let queue: String = row["callback_queue"]
         func enqueueCallback(executor: String?, payload: String?) throws -> JobID? {
             guard let executor, let payload else { return nil }
-            let withSummary = try String.fetchOne(db, sql: "SELECT json_set(?, '$.batch', json(?))", arguments: [payload, summary])!
+            let withSummary = try db.fetchOne(String.self, sql: "SELECT json_set(?, '$.batch', json(?))", arguments: [payload, summary])!
             let request = try JobRequest(executor: executor, payloadJSON: withSummary, options: JobOptions(queue: queue))
             return try insert(request, db: db, now: now).id
         }
@@ -123,9 +126,8 @@ extension SQLiteStore {
 
     /// `{"name", "counts", "results": {"<job id>": result or null}}`; the results are left out
     /// (with `"resultsOmitted": true`) when they would not fit in a payload.
-    static func batchSummary(_ db: Database, _ batch: BatchStatus) throws -> String {
-        let results = try String.fetchOne(
-            db, sql: "SELECT json_group_object(id, json(result)) FROM jobs WHERE batch = ?", arguments: [batch.name]) ?? "{}"
+    static func batchSummary(_ db: some SQLTransaction, _ batch: BatchStatus) throws -> String {
+        let results = try db.fetchOne(String.self, sql: "SELECT json_group_object(id, json(result)) FROM jobs WHERE batch = ?", arguments: [batch.name]) ?? "{}"
         var summary = JSONObjectBuilder()
         summary.add("name", string: batch.name)
         summary.add("counts", raw: countsJSON(batch))

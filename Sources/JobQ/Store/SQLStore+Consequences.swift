@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// A job that reached a final state (succeeded, dead, cancelled) in the current transaction.
 struct FinishedJob: Sendable {
@@ -52,10 +51,8 @@ struct StoreFacts {
     /// Some job waits (or waited) for another: finished jobs must look for dependents.
     let dependencies: Bool
 
-    static func read(_ db: Database) throws -> StoreFacts {
-        let statement = try RawStatement(
-            db,
-            sql: "SELECT EXISTS (SELECT 1 FROM tracking_members), EXISTS (SELECT 1 FROM dependencies)")
+    static func read(_ db: some SQLTransaction) throws -> StoreFacts {
+        let statement = try db.statement(sql: "SELECT EXISTS (SELECT 1 FROM tracking_members), EXISTS (SELECT 1 FROM dependencies)")
         defer { statement.reset() }
         guard try statement.step() else { return StoreFacts(trackingMembers: false, dependencies: false) }
         return StoreFacts(trackingMembers: statement.int64(0) != 0, dependencies: statement.int64(1) != 0)
@@ -67,8 +64,8 @@ struct StoreFacts {
 /// them. Each consequence may finish more jobs (a failed group cancels its members, a cancel
 /// policy cancels a dependent); those are settled in turn from a work list, not by recursion,
 /// so a chain of any length costs no stack.
-extension SQLiteStore {
-    static func settle(_ db: Database, _ finished: [FinishedJob], facts: StoreFacts, events: inout PendingEvents) throws {
+extension StoreSQL {
+    static func settle(_ db: some SQLTransaction, _ finished: [FinishedJob], facts: StoreFacts, events: inout PendingEvents) throws {
         var work = finished
         var next = 0
         var nodes = TreeNodeCache()
@@ -97,12 +94,10 @@ extension SQLiteStore {
     /// Ends unfinished jobs by id (as `cancelled` or `dead`) with `error`, writing their events;
     /// returns them for the caller to settle.
     static func end(
-        _ db: Database, jobs ids: [JobID], as state: JobState, error: String, events: inout PendingEvents
+        _ db: some SQLTransaction, jobs ids: [JobID], as state: JobState, error: String, events: inout PendingEvents
     ) throws -> [FinishedJob] {
         guard !ids.isEmpty else { return [] }
-        let rows = try Row.fetchAll(
-            db,
-            sql: """
+        let rows = try db.fetchRows(sql: """
                 SELECT id, queue, executor, batch, workflow_id, group_id, lane, tree_node, state FROM jobs
                 WHERE id IN (SELECT value FROM json_each(?)) AND state NOT IN ('succeeded', 'dead', 'cancelled')
                 """,
@@ -150,18 +145,16 @@ enum DependencyTarget {
     }
 }
 
-extension SQLiteStore {
+extension StoreSQL {
     /// Resolves the waiting jobs whose edge points at `target`, which just finished: each one
     /// that has no unmet dependency left becomes ready (or scheduled); a failed dependency
     /// resolves each dependent by its edge's policy (or the job's). A seek on the edge index:
     /// the cost grows with the number of direct dependents, never with the store.
     static func resolveDependents(
-        of target: DependencyTarget, _ db: Database, succeeded: Bool, failure: FinishedJob?, groupFailure: String? = nil,
+        of target: DependencyTarget, _ db: some SQLTransaction, succeeded: Bool, failure: FinishedJob?, groupFailure: String? = nil,
         work: inout [FinishedJob], events: inout PendingEvents
     ) throws {
-        let statement = try RawStatement(
-            db,
-            sql: """
+        let statement = try db.statement(sql: """
                 SELECT d.job_id, COALESCE(d.policy, j.on_dependency_failure, 'cancel'), j.lane
                 FROM dependencies d JOIN jobs j ON j.id = d.job_id
                 WHERE d.\(target.column) = ? AND j.state = 'waiting'
@@ -204,10 +197,8 @@ extension SQLiteStore {
     }
 
     /// One dependency of a waiting job is met: it becomes ready (or scheduled) on its last one.
-    static func dependencyMet(_ db: Database, job: JobID, now: Double) throws {
-        let statement = try RawStatement(
-            db,
-            sql: """
+    static func dependencyMet(_ db: some SQLTransaction, job: JobID, now: Double) throws {
+        let statement = try db.statement(sql: """
                 UPDATE jobs SET unmet = unmet - 1,
                     state = CASE WHEN unmet > 1 THEN 'waiting' WHEN run_at > ?1 THEN 'scheduled' ELSE 'ready' END
                 WHERE id = ?2 AND state = 'waiting' AND unmet > 0
@@ -223,10 +214,8 @@ extension SQLiteStore {
     }
 
     /// Makes a waiting job runnable now, whatever it still waits for (the `run` policy).
-    static func release(_ db: Database, job: JobID, now: Double) throws {
-        let row = try Row.fetchOne(
-            db,
-            sql: """
+    static func release(_ db: some SQLTransaction, job: JobID, now: Double) throws {
+        let row = try db.fetchRow(sql: """
                 UPDATE jobs SET unmet = 0, state = CASE WHEN run_at > ? THEN 'scheduled' ELSE 'ready' END
                 WHERE id = ? AND state = 'waiting' RETURNING input_from
                 """,
@@ -234,7 +223,7 @@ extension SQLiteStore {
         if let inputFrom = row?["input_from"] as String? { try applyPreviousInput(db, job: job, from: inputFrom) }
     }
 
-    static func noteFailedDependency(_ db: Database, job: JobID, note: String) throws {
+    static func noteFailedDependency(_ db: some SQLTransaction, job: JobID, note: String) throws {
         try db.execute(
             sql: "UPDATE jobs SET failed_dependencies = json_insert(COALESCE(failed_dependencies, '[]'), '$[#]', json(?)) WHERE id = ?",
             arguments: [note, job])
@@ -252,8 +241,8 @@ extension SQLiteStore {
     }
 
     /// Inserts the edges of a new job: on jobs (with an optional per-edge policy) and on groups.
-    static func insertEdges(_ db: Database, job: JobID, on targets: [(DependencyTarget, String?)]) throws {
-        let statement = try RawStatement(db, sql: "INSERT INTO dependencies (job_id, depends_on, after_group, policy) VALUES (?, ?, ?, ?)")
+    static func insertEdges(_ db: some SQLTransaction, job: JobID, on targets: [(DependencyTarget, String?)]) throws {
+        let statement = try db.statement(sql: "INSERT INTO dependencies (job_id, depends_on, after_group, policy) VALUES (?, ?, ?, ?)")
         for (target, policy) in targets {
             statement.bind(1, job)
             switch target {

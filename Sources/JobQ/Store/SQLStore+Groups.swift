@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// How a member (a job or a group) ended, as its group counts it.
 enum GroupOutcome: String {
@@ -51,13 +50,13 @@ struct SubtreeJobs: Sendable {
 /// Workflow groups: counters kept by the transactions that finish their members, completion
 /// decided by one comparison, failure handled by the group's policy, and the workflow finished
 /// with its top group.
-extension SQLiteStore {
+extension StoreSQL {
     /// Counts a member's outcome into its group, and finishes the group when that decides it:
     /// its last member finished, or (policy `fail`) a member died or was cancelled, or
     /// (`endsGroup`: a tree job that failed in its own group) the member was the group's reason
     /// to be.
     static func groupMemberFinished(
-        _ db: Database, group: Int64, outcome: GroupOutcome, member: GroupMember, cause: String, endsGroup: Bool = false,
+        _ db: some SQLTransaction, group: Int64, outcome: GroupOutcome, member: GroupMember, cause: String, endsGroup: Bool = false,
         work: inout [FinishedJob], events: inout PendingEvents
     ) throws {
         let jobs: SubtreeJobs
@@ -65,9 +64,7 @@ extension SQLiteStore {
         case .job: jobs = SubtreeJobs(outcome)
         case .group(_, let subtree): jobs = subtree
         }
-        let statement = try RawStatement(
-            db,
-            sql: """
+        let statement = try db.statement(sql: """
                 UPDATE workflow_groups SET succeeded = succeeded + (?2 = 'succeeded'), failed = failed + (?2 = 'failed'),
                     cancelled = cancelled + (?2 = 'cancelled'), jobs_succeeded = jobs_succeeded + ?3,
                     jobs_failed = jobs_failed + ?4, jobs_cancelled = jobs_cancelled + ?5
@@ -99,12 +96,10 @@ extension SQLiteStore {
     /// notices and stops it; its late result is refused by the completion fence). Then its
     /// `group` event, what waits for it, and its parent (or, for the top group, the workflow).
     static func finishGroup(
-        _ db: Database, _ id: Int64, as outcome: GroupOutcome, cause: String?, work: inout [FinishedJob], events: inout PendingEvents
+        _ db: some SQLTransaction, _ id: Int64, as outcome: GroupOutcome, cause: String?, work: inout [FinishedJob], events: inout PendingEvents
     ) throws {
         guard
-            let group = try Row.fetchOne(
-                db,
-                sql: """
+            let group = try db.fetchRow(sql: """
                     UPDATE workflow_groups SET state = ?, finished_at = ? WHERE id = ? AND state = 'running'
                     RETURNING workflow_id, parent_id, kind, name, path, on_failure, total, succeeded, failed, cancelled, tree_node,
                         jobs_succeeded, jobs_failed, jobs_cancelled
@@ -154,10 +149,8 @@ extension SQLiteStore {
 
     /// The jobs of a group's subtree by outcome, counted from their rows (after a failure, when
     /// the counters no longer tell the whole story).
-    static func subtreeJobs(_ db: Database, group: Int64) throws -> SubtreeJobs {
-        let rows = try Row.fetchAll(
-            db,
-            sql: """
+    static func subtreeJobs(_ db: some SQLTransaction, group: Int64) throws -> SubtreeJobs {
+        let rows = try db.fetchRows(sql: """
                 WITH RECURSIVE subtree(id) AS (
                     SELECT ?1 UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
                 SELECT state, COUNT(*) AS n FROM jobs WHERE group_id IN (SELECT id FROM subtree) GROUP BY state
@@ -176,23 +169,19 @@ extension SQLiteStore {
     }
 
     /// Cancels the running groups below `group` and every unfinished job at any depth under it.
-    private static func cancelUnder(_ db: Database, group: Int64, reason: String, events: inout PendingEvents) throws -> [FinishedJob] {
+    private static func cancelUnder(_ db: some SQLTransaction, group: Int64, reason: String, events: inout PendingEvents) throws -> [FinishedJob] {
         let subtree = """
             WITH RECURSIVE subtree(id) AS (
                 SELECT ?1 UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
             """
-        let cancelledGroups = try Row.fetchAll(
-            db,
-            sql: """
+        let cancelledGroups = try db.fetchRows(sql: """
                 \(subtree)
                 UPDATE workflow_groups SET state = 'cancelled', finished_at = ?2
                 WHERE id IN (SELECT id FROM subtree) AND id != ?1 AND state = 'running'
                 RETURNING id, workflow_id, kind, name, path, total, tree_node
                 """,
             arguments: [group, events.now])
-        let unfinished = try JobID.fetchAll(
-            db,
-            sql: """
+        let unfinished = try db.fetchAll(JobID.self, sql: """
                 \(subtree)
                 SELECT id FROM jobs WHERE group_id IN (SELECT id FROM subtree)
                     AND state NOT IN ('succeeded', 'dead', 'cancelled')
@@ -220,10 +209,8 @@ extension SQLiteStore {
     }
 
     /// A group's direct members by how they ended, counted from their rows.
-    private static func memberCounts(_ db: Database, group: Int64, total: Int) throws -> (total: Int, succeeded: Int, failed: Int, cancelled: Int) {
-        let rows = try Row.fetchAll(
-            db,
-            sql: """
+    private static func memberCounts(_ db: some SQLTransaction, group: Int64, total: Int) throws -> (total: Int, succeeded: Int, failed: Int, cancelled: Int) {
+        let rows = try db.fetchRows(sql: """
                 SELECT state, COUNT(*) AS n FROM jobs WHERE group_id = ?1 GROUP BY state
                 UNION ALL
                 SELECT state, COUNT(*) FROM workflow_groups WHERE parent_id = ?1 GROUP BY state
@@ -243,10 +230,8 @@ extension SQLiteStore {
     }
 
     /// The group's direct members that did not succeed (at most 50), as a JSON array.
-    private static func failuresJSON(_ db: Database, group: Int64) throws -> String {
-        try String.fetchOne(
-            db,
-            sql: """
+    private static func failuresJSON(_ db: some SQLTransaction, group: Int64) throws -> String {
+        try db.fetchOne(String.self, sql: """
                 SELECT json_group_array(json(item)) FROM (
                     SELECT json_object('job', id, 'executor', executor, 'state', state, 'error', error) AS item, group_position AS p
                     FROM jobs WHERE group_id = ?1 AND state IN ('dead', 'cancelled')
@@ -259,16 +244,12 @@ extension SQLiteStore {
     }
 
     /// Ends a workflow with its top group, writing its `workflow` event with its steps' counts.
-    static func workflowFinished(_ db: Database, _ id: WorkflowID, as outcome: GroupOutcome, error: String?, events: inout PendingEvents) throws {
+    static func workflowFinished(_ db: some SQLTransaction, _ id: WorkflowID, as outcome: GroupOutcome, error: String?, events: inout PendingEvents) throws {
         guard
-            let row = try Row.fetchOne(
-                db,
-                sql: "UPDATE workflows SET state = ?, finished_at = ?, error = ? WHERE id = ? AND state = 'running' RETURNING name",
+            let row = try db.fetchRow(sql: "UPDATE workflows SET state = ?, finished_at = ?, error = ? WHERE id = ? AND state = 'running' RETURNING name",
                 arguments: [outcome.rawValue, events.now, error, id])
         else { return }
-        let counts = try String.fetchOne(
-            db,
-            sql: """
+        let counts = try db.fetchOne(String.self, sql: """
                 SELECT json_group_object(state, n) FROM (
                     SELECT j.state, COUNT(*) AS n FROM workflow_groups g JOIN jobs j ON j.group_id = g.id
                     WHERE g.workflow_id = ? GROUP BY j.state)
@@ -286,23 +267,21 @@ extension SQLiteStore {
 
     /// Merges the result of the member `from` names (`job:<id>` or `group:<id>`) into a job's
     /// payload under "previous", as the job is released.
-    static func applyPreviousInput(_ db: Database, job: JobID, from reference: String) throws {
+    static func applyPreviousInput(_ db: some SQLTransaction, job: JobID, from reference: String) throws {
         let value = try memberResult(db, reference)
         try db.execute(sql: "UPDATE jobs SET payload = json_set(payload, '$.previous', json(?)) WHERE id = ?", arguments: [value, job])
     }
 
     /// A member's result as JSON text: a job's result (null unless it succeeded); a sequence's
     /// last member's; a parallel group's members' results as an array, in order.
-    static func memberResult(_ db: Database, _ reference: String) throws -> String {
+    static func memberResult(_ db: some SQLTransaction, _ reference: String) throws -> String {
         let parts = reference.split(separator: ":", maxSplits: 1)
         guard parts.count == 2, let id = Int64(parts[1]) else { return "null" }
         if parts[0] == "job" {
-            return try String.fetchOne(db, sql: "SELECT result FROM jobs WHERE id = ? AND state = 'succeeded'", arguments: [id]) ?? "null"
+            return try db.fetchOne(String.self, sql: "SELECT result FROM jobs WHERE id = ? AND state = 'succeeded'", arguments: [id]) ?? "null"
         }
-        let kind = try String.fetchOne(db, sql: "SELECT kind FROM workflow_groups WHERE id = ?", arguments: [id])
-        let members = try Row.fetchAll(
-            db,
-            sql: """
+        let kind = try db.fetchOne(String.self, sql: "SELECT kind FROM workflow_groups WHERE id = ?", arguments: [id])
+        let members = try db.fetchRows(sql: """
                 SELECT 'job' AS kind, id, group_position AS p FROM jobs WHERE group_id = ?1
                 UNION ALL SELECT 'group', id, position FROM workflow_groups WHERE parent_id = ?1
                 ORDER BY p

@@ -1,8 +1,7 @@
 import Foundation
-import GRDB
 
 /// Enqueueing, reading, and the operator's state changes (cancel, retry, pause, prune).
-extension SQLiteStore {
+extension SQLStore {
     /// Inserts all requests in one transaction: all of them or none. A request whose unique key
     /// a job holds gets that job instead.
     func enqueue(_ requests: [JobRequest]) async throws -> [Enqueued] {
@@ -17,16 +16,179 @@ extension SQLiteStore {
         return try await write(requests.count <= 100 ? .small : .large) { db in
             // The time is read once the write lock is held, so that creation times follow
             // commit order (a unique key's next holder is never created before the last let go).
-            let now = Self.now()
+            let now = StoreSQL.now()
             return try requests.map { request in
-                if let unique = request.options.unique, let holder = try Self.takeUniqueKey(db, unique.key, now: now) {
+                if let unique = request.options.unique, let holder = try StoreSQL.takeUniqueKey(db, unique.key, now: now) {
                     return Enqueued(job: holder, existed: true)
                 }
-                return Enqueued(job: try Self.insert(request, db: db, now: now), existed: false)
+                return Enqueued(job: try StoreSQL.insert(request, db: db, now: now), existed: false)
             }
         }
     }
 
+    func job(_ id: JobID) async throws -> Job? {
+        try await read(.small) { db in
+            try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map { Job($0) }
+        }
+    }
+
+    func jobs(queue: String?, state: JobState?, limit: Int, afterID: JobID?) async throws -> [Job] {
+        try await read { db in
+            var conditions: [String] = []
+            var arguments: SQLArguments = []
+            if let queue { conditions.append("queue = ?"); arguments += [queue] }
+            if let state { conditions.append("state = ?"); arguments += [state.rawValue] }
+            if let afterID { conditions.append("id > ?"); arguments += [afterID] }
+            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            arguments += [limit]
+            return try db.fetchRows(sql: "SELECT \(Job.columns) FROM jobs \(whereClause) ORDER BY id LIMIT ?", arguments: arguments
+            ).map { Job($0) }
+        }
+    }
+
+    /// Cancels a job that has not finished. A running job's worker notices within a fraction of
+    /// a second, cancels the task, and its late result is refused by the completion fence.
+    func cancel(_ id: JobID) async throws -> Job {
+        let now = StoreSQL.now()
+        return try await write { db in
+            let job = try StoreSQL.existingJob(db, id)
+            guard !job.state.isFinal else {
+                throw JobQueueError.invalidState("job \(id) is already \(job.state.rawValue); only unfinished jobs can be cancelled")
+            }
+            let row = try db.fetchRow(sql: """
+                    UPDATE jobs SET state = 'cancelled', finished_at = ?, lease_until = NULL
+                    WHERE id = ? RETURNING \(Job.columns)
+                    """,
+                arguments: [now, id])
+            let cancelled = Job(row!)
+            var data = JSONObjectBuilder()
+            data.add("from", string: job.state.rawValue)
+            var events = StoreSQL.PendingEvents(now: now)
+            events.append(
+                job: id, kind: .cancelled, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
+                workflow: job.workflowID)
+            try StoreSQL.settle(db, [FinishedJob(cancelled)], facts: try StoreFacts.read(db), events: &events)
+            try events.flush(db)
+            return cancelled
+        }
+    }
+
+    /// Makes a failed, dead or cancelled job ready to run now. A dead job gets one more attempt
+    /// than it has used; its attempt count is kept as history.
+    func retry(_ id: JobID) async throws -> Job {
+        let now = StoreSQL.now()
+        return try await write { db in
+            let job = try StoreSQL.existingJob(db, id)
+            guard [.failed, .dead, .cancelled].contains(job.state) else {
+                throw JobQueueError.invalidState(
+                    "job \(id) is \(job.state.rawValue); only failed, dead or cancelled jobs can be retried")
+            }
+            if let workflow = job.workflowID, job.state != .failed {
+                throw JobQueueError.invalidState(
+                    "job \(id) is a step of workflow \(workflow), which has counted its outcome; submit the workflow again instead")
+            }
+            if let key = job.uniqueKey, let holder = try StoreSQL.takeUniqueKey(db, key, now: now), holder.id != id {
+                throw JobQueueError.invalidState(
+                    "job \(id) has unique key '\(key)', which job \(holder.id) (\(holder.state.rawValue)) holds now; "
+                        + "cancel job \(holder.id) or let it finish, then retry job \(id)")
+            }
+            let row = try db.fetchRow(sql: """
+                    UPDATE jobs SET state = 'ready', run_at = ?, finished_at = NULL, lease_until = NULL, unique_hold = unique_key,
+                        unstarted_deliveries = 0,
+                        worker_id = NULL, max_attempts = MAX(max_attempts, attempt + 1)
+                    WHERE id = ? RETURNING \(Job.columns)
+                    """,
+                arguments: [now, id])
+            let retried = Job(row!)
+            var data = JSONObjectBuilder()
+            data.add("from", string: job.state.rawValue)
+            data.add("maxAttempts", int: retried.maxAttempts)
+            try StoreSQL.appendEvent(
+                db, job: id, kind: .retried, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now)
+            if let batch = job.batch { try StoreSQL.batchMemberReopened(db, batch: batch, previous: job.state) }
+            return retried
+        }
+    }
+
+    func setPaused(_ queue: String, paused: Bool) async throws {
+        try await write { db in
+            try db.execute(
+                sql: "INSERT INTO queues (name, paused) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET paused = excluded.paused",
+                arguments: [queue, paused])
+        }
+    }
+
+    /// Deletes finished jobs in `states` that finished before `cutoff`. Returns how many.
+    func prune(finishedBefore cutoff: Date, states: Set<JobState>) async throws -> Int {
+        let names = states.map(\.rawValue).sorted()
+        return try await write { db in
+            let condition = "finished_at IS NOT NULL AND finished_at < ? AND state IN (SELECT value FROM json_each(?))"
+            let arguments: SQLArguments = [cutoff.timeIntervalSince1970, StoreSQL.jsonArray(names)]
+            // Events go with their jobs, so the feed never grows without bound.
+            try db.execute(sql: "DELETE FROM events WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
+            try db.execute(
+                sql: "DELETE FROM dependencies WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
+            try db.execute(
+                sql: "DELETE FROM dependencies WHERE depends_on IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
+            try db.execute(sql: "DELETE FROM jobs WHERE \(condition)", arguments: arguments)
+            let removed = db.changesCount
+            // Finished workflows whose steps are all gone go too, with their groups.
+            try db.execute(
+                sql: """
+                    DELETE FROM workflows WHERE state != 'running' AND finished_at < ?
+                        AND NOT EXISTS (SELECT 1 FROM workflow_groups g JOIN jobs j ON j.group_id = g.id WHERE g.workflow_id = workflows.id)
+                    """,
+                arguments: [cutoff.timeIntervalSince1970])
+            try db.execute(sql: "DELETE FROM workflow_groups WHERE workflow_id NOT IN (SELECT id FROM workflows)")
+            try db.execute(sql: "DELETE FROM tree_nodes WHERE tree_id IN (SELECT id FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows))")
+            try db.execute(sql: "DELETE FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows)")
+            try db.execute(
+                sql: "DELETE FROM events WHERE job_id IS NULL AND created_at < ?", arguments: [cutoff.timeIntervalSince1970])
+            // Dedupe keys of emits are remembered for 24 hours; older ones answer nothing.
+            try db.execute(sql: "DELETE FROM trigger_emits WHERE emitted_at < ?", arguments: [StoreSQL.now() - StoreSQL.dedupeWindow])
+            return removed
+        }
+    }
+
+    func status(liveWithin: TimeInterval) async throws -> StoreStatus {
+        let cutoff = StoreSQL.now() - liveWithin
+        return try await read { db in
+            var queues: [String: QueueStatus] = [:]
+            func entry(_ name: String) -> QueueStatus {
+                queues[name] ?? QueueStatus(
+                    name: name, paused: false,
+                    counts: Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0.rawValue, 0) }))
+            }
+            for row in try db.fetchRows(sql: StoreSQL.countsSQL) {
+                let name: String = row["queue"]
+                var status = entry(name)
+                status.counts[row["state"], default: 0] += row["n"] as Int
+                queues[name] = status
+            }
+            for row in try db.fetchRows(sql: "SELECT name, paused FROM queues") {
+                let name: String = row["name"]
+                var status = entry(name)
+                status.paused = row["paused"]
+                queues[name] = status
+            }
+            let workers = try db.fetchRows(sql: "SELECT * FROM workers WHERE heartbeat_at >= ? ORDER BY started_at", arguments: [cutoff]
+            ).map { row in
+                WorkerStatus(
+                    id: row["id"], host: row["host"], pid: row["pid"],
+                    queues: (try? JSONDecoder().decode([String].self, from: Data((row["queues"] as String).utf8))) ?? [],
+                    concurrency: row["concurrency"],
+                    startedAt: Date(timeIntervalSince1970: row["started_at"]),
+                    heartbeatAt: Date(timeIntervalSince1970: row["heartbeat_at"]))
+            }
+            return StoreStatus(
+                queues: queues.values.sorted { $0.name < $1.name }, workers: workers,
+                schemaVersion: try Self.schemaVersion(db),
+                runningWorkflows: try db.fetchOne(Int.self, sql: "SELECT COUNT(*) FROM workflows WHERE state = 'running'") ?? 0)
+        }
+    }
+}
+
+extension StoreSQL {
     /// Where a workflow step sits, and what it waits for (set by ``submit(_:)``).
     struct Placement {
         let workflow: WorkflowID
@@ -42,7 +204,7 @@ extension SQLiteStore {
     /// Inserts one job inside the caller's transaction, with its `enqueued` event, counting it
     /// into its batch, appending it to its lane, and recording what it waits for: it is
     /// `waiting` until those dependencies are met.
-    static func insert(_ request: JobRequest, db: Database, now: Double, placement: Placement? = nil) throws -> Job {
+    static func insert(_ request: JobRequest, db: some SQLTransaction, now: Double, placement: Placement? = nil) throws -> Job {
         let options = request.options
         if options.unique != nil, placement != nil {
             throw JobQueueError.invalidInput(
@@ -75,9 +237,7 @@ extension SQLiteStore {
             edges.append((.job(previous), "lane"))
         }
         let unmet = runAtOnce ? 0 : edges.count
-        let insert = try RawStatement(
-            db,
-            sql: """
+        let insert = try db.statement(sql: """
                 INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch,
                     unmet, on_dependency_failure, failed_dependencies, workflow_id, group_id, group_position, input_from, lane, tree_node,
                     unique_key, unique_hold, unique_states, unique_for)
@@ -127,173 +287,6 @@ extension SQLiteStore {
         return job
     }
 
-    func job(_ id: JobID) async throws -> Job? {
-        try await read(.small) { db in
-            try Row.fetchOne(db, sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map { Job($0) }
-        }
-    }
-
-    func jobs(queue: String?, state: JobState?, limit: Int, afterID: JobID?) async throws -> [Job] {
-        try await read { db in
-            var conditions: [String] = []
-            var arguments: StatementArguments = []
-            if let queue { conditions.append("queue = ?"); arguments += [queue] }
-            if let state { conditions.append("state = ?"); arguments += [state.rawValue] }
-            if let afterID { conditions.append("id > ?"); arguments += [afterID] }
-            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-            arguments += [limit]
-            return try Row.fetchAll(
-                db, sql: "SELECT \(Job.columns) FROM jobs \(whereClause) ORDER BY id LIMIT ?", arguments: arguments
-            ).map { Job($0) }
-        }
-    }
-
-    /// Cancels a job that has not finished. A running job's worker notices within a fraction of
-    /// a second, cancels the task, and its late result is refused by the completion fence.
-    func cancel(_ id: JobID) async throws -> Job {
-        let now = Self.now()
-        return try await write { db in
-            let job = try Self.existingJob(db, id)
-            guard !job.state.isFinal else {
-                throw JobQueueError.invalidState("job \(id) is already \(job.state.rawValue); only unfinished jobs can be cancelled")
-            }
-            let row = try Row.fetchOne(
-                db,
-                sql: """
-                    UPDATE jobs SET state = 'cancelled', finished_at = ?, lease_until = NULL
-                    WHERE id = ? RETURNING \(Job.columns)
-                    """,
-                arguments: [now, id])
-            let cancelled = Job(row!)
-            var data = JSONObjectBuilder()
-            data.add("from", string: job.state.rawValue)
-            var events = PendingEvents(now: now)
-            events.append(
-                job: id, kind: .cancelled, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
-                workflow: job.workflowID)
-            try Self.settle(db, [FinishedJob(cancelled)], facts: try StoreFacts.read(db), events: &events)
-            try events.flush(db)
-            return cancelled
-        }
-    }
-
-    /// Makes a failed, dead or cancelled job ready to run now. A dead job gets one more attempt
-    /// than it has used; its attempt count is kept as history.
-    func retry(_ id: JobID) async throws -> Job {
-        let now = Self.now()
-        return try await write { db in
-            let job = try Self.existingJob(db, id)
-            guard [.failed, .dead, .cancelled].contains(job.state) else {
-                throw JobQueueError.invalidState(
-                    "job \(id) is \(job.state.rawValue); only failed, dead or cancelled jobs can be retried")
-            }
-            if let workflow = job.workflowID, job.state != .failed {
-                throw JobQueueError.invalidState(
-                    "job \(id) is a step of workflow \(workflow), which has counted its outcome; submit the workflow again instead")
-            }
-            if let key = job.uniqueKey, let holder = try Self.takeUniqueKey(db, key, now: now), holder.id != id {
-                throw JobQueueError.invalidState(
-                    "job \(id) has unique key '\(key)', which job \(holder.id) (\(holder.state.rawValue)) holds now; "
-                        + "cancel job \(holder.id) or let it finish, then retry job \(id)")
-            }
-            let row = try Row.fetchOne(
-                db,
-                sql: """
-                    UPDATE jobs SET state = 'ready', run_at = ?, finished_at = NULL, lease_until = NULL, unique_hold = unique_key,
-                        unstarted_deliveries = 0,
-                        worker_id = NULL, max_attempts = MAX(max_attempts, attempt + 1)
-                    WHERE id = ? RETURNING \(Job.columns)
-                    """,
-                arguments: [now, id])
-            let retried = Job(row!)
-            var data = JSONObjectBuilder()
-            data.add("from", string: job.state.rawValue)
-            data.add("maxAttempts", int: retried.maxAttempts)
-            try Self.appendEvent(
-                db, job: id, kind: .retried, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now)
-            if let batch = job.batch { try Self.batchMemberReopened(db, batch: batch, previous: job.state) }
-            return retried
-        }
-    }
-
-    func setPaused(_ queue: String, paused: Bool) async throws {
-        try await write { db in
-            try db.execute(
-                sql: "INSERT INTO queues (name, paused) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET paused = excluded.paused",
-                arguments: [queue, paused])
-        }
-    }
-
-    /// Deletes finished jobs in `states` that finished before `cutoff`. Returns how many.
-    func prune(finishedBefore cutoff: Date, states: Set<JobState>) async throws -> Int {
-        let names = states.map(\.rawValue).sorted()
-        return try await write { db in
-            let condition = "finished_at IS NOT NULL AND finished_at < ? AND state IN (SELECT value FROM json_each(?))"
-            let arguments: StatementArguments = [cutoff.timeIntervalSince1970, Self.jsonArray(names)]
-            // Events go with their jobs, so the feed never grows without bound.
-            try db.execute(sql: "DELETE FROM events WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
-            try db.execute(
-                sql: "DELETE FROM dependencies WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
-            try db.execute(
-                sql: "DELETE FROM dependencies WHERE depends_on IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
-            try db.execute(sql: "DELETE FROM jobs WHERE \(condition)", arguments: arguments)
-            let removed = db.changesCount
-            // Finished workflows whose steps are all gone go too, with their groups.
-            try db.execute(
-                sql: """
-                    DELETE FROM workflows WHERE state != 'running' AND finished_at < ?
-                        AND NOT EXISTS (SELECT 1 FROM workflow_groups g JOIN jobs j ON j.group_id = g.id WHERE g.workflow_id = workflows.id)
-                    """,
-                arguments: [cutoff.timeIntervalSince1970])
-            try db.execute(sql: "DELETE FROM workflow_groups WHERE workflow_id NOT IN (SELECT id FROM workflows)")
-            try db.execute(sql: "DELETE FROM tree_nodes WHERE tree_id IN (SELECT id FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows))")
-            try db.execute(sql: "DELETE FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows)")
-            try db.execute(
-                sql: "DELETE FROM events WHERE job_id IS NULL AND created_at < ?", arguments: [cutoff.timeIntervalSince1970])
-            // Dedupe keys of emits are remembered for 24 hours; older ones answer nothing.
-            try db.execute(sql: "DELETE FROM trigger_emits WHERE emitted_at < ?", arguments: [Self.now() - Self.dedupeWindow])
-            return removed
-        }
-    }
-
-    func status(liveWithin: TimeInterval) async throws -> StoreStatus {
-        let cutoff = Self.now() - liveWithin
-        return try await read { db in
-            var queues: [String: QueueStatus] = [:]
-            func entry(_ name: String) -> QueueStatus {
-                queues[name] ?? QueueStatus(
-                    name: name, paused: false,
-                    counts: Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0.rawValue, 0) }))
-            }
-            for row in try Row.fetchAll(db, sql: Self.countsSQL) {
-                let name: String = row["queue"]
-                var status = entry(name)
-                status.counts[row["state"], default: 0] += row["n"] as Int
-                queues[name] = status
-            }
-            for row in try Row.fetchAll(db, sql: "SELECT name, paused FROM queues") {
-                let name: String = row["name"]
-                var status = entry(name)
-                status.paused = row["paused"]
-                queues[name] = status
-            }
-            let workers = try Row.fetchAll(
-                db, sql: "SELECT * FROM workers WHERE heartbeat_at >= ? ORDER BY started_at", arguments: [cutoff]
-            ).map { row in
-                WorkerStatus(
-                    id: row["id"], host: row["host"], pid: row["pid"],
-                    queues: (try? JSONDecoder().decode([String].self, from: Data((row["queues"] as String).utf8))) ?? [],
-                    concurrency: row["concurrency"],
-                    startedAt: Date(timeIntervalSince1970: row["started_at"]),
-                    heartbeatAt: Date(timeIntervalSince1970: row["heartbeat_at"]))
-            }
-            return StoreStatus(
-                queues: queues.values.sorted { $0.name < $1.name }, workers: workers,
-                schemaVersion: try SchemaMigrator.currentVersion(db),
-                runningWorkflows: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workflows WHERE state = 'running'") ?? 0)
-        }
-    }
-
     /// Jobs per queue and state, each state counted from the partial index that holds it, so
     /// that status costs the same whether or not rows are large (and never reads them for
     /// finished jobs, the bulk of a store). Finished jobs are exactly those with finished_at.
@@ -309,8 +302,8 @@ extension SQLiteStore {
         SELECT queue, 'waiting', COUNT(*) FROM jobs INDEXED BY jobs_waiting WHERE state = 'waiting' GROUP BY queue
         """
 
-    static func existingJob(_ db: Database, _ id: JobID, role: String? = nil) throws -> Job {
-        guard let row = try Row.fetchOne(db, sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]) else {
+    static func existingJob(_ db: some SQLTransaction, _ id: JobID, role: String? = nil) throws -> Job {
+        guard let row = try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]) else {
             if let role {
                 // Bad input to the enqueue, rather than a lookup that found nothing.
                 throw JobQueueError.invalidInput(

@@ -1,30 +1,20 @@
 import Foundation
-import GRDB
 
 /// The record of users' data migrations.
-extension SQLiteStore {
+extension SQLStore {
     func dataMigrationVersion(_ name: String) async throws -> Int? {
         try await read { db in
-            try Int.fetchOne(db, sql: "SELECT version FROM data_migrations WHERE name = ?", arguments: [name])
+            try db.fetchOne(Int.self, sql: "SELECT version FROM data_migrations WHERE name = ?", arguments: [name])
         }
     }
 
     func dataMigrators() async throws -> [DataMigratorStatus] {
-        try await read { db in try Self.dataMigrators(db) }
-    }
-
-    static func dataMigrators(_ db: Database) throws -> [DataMigratorStatus] {
-        guard try db.tableExists("data_migrations") else { return [] }
-        return try Row.fetchAll(db, sql: "SELECT * FROM data_migrations ORDER BY name").map { row in
-            DataMigratorStatus(
-                name: row["name"], version: row["version"], targetVersion: row["target_version"],
-                updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
-        }
+        try await read { db in try StoreSQL.dataMigrators(db) }
     }
 
     /// Notes the target the code asks for, so that status can show how far behind the data is.
     func noteDataMigrationTarget(_ name: String, target: Int) async throws {
-        let now = Self.now()
+        let now = StoreSQL.now()
         try await write { db in
             try db.execute(
                 sql: "UPDATE data_migrations SET target_version = ?, updated_at = ? WHERE name = ?",
@@ -38,15 +28,37 @@ extension SQLiteStore {
     /// transaction, so a background chain can never lose its next step.
     func recordDataMigrationStep(name: String, version: Int, outcome: String, target: Int, next: JobRequest?) async throws -> Bool {
         try await write { db in
-            try Self.recordDataMigrationStep(db, name: name, version: version, outcome: outcome, target: target, next: next)
+            try StoreSQL.recordDataMigrationStep(db, name: name, version: version, outcome: outcome, target: target, next: next)
+        }
+    }
+
+    /// The unfinished background job of migrator `name`, if a chain is in progress.
+    func unfinishedDataMigrationJob(_ name: String) async throws -> JobID? {
+        try await read { db in
+            try db.fetchOne(JobID.self, sql: """
+                    SELECT id FROM jobs WHERE executor = ? AND state IN ('scheduled', 'ready', 'running', 'failed')
+                    AND json_extract(payload, '$.migrator') = ? ORDER BY id LIMIT 1
+                    """,
+                arguments: [DataMigrationStep.executorName, name])
+        }
+    }
+}
+
+extension StoreSQL {
+    static func dataMigrators(_ db: some SQLTransaction) throws -> [DataMigratorStatus] {
+        guard try db.tableExists("data_migrations") else { return [] }
+        return try db.fetchRows(sql: "SELECT * FROM data_migrations ORDER BY name").map { row in
+            DataMigratorStatus(
+                name: row["name"], version: row["version"], targetVersion: row["target_version"],
+                updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
         }
     }
 
     static func recordDataMigrationStep(
-        _ db: Database, name: String, version: Int, outcome: String, target: Int, next: JobRequest?
+        _ db: some SQLTransaction, name: String, version: Int, outcome: String, target: Int, next: JobRequest?
     ) throws -> Bool {
         let now = Self.now()
-        let recorded = try Int.fetchOne(db, sql: "SELECT version FROM data_migrations WHERE name = ?", arguments: [name])
+        let recorded = try db.fetchOne(Int.self, sql: "SELECT version FROM data_migrations WHERE name = ?", arguments: [name])
         if outcome == "initialized" {
             guard recorded == nil else { return false }
             try db.execute(
@@ -66,18 +78,5 @@ extension SQLiteStore {
             arguments: [name, version, outcome, now])
         if let next { _ = try insert(next, db: db, now: now) }
         return true
-    }
-
-    /// The unfinished background job of migrator `name`, if a chain is in progress.
-    func unfinishedDataMigrationJob(_ name: String) async throws -> JobID? {
-        try await read { db in
-            try JobID.fetchOne(
-                db,
-                sql: """
-                    SELECT id FROM jobs WHERE executor = ? AND state IN ('scheduled', 'ready', 'running', 'failed')
-                    AND json_extract(payload, '$.migrator') = ? ORDER BY id LIMIT 1
-                    """,
-                arguments: [DataMigrationStep.executorName, name])
-        }
     }
 }

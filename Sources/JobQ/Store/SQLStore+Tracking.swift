@@ -1,14 +1,13 @@
 import Foundation
-import GRDB
 
 /// Tracking sets: the firing is decided in the transaction that records a member's result.
-extension SQLiteStore {
+extension SQLStore {
     func addTrackingSet(_ name: String, members: [TrackingMember]) async throws -> TrackingSetStatus {
         guard !name.isEmpty, name.count <= 200 else { throw JobQueueError.invalidInput("a tracking set's name must be 1 to 200 characters") }
         guard !members.isEmpty else { throw JobQueueError.invalidInput("a tracking set needs at least one member") }
-        let now = Self.now()
+        let now = StoreSQL.now()
         return try await write { db in
-            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM tracking_sets WHERE name = ?)", arguments: [name]) == true {
+            if try db.fetchOne(Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM tracking_sets WHERE name = ?)", arguments: [name]) == true {
                 throw JobQueueError.invalidState("tracking set '\(name)' already exists; remove it first or pick another name")
             }
             try db.execute(sql: "INSERT INTO tracking_sets (name, created_at) VALUES (?, ?)", arguments: [name, now])
@@ -17,7 +16,7 @@ extension SQLiteStore {
                     sql: "INSERT INTO tracking_members (set_name, kind, member) VALUES (?, ?, ?)",
                     arguments: [name, member.kind, member.key])
             }
-            return try Self.trackingSets(db, name: name)[0]
+            return try StoreSQL.trackingSets(db, name: name)[0]
         }
     }
 
@@ -32,18 +31,18 @@ extension SQLiteStore {
     }
 
     func trackingSets() async throws -> [TrackingSetStatus] {
-        try await read { db in try Self.trackingSets(db, name: nil) }
+        try await read { db in try StoreSQL.trackingSets(db, name: nil) }
     }
+}
 
-    static func trackingSets(_ db: Database, name: String?) throws -> [TrackingSetStatus] {
-        let sets = try Row.fetchAll(
-            db, sql: "SELECT * FROM tracking_sets WHERE ?1 IS NULL OR name = ?1 ORDER BY name", arguments: [name])
+extension StoreSQL {
+    static func trackingSets(_ db: some SQLTransaction, name: String?) throws -> [TrackingSetStatus] {
+        let sets = try db.fetchRows(sql: "SELECT * FROM tracking_sets WHERE ?1 IS NULL OR name = ?1 ORDER BY name", arguments: [name])
         return try sets.map { row in
             let setName: String = row["name"]
-            let members = try Row.fetchAll(
-                db, sql: "SELECT kind, member, fresh FROM tracking_members WHERE set_name = ? ORDER BY kind, member",
+            let members = try db.fetchRows(sql: "SELECT kind, member, fresh FROM tracking_members WHERE set_name = ? ORDER BY kind, member",
                 arguments: [setName])
-            func label(_ member: Row) -> String {
+            func label(_ member: SQLRow) -> String {
                 (member["kind"] as String) == "job" ? "job:\(member["member"] as String)" : member["member"]
             }
             return TrackingSetStatus(
@@ -54,10 +53,8 @@ extension SQLiteStore {
 
     /// Marks the members this job's success counts for, and fires every set whose members all
     /// have a new result: one round, once, because this transaction holds the write lock.
-    static func trackingMemberSucceeded(_ db: Database, job: JobID, executor: String, name: String?, resultJSON: String, now: Double) throws {
-        let update = try RawStatement(
-            db,
-            sql: """
+    static func trackingMemberSucceeded(_ db: some SQLTransaction, job: JobID, executor: String, name: String?, resultJSON: String, now: Double) throws {
+        let update = try db.statement(sql: """
                 UPDATE tracking_members SET fresh = 1, latest_job_id = ?, latest_result = ?
                 WHERE (kind = 'executor' AND member = ?) OR (kind = 'job' AND member = ?)
                 RETURNING set_name
@@ -70,14 +67,10 @@ extension SQLiteStore {
         while try update.step() { sets.insert(update.string(0)) }
         update.reset()
         for set in sets.sorted() {
-            let waiting = try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM tracking_members WHERE set_name = ? AND fresh = 0", arguments: [set]) ?? 0
+            let waiting = try db.fetchOne(Int.self, sql: "SELECT COUNT(*) FROM tracking_members WHERE set_name = ? AND fresh = 0", arguments: [set]) ?? 0
             guard waiting == 0 else { continue }
-            let round = try Int.fetchOne(
-                db, sql: "UPDATE tracking_sets SET round = round + 1 WHERE name = ? RETURNING round", arguments: [set]) ?? 0
-            let results = try String.fetchOne(
-                db,
-                sql: """
+            let round = try db.fetchOne(Int.self, sql: "UPDATE tracking_sets SET round = round + 1 WHERE name = ? RETURNING round", arguments: [set]) ?? 0
+            let results = try db.fetchOne(String.self, sql: """
                     SELECT json_group_object(CASE kind WHEN 'job' THEN 'job:' || member ELSE member END, json(latest_result))
                     FROM tracking_members WHERE set_name = ?
                     """,

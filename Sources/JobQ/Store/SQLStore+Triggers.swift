@@ -1,12 +1,8 @@
 import Foundation
-import GRDB
 
 /// Event triggers: stored tasks per event name; an emit makes their jobs, ordered by priority
 /// and by dependency edges between them, in one transaction.
-extension SQLiteStore {
-    /// How long a dedupe key of an emit is remembered.
-    static let dedupeWindow: Double = 24 * 3600
-
+extension SQLStore {
     /// Adds a trigger, or replaces the task of the same event and name (a `once` task that ran
     /// keeps that record). Refuses a dependency on a task that does not exist, and one that
     /// would close a cycle.
@@ -16,7 +12,7 @@ extension SQLiteStore {
         let options = request.options
         let seconds = now.timeIntervalSince1970
         return try await write(.small) { db in
-            let siblings = try Self.triggers(db, event: trigger.event)
+            let siblings = try StoreSQL.triggers(db, event: trigger.event)
             let existed = siblings.contains { $0.task == trigger.task }
             let names = Set(siblings.map(\.task))
             if let missing = trigger.dependsOn.first(where: { !names.contains($0) }) {
@@ -26,7 +22,7 @@ extension SQLiteStore {
             }
             var graph = Dictionary(uniqueKeysWithValues: siblings.map { ($0.task, $0.dependsOn) })
             graph[trigger.task] = trigger.dependsOn
-            if let cycle = Self.cycle(through: trigger.task, in: graph) {
+            if let cycle = StoreSQL.cycle(through: trigger.task, in: graph) {
                 throw JobQueueError.invalidInput(
                     "trigger \(trigger.event)/\(trigger.task): dependsOn would make a cycle (\(cycle.joined(separator: " -> "))); "
                         + "a task cannot wait for itself, directly or through others")
@@ -43,44 +39,44 @@ extension SQLiteStore {
                     """,
                 arguments: [
                     trigger.event, trigger.task, request.executor, request.payloadJSON, options.queue, options.priority, options.maxAttempts,
-                    options.timeout?.inSeconds, Self.jsonArray(trigger.dependsOn), trigger.once, seconds, seconds,
+                    options.timeout?.inSeconds, StoreSQL.jsonArray(trigger.dependsOn), trigger.once, seconds, seconds,
                 ])
-            try Self.triggerEvent(db, event: trigger.event, task: trigger.task, change: existed ? "replaced" : "added", now: seconds)
-            return try Self.trigger(db, event: trigger.event, task: trigger.task)!
+            try StoreSQL.triggerEvent(db, event: trigger.event, task: trigger.task, change: existed ? "replaced" : "added", now: seconds)
+            return try StoreSQL.trigger(db, event: trigger.event, task: trigger.task)!
         }
     }
 
     func triggers(event: String?) async throws -> [TriggerStatus] {
         try await read { db in
-            if let event { return try Self.triggers(db, event: event) }
-            return try Row.fetchAll(db, sql: "SELECT * FROM triggers ORDER BY event, task").map(TriggerStatus.init)
+            if let event { return try StoreSQL.triggers(db, event: event) }
+            return try db.fetchRows(sql: "SELECT * FROM triggers ORDER BY event, task").map(TriggerStatus.init)
         }
     }
 
     func setTriggerPaused(event: String, task: String, paused: Bool, now: Date) async throws -> TriggerStatus {
         try await write(.small) { db in
-            guard let status = try Self.trigger(db, event: event, task: task) else { throw Self.noTrigger(event, task) }
+            guard let status = try StoreSQL.trigger(db, event: event, task: task) else { throw StoreSQL.noTrigger(event, task) }
             guard status.paused != paused else { return status }
             let seconds = now.timeIntervalSince1970
             try db.execute(
                 sql: "UPDATE triggers SET paused = ?, updated_at = ? WHERE event = ? AND task = ?", arguments: [paused, seconds, event, task])
-            try Self.triggerEvent(db, event: event, task: task, change: paused ? "paused" : "resumed", now: seconds)
-            return try Self.trigger(db, event: event, task: task)!
+            try StoreSQL.triggerEvent(db, event: event, task: task, change: paused ? "paused" : "resumed", now: seconds)
+            return try StoreSQL.trigger(db, event: event, task: task)!
         }
     }
 
     /// Removes a trigger; the jobs it made stay. Refused while another task depends on it.
     func removeTrigger(event: String, task: String, now: Date) async throws {
         try await write(.small) { db in
-            let siblings = try Self.triggers(db, event: event)
-            guard siblings.contains(where: { $0.task == task }) else { throw Self.noTrigger(event, task) }
+            let siblings = try StoreSQL.triggers(db, event: event)
+            guard siblings.contains(where: { $0.task == task }) else { throw StoreSQL.noTrigger(event, task) }
             if let dependent = siblings.first(where: { $0.dependsOn.contains(task) }) {
                 throw JobQueueError.invalidState(
                     "task \(event)/\(dependent.task) depends on \(task); remove \(dependent.task) first, "
                         + "or add it again without --depends-on \(task)")
             }
             try db.execute(sql: "DELETE FROM triggers WHERE event = ? AND task = ?", arguments: [event, task])
-            try Self.triggerEvent(db, event: event, task: task, change: "removed", now: now.timeIntervalSince1970)
+            try StoreSQL.triggerEvent(db, event: event, task: task, change: "removed", now: now.timeIntervalSince1970)
         }
     }
 
@@ -94,26 +90,25 @@ extension SQLiteStore {
         try JSONText.validate(payloadJSON, what: "the payload of event '\(event)'")
         let seconds = now.timeIntervalSince1970
         return try await write(.small) { db in
-            if let dedupe, let earlier = try Row.fetchOne(
-                db, sql: "SELECT job_ids, emitted_at FROM trigger_emits WHERE event = ? AND dedupe = ?", arguments: [event, dedupe])
+            if let dedupe, let earlier = try db.fetchRow(sql: "SELECT job_ids, emitted_at FROM trigger_emits WHERE event = ? AND dedupe = ?", arguments: [event, dedupe])
             {
-                if (earlier["emitted_at"] as Double) > seconds - Self.dedupeWindow {
-                    let ids = try JobID.fetchAll(db, sql: "SELECT value FROM json_each(?)", arguments: [earlier["job_ids"] as String])
+                if (earlier["emitted_at"] as Double) > seconds - StoreSQL.dedupeWindow {
+                    let ids = try db.fetchAll(JobID.self, sql: "SELECT value FROM json_each(?)", arguments: [earlier["job_ids"] as String])
                     let jobs = try ids.compactMap { id in
-                        try Row.fetchOne(db, sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map { Job($0) }
+                        try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map { Job($0) }
                     }
                     return Emitted(jobs: jobs, deduplicated: true)
                 }
             }
-            let tasks = Self.emitOrder(try Self.triggers(db, event: event).filter(\.isActive))
+            let tasks = StoreSQL.emitOrder(try StoreSQL.triggers(db, event: event).filter(\.isActive))
             var jobs: [Job] = []
             var jobOfTask: [String: JobID] = [:]
             for task in tasks {
-                let payload = try String.fetchOne(db, sql: "SELECT json_set(?, '$.event', json(?))", arguments: [task.payloadJSON, payloadJSON])!
+                let payload = try db.fetchOne(String.self, sql: "SELECT json_set(?, '$.event', json(?))", arguments: [task.payloadJSON, payloadJSON])!
                 let options = JobOptions(
                     queue: task.queue, priority: task.priority, maxAttempts: task.maxAttempts, timeout: task.timeout,
                     name: "\(event)/\(task.task)", after: task.dependsOn.compactMap { jobOfTask[$0] })
-                let job = try Self.insert(try JobRequest(executor: task.executor, payloadJSON: payload, options: options), db: db, now: seconds)
+                let job = try StoreSQL.insert(try JobRequest(executor: task.executor, payloadJSON: payload, options: options), db: db, now: seconds)
                 jobOfTask[task.task] = job.id
                 jobs.append(job)
             }
@@ -131,10 +126,15 @@ extension SQLiteStore {
             data.add("change", string: "emitted")
             data.add("jobs", raw: ids)
             data.add("dedupe", string: dedupe)
-            try Self.appendEvent(db, job: nil, kind: .trigger, queue: nil, executor: nil, batch: nil, data: data.text, now: seconds)
+            try StoreSQL.appendEvent(db, job: nil, kind: .trigger, queue: nil, executor: nil, batch: nil, data: data.text, now: seconds)
             return Emitted(jobs: jobs, deduplicated: false)
         }
     }
+}
+
+extension StoreSQL {
+    /// How long a dedupe key of an emit is remembered.
+    static let dedupeWindow: Double = 24 * 3600
 
     /// The order an emit stores its tasks in: a task after the tasks it depends on; among the
     /// tasks free to go, higher priority first, then by name. Dependencies on tasks that do not
@@ -169,15 +169,15 @@ extension SQLiteStore {
         return walk(start, [start])
     }
 
-    static func triggers(_ db: Database, event: String) throws -> [TriggerStatus] {
-        try Row.fetchAll(db, sql: "SELECT * FROM triggers WHERE event = ? ORDER BY task", arguments: [event]).map(TriggerStatus.init)
+    static func triggers(_ db: some SQLTransaction, event: String) throws -> [TriggerStatus] {
+        try db.fetchRows(sql: "SELECT * FROM triggers WHERE event = ? ORDER BY task", arguments: [event]).map(TriggerStatus.init)
     }
 
-    static func trigger(_ db: Database, event: String, task: String) throws -> TriggerStatus? {
-        try Row.fetchOne(db, sql: "SELECT * FROM triggers WHERE event = ? AND task = ?", arguments: [event, task]).map(TriggerStatus.init)
+    static func trigger(_ db: some SQLTransaction, event: String, task: String) throws -> TriggerStatus? {
+        try db.fetchRow(sql: "SELECT * FROM triggers WHERE event = ? AND task = ?", arguments: [event, task]).map(TriggerStatus.init)
     }
 
-    private static func triggerEvent(_ db: Database, event: String, task: String, change: String, now: Double) throws {
+    static func triggerEvent(_ db: some SQLTransaction, event: String, task: String, change: String, now: Double) throws {
         var data = JSONObjectBuilder()
         data.add("event", string: event)
         data.add("task", string: task)
@@ -191,7 +191,7 @@ extension SQLiteStore {
 }
 
 extension TriggerStatus {
-    init(_ row: Row) {
+    init(_ row: SQLRow) {
         event = row["event"]
         task = row["task"]
         executor = row["executor"]

@@ -1,0 +1,142 @@
+import Foundation
+
+/// The SQL a store's transaction runs, the same for SQLite and for a database server, so that
+/// every state change and all its consequences are written once (the `SQLStore` extensions).
+///
+/// Statements are written in SQLite's dialect with `?` and `?NNN` parameters; where the
+/// dialects part (JSON functions, lists of ids), ``dialect`` gives the fragment. A transaction
+/// value is only valid inside the store's `read` or `write` closure that received it.
+///
+/// ```swift
+/// let statement = try db.statement(sql: "UPDATE jobs SET state = 'ready' WHERE id = ?")
+/// statement.bind(1, job)
+/// try statement.run()
+/// ```
+package protocol SQLTransaction {
+    associatedtype Statement: SQLStatement
+
+    var dialect: SQLDialect { get }
+    /// A statement to bind and step; on SQLite it comes from the connection's statement cache,
+    /// so the hot path prepares each of its statements once.
+    func statement(sql: String) throws -> Statement
+    func execute(sql: String, arguments: SQLArguments) throws
+    func fetchRows(sql: String, arguments: SQLArguments) throws -> [SQLRow]
+    /// Rows the last INSERT, UPDATE or DELETE changed.
+    var changesCount: Int { get }
+}
+
+extension SQLTransaction {
+    package func execute(sql: String) throws { try execute(sql: sql, arguments: []) }
+
+    package func fetchRows(sql: String) throws -> [SQLRow] { try fetchRows(sql: sql, arguments: []) }
+
+    package func fetchRow(sql: String, arguments: SQLArguments = []) throws -> SQLRow? {
+        try fetchRows(sql: sql, arguments: arguments).first
+    }
+
+    /// The first column of the first row; nil without a row or when it is NULL.
+    package func fetchOne<T: SQLColumnValue>(_ type: T.Type, sql: String, arguments: SQLArguments = []) throws -> T? {
+        guard let row = try fetchRow(sql: sql, arguments: arguments), let value = row.values.first else { return nil }
+        return T.from(value)
+    }
+
+    /// Whether the store has a table of this name (a store at an old schema version may not).
+    package func tableExists(_ name: String) throws -> Bool {
+        let sql =
+            switch dialect {
+            case .sqlite: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+            case .postgres: "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
+            }
+        return try fetchOne(Int.self, sql: sql, arguments: [name]) ?? 0 > 0
+    }
+
+    /// The first column of every row, skipping NULLs.
+    package func fetchAll<T: SQLColumnValue>(_ type: T.Type, sql: String, arguments: SQLArguments = []) throws -> [T] {
+        try fetchRows(sql: sql, arguments: arguments).compactMap { $0.values.first.flatMap(T.from) }
+    }
+}
+
+/// A statement of a ``SQLTransaction``: bind parameters (numbered from 1), step through the
+/// rows and read their columns (numbered from 0), reset.
+package protocol SQLStatement: ColumnReader {
+    func bind(_ index: Int32, _ value: Int64)
+    func bind(_ index: Int32, _ value: Int)
+    func bind(_ index: Int32, _ value: Double)
+    func bind(_ index: Int32, _ value: Double?)
+    func bind(_ index: Int32, _ value: Int64?)
+    func bind(_ index: Int32, _ value: String?)
+    /// Steps once. Returns true when a row is available (read it with the column accessors).
+    func step() throws -> Bool
+    /// Runs a statement that returns no rows, and resets it.
+    func run() throws
+    /// Ends a statement whose rows were read, so it releases what it holds.
+    func reset()
+    func isNull(_ column: Int32) -> Bool
+}
+
+/// One result row, with its columns' names: `row["id"] as JobID`.
+package struct SQLRow: Sendable, ColumnReader {
+    package let names: [String]
+    package let values: [SQLValue]
+
+    package init(names: [String], values: [SQLValue]) {
+        self.names = names
+        self.values = values
+    }
+
+    /// The named column. A query names the columns it reads, so a missing one, or a NULL read
+    /// as a non-optional, is a bug in jobq and stops here rather than reading a wrong value.
+    package subscript<T: SQLColumnValue>(_ name: String) -> T {
+        guard let index = names.firstIndex(of: name) else { preconditionFailure("no column \(name) in \(names)") }
+        return self[index]
+    }
+
+    package subscript<T: SQLColumnValue>(_ index: Int) -> T {
+        guard let value = T.from(values[index]) else { preconditionFailure("column \(names[index]) is \(values[index]), not \(T.self)") }
+        return value
+    }
+
+    package func int64(_ column: Int32) -> Int64 { self[Int(column)] }
+    package func double(_ column: Int32) -> Double { self[Int(column)] }
+    package func optionalDouble(_ column: Int32) -> Double? { self[Int(column)] }
+    package func optionalString(_ column: Int32) -> String? { self[Int(column)] }
+    package func optionalInt64(_ column: Int32) -> Int64? { self[Int(column)] }
+}
+
+/// Where SQLite's and PostgreSQL's SQL part, as fragments to paste into a statement.
+package enum SQLDialect: Sendable {
+    case sqlite
+    case postgres
+
+    /// The integers of a JSON array bound at `parameter` as a subquery: `id IN (\(...))`.
+    package func integers(in parameter: String) -> String {
+        switch self {
+        case .sqlite: "SELECT value FROM json_each(\(parameter))"
+        case .postgres: "SELECT CAST(json_array_elements_text(CAST(\(parameter) AS json)) AS bigint)"
+        }
+    }
+
+    /// The strings of a JSON array bound at `parameter` as a subquery: `queue IN (\(...))`.
+    package func texts(in parameter: String) -> String {
+        switch self {
+        case .sqlite: "SELECT value FROM json_each(\(parameter))"
+        case .postgres: "SELECT json_array_elements_text(CAST(\(parameter) AS json))"
+        }
+    }
+
+    /// A JSON text bound at `parameter`, checked (and on SQLite minified) as it is stored.
+    package func json(_ parameter: String) -> String {
+        switch self {
+        case .sqlite: "json(\(parameter))"
+        case .postgres: "CAST(\(parameter) AS json)"
+        }
+    }
+
+    /// A claim's row locks: on a server, rows another worker's claim holds are skipped.
+    package var skipLocked: String {
+        switch self {
+        case .sqlite: ""
+        case .postgres: "FOR UPDATE SKIP LOCKED"
+        }
+    }
+}
