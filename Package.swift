@@ -107,18 +107,11 @@ let package = Package(
         // Tests that need a PostgreSQL server (.ci/run starts one; see README's development
         // section). They say so in the output when there is none.
         .testTarget(
-            name: "JobQPostgresTests",
+            name: "JobQTests",
             dependencies: [
                 "JobQ",
                 "JobQPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .testTarget(
-            name: "JobQTests",
-            dependencies: [
-                "JobQ",
                 "JobQCLI",
                 "jobq-test-helper",
                 "jobq-chaos",

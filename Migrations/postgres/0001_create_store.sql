@@ -2,11 +2,12 @@
 -- in one step (a PostgreSQL store starts here). Times are Unix seconds (double precision) as
 -- in SQLite, so that both stores share their model code. A job's payload, result and every
 -- text a user gives are `json`, which keeps the text as given (jsonb would reorder keys);
--- what jobq itself edits in place (a workflow's shared context) is jsonb.
+-- what jobq itself edits in place (a workflow's shared context) is jsonb. Flags are integers
+-- 0 and 1, as in SQLite, so that both stores run the same SQL.
 
 CREATE TABLE queues (
     name    text PRIMARY KEY,
-    paused  boolean NOT NULL DEFAULT false
+    paused  integer NOT NULL DEFAULT 0 CHECK (paused IN (0, 1))
 );
 
 CREATE TABLE workers (
@@ -146,7 +147,7 @@ CREATE TABLE tracking_members (
     set_name       text NOT NULL REFERENCES tracking_sets (name) ON DELETE CASCADE,
     kind           text NOT NULL CHECK (kind IN ('executor', 'job')),
     member         text NOT NULL,
-    fresh          boolean NOT NULL DEFAULT false,
+    fresh          integer NOT NULL DEFAULT 0 CHECK (fresh IN (0, 1)),
     latest_job_id  bigint,
     latest_result  json,
     PRIMARY KEY (set_name, kind, member)
@@ -237,7 +238,7 @@ CREATE TABLE tree_nodes (
     priority      integer NOT NULL,
     max_attempts  integer NOT NULL CHECK (max_attempts >= 1),
     timeout       double precision,
-    leaf          boolean NOT NULL
+    leaf          integer NOT NULL CHECK (leaf IN (0, 1))
 );
 CREATE INDEX tree_nodes_children ON tree_nodes (parent_id, position) WHERE parent_id IS NOT NULL;
 CREATE INDEX tree_nodes_tree ON tree_nodes (tree_id);
@@ -260,7 +261,7 @@ CREATE TABLE schedules (
     time_zone       text NOT NULL DEFAULT 'UTC',
     missed          text NOT NULL CHECK (missed IN ('skip', 'catchUp')),
     catch_up_limit  integer NOT NULL CHECK (catch_up_limit >= 1),
-    paused          boolean NOT NULL DEFAULT false,
+    paused          integer NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
     -- The occurrence it waits for; NULL once it has made all its jobs.
     next_run_at     double precision,
     -- Jobs made so far (an `every ... times N` schedule stops at N).
@@ -268,7 +269,7 @@ CREATE TABLE schedules (
     created_at      double precision NOT NULL,
     updated_at      double precision NOT NULL
 );
-CREATE INDEX schedules_due ON schedules (next_run_at) WHERE NOT paused AND next_run_at IS NOT NULL;
+CREATE INDEX schedules_due ON schedules (next_run_at) WHERE paused = 0 AND next_run_at IS NOT NULL;
 
 CREATE TABLE triggers (
     event           text NOT NULL,
@@ -281,10 +282,10 @@ CREATE TABLE triggers (
     timeout         double precision,
     -- A JSON array of task names of the same event.
     depends_on      jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(depends_on) = 'array'),
-    once            boolean NOT NULL DEFAULT false,
+    once            integer NOT NULL DEFAULT 0 CHECK (once IN (0, 1)),
     -- When a `once` task ran (it never runs again); NULL until then.
     ran_once_at     double precision,
-    paused          boolean NOT NULL DEFAULT false,
+    paused          integer NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
     created_at      double precision NOT NULL,
     updated_at      double precision NOT NULL,
     PRIMARY KEY (event, task)

@@ -48,7 +48,7 @@ public final class JobQueue: Sendable {
         store = try SQLiteStore(path: path, durability: durability, policy: migrations, backup: backupBeforeMigrating)
     }
 
-    private init(store: any Store) {
+    init(store: any Store) {
         self.store = store
     }
 

@@ -23,8 +23,8 @@ struct Record: Executor {
 
 @Suite("Enqueueing, claim order, retries, and operator actions")
 struct QueueTests {
-    @Test func bulkEnqueueIsOneTransaction() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func bulkEnqueueIsOneTransaction(store: TestStore) async throws {
+        let queue = try await store.open()
         let requests = try (1...1000).map { try JobRequest(SumExecutor.self, .init(a: $0, b: 1)) }
         let jobs = try await queue.enqueue(contentsOf: requests)
         #expect(jobs.count == 1000)
@@ -39,8 +39,8 @@ struct QueueTests {
         #expect(try await queue.jobs(state: .succeeded, limit: 5000).count == 1000)
     }
 
-    @Test func higherPriorityRunsFirstThenOlder() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func higherPriorityRunsFirstThenOlder(store: TestStore) async throws {
+        let queue = try await store.open()
         let log = RunLog()
         for (label, priority) in [("low-1", 0), ("high-1", 10), ("mid", 5), ("high-2", 10), ("low-2", 0), ("negative", -3)] {
             try await queue.enqueue(Record.self, .init(label: label), options: .init(priority: priority))
@@ -49,8 +49,8 @@ struct QueueTests {
         #expect(log.all == ["high-1", "high-2", "mid", "low-1", "low-2", "negative"])
     }
 
-    @Test func delayedJobsWaitForTheirTime() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func delayedJobsWaitForTheirTime(store: TestStore) async throws {
+        let queue = try await store.open()
         let now = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
         let delayed = try await queue.enqueue(
             SumExecutor.self, .init(a: 2, b: 2), options: .init(priority: 100, delay: .seconds(60)))
@@ -68,8 +68,8 @@ struct QueueTests {
         #expect(done.startedAt! >= soon.runAt, "never before its time")
     }
 
-    @Test func queuesEmptyStopsWithoutWaitingForDelayedJobs() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func queuesEmptyStopsWithoutWaitingForDelayedJobs(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
         let later = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(delay: .seconds(60)))
         let stats = try await work(queue, options: quickOptions(stopWhen: .queuesEmpty), limit: .seconds(20))
@@ -77,8 +77,8 @@ struct QueueTests {
         #expect(try await queue.job(later.id)?.state == .scheduled)
     }
 
-    @Test func maximumJobsStopsThePoolAfterThatManyJobs() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func maximumJobsStopsThePoolAfterThatManyJobs(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.enqueue(contentsOf: (0..<50).map { try JobRequest(SumExecutor.self, .init(a: $0, b: 0)) })
         var options = quickOptions(stopWhen: .never)
         options.maximumJobs = 20
@@ -89,8 +89,8 @@ struct QueueTests {
         #expect(try await queue.jobs(state: .ready, limit: 100).count == 50 - stats.succeeded)
     }
 
-    @Test func retriesBackOffExponentiallyThenDie() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func retriesBackOffExponentiallyThenDie(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(FailExecutor.self, .init(message: "nope"), options: .init(maxAttempts: 4))
         var options = quickOptions()
         options.retryBackoff = RetryBackoff(base: .milliseconds(100), maximum: .seconds(10), jitter: 0)
@@ -115,8 +115,8 @@ struct QueueTests {
         }
     }
 
-    @Test func flakyJobSucceedsOnRetry() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func flakyJobSucceedsOnRetry(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(FailExecutor.self, .init(message: "flaky", succeedFromAttempt: 2))
         try await work(queue)
         let done = try #require(try await queue.job(job.id))
@@ -125,8 +125,8 @@ struct QueueTests {
         #expect(done.error == nil)
     }
 
-    @Test func retryBringsADeadJobBack() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func retryBringsADeadJobBack(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(
             FailExecutor.self, .init(message: "until 3", succeedFromAttempt: 3), options: .init(maxAttempts: 2))
         try await work(queue)
@@ -146,8 +146,8 @@ struct QueueTests {
         }
     }
 
-    @Test func unknownExecutorFailsWithANameAndTheWorkerGoesOn() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func unknownExecutorFailsWithANameAndTheWorkerGoesOn(store: TestStore) async throws {
+        let queue = try await store.open()
         let unknown = try await queue.enqueue(
             JobRequest(executor: "resize-image", payloadJSON: "{}", options: .init(maxAttempts: 1)))
         let known = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 2))
@@ -159,8 +159,8 @@ struct QueueTests {
         #expect(try await queue.job(known.id)?.state == .succeeded)
     }
 
-    @Test func malformedPayloadIsNotRetried() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func malformedPayloadIsNotRetried(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(JobRequest(executor: "sum", payloadJSON: #"{"a": 1}"#, options: .init(maxAttempts: 5)))
         let wrongType = try await queue.enqueue(JobRequest(executor: "sleep", payloadJSON: #"{"seconds": "soon"}"#))
         try await work(queue)
@@ -184,14 +184,14 @@ struct QueueTests {
         #expect(try await queue.jobs().isEmpty)
     }
 
-    @Test func payloadIsStoredMinifiedWithItsKeyOrder() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func payloadIsStoredMinifiedWithItsKeyOrder(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(JobRequest(executor: "echo", payloadJSON: "{ \"z\": 1,\n  \"a\": [1, 2] }"))
         #expect(job.payloadJSON == #"{"z":1,"a":[1,2]}"#)
     }
 
-    @Test func pausedQueueIsNotClaimedUntilResumed() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func pausedQueueIsNotClaimedUntilResumed(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.pause(queue: "default")
         let job = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
         let stats = try await work(queue, options: quickOptions(stopWhen: .queuesEmpty), limit: .seconds(5))
@@ -203,8 +203,8 @@ struct QueueTests {
         #expect(try await queue.job(job.id)?.state == .succeeded)
     }
 
-    @Test func poolClaimsOnlyItsQueues() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func poolClaimsOnlyItsQueues(store: TestStore) async throws {
+        let queue = try await store.open()
         let mine = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(queue: "mine"))
         let other = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(queue: "other"))
         try await work(queue, queues: ["mine"])
@@ -212,8 +212,8 @@ struct QueueTests {
         #expect(try await queue.job(other.id)?.state == .ready)
     }
 
-    @Test func cancelAWaitingJob() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func cancelAWaitingJob(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(delay: .seconds(60)))
         let cancelled = try await queue.cancel(job.id)
         #expect(cancelled.state == .cancelled)
@@ -223,8 +223,8 @@ struct QueueTests {
         #expect(revived.state == .ready)
     }
 
-    @Test func pruneDeletesOldFinishedJobsOnly() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func pruneDeletesOldFinishedJobsOnly(store: TestStore) async throws {
+        let queue = try await store.open()
         let done = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
         try await work(queue)
         let waiting = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(delay: .seconds(60)))
@@ -235,8 +235,8 @@ struct QueueTests {
         #expect(try await queue.job(waiting.id) != nil)
     }
 
-    @Test func idsAreNeverReused() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func idsAreNeverReused(store: TestStore) async throws {
+        let queue = try await store.open()
         let first = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
         try await work(queue)
         try await queue.prune(olderThan: .zero)

@@ -46,7 +46,7 @@ struct StoreTests {
         #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "the claim must not sort: \(plan)")
     }
 
-    @Test(arguments: [StoreSQL.anyUnfinishedNowSQL, StoreSQL.claimOutlookSQL, StoreSQL.anyUnfinishedSQL, StoreSQL.backlogSQL])
+    @Test(arguments: [StoreSQL.anyUnfinishedNowSQL[.sqlite], StoreSQL.claimOutlookSQL[.sqlite], StoreSQL.anyUnfinishedSQL[.sqlite], StoreSQL.backlogSQL[.sqlite]])
     func idlePollsNeverScanTheHistory(sql: String) throws {
         let store = try TemporaryStore()
         _ = try store.open()
@@ -92,7 +92,7 @@ struct StoreTests {
         #expect(Set(reported) == Set(plain))
         #expect(reported.count == 11, "\(reported)")
         let plan = try await DatabaseQueue(path: store.path).read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + StoreSQL.countsSQL).map { $0["detail"] as String }
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + StoreSQL.countsSQL[.sqlite]).map { $0["detail"] as String }
         }
         for line in plan where line.contains(" jobs") {
             #expect(line.contains("INDEX"), "status reads rows: \(line)")

@@ -21,7 +21,7 @@ extension SQLStore {
             let promote = try db.statement(sql: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?")
             promote.bind(1, now)
             try promote.run()
-            let pausedQueues = try db.statement(sql: "SELECT name FROM queues WHERE paused")
+            let pausedQueues = try db.statement(sql: "SELECT name FROM queues WHERE paused <> 0")
             var paused: Set<String> = []
             while try pausedQueues.step() { paused.insert(pausedQueues.string(0)) }
             pausedQueues.reset()
@@ -31,7 +31,7 @@ extension SQLStore {
                     UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?, lease_until = ?, started_at = NULL
                     WHERE id IN (
                         SELECT id FROM jobs WHERE state = 'ready' AND queue = ?
-                        ORDER BY priority DESC, run_at, id LIMIT ?)
+                        ORDER BY priority DESC, run_at, id LIMIT ? \(db.dialect.skipLocked))
                     RETURNING \(ClaimedJob.columns)
                     """)
             var claimed: [ClaimedJob] = []
@@ -92,7 +92,7 @@ extension SQLStore {
         let owned = try await read(.small) { db in
             try Set(
                 db.fetchAll(JobID.self, sql: """
-                        SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?))
+                        SELECT id FROM jobs WHERE id IN (\(db.dialect.integers(in: "?")))
                         AND state = 'running' AND worker_id = ?
                         """,
                     arguments: [list, workerID]))
@@ -169,8 +169,8 @@ extension SQLStore {
         let list = StoreSQL.jsonArray(queues)
         return try await read(.small) { db in
             includingFuture
-                ? try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedSQL, arguments: [list]) ?? false
-                : try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedNowSQL, arguments: [list, now]) ?? false
+                ? try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedSQL[db.dialect], arguments: [list]) ?? false
+                : try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedNowSQL[db.dialect], arguments: [list, now]) ?? false
         }
     }
 
@@ -189,7 +189,7 @@ extension SQLStore {
         let now = StoreSQL.now()
         let list = StoreSQL.jsonArray(queues)
         return try await read { db in
-            try db.fetchOne(Int.self, sql: StoreSQL.backlogSQL, arguments: [list, now]) ?? 0
+            try db.fetchOne(Int.self, sql: StoreSQL.backlogSQL[db.dialect], arguments: [list, now]) ?? 0
         }
     }
 
@@ -269,39 +269,52 @@ extension StoreSQL {
     /// was recorded, before it is declared `dead` (its `maxAttempts` if that is more).
     static let unstartedDeliveriesAllowed = 3
 
-    private static let unpaused = "queue IN (SELECT value FROM json_each(?1)) AND queue NOT IN (SELECT name FROM queues WHERE paused)"
+    private static func unpaused(_ d: SQLDialect) -> String {
+        "queue IN (\(d.texts(in: "?1"))) AND queue NOT IN (SELECT name FROM queues WHERE paused <> 0)"
+    }
 
     // One EXISTS per state, each on the partial index that holds it (ready jobs by
     // jobs_claim_order, running ones by jobs_leases, due-able ones by jobs_due): never by
     // scanning a queue's history. ?1 is the queues (a JSON array), ?2 the time now.
-    private static let anyReady = "EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused))"
-    private static let anyRunning = "EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_leases WHERE state = 'running' AND \(unpaused))"
-    private static let anyDue = "EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') AND run_at <= ?2 AND \(unpaused))"
-    private static let anyWaiting = """
-        EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') AND \(unpaused))
-            OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_waiting WHERE state = 'waiting' AND \(unpaused))
+    private static func anyReady(_ d: SQLDialect) -> String { "EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused(d)))" }
+    private static func anyRunning(_ d: SQLDialect) -> String {
+        "EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_leases")) WHERE state = 'running' AND \(unpaused(d)))"
+    }
+    private static func anyDue(_ d: SQLDialect) -> String {
+        "EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') AND run_at <= ?2 AND \(unpaused(d)))"
+    }
+    private static func anyWaiting(_ d: SQLDialect) -> String {
         """
+        EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(unpaused(d)))
+            OR EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_waiting")) WHERE state = 'waiting' AND \(unpaused(d)))
+        """
+    }
 
     /// Something a claim would find now (a ready or due job), and the time the next scheduled
     /// or retrying job falls due (the first entry of jobs_due on these queues).
-    static let claimOutlookSQL = """
-        SELECT \(anyReady) OR \(anyDue),
-            (SELECT run_at FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') AND \(unpaused) ORDER BY run_at LIMIT 1)
+    static let claimOutlookSQL = DialectSQL { d in
         """
+        SELECT \(anyReady(d)) OR \(anyDue(d)),
+            (SELECT run_at FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(unpaused(d))
+             ORDER BY run_at LIMIT 1)
+        """
+    }
     /// Work now: ready, running, or due (`StopCondition.queuesEmpty`).
-    static let anyUnfinishedNowSQL = "SELECT \(anyReady) OR \(anyRunning) OR \(anyDue)"
+    static let anyUnfinishedNowSQL = DialectSQL { d in "SELECT \(anyReady(d)) OR \(anyRunning(d)) OR \(anyDue(d))" }
     /// Work now or later: any job not finished, dependencies' waiting ones included
     /// (`StopCondition.allJobsFinished`).
-    static let anyUnfinishedSQL = "SELECT \(anyReady) OR \(anyRunning) OR \(anyWaiting)"
+    static let anyUnfinishedSQL = DialectSQL { d in "SELECT \(anyReady(d)) OR \(anyRunning(d)) OR \(anyWaiting(d))" }
 
-    static let backlogSQL = """
-        SELECT (SELECT COUNT(*) FROM jobs WHERE state = 'ready' AND queue IN (SELECT value FROM json_each(?1)))
-             + (SELECT COUNT(*) FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') AND run_at <= ?2
-                AND queue IN (SELECT value FROM json_each(?1)))
+    static let backlogSQL = DialectSQL { d in
         """
+        SELECT (SELECT COUNT(*) FROM jobs WHERE state = 'ready' AND queue IN (\(d.texts(in: "?1"))))
+             + (SELECT COUNT(*) FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') AND run_at <= ?2
+                AND queue IN (\(d.texts(in: "?1"))))
+        """
+    }
 
     static func claimOutlook(_ db: some SQLTransaction, queueList: String, now: Double) throws -> ClaimOutlook {
-        let statement = try db.statement(sql: claimOutlookSQL)
+        let statement = try db.statement(sql: claimOutlookSQL[db.dialect])
         statement.bind(1, queueList)
         statement.bind(2, now)
         defer { statement.reset() }

@@ -111,7 +111,7 @@ extension StoreSQL {
         var conditions = ["id > ?"]
         var arguments: SQLArguments = [cursor]
         if !filter.jobIDs.isEmpty {
-            conditions.append("job_id IN (SELECT value FROM json_each(?))")
+            conditions.append("job_id IN (\(db.dialect.integers(in: "?")))")
             arguments += [jsonArray(filter.jobIDs.sorted())]
         }
         if let executor = filter.executor { conditions.append("executor = ?"); arguments += [executor] }
@@ -119,7 +119,7 @@ extension StoreSQL {
         if let batch = filter.batch { conditions.append("batch = ?"); arguments += [batch] }
         if let workflow = filter.workflow { conditions.append("workflow_id = ?"); arguments += [workflow] }
         if !filter.kinds.isEmpty {
-            conditions.append("kind IN (SELECT value FROM json_each(?))")
+            conditions.append("kind IN (\(db.dialect.texts(in: "?")))")
             arguments += [jsonArray(filter.kinds.map(\.rawValue).sorted())]
         }
         arguments += [limit]

@@ -95,7 +95,7 @@ extension SQLStore {
             let row = try db.fetchRow(sql: """
                     UPDATE jobs SET state = 'ready', run_at = ?, finished_at = NULL, lease_until = NULL, unique_hold = unique_key,
                         unstarted_deliveries = 0,
-                        worker_id = NULL, max_attempts = MAX(max_attempts, attempt + 1)
+                        worker_id = NULL, max_attempts = CASE WHEN max_attempts > attempt THEN max_attempts ELSE attempt + 1 END
                     WHERE id = ? RETURNING \(Job.columns)
                     """,
                 arguments: [now, id])
@@ -122,7 +122,7 @@ extension SQLStore {
     func prune(finishedBefore cutoff: Date, states: Set<JobState>) async throws -> Int {
         let names = states.map(\.rawValue).sorted()
         return try await write { db in
-            let condition = "finished_at IS NOT NULL AND finished_at < ? AND state IN (SELECT value FROM json_each(?))"
+            let condition = "finished_at IS NOT NULL AND finished_at < ? AND state IN (\(db.dialect.texts(in: "?")))"
             let arguments: SQLArguments = [cutoff.timeIntervalSince1970, StoreSQL.jsonArray(names)]
             // Events go with their jobs, so the feed never grows without bound.
             try db.execute(sql: "DELETE FROM events WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
@@ -159,7 +159,7 @@ extension SQLStore {
                     name: name, paused: false,
                     counts: Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0.rawValue, 0) }))
             }
-            for row in try db.fetchRows(sql: StoreSQL.countsSQL) {
+            for row in try db.fetchRows(sql: StoreSQL.countsSQL[db.dialect]) {
                 let name: String = row["queue"]
                 var status = entry(name)
                 status.counts[row["state"], default: 0] += row["n"] as Int
@@ -237,18 +237,12 @@ extension StoreSQL {
             edges.append((.job(previous), "lane"))
         }
         let unmet = runAtOnce ? 0 : edges.count
-        let insert = try db.statement(sql: """
-                INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch,
-                    unmet, on_dependency_failure, failed_dependencies, workflow_id, group_id, group_position, input_from, lane, tree_node,
-                    unique_key, unique_hold, unique_states, unique_for)
-                VALUES (?, ?, json(?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?21, ?21, ?22, ?23)
-                RETURNING \(Job.columns)
-                """)
+        let insert = try db.statement(sql: insertJobSQL[db.dialect])
         let runAt = options.runAt?.timeIntervalSince1970 ?? now
         let state: JobState = unmet > 0 ? .waiting : runAt > now ? .scheduled : .ready
         insert.bind(1, options.queue)
         insert.bind(2, request.executor)
-        insert.bind(3, request.payloadJSON)
+        insert.bind(3, db.dialect.storedJSON(request.payloadJSON))
         insert.bind(4, options.priority)
         insert.bind(5, state.rawValue)
         insert.bind(6, options.maxAttempts)
@@ -287,20 +281,32 @@ extension StoreSQL {
         return job
     }
 
+    static let insertJobSQL = DialectSQL { d in
+        """
+        INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch,
+            unmet, on_dependency_failure, failed_dependencies, workflow_id, group_id, group_position, input_from, lane, tree_node,
+            unique_key, unique_hold, unique_states, unique_for)
+        VALUES (?, ?, \(d.json("?")), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?21, ?21, ?22, ?23)
+        RETURNING \(Job.columns)
+        """
+    }
+
     /// Jobs per queue and state, each state counted from the partial index that holds it, so
     /// that status costs the same whether or not rows are large (and never reads them for
     /// finished jobs, the bulk of a store). Finished jobs are exactly those with finished_at.
-    static let countsSQL = """
+    static let countsSQL = DialectSQL { d in
+        """
         SELECT queue, 'ready' AS state, COUNT(*) AS n FROM jobs WHERE state = 'ready' GROUP BY queue
         UNION ALL
-        SELECT queue, 'running', COUNT(*) FROM jobs INDEXED BY jobs_leases WHERE state = 'running' GROUP BY queue
+        SELECT queue, 'running', COUNT(*) FROM jobs \(d.indexedBy("jobs_leases")) WHERE state = 'running' GROUP BY queue
         UNION ALL
-        SELECT queue, state, COUNT(*) FROM jobs INDEXED BY jobs_due WHERE state IN ('scheduled', 'failed') GROUP BY queue, state
+        SELECT queue, state, COUNT(*) FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') GROUP BY queue, state
         UNION ALL
-        SELECT queue, state, COUNT(*) FROM jobs INDEXED BY jobs_finished WHERE finished_at IS NOT NULL GROUP BY queue, state
+        SELECT queue, state, COUNT(*) FROM jobs \(d.indexedBy("jobs_finished")) WHERE finished_at IS NOT NULL GROUP BY queue, state
         UNION ALL
-        SELECT queue, 'waiting', COUNT(*) FROM jobs INDEXED BY jobs_waiting WHERE state = 'waiting' GROUP BY queue
+        SELECT queue, 'waiting', COUNT(*) FROM jobs \(d.indexedBy("jobs_waiting")) WHERE state = 'waiting' GROUP BY queue
         """
+    }
 
     static func existingJob(_ db: some SQLTransaction, _ id: JobID, role: String? = nil) throws -> Job {
         guard let row = try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]) else {

@@ -41,6 +41,38 @@ enum JSONText {
         }
     }
 
+    /// Valid JSON without the whitespace between tokens, keys in their order: what SQLite's
+    /// `json()` stores, for a store whose SQL has no such function.
+    static func minified(_ text: String) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.utf8.count)
+        var inString = false
+        var escaped = false
+        for byte in text.utf8 {
+            if inString {
+                output.append(byte)
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
+                continue
+            case UInt8(ascii: "\""):
+                inString = true
+                output.append(byte)
+            default:
+                output.append(byte)
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
     static func preview(_ text: String) -> String {
         text.count > 80 ? String(text.prefix(77)) + "..." : text
     }

@@ -103,6 +103,25 @@ package struct SQLRow: Sendable, ColumnReader {
     package func optionalInt64(_ column: Int32) -> Int64? { self[Int(column)] }
 }
 
+/// A statement written once for every dialect, kept in each: `static let count = DialectSQL {
+/// "SELECT COUNT(*) FROM jobs WHERE id IN (\($0.integers(in: "?")))" }`, then `count[db.dialect]`.
+package struct DialectSQL: Sendable {
+    private let sqlite: String
+    private let postgres: String
+
+    package init(_ make: (SQLDialect) -> String) {
+        sqlite = make(.sqlite)
+        postgres = make(.postgres)
+    }
+
+    package subscript(_ dialect: SQLDialect) -> String {
+        switch dialect {
+        case .sqlite: sqlite
+        case .postgres: postgres
+        }
+    }
+}
+
 /// Where SQLite's and PostgreSQL's SQL part, as fragments to paste into a statement.
 package enum SQLDialect: Sendable {
     case sqlite
@@ -124,11 +143,31 @@ package enum SQLDialect: Sendable {
         }
     }
 
-    /// A JSON text bound at `parameter`, checked (and on SQLite minified) as it is stored.
+    /// A JSON text to bind where the statement has ``json(_:)``: SQLite minifies it itself.
+    package func storedJSON(_ text: String) -> String {
+        switch self {
+        case .sqlite: text
+        case .postgres: JSONText.minified(text)
+        }
+    }
+
+    package func storedJSON(_ text: String?) -> String? { text.map(storedJSON) }
+
+    /// A JSON text bound at `parameter`, checked (and on SQLite minified) as it is stored; bind
+    /// ``storedJSON(_:)`` of it, which minifies it where the server does not.
     package func json(_ parameter: String) -> String {
         switch self {
         case .sqlite: "json(\(parameter))"
         case .postgres: "CAST(\(parameter) AS json)"
+        }
+    }
+
+    /// Names the index a query must walk, where the dialect lets a query name it (SQLite's
+    /// planner otherwise picks a worse one for a few of jobq's queries).
+    package func indexedBy(_ index: String) -> String {
+        switch self {
+        case .sqlite: "INDEXED BY \(index)"
+        case .postgres: ""
         }
     }
 

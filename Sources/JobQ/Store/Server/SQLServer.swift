@@ -1,0 +1,38 @@
+import Foundation
+
+/// A database server that holds a jobq store (PostgreSQL, in `JobQPostgres`): the sessions its
+/// transactions run on, and what it offers besides SQL. ``JobQueue/init(server:)`` wraps one in
+/// the store that runs jobq's SQL on it, so a server store needs no state-change code of its own.
+package protocol SQLServer: Sendable {
+    var dialect: SQLDialect { get }
+    /// Runs `body` in a write transaction, off Swift concurrency's threads (`body` blocks on
+    /// the network). Write transactions of every process on the server run one at a time, and
+    /// each one's commit is reported to the others' ``otherCommitsWatch()``.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T
+    /// Runs `body` in a read-only transaction on one snapshot.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T
+    /// The schema version, read in a transaction.
+    func schemaVersion(_ session: any SQLServerSession) throws -> Int
+    /// What reports other processes' commits.
+    func otherCommitsWatch() -> (any OtherCommitsWatch)?
+}
+
+/// A connection inside one of a ``SQLServer``'s transactions.
+package protocol SQLServerSession: AnyObject {
+    /// Runs one statement with `$1`-style parameters, each sent as text for the server to type
+    /// by where it stands, and returns all its rows. Blocks the calling thread.
+    func run(_ sql: String, _ values: [SQLValue]) throws -> SQLServerResult
+}
+
+/// What a statement returned: its rows, and how many rows it changed.
+package struct SQLServerResult: Sendable {
+    package var names: [String]
+    package var rows: [[SQLValue]]
+    package var changes: Int
+
+    package init(names: [String], rows: [[SQLValue]], changes: Int) {
+        self.names = names
+        self.rows = rows
+        self.changes = changes
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import JobQ
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+
+/// A jobq store on PostgreSQL, as the ``SQLServer`` that jobq's shared SQL runs on.
+///
+/// Write transactions take one transaction-level advisory lock first, so that they run one at a
+/// time across every process and machine: what a transaction reads stays true until it commits
+/// (the shared SQL was written for SQLite's single writer), and event ids, handed out under the
+/// lock, follow commit order (a follower that resumes after the last id it saw misses nothing).
+/// Each write transaction also notifies ``PostgresCommitWatch/defaultChannel``, delivered at its
+/// commit, which wakes idle workers on other machines.
+///
+/// Each connection has a serial queue of its own whose thread blocks on the network: jobq's SQL
+/// is synchronous, and Swift concurrency's few threads must never block.
+final class PostgresServer: SQLServer {
+    let settings: PostgresSettings
+    private let logger: Logger
+    private let writer: SessionSlot
+    private let readers: [SessionSlot]
+    private let nextReader = Atomic<Int>(0)
+
+    /// The key of the advisory lock every write transaction holds: "jobe" in ASCII.
+    static let writeLockKey: Int64 = 0x6A6F_6265
+
+    init(settings: PostgresSettings, logger: Logger, readers: Int = 2) {
+        self.settings = settings
+        self.logger = logger
+        let connector = PostgresConnector(settings: settings, logger: logger)
+        writer = SessionSlot(name: "jobq.postgres.writer", connector: connector)
+        self.readers = (0..<max(1, readers)).map { SessionSlot(name: "jobq.postgres.reader\($0)", connector: connector) }
+    }
+
+    var dialect: SQLDialect { .postgres }
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T {
+        try await writer.transaction(
+            begin: "BEGIN", prelude: "SELECT pg_advisory_xact_lock(\(Self.writeLockKey)), pg_notify('\(PostgresCommitWatch.defaultChannel)', '')",
+            body)
+    }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T {
+        let slot = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
+        return try await slot.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", prelude: nil, body)
+    }
+
+    func schemaVersion(_ session: any SQLServerSession) throws -> Int {
+        let result = try session.run("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", [])
+        return result.rows.first.flatMap { $0.first }.flatMap(Int.from) ?? 0
+    }
+
+    func otherCommitsWatch() -> (any OtherCommitsWatch)? { PostgresCommitWatch(settings: settings, logger: logger) }
+
+    func close() {
+        writer.close()
+        for reader in readers { reader.close() }
+    }
+
+    deinit { close() }
+}
+
+/// A connection and the serial queue it is used on; connected on first use and again after it
+/// was lost.
+private final class SessionSlot: @unchecked Sendable {
+    // Unchecked: `session` is only touched on `queue`.
+    private let queue: DispatchQueue
+    private let connector: PostgresConnector
+    private var session: PostgresSession?
+
+    init(name: String, connector: PostgresConnector) {
+        queue = DispatchQueue(label: name)
+        self.connector = connector
+    }
+
+    func transaction<T: Sendable>(
+        begin: String, prelude: String?, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
+    ) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try self.runTransaction(begin: begin, prelude: prelude, body) })
+            }
+        }
+    }
+
+    private func runTransaction<T>(begin: String, prelude: String?, _ body: (any SQLServerSession) throws -> T) throws -> T {
+        let session = try connected()
+        do {
+            _ = try session.run(begin, [])
+            if let prelude { _ = try session.run(prelude, []) }
+            let result = try body(session)
+            _ = try session.run("COMMIT", [])
+            return result
+        } catch {
+            if session.isClosed {
+                self.session = nil
+            } else if (try? session.run("ROLLBACK", [])) == nil {
+                try? session.connection.close().wait()
+                self.session = nil
+            }
+            throw error
+        }
+    }
+
+    private func connected() throws -> PostgresSession {
+        if let session, !session.isClosed { return session }
+        let connection: PostgresConnection
+        do {
+            connection = try PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: try connector.configuration(), id: Self.ids.next(),
+                logger: connector.logger
+            ).wait()
+        } catch let error as JobQueueError {
+            throw error
+        } catch {
+            throw JobQueueError.storeUnavailable(
+                "cannot connect to PostgreSQL at \(connector.settings): \(PostgresConnector.explain(error)). Check that the server "
+                    + "runs and accepts this user and database, and the password (URL, PGPASSWORD or ~/.pgpass)")
+        }
+        let session = PostgresSession(connection: connection, logger: connector.logger)
+        self.session = session
+        return session
+    }
+
+    /// Closes the connection once the transactions queued before have run.
+    func close() {
+        queue.async {
+            try? self.session?.connection.close().wait()
+            self.session = nil
+        }
+    }
+
+    private static let ids = SessionIDs()
+}
+
+private final class SessionIDs: Sendable {
+    private let counter = Mutex(1_000)
+    func next() -> Int { counter.withLock { $0 += 1; return $0 } }
+}

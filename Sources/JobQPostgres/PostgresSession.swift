@@ -1,0 +1,104 @@
+import Foundation
+import JobQ
+import Logging
+import PostgresNIO
+
+/// One connection to the server, used by one transaction at a time from a thread of its own:
+/// every statement blocks that thread until the server answers, so that jobq's SQL (shared
+/// with SQLite, synchronous) runs unchanged.
+final class PostgresSession: SQLServerSession, @unchecked Sendable {
+    // Unchecked: a session is only ever used on its own serial queue (see `PostgresServer`).
+    let connection: PostgresConnection
+    private let logger: Logger
+
+    init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    var isClosed: Bool { connection.isClosed }
+
+    func run(_ sql: String, _ values: [SQLValue]) throws -> SQLServerResult {
+        let result: PostgresQueryResult
+        do {
+            var binds = PostgresBindings(capacity: values.count)
+            for value in values {
+                if let text = value.text { try binds.append(InferredText(text: text)) } else { binds.appendNull() }
+            }
+            result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
+        } catch {
+            throw PostgresStoreError.from(error, sql: sql)
+        }
+        var names: [String] = []
+        var rows: [[SQLValue]] = []
+        rows.reserveCapacity(result.rows.count)
+        for row in result.rows {
+            var values: [SQLValue] = []
+            values.reserveCapacity(names.count)
+            for cell in row {
+                if rows.isEmpty { names.append(cell.columnName) }
+                values.append(Self.value(cell))
+            }
+            rows.append(values)
+        }
+        return SQLServerResult(names: names, rows: rows, changes: result.metadata.rows ?? 0)
+    }
+
+    /// A result column as one of SQLite's storage classes.
+    static func value(_ cell: PostgresCell) -> SQLValue {
+        guard var bytes = cell.bytes else { return .null }
+        if cell.format == .text {
+            return .text(bytes.readString(length: bytes.readableBytes) ?? "")
+        }
+        switch cell.dataType {
+        case .bool:
+            return .integer(bytes.readInteger(as: UInt8.self) == 1 ? 1 : 0)
+        case .int2:
+            return .integer(Int64(bytes.readInteger(as: Int16.self) ?? 0))
+        case .int4:
+            return .integer(Int64(bytes.readInteger(as: Int32.self) ?? 0))
+        case .int8:
+            return .integer(bytes.readInteger(as: Int64.self) ?? 0)
+        case .float4:
+            return .real(Double(Float(bitPattern: bytes.readInteger(as: UInt32.self) ?? 0)))
+        case .float8:
+            return .real(Double(bitPattern: bytes.readInteger(as: UInt64.self) ?? 0))
+        case .numeric:
+            let decimal = (try? cell.decode(Decimal.self)) ?? 0
+            let number = NSDecimalNumber(decimal: decimal)
+            return decimal == Decimal(number.int64Value) ? .integer(number.int64Value) : .real(number.doubleValue)
+        case .jsonb:
+            // The binary form is a version byte (1) and the text.
+            _ = bytes.readInteger(as: UInt8.self)
+            return .text(bytes.readString(length: bytes.readableBytes) ?? "")
+        default:
+            // text, varchar, name, json: the text itself.
+            return .text(bytes.readString(length: bytes.readableBytes) ?? "")
+        }
+    }
+}
+
+/// A parameter sent as text with no type, so the server gives it the type of where it stands
+/// (an integer column, a `json` one, a comparison with a `double precision`): SQLite's loose
+/// typing, which jobq's shared SQL relies on.
+private struct InferredText: PostgresEncodable {
+    let text: String
+    static var psqlType: PostgresDataType { PostgresDataType(0) }
+    static var psqlFormat: PostgresFormat { .text }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(into byteBuffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        byteBuffer.writeString(text)
+    }
+}
+
+/// A statement the server refused or a connection that failed, said without the password.
+enum PostgresStoreError {
+    static func from(_ error: any Error, sql: String) -> any Error {
+        if let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] {
+            let message = error.serverInfo?[.message] ?? "\(error.code)"
+            // Integrity violations are jobq's to turn into clear errors (or bugs to fix): say which statement.
+            return JobQueueError.storeUnavailable("PostgreSQL refused a statement: \(message) (SQLSTATE \(state)) in: \(sql.prefix(300))")
+        }
+        return JobQueueError.storeUnavailable("PostgreSQL connection failed: \(PostgresConnector.explain(error)); check that the server runs")
+    }
+}
