@@ -42,7 +42,7 @@ start)
     [ "$(id -u)" = 0 ] && chown postgres: "$dir"
     as_owner "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 >/dev/null
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=200" start >/dev/null
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=1000" start >/dev/null
     as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres jobq_test
     echo "postgres://postgres@127.0.0.1:$port/jobq_test"
     ;;

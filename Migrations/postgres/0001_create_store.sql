@@ -1,9 +1,9 @@
 -- jobq's store on PostgreSQL: the same tables as the SQLite store at its schema version 9,
 -- in one step (a PostgreSQL store starts here). Times are Unix seconds (double precision) as
 -- in SQLite, so that both stores share their model code. A job's payload, result and every
--- text a user gives are `json`, which keeps the text as given (jsonb would reorder keys);
--- what jobq itself edits in place (a workflow's shared context) is jsonb. Flags are integers
--- 0 and 1, as in SQLite, so that both stores run the same SQL.
+-- text a user gives are `json`, which keeps the text as given (jsonb would reorder keys); jobq
+-- edits JSON (a workflow's shared context, a payload's "previous") in Swift, the same way on
+-- both stores. Flags are integers 0 and 1, as in SQLite, so that both stores run the same SQL.
 
 CREATE TABLE queues (
     name    text PRIMARY KEY,
@@ -170,7 +170,7 @@ CREATE TABLE workflows (
     name         text,
     state        text NOT NULL CHECK (state IN ('running', 'succeeded', 'failed', 'cancelled')),
     -- The shared context: one JSON object, written a key at a time by succeeding members.
-    context      jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(context) = 'object'),
+    context      json  NOT NULL DEFAULT '{}' CHECK (json_typeof(context) = 'object'),
     root_group   bigint,
     error        text,
     created_at   double precision NOT NULL,
@@ -281,7 +281,7 @@ CREATE TABLE triggers (
     max_attempts    integer NOT NULL CHECK (max_attempts >= 1),
     timeout         double precision,
     -- A JSON array of task names of the same event.
-    depends_on      jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(depends_on) = 'array'),
+    depends_on      json  NOT NULL DEFAULT '[]' CHECK (json_typeof(depends_on) = 'array'),
     once            integer NOT NULL DEFAULT 0 CHECK (once IN (0, 1)),
     -- When a `once` task ran (it never runs again); NULL until then.
     ran_once_at     double precision,
@@ -294,7 +294,7 @@ CREATE TABLE triggers (
 CREATE TABLE trigger_emits (
     event       text NOT NULL,
     dedupe      text NOT NULL,
-    job_ids     jsonb NOT NULL CHECK (jsonb_typeof(job_ids) = 'array'),
+    job_ids     json  NOT NULL CHECK (json_typeof(job_ids) = 'array'),
     emitted_at  double precision NOT NULL,
     PRIMARY KEY (event, dedupe)
 );

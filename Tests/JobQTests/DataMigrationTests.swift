@@ -55,8 +55,8 @@ struct Tags: DataMigrator {
 
 @Suite("Data migrations")
 struct DataMigrationTests {
-    @Test func freshInstallInitializesOnceAndRecordsTheTarget() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func freshInstallInitializesOnceAndRecordsTheTarget(store: TestStore) async throws {
+        let queue = try await store.open()
         let log = RunLog()
         let report = try await queue.runDataMigration(Notes(log: log))
         #expect(report.initialized)
@@ -69,8 +69,8 @@ struct DataMigrationTests {
         #expect(try await queue.dataMigrators().map(\.version) == [4])
     }
 
-    @Test func stepsRunInOrderAndAStepWithNothingToDoIsRecordedWithoutRunning() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func stepsRunInOrderAndAStepWithNothingToDoIsRecordedWithoutRunning(store: TestStore) async throws {
+        let queue = try await store.open()
         let log = RunLog()
         try await queue.runDataMigration(NotesV1(log: log))
         let report = try await queue.runDataMigration(Notes(log: log))
@@ -78,15 +78,13 @@ struct DataMigrationTests {
         #expect(report.migrated == [2, 4])
         #expect(report.skipped == [3])
         #expect(log.all == ["initialize 1", "migrate 2", "migrate 4"])
-        let steps = try await queue.sqliteStore!.readDatabase { db in
-            try Row.fetchAll(db, sql: "SELECT version, outcome FROM data_migration_steps WHERE name = 'notes' ORDER BY version")
-                .map { "\($0["version"] as Int) \($0["outcome"] as String)" }
-        }
+        let steps = try await queue.storedRows("SELECT version, outcome FROM data_migration_steps WHERE name = 'notes' ORDER BY version")
+            .map { "\($0["version"] as Int) \($0["outcome"] as String)" }
         #expect(steps == ["1 initialized", "2 migrated", "3 skipped", "4 migrated"])
     }
 
-    @Test func aFailingStepStopsAtTheLastGoodStepAndTheNextRunResumes() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func aFailingStepStopsAtTheLastGoodStepAndTheNextRunResumes(store: TestStore) async throws {
+        let queue = try await store.open()
         let log = RunLog()
         try await queue.runDataMigration(NotesV1(log: log))
         await #expect(throws: ExecutorFailure.self) { try await queue.runDataMigration(Notes(log: log, failAt: 4)) }
@@ -97,6 +95,7 @@ struct DataMigrationTests {
         #expect(log.all == ["initialize 1", "migrate 2", "migrate 4"])
     }
 
+    /// `context.write` hands over GRDB's `Database`: SQLite only.
     @Test func aStepsStoreChangesCommitWithItsRecordOrNotAtAll() async throws {
         let queue = try JobQueue.inMemory()
         struct TagsV1: DataMigrator {
@@ -117,14 +116,14 @@ struct DataMigrationTests {
         #expect(try await queue.dataMigrators().first?.version == 2)
     }
 
-    @Test func aDataMigratorNewerThanTheCodeIsRefused() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func aDataMigratorNewerThanTheCodeIsRefused(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.runDataMigration(Notes(log: RunLog()))
         await #expect(throws: JobQueueError.self) { try await queue.runDataMigration(NotesV1(log: RunLog())) }
     }
 
-    @Test func backgroundRunIsAChainOfJobsThatRunInOrder() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func backgroundRunIsAChainOfJobsThatRunInOrder(store: TestStore) async throws {
+        let queue = try await store.open()
         let log = RunLog()
         try await queue.runDataMigration(NotesV1(log: log))
         let report = try await queue.runDataMigration(Notes(log: log), waitUntilDone: false)
@@ -148,8 +147,8 @@ struct DataMigrationTests {
         ])
     }
 
-    @Test func backgroundStepWithoutItsMigratorFailsClearly() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func backgroundStepWithoutItsMigratorFailsClearly(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.runDataMigration(NotesV1(log: RunLog()))
         let report = try await queue.runDataMigration(Notes(log: RunLog()), waitUntilDone: false)
         try await work(queue, executors: [], migrators: [Tags()], options: quickOptions())

@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Dependencies and lanes")
 struct DependencyTests {
-    @Test func aJobWaitsForItsDependenciesThenRuns() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func aJobWaitsForItsDependenciesThenRuns(store: TestStore) async throws {
+        let queue = try await store.open()
         let first = try await queue.enqueue(SleepExecutor.self, .init(seconds: 0.05))
         let second = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
         let after = try await queue.enqueue(SumExecutor.self, .init(a: 2, b: 2), options: .init(after: [first.id, second.id]))
@@ -19,16 +19,16 @@ struct DependencyTests {
         #expect(done.startedAt! >= firstDone.finishedAt!, "the dependent started after its dependency finished")
     }
 
-    @Test func dependingOnASucceededJobCountsAsMet() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func dependingOnASucceededJobCountsAsMet(store: TestStore) async throws {
+        let queue = try await store.open()
         let first = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
         try await work(queue)
         let next = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [first.id]))
         #expect(next.state == .ready)
     }
 
-    @Test func unknownIdsAndFailedDependenciesAreRefusedAndNothingIsStored() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func unknownIdsAndFailedDependenciesAreRefusedAndNothingIsStored(store: TestStore) async throws {
+        let queue = try await store.open()
         let dead = try await queue.enqueue(FailExecutor.self, .init(), options: .init(maxAttempts: 1))
         try await work(queue)
         await #expect(throws: JobQueueError.self) {
@@ -51,8 +51,8 @@ struct DependencyTests {
         #expect(ignoring.failedDependenciesJSON?.contains("\"job\":\(dead.id)") == true)
     }
 
-    @Test func deathCascadesByEachDependentsPolicy() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func deathCascadesByEachDependentsPolicy(store: TestStore) async throws {
+        let queue = try await store.open()
         let doomed = try await queue.enqueue(FailExecutor.self, .init(message: "boom"), options: .init(maxAttempts: 1))
         // Long enough that `run` starts before it ends even on a loaded machine.
         let slow = try await queue.enqueue(SleepExecutor.self, .init(seconds: 6))
@@ -100,8 +100,8 @@ struct DependencyTests {
         #expect(seen == [FailedDependency(job: doomed.id, group: nil, state: "dead", error: "nope")])
     }
 
-    @Test func chainsAndDiamondsCancelledInTheMiddleLeaveNothingWaiting() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func chainsAndDiamondsCancelledInTheMiddleLeaveNothingWaiting(store: TestStore) async throws {
+        let queue = try await store.open()
         // A diamond: top -> (left, right) -> bottom, then a chain of 20 below it.
         let top = try await queue.enqueue(SleepExecutor.self, .init(seconds: 0.2))
         let left = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [top.id]))
@@ -119,8 +119,8 @@ struct DependencyTests {
         #expect(try await queue.job(previous)?.state == .cancelled)
     }
 
-    @Test func lanesRunOneAtATimeInAppendOrder() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func lanesRunOneAtATimeInAppendOrder(store: TestStore) async throws {
+        let queue = try await store.open()
         var ids: [JobID] = []
         for index in 0..<12 {
             let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: index % 3 == 0 ? 0.03 : 0), options: .init(lane: "l"))
@@ -142,8 +142,8 @@ struct DependencyTests {
         #expect(try await queue.events(after: 0, filter: EventFilter(kinds: [.lane])).count == 2)
     }
 
-    @Test func aHaltedLaneWaitsUntilResumed() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func aHaltedLaneWaitsUntilResumed(store: TestStore) async throws {
+        let queue = try await store.open()
         let first = try await queue.enqueue(FailExecutor.self, .init(), options: .init(maxAttempts: 1, lane: "h", laneOnFailure: .halt))
         let second = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(lane: "h"))
         try await work(queue, options: quickOptions(stopWhen: .queuesEmpty))

@@ -43,8 +43,8 @@ struct EventTests {
         try await queue.events(after: 0, filter: EventFilter(jobIDs: [job])).map(\.kind)
     }
 
-    @Test func everyTransitionWritesAnEvent() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func everyTransitionWritesAnEvent(store: TestStore) async throws {
+        let queue = try await store.open()
         let ok = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 2))
         let flaky = try await queue.enqueue(FailExecutor.self, .init(message: "no"), options: .init(maxAttempts: 2))
         let later = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 2), options: .init(delay: .seconds(60)))
@@ -64,8 +64,8 @@ struct EventTests {
         #expect(try failed.data(as: Failed.self)?.willRetry == true)
     }
 
-    @Test func timeoutsWriteTimedOutThenRetryThenDie() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func timeoutsWriteTimedOutThenRetryThenDie(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(Sleepy.self, 1, options: .init(maxAttempts: 2))
         #expect(job.timeout == .milliseconds(100), "the executor's default timeout applies")
         try await work(queue, executors: [Sleepy()])
@@ -73,8 +73,8 @@ struct EventTests {
         #expect(try await queue.job(job.id)?.error == "timed out after 100ms (attempt 2 of 2)")
     }
 
-    @Test func progressIsStoredThrottledAndSentAsEvents() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func progressIsStoredThrottledAndSentAsEvents(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(Chatty.self, .init(reports: 20_000))
         try await work(queue, executors: [Chatty()])
         let done = try #require(try await queue.job(job.id))
@@ -85,8 +85,8 @@ struct EventTests {
         #expect(done.updateJSON == #"{"done":20000}"#)
     }
 
-    @Test func snoozeAndContinueLaterDoNotUseAttempts() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func snoozeAndContinueLaterDoNotUseAttempts(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(Patient.self, .init(times: 5), options: .init(maxAttempts: 1))
         let stats = try await work(queue, executors: [Patient()])
         let done = try #require(try await queue.job(job.id))
@@ -106,8 +106,8 @@ struct EventTests {
         #expect(dead.error?.contains("snoozed 3 times") == true)
     }
 
-    @Test func subscriptionDeliversFilteredEventsAfterCommit() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func subscriptionDeliversFilteredEventsAfterCommit(store: TestStore) async throws {
+        let queue = try await store.open()
         let stream = queue.events(EventFilter(executor: "sum", kinds: [.succeeded]), since: 0)
         let collector = Task {
             var seen: [JobEvent] = []
@@ -154,8 +154,8 @@ struct EventTests {
         #expect(expected.count > all.count)
     }
 
-    @Test func handlersFireForStartProgressAndFinish() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func handlersFireForStartProgressAndFinish(store: TestStore) async throws {
+        let queue = try await store.open()
         let log = RunLog()
         let finished = Mutex<JobFinish?>(nil)
         let job = try await queue.enqueue(
@@ -178,8 +178,8 @@ struct EventTests {
         _ = failing
     }
 
-    @Test func pruneRemovesEventsWithTheirJobs() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func pruneRemovesEventsWithTheirJobs(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
         try await work(queue)
         #expect(try await queue.events(after: 0, filter: EventFilter(jobIDs: [job.id])).count == 3)

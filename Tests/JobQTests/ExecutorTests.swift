@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Built-in executors, through a WorkerPool")
 struct ExecutorTests {
-    @Test func sumStoresItsResult() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func sumStoresItsResult(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(SumExecutor.self, .init(a: 40, b: 2))
         try await work(queue)
         let done = try #require(try await queue.job(job.id))
@@ -16,8 +16,8 @@ struct ExecutorTests {
         #expect(done.finishedAt != nil)
     }
 
-    @Test func sumOfFractionsAndOverflow() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func sumOfFractionsAndOverflow(store: TestStore) async throws {
+        let queue = try await store.open()
         let fraction = try await queue.enqueue(JobRequest(executor: "sum", payloadJSON: #"{"a": 1.5, "b": 2}"#))
         let overflow = try await queue.enqueue(
             JobRequest(executor: "sum", payloadJSON: #"{"a": 9223372036854775807, "b": 1}"#))
@@ -29,8 +29,8 @@ struct ExecutorTests {
         #expect(dead.error?.contains("overflows") == true)
     }
 
-    @Test func echoReturnsItsPayload() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func echoReturnsItsPayload(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(JobRequest(executor: "echo", payloadJSON: #"{"list": [1, "two", null], "nested": {"ok": true}}"#))
         try await work(queue)
         let done = try #require(try await queue.job(job.id))
@@ -38,8 +38,8 @@ struct ExecutorTests {
         #expect(try done.result(as: JSONValue.self) == done.payload(as: JSONValue.self))
     }
 
-    @Test func sleepWaitsAndReports() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func sleepWaitsAndReports(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 0.2))
         let start = ContinuousClock.now
         try await work(queue)
@@ -47,8 +47,8 @@ struct ExecutorTests {
         #expect(try await queue.job(job.id)?.resultJSON == #"{"slept":0.2}"#)
     }
 
-    @Test func shellRunsWithoutAShellAndCapturesOutput() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func shellRunsWithoutAShellAndCapturesOutput(store: TestStore) async throws {
+        let queue = try await store.open()
         // With argv, "$HOME; echo injected" reaches echo as one literal argument.
         let literal = try await queue.enqueue(ShellExecutor.self, .init(argv: ["echo", "$HOME; echo injected"]))
         let script = try await queue.enqueue(ShellExecutor.self, .init(script: "echo out; echo err >&2; echo $JOBQ_ATTEMPT"))
@@ -73,8 +73,8 @@ struct ExecutorTests {
         #expect(notFound.error?.contains("not found in PATH") == true)
     }
 
-    @Test func shellTakesAWorkingDirectoryAndEnvironment() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func shellTakesAWorkingDirectoryAndEnvironment(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(ShellExecutor.self, .init(script: "pwd; echo $GREETING", cwd: "/tmp", env: ["GREETING": "hi there"]))
         let missing = try await queue.enqueue(ShellExecutor.self, .init(argv: ["ls"], cwd: "/no/such/dir"))
         try await work(queue)
@@ -84,8 +84,8 @@ struct ExecutorTests {
         #expect(dead.error == "working directory '/no/such/dir' does not exist")
     }
 
-    @Test func shellOutputIsTruncatedAtTheLimit() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func shellOutputIsTruncatedAtTheLimit(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(ShellExecutor.self, .init(script: "head -c 100000 /dev/zero | tr '\\0' x"))
         try await work(queue)
         let output = try #require(try await queue.job(job.id)?.result(as: ShellExecutor.Output.self))
@@ -94,8 +94,8 @@ struct ExecutorTests {
         #expect(!output.stderrTruncated)
     }
 
-    @Test func failAlwaysFailsUntilDead() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func failAlwaysFailsUntilDead(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(FailExecutor.self, .init(message: "boom"), options: .init(maxAttempts: 3))
         let stats = try await work(queue)
         let dead = try #require(try await queue.job(job.id))
@@ -106,8 +106,8 @@ struct ExecutorTests {
         #expect(stats.dead == 1)
     }
 
-    @Test func typedExecutorRoundTrip() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func typedExecutorRoundTrip(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(Sum.self, .init(a: 2, b: 3))
         try await work(queue, executors: [Sum()])
         #expect(try await queue.job(job.id)?.result(as: Sum.Output.self) == Sum.Output(sum: 5))
@@ -122,8 +122,8 @@ struct ExecutorRegistrationTests {
         func run(_ input: JSONValue, context: JobContext) async throws -> JSONValue { .null }
     }
 
-    @Test func twoExecutorsWithOneNameAreRefused() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func twoExecutorsWithOneNameAreRefused(store: TestStore) async throws {
+        let queue = try await store.open()
         let pool = WorkerPool(queue: queue, executors: [SumExecutor(), OtherSum()], options: quickOptions())
         await #expect {
             try await pool.run()

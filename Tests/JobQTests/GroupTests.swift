@@ -6,8 +6,8 @@ import Testing
 
 @Suite("Batches and tracking sets")
 struct GroupTests {
-    @Test func batchFiresItsCallbacksOnceWithASummary() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func batchFiresItsCallbacksOnceWithASummary(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.createBatch(
             "b", onComplete: try JobRequest(executor: "echo", payloadJSON: #"{"kind":"complete"}"#),
             onSuccess: try JobRequest(executor: "echo", payloadJSON: #"{"kind":"success"}"#))
@@ -44,8 +44,8 @@ struct GroupTests {
         }
     }
 
-    @Test func onSuccessIsSkippedWhenAMemberFails() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func onSuccessIsSkippedWhenAMemberFails(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.createBatch(
             "mixed", onComplete: try JobRequest(executor: "echo", payloadJSON: "{}"),
             onSuccess: try JobRequest(executor: "echo", payloadJSON: "{}"))
@@ -62,8 +62,8 @@ struct GroupTests {
         #expect(batch.successJobID == nil)
     }
 
-    @Test func closingAnEmptyBatchFiresAtOnce() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func closingAnEmptyBatchFiresAtOnce(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.createBatch("empty", onComplete: try JobRequest(executor: "echo", payloadJSON: "{}"))
         let closed = try await queue.closeBatch("empty")
         #expect(closed.state == .fired)
@@ -79,8 +79,8 @@ struct GroupTests {
         #expect(try await queue.jobs().count == 1, "only the empty batch's callback was enqueued")
     }
 
-    @Test func trackingSetFiresEachRoundOnceWithLatestResults() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func trackingSetFiresEachRoundOnceWithLatestResults(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.addTrackingSet("pair", members: [.executor("sum"), .job(named: "greeting")])
         try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
         try await queue.enqueue(SumExecutor.self, .init(a: 2, b: 2))

@@ -7,8 +7,8 @@ import Testing
 
 @Suite("Leases, fencing, timeouts, cancellation and shutdown")
 struct LeaseTests {
-    @Test func lateWorkerCannotOverwriteTheNextAttempt() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func lateWorkerCannotOverwriteTheNextAttempt(store: TestStore) async throws {
+        let queue = try await store.open()
         let store = queue.store
         let job = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
 
@@ -35,8 +35,8 @@ struct LeaseTests {
         #expect(done.state == .succeeded && done.resultJSON == #"{"sum":2}"# && done.attempt == 2)
     }
 
-    @Test func expiredLeaseOnTheLastAttemptIsDead() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func expiredLeaseOnTheLastAttemptIsDead(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(maxAttempts: 1))
         _ = try await queue.store.claim(queues: ["default"], limit: 1, workerID: "gone", lease: .milliseconds(20))
         try await Task.sleep(for: .milliseconds(50))
@@ -46,8 +46,8 @@ struct LeaseTests {
         #expect(dead.finishedAt != nil)
     }
 
-    @Test func heartbeatKeepsALongJobOwned() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func heartbeatKeepsALongJobOwned(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 7))
         var options = quickOptions()
         // Renewed every second: a lease of 3s survives a loaded machine's scheduling delays.
@@ -59,8 +59,8 @@ struct LeaseTests {
         #expect(stats.refused == 0)
     }
 
-    @Test func timeoutCancelsTheAttemptAndTheRetryPolicyApplies() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func timeoutCancelsTheAttemptAndTheRetryPolicyApplies(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(
             SleepExecutor.self, .init(seconds: 30), options: .init(maxAttempts: 2, timeout: .milliseconds(100)))
         let start = ContinuousClock.now
@@ -73,8 +73,8 @@ struct LeaseTests {
         #expect(dead.error == "timed out after 100ms (attempt 2 of 2)")
     }
 
-    @Test func cancellingARunningJobStopsItAndDiscardsItsResult() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func cancellingARunningJobStopsItAndDiscardsItsResult(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 30))
         var options = quickOptions(stopWhen: .queuesEmpty)
         options.lease = .milliseconds(600)
@@ -90,8 +90,8 @@ struct LeaseTests {
         #expect(pool.statistics.succeeded == 0)
     }
 
-    @Test func gracefulShutdownReleasesUnfinishedJobsWithoutUsingAnAttempt() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func gracefulShutdownReleasesUnfinishedJobsWithoutUsingAnAttempt(store: TestStore) async throws {
+        let queue = try await store.open()
         let long = try await queue.enqueue(SleepExecutor.self, .init(seconds: 30))
         // Long enough to be seen running on a loaded machine, short enough to end in the grace period.
         let short = try await queue.enqueue(SleepExecutor.self, .init(seconds: 2))
@@ -115,8 +115,8 @@ struct LeaseTests {
         #expect(try await queue.status().workers.isEmpty, "the worker row is removed on shutdown")
     }
 
-    @Test func prefetchedJobsAreLeasedAndReleasedAtShutdown() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func prefetchedJobsAreLeasedAndReleasedAtShutdown(store: TestStore) async throws {
+        let queue = try await store.open()
         let jobs = try await queue.enqueue(contentsOf: (0..<6).map { _ in try JobRequest(SleepExecutor.self, .init(seconds: 30)) })
         var options = quickOptions(stopWhen: .never)
         options.prefetch = 3
@@ -137,8 +137,8 @@ struct LeaseTests {
         #expect(pool.statistics.released == 4)
     }
 
-    @Test func cancellingThePoolTaskReleasesItsJobs() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func cancellingThePoolTaskReleasesItsJobs(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 30))
         let pool = WorkerPool(queue: queue, executors: BuiltinExecutors.all, options: quickOptions(stopWhen: .never))
         let running = Task { try await pool.run() }
@@ -150,8 +150,8 @@ struct LeaseTests {
         #expect(released.attempt == 0)
     }
 
-    @Test func anotherPoolReclaimsAJobWhoseWorkerStoppedRenewing() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func anotherPoolReclaimsAJobWhoseWorkerStoppedRenewing(store: TestStore) async throws {
+        let queue = try await store.open()
         let job = try await queue.enqueue(SumExecutor.self, .init(a: 2, b: 2))
         // A worker that claimed the job and then vanished without a word.
         _ = try await queue.store.claim(queues: ["default"], limit: 1, workerID: "vanished", lease: .milliseconds(200))

@@ -25,8 +25,8 @@ struct ScheduleTests {
         return made
     }
 
-    @Test func everyWithTimesMakesExactlyThatManyJobs() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func everyWithTimesMakesExactlyThatManyJobs(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.addSchedule(Schedule(name: "five", request: try request(), timing: .every(.seconds(60), times: 5, start: Self.t0)))
         let made = try await tick(queue, from: -60, to: 600, step: 20)
         #expect(made.count == 5)
@@ -65,16 +65,16 @@ struct ScheduleTests {
         #expect(Set(status.upcoming(5)).count == 5, "upcoming occurrences are distinct")
     }
 
-    @Test func atRunsOnce() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func atRunsOnce(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.addSchedule(Schedule(name: "once", request: try request(), timing: .at(Self.t0.addingTimeInterval(90))))
         #expect(try await tick(queue, from: 0, to: 80, step: 10).isEmpty)
         #expect(try await tick(queue, from: 90, to: 900, step: 10).count == 1)
         #expect(try await queue.schedule("once")?.nextRunAt == nil)
     }
 
-    @Test func skipMakesOneJobAfterAGapAndGoesOnFromTheSchedule() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func skipMakesOneJobAfterAGapAndGoesOnFromTheSchedule(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.addSchedule(Schedule(name: "ten", request: try request(), timing: .every(.seconds(600), start: Self.t0)))
         #expect(try await queue.runDueSchedules(now: Self.t0).count == 1)
         // Three hours without a scheduler.
@@ -85,8 +85,8 @@ struct ScheduleTests {
         #expect(try await queue.schedule("ten")?.nextRunAt == Self.t0.addingTimeInterval(3 * 3600 + 600), "then on with the schedule")
     }
 
-    @Test func catchUpMakesTheLatestMissedOccurrencesUpToItsLimit() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func catchUpMakesTheLatestMissedOccurrencesUpToItsLimit(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.addSchedule(Schedule(
             name: "ten", request: try request(), timing: .every(.seconds(600), start: Self.t0), missed: .catchUp, catchUpLimit: 5))
         #expect(try await queue.runDueSchedules(now: Self.t0).count == 1)
@@ -116,8 +116,8 @@ struct ScheduleTests {
         await #expect(throws: JobQueueError.self) { try await queue.removeSchedule("minutely") }
     }
 
-    @Test func addingAnExistingNameReplacesIt() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func addingAnExistingNameReplacesIt(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.addSchedule(Schedule(name: "s", request: try request(), timing: .every(.seconds(60), times: 2, start: Self.t0)))
         try await tick(queue, from: 0, to: 60, step: 60)
         let replaced = try await queue.addSchedule(Schedule(name: "s", request: try request("echo"), timing: .at(Self.t0.addingTimeInterval(600))))
@@ -128,8 +128,8 @@ struct ScheduleTests {
         #expect(try await queue.scheduleRuns("s").map(\.executor) == ["echo", "sum", "sum"])
     }
 
-    @Test func cronOccurrencesFollowTheZonesClock() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func cronOccurrencesFollowTheZonesClock(store: TestStore) async throws {
+        let queue = try await store.open()
         let zone = try #require(TimeZone(identifier: "America/New_York"))
         _ = try await queue.store.addSchedule(
             Schedule(name: "night", request: try request(), timing: .cron(try CronExpression("30 2 * * *"), timeZone: zone)),
@@ -158,8 +158,8 @@ struct ScheduleTests {
         #expect(occurrences == (0..<60).map { Self.t0.timeIntervalSince1970 + Double($0) * 60 })
     }
 
-    @Test func aPoolRunsTheSchedulerAndNoticesANewScheduleAtOnce() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func aPoolRunsTheSchedulerAndNoticesANewScheduleAtOnce(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.addSchedule(Schedule(name: "thrice", request: try request(), timing: .every(.milliseconds(200), times: 3)))
         var options = quickOptions(stopWhen: .never)
         options.runsScheduler = true
@@ -189,8 +189,8 @@ struct ScheduleTests {
         }
     }
 
-    @Test func aPoolWithoutTheSchedulerMakesNothing() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func aPoolWithoutTheSchedulerMakesNothing(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.addSchedule(Schedule(name: "now", request: try request(), timing: .at(Date())))
         var options = quickOptions(stopWhen: .never)
         options.runsScheduler = false

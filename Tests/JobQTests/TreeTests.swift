@@ -81,8 +81,8 @@ struct TreeTests {
         try JSONDecoder().decode(T.self, from: Data(try #require(text).utf8))
     }
 
-    @Test func theCookbookFansOutAndCompletesPostOrder() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func theCookbookFansOutAndCompletesPostOrder(store: TestStore) async throws {
+        let queue = try await store.open()
         let id = try await queue.submit(Cookbook.tree, input: "a-cookbook", name: "cookbook")
         try await run(queue)
         let status = try #require(try await queue.workflow(id))
@@ -147,8 +147,8 @@ struct TreeTests {
         #expect(events.filter { $0.kind == .workflow }.count == 1)
     }
 
-    @Test func handlersHearEachSubtreeAndTheTreeOnce() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func handlersHearEachSubtreeAndTheTreeOnce(store: TestStore) async throws {
+        let queue = try await store.open()
         let heard = Mutex<(subtrees: [String], finishes: [SubtreeFinish])>(([], []))
         let id = try await queue.submit(
             Cookbook.tree, input: "a-cookbook",
@@ -166,8 +166,8 @@ struct TreeTests {
         #expect(finishes.first?.succeeded == (try await queue.workflow(id))?.jobs.count)
     }
 
-    @Test func withMergesConstantsAndWrapsValuesThatAreNotObjects() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func withMergesConstantsAndWrapsValuesThatAreNotObjects(store: TestStore) async throws {
+        let queue = try await store.open()
         let tree = TreeNode(executor: "echo") {
             TreeNode(executor: "echo", name: "ids", each: "/ids", with: ["api": "https://example.com"])
             TreeNode(executor: "echo", name: "objects", each: "/objects", with: ["api": "https://example.com"])
@@ -184,8 +184,8 @@ struct TreeTests {
         #expect(status.jobs.filter { $0.name == "whole" }.map(\.payloadJSON) == [root.resultJSON!])
     }
 
-    @Test func anEmptyFanOutCompletesItsBranchAtOnce() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func anEmptyFanOutCompletesItsBranchAtOnce(store: TestStore) async throws {
+        let queue = try await store.open()
         let tree = TreeNode(executor: "echo") {
             TreeNode(executor: "echo", name: "none", each: "/empty") { TreeNode(executor: "echo", name: "never", each: "") }
         }
@@ -217,8 +217,8 @@ struct TreeTests {
         #expect(status.error?.contains("node echo/child (job \(child.id)") == true, "\(status.error ?? "")")
     }
 
-    @Test func failTreeCancelsTheRestAndNamesTheNodeTheJobAndItsInput() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func failTreeCancelsTheRestAndNamesTheNodeTheJobAndItsInput(store: TestStore) async throws {
+        let queue = try await store.open()
         let tree = TreeNode(executor: "echo") {
             TreeNode(executor: "fail", name: "bad", each: "/bad", options: .init(maxAttempts: 1))
             TreeNode(executor: "sleep", name: "slow", each: "/slow")
@@ -240,8 +240,8 @@ struct TreeTests {
         #expect(treeEvent.dataJSON?.contains(#""state":"failed""#) == true)
     }
 
-    @Test func continueSkipsTheFailedSubtreeAndTheTreeSucceedsListingIt() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func continueSkipsTheFailedSubtreeAndTheTreeSucceedsListingIt(store: TestStore) async throws {
+        let queue = try await store.open()
         // Recipe r2's job dies; its images and ingredients are never created.
         struct FlakyRecipe: Executor {
             static let name = "recipe"
@@ -271,8 +271,8 @@ struct TreeTests {
         #expect(treeEvent.dataJSON?.contains(#""failed":1"#) == true)
     }
 
-    @Test func cancellingATreeMidWayLeavesNothingToRun() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func cancellingATreeMidWayLeavesNothingToRun(store: TestStore) async throws {
+        let queue = try await store.open()
         let tree = TreeNode(executor: "echo") {
             TreeNode(executor: "sleep", name: "slow", each: "/slow") { TreeNode(executor: "echo", name: "after") }
         }
@@ -292,8 +292,8 @@ struct TreeTests {
         #expect(try await queue.events(after: 0, filter: EventFilter(workflow: id, kinds: [.tree])).count == 1)
     }
 
-    @Test func aFanOutOverTheLimitFailsItsNodeInsteadOfFloodingTheStore() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func aFanOutOverTheLimitFailsItsNodeInsteadOfFloodingTheStore(store: TestStore) async throws {
+        let queue = try await store.open()
         let tree = TreeNode(executor: "echo") { TreeNode(executor: "echo", name: "many", each: "/ids") }
         let id = try await queue.submit(tree, input: ["ids": JSONValue.array((0..<50).map { .integer($0) })] as [String: JSONValue], maxJobs: 20)
         try await run(queue)
@@ -306,8 +306,8 @@ struct TreeTests {
         #expect(status.trees.first?.jobsCreated == 1)
     }
 
-    @Test func aTreeIsAMemberOfASequence() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func aTreeIsAMemberOfASequence(store: TestStore) async throws {
+        let queue = try await store.open()
         let tree = TreeNode(executor: "echo") { TreeNode(executor: "sleep", name: "leaf", each: "/leaves") }
         let id = try await queue.submit(try Workflow {
             try Step(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(name: "first"))
@@ -363,8 +363,8 @@ struct TreeTests {
         #expect(left == [0, 0, 0, 0, 0])
     }
 
-    @Test func aWorkflowFileTreeRuns() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func aWorkflowFileTreeRuns(store: TestStore) async throws {
+        let queue = try await store.open()
         let file = """
             {"name": "pages", "tree": {"executor": "echo", "payload": {"pages": [{"words": [1, 2]}, {"words": [3]}]},
               "children": [{"executor": "echo", "name": "page", "each": "/pages", "onFailure": "continue",

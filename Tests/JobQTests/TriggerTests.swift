@@ -17,8 +17,8 @@ struct TriggerTests {
             dependsOn: dependsOn, once: once)
     }
 
-    @Test func anEmitRunsHigherPriorityFirstAndDependentsAfterTheirDependencies() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func anEmitRunsHigherPriorityFirstAndDependentsAfterTheirDependencies(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.addTrigger(try trigger("a"))
         try await queue.addTrigger(try trigger("b", priority: 10))
         try await queue.addTrigger(try trigger("c", priority: 5, dependsOn: ["a"]))
@@ -41,8 +41,8 @@ struct TriggerTests {
         #expect(try job("c").startedAt! >= job("a").finishedAt!)
     }
 
-    @Test func theEmittedPayloadIsSetUnderEventInEachTasksPayload() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func theEmittedPayloadIsSetUnderEventInEachTasksPayload(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.addTrigger(try trigger("report", payload: #"{"format":"pdf","event":"overwritten"}"#))
         let job = try #require(try await queue.emit("app.launched", payloadJSON: #"{"user":7}"#).jobs.first)
         #expect(try JSONDecoder().decode(JSONValue.self, from: Data(job.payloadJSON.utf8))
@@ -97,8 +97,8 @@ struct TriggerTests {
         #expect(try await queue.jobs().count == 6)
     }
 
-    @Test func cyclesUnknownDependenciesAndBadTasksAreRefusedAndStoreNothing() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func cyclesUnknownDependenciesAndBadTasksAreRefusedAndStoreNothing(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.addTrigger(try trigger("a"))
         try await queue.addTrigger(try trigger("b", dependsOn: ["a"]))
         try await queue.addTrigger(try trigger("c", dependsOn: ["b"]))
@@ -123,8 +123,8 @@ struct TriggerTests {
         #expect(try await queue.jobs().isEmpty)
     }
 
-    @Test func pauseResumeAndRemoveByNameAreEvents() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func pauseResumeAndRemoveByNameAreEvents(store: TestStore) async throws {
+        let queue = try await store.open()
         try await queue.addTrigger(try trigger("a"))
         try await queue.addTrigger(try trigger("b", dependsOn: ["a"]))
         try await queue.pauseTrigger(event: "app.launched", task: "a")

@@ -11,8 +11,8 @@ struct UniqueJobTests {
         try JobRequest(executor: executor, payloadJSON: payload, options: .init(unique: key))
     }
 
-    @Test func aSecondEnqueueOfAnUnfinishedKeyReturnsTheFirstJob() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func aSecondEnqueueOfAnUnfinishedKeyReturnsTheFirstJob(store: TestStore) async throws {
+        let queue = try await store.open()
         let first = try await queue.enqueueReportingDuplicates(contentsOf: [try request(UniqueKey("report:1"))])[0]
         let second = try await queue.enqueueReportingDuplicates(contentsOf: [try request(UniqueKey("report:1"), payload: #"{"n":2}"#)])[0]
         #expect(!first.existed)
@@ -30,8 +30,8 @@ struct UniqueJobTests {
         #expect(try await queue.enqueue(try request(UniqueKey("report:1"))).id == first.job.id)
     }
 
-    @Test func oneBatchWithAKeyTwiceStoresOneJob() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func oneBatchWithAKeyTwiceStoresOneJob(store: TestStore) async throws {
+        let queue = try await store.open()
         let outcomes = try await queue.enqueueReportingDuplicates(contentsOf: [
             try request(UniqueKey("k")), try request(nil), try request(UniqueKey("k")),
         ])
@@ -80,8 +80,8 @@ struct UniqueJobTests {
         #expect(later.job.id != job.id)
     }
 
-    @Test func finishedStatesChooseWhichOutcomesKeepTheKey() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func finishedStatesChooseWhichOutcomesKeepTheKey(store: TestStore) async throws {
+        let queue = try await store.open()
         let key = try UniqueKey("import", for: nil, states: [.ready, .succeeded])
         #expect(key.finishedStates == [.succeeded])
         let first = try await queue.enqueue(try request(key))
@@ -97,8 +97,8 @@ struct UniqueJobTests {
         #expect(throws: JobQueueError.self) { try UniqueKey("x", for: .seconds(1), states: [.ready]) }
     }
 
-    @Test func retryingAFinishedJobWhoseKeyANewerJobHoldsIsRefused() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func retryingAFinishedJobWhoseKeyANewerJobHoldsIsRefused(store: TestStore) async throws {
+        let queue = try await store.open()
         let old = try await queue.enqueue(try request(UniqueKey("k")))
         try await queue.cancel(old.id)
         let newer = try await queue.enqueue(try request(UniqueKey("k")))
@@ -114,8 +114,8 @@ struct UniqueJobTests {
         await #expect(throws: JobQueueError.self) { try await queue.retry(newer.id) }
     }
 
-    @Test func badKeysAndWorkflowStepsWithKeysAreRefused() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func badKeysAndWorkflowStepsWithKeysAreRefused(store: TestStore) async throws {
+        let queue = try await store.open()
         await #expect(throws: JobQueueError.self) { try await queue.enqueue(try request(UniqueKey(""))) }
         await #expect(throws: JobQueueError.self) { try await queue.enqueue(try request(UniqueKey("k", for: .zero))) }
         let workflow = try Workflow(name: "w") { Step(try request(UniqueKey("k"))) }

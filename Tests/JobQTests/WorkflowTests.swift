@@ -72,8 +72,8 @@ struct WorkflowTests {
         #expect(finished.first?.dataJSON?.contains("\"state\":\"succeeded\"") == true)
     }
 
-    @Test func aDeadMemberFailsTheWorkflowAndCancelsTheRest() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func aDeadMemberFailsTheWorkflowAndCancelsTheRest(store: TestStore) async throws {
+        let queue = try await store.open()
         let id = try await queue.submit(try Workflow(name: "doomed") {
             try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "first"))
             try Parallel(name: "fan") {
@@ -101,8 +101,8 @@ struct WorkflowTests {
         #expect(try await queue.events(after: 0, filter: EventFilter(workflow: id, kinds: [.workflow])).count == 1)
     }
 
-    @Test func continueLetsTheRestRunAndRecordsTheFailure() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func continueLetsTheRestRunAndRecordsTheFailure(store: TestStore) async throws {
+        let queue = try await store.open()
         let id = try await queue.submit(try Workflow {
             try Parallel(name: "tolerant", onFailure: .continue) {
                 try Step(executor: "fail", payloadJSON: "{}", options: .init(maxAttempts: 1, name: "bad"))
@@ -128,8 +128,8 @@ struct WorkflowTests {
         #expect(tolerant.dataJSON?.contains("\"failures\"") == true)
     }
 
-    @Test func emptyGroupsCompleteAtOnceAndDoNotReorderOrCancel() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func emptyGroupsCompleteAtOnceAndDoNotReorderOrCancel(store: TestStore) async throws {
+        let queue = try await store.open()
         let id = try await queue.submit(try Workflow {
             try Step(executor: "sleep", payloadJSON: #"{"seconds":0.1}"#, options: .init(name: "a"))
             Parallel {}
@@ -149,8 +149,8 @@ struct WorkflowTests {
         #expect(try await queue.workflow(empty)?.state == .succeeded, "a workflow of empty groups is complete at once")
     }
 
-    @Test func previousResultsFlowIntoTheNextStep() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func previousResultsFlowIntoTheNextStep(store: TestStore) async throws {
+        let queue = try await store.open()
         let id = try await queue.submit(try Workflow {
             try Step(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#)
             try Step(executor: "echo", payloadJSON: #"{"keep":true}"#, options: .init(name: "one"), input: .previous)
@@ -172,8 +172,8 @@ struct WorkflowTests {
         #expect(try fanIn.result(as: JSONValue.self) == ["previous": [["sum": 10], ["sum": 30]]])
     }
 
-    @Test func sharedContextKeepsEveryParallelWrite() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func sharedContextKeepsEveryParallelWrite(store: TestStore) async throws {
+        let queue = try await store.open()
         let id = try await queue.submit(try Workflow(context: ["seed": "s"]) {
             try Parallel {
                 for index in 0..<20 {
@@ -207,8 +207,8 @@ struct WorkflowTests {
         #expect(try await queue.workflow(id)?.context == ["attempt2": 2])
     }
 
-    @Test func cancellingAGroupAtDepthThreeDropsItsMembers() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func cancellingAGroupAtDepthThreeDropsItsMembers(store: TestStore) async throws {
+        let queue = try await store.open()
         let id = try await queue.submit(try Workflow {
             try Parallel(onFailure: .continue) {
                 try Sequential {
@@ -245,8 +245,8 @@ struct WorkflowTests {
         #expect(try await queue.jobs(state: .waiting).isEmpty)
     }
 
-    @Test func cancellingAWorkflowCancelsEverything() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func cancellingAWorkflowCancelsEverything(store: TestStore) async throws {
+        let queue = try await store.open()
         let id = try await queue.submit(try Workflow {
             try Step(executor: "sleep", payloadJSON: #"{"seconds":5}"#)
             try Parallel { try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#) }
@@ -258,8 +258,8 @@ struct WorkflowTests {
         await #expect(throws: JobQueueError.self) { try await queue.cancelWorkflow(999) }
     }
 
-    @Test func handlersHearAFailureInANestedGroup() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func handlersHearAFailureInANestedGroup(store: TestStore) async throws {
+        let queue = try await store.open()
         let finished = Mutex<[WorkflowFinish]>([])
         let failedSteps = Mutex<[JobID]>([])
         _ = try await queue.submit(
@@ -279,8 +279,8 @@ struct WorkflowTests {
         #expect(failedSteps.withLock { $0.count } == 1)
     }
 
-    @Test func badWorkflowsNameThePathAndStoreNothing() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func badWorkflowsNameThePathAndStoreNothing(store: TestStore) async throws {
+        let queue = try await store.open()
         let known = Set(BuiltinExecutors.names)
         let cases: [(String, String)] = [
             (#"{"sequence": [{"executor": "sum"}, {"executor": "sum"}, {"executor": "sum"}, {"parallel": [{"executor": "sm"}]}]}"#,

@@ -20,10 +20,11 @@ extension SQLStore {
                 sql: """
                     INSERT INTO batches (name, state, on_complete_executor, on_complete_payload, on_success_executor,
                         on_success_payload, callback_queue, created_at)
-                    VALUES (?, 'open', ?, json(?), ?, json(?), ?, ?)
+                    VALUES (?, 'open', ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    name, onComplete?.executor, onComplete?.payloadJSON, onSuccess?.executor, onSuccess?.payloadJSON,
+                    name, onComplete?.executor, onComplete.map { JSONText.minified($0.payloadJSON) }, onSuccess?.executor,
+                    onSuccess.map { JSONText.minified($0.payloadJSON) },
                     onComplete?.options.queue ?? onSuccess?.options.queue ?? JobOptions.defaultQueue, now,
                 ])
             return try StoreSQL.batch(db, name)!
@@ -102,7 +103,7 @@ extension StoreSQL {
         let queue: String = row["callback_queue"]
         func enqueueCallback(executor: String?, payload: String?) throws -> JobID? {
             guard let executor, let payload else { return nil }
-            let withSummary = try db.fetchOne(String.self, sql: "SELECT json_set(?, '$.batch', json(?))", arguments: [payload, summary])!
+            let withSummary = try OrderedJSON.setting("batch", to: summary, in: payload)
             let request = try JobRequest(executor: executor, payloadJSON: withSummary, options: JobOptions(queue: queue))
             return try insert(request, db: db, now: now).id
         }
@@ -127,7 +128,10 @@ extension StoreSQL {
     /// `{"name", "counts", "results": {"<job id>": result or null}}`; the results are left out
     /// (with `"resultsOmitted": true`) when they would not fit in a payload.
     static func batchSummary(_ db: some SQLTransaction, _ batch: BatchStatus) throws -> String {
-        let results = try db.fetchOne(String.self, sql: "SELECT json_group_object(id, json(result)) FROM jobs WHERE batch = ?", arguments: [batch.name]) ?? "{}"
+        let results = jsonObject(
+            try db.fetchRows(sql: "SELECT id, result FROM jobs WHERE batch = ? ORDER BY id", arguments: [batch.name]).map { row in
+                (String(row["id"] as JobID), (row["result"] as String?).map(JSONText.minified))
+            })
         var summary = JSONObjectBuilder()
         summary.add("name", string: batch.name)
         summary.add("counts", raw: countsJSON(batch))

@@ -224,9 +224,9 @@ extension StoreSQL {
     }
 
     static func noteFailedDependency(_ db: some SQLTransaction, job: JobID, note: String) throws {
+        let notes = try db.fetchOne(String.self, sql: "SELECT failed_dependencies FROM jobs WHERE id = ?", arguments: [job])
         try db.execute(
-            sql: "UPDATE jobs SET failed_dependencies = json_insert(COALESCE(failed_dependencies, '[]'), '$[#]', json(?)) WHERE id = ?",
-            arguments: [note, job])
+            sql: "UPDATE jobs SET failed_dependencies = ? WHERE id = ?", arguments: [try OrderedJSON.appending(note, to: notes), job])
     }
 
     static func failedDependencyJSON(target: DependencyTarget, failure: FinishedJob?, groupFailure: String?) -> String {

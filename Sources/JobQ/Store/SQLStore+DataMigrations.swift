@@ -37,7 +37,7 @@ extension SQLStore {
         try await read { db in
             try db.fetchOne(JobID.self, sql: """
                     SELECT id FROM jobs WHERE executor = ? AND state IN ('scheduled', 'ready', 'running', 'failed')
-                    AND json_extract(payload, '$.migrator') = ? ORDER BY id LIMIT 1
+                    AND \(db.dialect.jsonText("payload", key: "migrator")) = ? ORDER BY id LIMIT 1
                     """,
                 arguments: [DataMigrationStep.executorName, name])
         }

@@ -65,17 +65,19 @@ extension StoreSQL {
         case .group(_, let subtree): jobs = subtree
         }
         let statement = try db.statement(sql: """
-                UPDATE workflow_groups SET succeeded = succeeded + (?2 = 'succeeded'), failed = failed + (?2 = 'failed'),
-                    cancelled = cancelled + (?2 = 'cancelled'), jobs_succeeded = jobs_succeeded + ?3,
+                UPDATE workflow_groups SET succeeded = succeeded + ?2, failed = failed + ?6,
+                    cancelled = cancelled + ?7, jobs_succeeded = jobs_succeeded + ?3,
                     jobs_failed = jobs_failed + ?4, jobs_cancelled = jobs_cancelled + ?5
                 WHERE id = ?1 AND state = 'running'
                 RETURNING on_failure, total, succeeded + failed + cancelled
                 """)
         statement.bind(1, group)
-        statement.bind(2, outcome.rawValue)
+        statement.bind(2, outcome == .succeeded ? 1 : 0)
         statement.bind(3, jobs.succeeded)
         statement.bind(4, jobs.failed)
         statement.bind(5, jobs.cancelled)
+        statement.bind(6, outcome == .failed ? 1 : 0)
+        statement.bind(7, outcome == .cancelled ? 1 : 0)
         // A group that already ended (failed, cancelled) no longer counts its members.
         guard try statement.step() else { return statement.reset() }
         let failFast = statement.string(0) == "fail"
@@ -152,7 +154,7 @@ extension StoreSQL {
     static func subtreeJobs(_ db: some SQLTransaction, group: Int64) throws -> SubtreeJobs {
         let rows = try db.fetchRows(sql: """
                 WITH RECURSIVE subtree(id) AS (
-                    SELECT ?1 UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
+                    SELECT CAST(?1 AS bigint) UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
                 SELECT state, COUNT(*) AS n FROM jobs WHERE group_id IN (SELECT id FROM subtree) GROUP BY state
                 """,
             arguments: [group])
@@ -172,7 +174,7 @@ extension StoreSQL {
     private static func cancelUnder(_ db: some SQLTransaction, group: Int64, reason: String, events: inout PendingEvents) throws -> [FinishedJob] {
         let subtree = """
             WITH RECURSIVE subtree(id) AS (
-                SELECT ?1 UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
+                SELECT CAST(?1 AS bigint) UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
             """
         let cancelledGroups = try db.fetchRows(sql: """
                 \(subtree)
@@ -231,16 +233,29 @@ extension StoreSQL {
 
     /// The group's direct members that did not succeed (at most 50), as a JSON array.
     private static func failuresJSON(_ db: some SQLTransaction, group: Int64) throws -> String {
-        try db.fetchOne(String.self, sql: """
-                SELECT json_group_array(json(item)) FROM (
-                    SELECT json_object('job', id, 'executor', executor, 'state', state, 'error', error) AS item, group_position AS p
-                    FROM jobs WHERE group_id = ?1 AND state IN ('dead', 'cancelled')
-                    UNION ALL
-                    SELECT json_object('group', id, 'path', path, 'state', state), position
-                    FROM workflow_groups WHERE parent_id = ?1 AND state IN ('failed', 'cancelled')
-                    ORDER BY p LIMIT 50)
+        let rows = try db.fetchRows(sql: """
+                SELECT 'job' AS kind, id, executor AS name, state, error, group_position AS p
+                FROM jobs WHERE group_id = ?1 AND state IN ('dead', 'cancelled')
+                UNION ALL
+                SELECT 'group', id, path, state, NULL, position
+                FROM workflow_groups WHERE parent_id = ?1 AND state IN ('failed', 'cancelled')
+                ORDER BY p LIMIT 50
                 """,
-            arguments: [group]) ?? "[]"
+            arguments: [group])
+        return jsonArray(raw: rows.map { row in
+            var item = JSONObjectBuilder()
+            if row["kind"] as String == "job" {
+                item.add("job", int: row["id"])
+                item.add("executor", string: row["name"])
+                item.add("state", string: row["state"])
+                item.add("error", raw: (row["error"] as String?).map(JSONText.string) ?? "null")
+            } else {
+                item.add("group", int: row["id"])
+                item.add("path", string: row["name"])
+                item.add("state", string: row["state"])
+            }
+            return item.text
+        })
     }
 
     /// Ends a workflow with its top group, writing its `workflow` event with its steps' counts.
@@ -249,12 +264,13 @@ extension StoreSQL {
             let row = try db.fetchRow(sql: "UPDATE workflows SET state = ?, finished_at = ?, error = ? WHERE id = ? AND state = 'running' RETURNING name",
                 arguments: [outcome.rawValue, events.now, error, id])
         else { return }
-        let counts = try db.fetchOne(String.self, sql: """
-                SELECT json_group_object(state, n) FROM (
+        let counts = jsonObject(
+            try db.fetchRows(sql: """
                     SELECT j.state, COUNT(*) AS n FROM workflow_groups g JOIN jobs j ON j.group_id = g.id
-                    WHERE g.workflow_id = ? GROUP BY j.state)
-                """,
-            arguments: [id]) ?? "{}"
+                    WHERE g.workflow_id = ? GROUP BY j.state ORDER BY j.state
+                    """,
+                arguments: [id]
+            ).map { ($0["state"], String($0["n"] as Int)) })
         var data = JSONObjectBuilder()
         data.add("name", string: row["name"])
         data.add("state", string: outcome.rawValue)
@@ -269,7 +285,9 @@ extension StoreSQL {
     /// payload under "previous", as the job is released.
     static func applyPreviousInput(_ db: some SQLTransaction, job: JobID, from reference: String) throws {
         let value = try memberResult(db, reference)
-        try db.execute(sql: "UPDATE jobs SET payload = json_set(payload, '$.previous', json(?)) WHERE id = ?", arguments: [value, job])
+        guard let payload = try db.fetchOne(String.self, sql: "SELECT payload FROM jobs WHERE id = ?", arguments: [job]) else { return }
+        try db.execute(
+            sql: "UPDATE jobs SET payload = ? WHERE id = ?", arguments: [try OrderedJSON.setting("previous", to: value, in: payload), job])
     }
 
     /// A member's result as JSON text: a job's result (null unless it succeeded); a sequence's

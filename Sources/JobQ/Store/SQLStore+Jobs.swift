@@ -324,8 +324,16 @@ extension StoreSQL {
         "[" + values.map(JSONText.string).joined(separator: ",") + "]"
     }
 
-    /// Job ids as a JSON array, for `id IN (SELECT value FROM json_each(?))`.
+    /// Job ids as a JSON array, for `id IN (\(dialect.integers(in: "?")))`.
     static func jsonArray(_ ids: some Sequence<JobID>) -> String {
         "[" + ids.map(String.init).joined(separator: ",") + "]"
+    }
+
+    /// Values that are JSON text already, as a JSON array.
+    static func jsonArray(raw elements: [String]) -> String { "[" + elements.joined(separator: ",") + "]" }
+
+    /// Members whose values are JSON text already (nil for null), as a JSON object.
+    static func jsonObject(_ members: [(key: String, value: String?)]) -> String {
+        "{" + members.map { JSONText.string($0.key) + ":" + ($0.value ?? "null") }.joined(separator: ",") + "}"
     }
 }

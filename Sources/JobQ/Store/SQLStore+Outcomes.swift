@@ -150,13 +150,10 @@ extension StoreSQL {
     /// Writes keys of a workflow's shared context, each on its own, so that members writing
     /// different keys never lose each other's writes.
     static func writeShared(_ db: some SQLTransaction, workflow: WorkflowID, _ writes: [SharedWrite]) throws {
-        let statement = try db.statement(sql: "UPDATE workflows SET context = json_set(context, ?, json(?)) WHERE id = ?")
-        for write in writes {
-            statement.bind(1, SharedWrite.path(of: write.key))
-            statement.bind(2, write.json)
-            statement.bind(3, workflow)
-            try statement.run()
-        }
+        guard let text = try db.fetchOne(String.self, sql: "SELECT context FROM workflows WHERE id = ?", arguments: [workflow]) else { return }
+        var context = try OrderedJSON.parse(text)
+        for write in writes { context.set(write.key, to: try OrderedJSON.parse(write.json)) }
+        try db.execute(sql: "UPDATE workflows SET context = ? WHERE id = ?", arguments: [context.text, workflow])
     }
 }
 

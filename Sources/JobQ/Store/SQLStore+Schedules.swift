@@ -44,7 +44,7 @@ extension SQLStore {
                 sql: """
                     INSERT INTO schedules (name, executor, payload, queue, priority, max_attempts, timeout, kind, start_at, every, times,
                         cron, time_zone, missed, catch_up_limit, paused, next_run_at, made, created_at, updated_at)
-                    VALUES (?, ?, json(?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?, ?)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?, ?)
                     ON CONFLICT (name) DO UPDATE SET executor = excluded.executor, payload = excluded.payload, queue = excluded.queue,
                         priority = excluded.priority, max_attempts = excluded.max_attempts, timeout = excluded.timeout,
                         kind = excluded.kind, start_at = excluded.start_at, every = excluded.every, times = excluded.times,
@@ -53,7 +53,7 @@ extension SQLStore {
                         updated_at = excluded.updated_at
                     """,
                 arguments: [
-                    schedule.name, request.executor, request.payloadJSON, options.queue, options.priority, options.maxAttempts,
+                    schedule.name, request.executor, JSONText.minified(request.payloadJSON), options.queue, options.priority, options.maxAttempts,
                     options.timeout?.inSeconds,
                 ] as SQLArguments + timing + [schedule.missed.rawValue, schedule.catchUpLimit, next, seconds, seconds])
             try StoreSQL.scheduleEvent(db, name: schedule.name, change: existed ? "replaced" : "added", now: seconds)

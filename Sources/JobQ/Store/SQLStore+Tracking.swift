@@ -37,7 +37,7 @@ extension SQLStore {
 
 extension StoreSQL {
     static func trackingSets(_ db: some SQLTransaction, name: String?) throws -> [TrackingSetStatus] {
-        let sets = try db.fetchRows(sql: "SELECT * FROM tracking_sets WHERE ?1 IS NULL OR name = ?1 ORDER BY name", arguments: [name])
+        let sets = try db.fetchRows(sql: "SELECT * FROM tracking_sets WHERE CAST(?1 AS text) IS NULL OR name = ?1 ORDER BY name", arguments: [name])
         return try sets.map { row in
             let setName: String = row["name"]
             let members = try db.fetchRows(sql: "SELECT kind, member, fresh FROM tracking_members WHERE set_name = ? ORDER BY kind, member",
@@ -70,11 +70,13 @@ extension StoreSQL {
             let waiting = try db.fetchOne(Int.self, sql: "SELECT COUNT(*) FROM tracking_members WHERE set_name = ? AND fresh = 0", arguments: [set]) ?? 0
             guard waiting == 0 else { continue }
             let round = try db.fetchOne(Int.self, sql: "UPDATE tracking_sets SET round = round + 1 WHERE name = ? RETURNING round", arguments: [set]) ?? 0
-            let results = try db.fetchOne(String.self, sql: """
-                    SELECT json_group_object(CASE kind WHEN 'job' THEN 'job:' || member ELSE member END, json(latest_result))
-                    FROM tracking_members WHERE set_name = ?
-                    """,
-                arguments: [set]) ?? "{}"
+            let results = jsonObject(
+                try db.fetchRows(sql: """
+                        SELECT CASE kind WHEN 'job' THEN 'job:' || member ELSE member END AS name, latest_result
+                        FROM tracking_members WHERE set_name = ? ORDER BY kind, member
+                        """,
+                    arguments: [set]
+                ).map { ($0["name"], ($0["latest_result"] as String?).map(JSONText.minified)) })
             try db.execute(sql: "UPDATE tracking_members SET fresh = 0 WHERE set_name = ?", arguments: [set])
             var data = JSONObjectBuilder()
             data.add("set", string: set)

@@ -110,11 +110,11 @@ extension WorkflowCompiler {
     }
 
     private func insertNode(_ node: TreeNode, tree: Int64, parent: Int64?, position: Int, path: String) throws -> Int64 {
-        let withObject = node.with.map { JSONValue.object($0).jsonText }
+        let withObject = node.with.map { JSONText.minified(JSONValue.object($0).jsonText) }
         let id = try db.fetchOne(Int64.self, sql: """
                 INSERT INTO tree_nodes (tree_id, parent_id, position, name, path, executor, each_pointer, with_object, on_failure,
                     queue, priority, max_attempts, timeout, leaf)
-                VALUES (?, ?, ?, ?, ?, ?, ?, json(?), ?, ?, ?, ?, ?, ?) RETURNING id
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
                 """,
             arguments: [
                 tree, parent, position, node.name, path, node.executor, node.each, withObject, node.onFailure.rawValue,
@@ -178,7 +178,7 @@ extension StoreSQL {
         for child in try nodes.children(db, of: node.id) {
             let inputs: [String]
             do {
-                inputs = try childInputs(db, result: result, child: child, parentJob: job.id)
+                inputs = try childInputs(result: result, child: child, parentJob: job.id)
             } catch let failure as TreeExpansionFailure {
                 work.append(try inserter.insertFailed(child, message: failure.message, parentJob: job.id, group: group, position: position, path: "\(path)/\(child.name)", events: &events))
                 position += 1
@@ -215,55 +215,41 @@ extension StoreSQL {
 
     /// The inputs of a child node's jobs, as JSON text: the parent's whole result, or each
     /// element of the array its `each` points at; `with` merged into each.
-    private static func childInputs(_ db: some SQLTransaction, result: String, child: TreeNodeRow, parentJob: JobID) throws -> [String] {
-        var values: [String]
+    private static func childInputs(result: String, child: TreeNodeRow, parentJob: JobID) throws -> [String] {
+        var values: [OrderedJSON]
+        let document: OrderedJSON
+        do {
+            document = try OrderedJSON.parse(result)
+        } catch {
+            throw TreeExpansionFailure(message: "the result of job \(parentJob) is not JSON (\(error))")
+        }
         if let each = child.each {
-            let path = try sqlitePath(db, document: result, pointer: each, parentJob: parentJob)
-            let type = try db.fetchOne(String.self, sql: "SELECT json_type(?, ?)", arguments: [result, path])
-            guard type == "array" else {
+            let pointer: JSONPointer
+            do {
+                pointer = try JSONPointer(each)
+            } catch {
+                throw TreeExpansionFailure(message: "'each': \(error.description)")
+            }
+            guard let found = document.value(at: pointer.tokens) else {
+                throw TreeExpansionFailure(message: "'each' \(JSONText.string(each)) points at nothing in the result of job \(parentJob)")
+            }
+            guard case .array(let elements) = found else {
                 throw TreeExpansionFailure(
-                    message: "'each' \(JSONText.string(each)) points at \(type.map { "a value of type \($0)" } ?? "nothing") in the result of job \(parentJob), "
+                    message: "'each' \(JSONText.string(each)) points at a value of type \(found.typeName) in the result of job \(parentJob), "
                         + "not at an array")
             }
-            values = try db.fetchAll(String.self, sql: "SELECT ?1 -> fullkey FROM json_each(?1, ?2) ORDER BY key", arguments: [result, path])
+            values = elements
         } else {
-            values = [result]
+            values = [document]
         }
-        if let with = child.withObject {
-            values = try values.map { value in
-                try db.fetchOne(String.self, sql: "SELECT json_patch(CASE WHEN json_type(?1) = 'object' THEN ?1 ELSE json_object('input', json(?1)) END, ?2)",
-                    arguments: [value, with]) ?? value
+        if let with = child.withObject, let patch = try? OrderedJSON.parse(with) {
+            values = values.map { value in
+                let base: OrderedJSON =
+                    if case .object = value { value } else { .object([.init(rawKey: "\"input\"", key: "input", value: value)]) }
+                return base.patched(with: patch)
             }
         }
-        return values
-    }
-
-    /// The SQLite JSON path of a JSON Pointer within `document`, walking it to tell members
-    /// from array indexes.
-    private static func sqlitePath(_ db: some SQLTransaction, document: String, pointer text: String, parentJob: JobID) throws -> String {
-        let pointer: JSONPointer
-        do {
-            pointer = try JSONPointer(text)
-        } catch {
-            throw TreeExpansionFailure(message: "'each': \(error.description)")
-        }
-        var path = "$"
-        for token in pointer.tokens {
-            let type = try db.fetchOne(String.self, sql: "SELECT json_type(?, ?)", arguments: [document, path])
-            if type == "object" {
-                path += ".\"\(token)\""
-            } else if type == "array", JSONPointer.isIndex(token) {
-                path += "[\(token)]"
-            } else {
-                path = ""
-                break
-            }
-        }
-        let found = path.isEmpty ? nil : try db.fetchOne(String.self, sql: "SELECT json_type(?, ?)", arguments: [document, path])
-        if found == nil {
-            throw TreeExpansionFailure(message: "'each' \(JSONText.string(text)) points at nothing in the result of job \(parentJob)")
-        }
-        return path
+        return values.map(\.text)
     }
 }
 
@@ -414,15 +400,22 @@ extension StoreSQL {
     /// The jobs of a tree that died or were cancelled (dead ones first, at most 50), as a JSON
     /// array of `{"job", "node", "state", "error"}`.
     private static func treeFailuresJSON(_ db: some SQLTransaction, group: Int64) throws -> String {
-        try db.fetchOne(String.self, sql: """
+        let rows = try db.fetchRows(sql: """
                 WITH RECURSIVE subtree(id) AS (
-                    SELECT ?1 UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
-                SELECT json_group_array(json(item)) FROM (
-                    SELECT json_object('job', j.id, 'node', n.path, 'state', j.state, 'error', j.error) AS item
-                    FROM jobs j JOIN tree_nodes n ON n.id = j.tree_node
-                    WHERE j.group_id IN (SELECT id FROM subtree) AND j.state IN ('dead', 'cancelled')
-                    ORDER BY j.state = 'cancelled', j.id LIMIT 50)
+                    SELECT CAST(?1 AS bigint) UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
+                SELECT j.id, n.path, j.state, j.error
+                FROM jobs j JOIN tree_nodes n ON n.id = j.tree_node
+                WHERE j.group_id IN (SELECT id FROM subtree) AND j.state IN ('dead', 'cancelled')
+                ORDER BY CASE WHEN j.state = 'cancelled' THEN 1 ELSE 0 END, j.id LIMIT 50
                 """,
-            arguments: [group]) ?? "[]"
+            arguments: [group])
+        return jsonArray(raw: rows.map { row in
+            var item = JSONObjectBuilder()
+            item.add("job", int: row["id"])
+            item.add("node", string: row["path"])
+            item.add("state", string: row["state"])
+            item.add("error", raw: (row["error"] as String?).map(JSONText.string) ?? "null")
+            return item.text
+        })
     }
 }

@@ -31,14 +31,14 @@ extension SQLStore {
                 sql: """
                     INSERT INTO triggers (event, task, executor, payload, queue, priority, max_attempts, timeout, depends_on, once, paused,
                         created_at, updated_at)
-                    VALUES (?, ?, ?, json(?), ?, ?, ?, ?, ?, ?, 0, ?, ?)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
                     ON CONFLICT (event, task) DO UPDATE SET executor = excluded.executor, payload = excluded.payload,
                         queue = excluded.queue, priority = excluded.priority, max_attempts = excluded.max_attempts,
                         timeout = excluded.timeout, depends_on = excluded.depends_on, once = excluded.once, paused = 0,
                         updated_at = excluded.updated_at
                     """,
                 arguments: [
-                    trigger.event, trigger.task, request.executor, request.payloadJSON, options.queue, options.priority, options.maxAttempts,
+                    trigger.event, trigger.task, request.executor, JSONText.minified(request.payloadJSON), options.queue, options.priority, options.maxAttempts,
                     options.timeout?.inSeconds, StoreSQL.jsonArray(trigger.dependsOn), trigger.once, seconds, seconds,
                 ])
             try StoreSQL.triggerEvent(db, event: trigger.event, task: trigger.task, change: existed ? "replaced" : "added", now: seconds)
@@ -93,7 +93,7 @@ extension SQLStore {
             if let dedupe, let earlier = try db.fetchRow(sql: "SELECT job_ids, emitted_at FROM trigger_emits WHERE event = ? AND dedupe = ?", arguments: [event, dedupe])
             {
                 if (earlier["emitted_at"] as Double) > seconds - StoreSQL.dedupeWindow {
-                    let ids = try db.fetchAll(JobID.self, sql: "SELECT value FROM json_each(?)", arguments: [earlier["job_ids"] as String])
+                    let ids = try JSONDecoder().decode([JobID].self, from: Data((earlier["job_ids"] as String).utf8))
                     let jobs = try ids.compactMap { id in
                         try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map { Job($0) }
                     }
@@ -104,7 +104,7 @@ extension SQLStore {
             var jobs: [Job] = []
             var jobOfTask: [String: JobID] = [:]
             for task in tasks {
-                let payload = try db.fetchOne(String.self, sql: "SELECT json_set(?, '$.event', json(?))", arguments: [task.payloadJSON, payloadJSON])!
+                let payload = try OrderedJSON.setting("event", to: payloadJSON, in: task.payloadJSON)
                 let options = JobOptions(
                     queue: task.queue, priority: task.priority, maxAttempts: task.maxAttempts, timeout: task.timeout,
                     name: "\(event)/\(task.task)", after: task.dependsOn.compactMap { jobOfTask[$0] })
@@ -118,7 +118,10 @@ extension SQLStore {
             let ids = "[" + jobs.map { String($0.id) }.joined(separator: ",") + "]"
             if let dedupe {
                 try db.execute(
-                    sql: "INSERT OR REPLACE INTO trigger_emits (event, dedupe, job_ids, emitted_at) VALUES (?, ?, ?, ?)",
+                    sql: """
+                        INSERT INTO trigger_emits (event, dedupe, job_ids, emitted_at) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (event, dedupe) DO UPDATE SET job_ids = excluded.job_ids, emitted_at = excluded.emitted_at
+                        """,
                     arguments: [event, dedupe, ids, seconds])
             }
             var data = JSONObjectBuilder()

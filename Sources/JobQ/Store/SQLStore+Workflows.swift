@@ -7,8 +7,8 @@ extension SQLStore {
         let steps = try WorkflowValidation.validate(workflow)
         let now = StoreSQL.now()
         return try await write(steps <= 100 ? .small : .large) { db in
-            let id = try db.fetchOne(WorkflowID.self, sql: "INSERT INTO workflows (name, state, context, created_at) VALUES (?, 'running', json(?), ?) RETURNING id",
-                arguments: [workflow.name, JSONValue.object(workflow.context).jsonText, now])!
+            let id = try db.fetchOne(WorkflowID.self, sql: "INSERT INTO workflows (name, state, context, created_at) VALUES (?, 'running', ?, ?) RETURNING id",
+                arguments: [workflow.name, JSONText.minified(JSONValue.object(workflow.context).jsonText), now])!
             var compiler = WorkflowCompiler(db: db, workflow: id, events: StoreSQL.PendingEvents(now: now))
             _ = try compiler.compile(workflow.root, parent: nil, position: 0, path: "$", waitsFor: [], tolerant: false)
             try db.execute(
@@ -26,15 +26,21 @@ extension SQLStore {
     func workflows(state: WorkflowState?, limit: Int, before: WorkflowID?) async throws -> [WorkflowSummary] {
         try await read { db in
             try db.fetchRows(sql: """
-                    SELECT w.*, (SELECT json_group_object(state, n) FROM (
-                        SELECT j.state, COUNT(*) AS n FROM workflow_groups g JOIN jobs j ON j.group_id = g.id
-                        WHERE g.workflow_id = w.id GROUP BY j.state)) AS counts
-                    FROM workflows w WHERE (?1 IS NULL OR w.state = ?1) AND (?2 IS NULL OR w.id < ?2)
+                    SELECT * FROM workflows w WHERE (CAST(?1 AS text) IS NULL OR w.state = ?1)
+                        AND (CAST(?2 AS bigint) IS NULL OR w.id < ?2)
                     ORDER BY w.id DESC LIMIT ?3
                     """,
                 arguments: [state?.rawValue, before, limit]
             ).map { row in
-                let counts = (try? JSONDecoder.jobq.decode([String: Int].self, from: Data((row["counts"] as String? ?? "{}").utf8))) ?? [:]
+                var counts: [String: Int] = [:]
+                for count in try db.fetchRows(sql: """
+                        SELECT j.state, COUNT(*) AS n FROM workflow_groups g JOIN jobs j ON j.group_id = g.id
+                        WHERE g.workflow_id = ? GROUP BY j.state
+                        """,
+                    arguments: [row["id"] as WorkflowID])
+                {
+                    counts[count["state"]] = count["n"]
+                }
                 return WorkflowSummary(
                     id: row["id"], name: row["name"], state: WorkflowState(rawValue: row["state"]) ?? .running, stepCounts: counts,
                     error: row["error"], createdAt: Date(timeIntervalSince1970: row["created_at"]),

@@ -6,10 +6,6 @@ struct SharedWrite: Sendable, Hashable {
     let key: String
     let json: String
 
-    /// The SQLite JSON path of a top-level key. Keys are checked by ``validate(_:)`` first: a
-    /// double quote cannot be written inside a quoted path label.
-    static func path(of key: String) -> String { "$.\"\(key)\"" }
-
     static func validate(_ key: String) throws(JobQueueError) {
         guard !key.isEmpty, key.count <= 200, !key.contains("\""), !key.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
             throw .invalidInput(

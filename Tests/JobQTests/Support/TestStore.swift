@@ -1,5 +1,5 @@
 import Foundation
-import JobQ
+@testable import JobQ
 import JobQPostgres
 import Synchronization
 import Testing
@@ -56,5 +56,20 @@ actor PostgresTestDatabases {
 
     private static func suffix() -> String {
         UUID().uuidString.prefix(13).lowercased().replacingOccurrences(of: "-", with: "")
+    }
+}
+
+extension JobQueue {
+    /// Rows of a query on whichever store the queue has, for tests that look at what was
+    /// stored beyond the public API.
+    func storedRows(_ sql: String, _ arguments: SQLArguments = []) async throws -> [SQLRow] {
+        guard let store = store as? any SQLStore else { throw JobQueueError.invalidState("not an SQL store") }
+        return try await store.rows(sql, arguments)
+    }
+}
+
+extension SQLStore {
+    fileprivate func rows(_ sql: String, _ arguments: SQLArguments) async throws -> [SQLRow] {
+        try await read { db in try db.fetchRows(sql: sql, arguments: arguments) }
     }
 }

@@ -162,6 +162,14 @@ package enum SQLDialect: Sendable {
         }
     }
 
+    /// The text of a top-level member of the JSON object in `column`: `column ->> key`.
+    package func jsonText(_ column: String, key: String) -> String {
+        switch self {
+        case .sqlite: "json_extract(\(column), '$.\(key)')"
+        case .postgres: "(\(column) ->> '\(key)')"
+        }
+    }
+
     /// Names the index a query must walk, where the dialect lets a query name it (SQLite's
     /// planner otherwise picks a worse one for a few of jobq's queries).
     package func indexedBy(_ index: String) -> String {
