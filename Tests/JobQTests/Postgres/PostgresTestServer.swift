@@ -41,8 +41,17 @@ enum PostgresTestServer {
 
     static func execute(_ settings: PostgresSettings, _ sql: String) async throws {
         let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
-        defer { Task { try? await connection.close() } }
-        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+            try await connection.close()
+        } catch {
+            try? await connection.close()
+            throw ServerError(description: "\(sql): \(PostgresConnector.explain(error))")
+        }
+    }
+
+    struct ServerError: Error, CustomStringConvertible {
+        let description: String
     }
 
     static func rows<each Column: PostgresDecodable & Sendable>(

@@ -33,24 +33,42 @@ enum TestStore: String, Sendable, CustomTestStringConvertible {
     }
 }
 
-/// Creates a database per test from a template migrated once per test process.
+/// Creates a database per test from a template migrated once per test process. Creations run
+/// one at a time: PostgreSQL refuses to copy a template while another session uses it.
 actor PostgresTestDatabases {
     static let shared = PostgresTestDatabases()
-    private var template: String?
+    private var template: Task<String, any Error>?
+    private var previous: Task<Void, Never>?
 
     func fresh() async throws -> PostgresSettings {
         let admin = try PostgresSettings(url: try #require(PostgresTestServer.url))
-        if template == nil {
-            let name = "jobq_tpl_" + Self.suffix()
-            try await PostgresTestServer.execute(admin, "CREATE DATABASE \(name)")
+        let template = self.template ?? Task {
             var settings = admin
-            settings.database = name
+            settings.database = "jobq_tpl_" + Self.suffix()
+            try await PostgresTestServer.execute(admin, "CREATE DATABASE \(settings.database)")
             try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger)
-            template = name
+            // No connections (autovacuum's included) while it is copied.
+            try await PostgresTestServer.execute(admin, "ALTER DATABASE \(settings.database) WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
+            return settings.database
         }
+        self.template = template
         var settings = admin
         settings.database = "jobq_c_" + Self.suffix()
-        try await PostgresTestServer.execute(admin, "CREATE DATABASE \(settings.database) TEMPLATE \(template!)")
+        let before = previous
+        let creation = Task { [settings] in
+            await before?.value
+            let name = try await template.value
+            // A session that just left the template may take a moment to end.
+            for attempt in 1...20 {
+                do {
+                    return try await PostgresTestServer.execute(admin, "CREATE DATABASE \(settings.database) TEMPLATE \(name)")
+                } catch let error as PostgresTestServer.ServerError where error.description.contains("55006") && attempt < 20 {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+        }
+        previous = Task { _ = await creation.result }
+        try await creation.value
         return settings
     }
 
