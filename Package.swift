@@ -17,6 +17,11 @@ let package = Package(
         .library(name: "JobQPostgres", targets: ["JobQPostgres"]),
         .executable(name: "jobq", targets: ["JobQCLI"]),
     ],
+    traits: [
+        // `--traits Postgres` gives the `jobq` binary `--db postgres://...`. Off by default, so
+        // that `swift run jobq demo` never builds postgres-nio.
+        .trait(name: "Postgres", description: "The jobq command line opens PostgreSQL stores (builds postgres-nio)."),
+    ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -65,6 +70,7 @@ let package = Package(
             name: "JobQCLI",
             dependencies: [
                 "JobQ",
+                .target(name: "JobQPostgres", condition: .when(traits: ["Postgres"])),
                 "CSQLiteTuning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // The raw-SQLite baseline of `jobq bench` uses the C API directly.
@@ -92,7 +98,10 @@ let package = Package(
         // producers enqueue; checks nothing is lost or done twice. `swift run -c release jobq-chaos`.
         .executableTarget(
             name: "jobq-chaos",
-            dependencies: ["JobQ", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "JobQ", "JobQPostgres", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/Helpers/Chaos"
         ),
         // Fuzzing the parsers of outside text; replays Tests/Fuzz/corpus when built normally.

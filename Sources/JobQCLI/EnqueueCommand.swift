@@ -115,7 +115,7 @@ struct EnqueueCommand: AsyncParsableCommand {
 
     func run() async throws {
         let requests = try makeRequests()
-        let queue = try store.open()
+        let queue = try await store.open()
         let outcomes = try await queue.enqueueReportingDuplicates(contentsOf: requests)
         for outcome in outcomes {
             let job = outcome.job

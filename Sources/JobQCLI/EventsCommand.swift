@@ -49,7 +49,7 @@ struct EventsCommand: AsyncParsableCommand {
             do { kindSet.insert(try EventKind(parsing: text)) } catch { throw CLIError.usage("--kind: \(error.description)") }
         }
         let filter = EventFilter(jobIDs: Set(jobs), executor: executor, queue: queue, batch: batch, workflow: workflow, kinds: kindSet)
-        let jobQueue = try store.open()
+        let jobQueue = try await store.open()
         if follow {
             for try await event in jobQueue.events(filter, since: since) { emit(event) }
             return

@@ -27,7 +27,7 @@ struct ListCommand: AsyncParsableCommand {
     func run() async throws {
         let state = try self.state.map { try parseState($0, option: "--state") }
         guard limit >= 0 else { throw CLIError.usage("--limit must not be negative, got \(limit)") }
-        let queue = try store.open()
+        let queue = try await store.open()
         let jobs = try await queue.jobs(queue: self.queue, state: state, limit: limit, after: after)
         if json {
             for job in jobs { print(job.jsonLine) }
@@ -58,7 +58,7 @@ struct ShowCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let queue = try store.open()
+        let queue = try await store.open()
         guard let job = try await queue.job(id) else {
             throw CLIError(message: "no job with id \(id); list jobs with `jobq list`", exitCode: .notFound)
         }

@@ -2,6 +2,10 @@ import ArgumentParser
 import Foundation
 import JobQ
 
+#if Postgres
+import JobQPostgres
+#endif
+
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
@@ -27,12 +31,12 @@ struct MigrateStatusCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let status = try JobQueue.schemaStatus(path: store.path)
+        let status = try await schemaStatus()
         if json {
             print(try encodeJSON(status))
             return
         }
-        print("store:           \(status.path)")
+        print("store:           \(store.location.description)")
         print("schema version:  \(status.currentVersion) (this jobq: \(status.latestVersion))")
         if status.pending.isEmpty {
             print("pending:         none")
@@ -47,6 +51,26 @@ struct MigrateStatusCommand: AsyncParsableCommand {
                 let behind = migrator.version < migrator.targetVersion ? " (behind)" : ""
                 print("  \(migrator.name): version \(migrator.version) of \(migrator.targetVersion)\(behind)")
             }
+        }
+    }
+
+    private func schemaStatus() async throws -> SchemaStatus {
+        switch store.location {
+        case .file(let path):
+            return try JobQueue.schemaStatus(path: path)
+        case .postgres(let url):
+            #if Postgres
+            let settings = try PostgresSettings(url: url)
+            let (version, pending) = try await PostgresSchema.pending(settings, logger: postgresLogger)
+            // Data migrators are recorded in the store's tables, which exist once it is migrated.
+            let migrators = pending.isEmpty
+                ? try await JobQueue(postgres: settings, migrations: .refuseIfPending, logger: postgresLogger).dataMigrators() : []
+            return SchemaStatus(
+                path: store.location.description, currentVersion: version, latestVersion: PostgresSchema.latestVersion, applied: [],
+                pending: pending, dataMigrators: migrators)
+            #else
+            throw StoreLocation.withoutPostgres(url)
+            #endif
         }
     }
 }
@@ -68,7 +92,7 @@ struct MigrateUpCommand: AsyncParsableCommand {
     var noBackup = false
 
     func run() async throws {
-        let report = try JobQueue.migrateSchema(path: store.path, to: to, backup: !noBackup, dryRun: dryRun)
+        let report = try await migrate()
         if report.migrations.isEmpty {
             print("schema is at version \(report.fromVersion); nothing to do")
             return
@@ -79,6 +103,34 @@ struct MigrateUpCommand: AsyncParsableCommand {
         print(dryRun
             ? "dry run: the store stays at version \(report.fromVersion); \(report.toVersion) after `jobq migrate up`"
             : "schema is at version \(report.toVersion) (was \(report.fromVersion))")
+    }
+
+    private func migrate() async throws -> SchemaMigrationReport {
+        switch store.location {
+        case .file(let path):
+            return try JobQueue.migrateSchema(path: path, to: to, backup: !noBackup, dryRun: dryRun)
+        case .postgres(let url):
+            #if Postgres
+            let settings = try PostgresSettings(url: url)
+            if let to, to != PostgresSchema.latestVersion {
+                throw CLIError.usage(
+                    "--to \(to): a PostgreSQL store migrates to this jobq's latest version (\(PostgresSchema.latestVersion)) only; "
+                        + "leave --to out")
+            }
+            let (version, pending) = try await PostgresSchema.pending(settings, logger: postgresLogger)
+            if dryRun || pending.isEmpty {
+                return SchemaMigrationReport(
+                    fromVersion: version, toVersion: pending.isEmpty ? version : PostgresSchema.latestVersion, migrations: pending,
+                    backupPath: nil, dryRun: dryRun)
+            }
+            // No backup file: a database server's backups are its own (pg_dump, base backups).
+            let report = try await PostgresSchema.migrate(settings, logger: postgresLogger)
+            return SchemaMigrationReport(
+                fromVersion: report.fromVersion, toVersion: report.toVersion, migrations: report.applied, backupPath: nil, dryRun: false)
+            #else
+            throw StoreLocation.withoutPostgres(url)
+            #endif
+        }
     }
 }
 

@@ -123,7 +123,7 @@ struct ScheduleShowCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object.") var json = false
 
     func run() async throws {
-        let queue = try store.open()
+        let queue = try await store.open()
         guard let schedule = try await queue.schedule(name) else {
             throw CLIError(message: "no schedule named '\(name)'; list schedules with `jobq schedule list`", exitCode: .notFound)
         }

@@ -13,7 +13,7 @@ struct StatusCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let queue = try store.open()
+        let queue = try await store.open()
         let status = try await queue.status()
         if json {
             print(try encodeJSON(status))
@@ -25,7 +25,7 @@ struct StatusCommand: AsyncParsableCommand {
             rows.append([entry.name, entry.paused ? "yes" : "no"] + states.map { String(entry.counts[$0] ?? 0) })
         }
         if status.queues.isEmpty {
-            print("no jobs yet in \(store.path); add one with `jobq enqueue sum --param a=1 --param b=2`")
+            print("no jobs yet in \(store.location.description); add one with `jobq enqueue sum --param a=1 --param b=2`")
         } else {
             print(Table.render(rows))
         }

@@ -2,25 +2,87 @@ import ArgumentParser
 import Foundation
 import JobQ
 
+#if Postgres
+import JobQPostgres
+import Logging
+#endif
+
 /// The options every command that touches a store takes.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The store file.", discussion: "Default: $JOBQ_DB, else ./jobq.sqlite.", valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store: an SQLite file, or a PostgreSQL URL (postgres://user@host:port/database).",
+            discussion: "Default: $JOBQ_DB, else ./jobq.sqlite.", valueName: "path-or-url"))
     var db: String?
 
-    @Flag(name: .long, help: "Sync every commit to disk (synchronous=FULL): survives power loss, costs an fsync per commit.")
+    @Flag(name: .long, help: "Sync every commit to disk (synchronous=FULL): survives power loss, costs an fsync per commit. SQLite only.")
     var durable = false
 
     @Flag(help: "Refuse to open a store that needs schema migrations (run `jobq migrate up` first) instead of migrating it.")
     var requireMigrated = false
 
+    /// What --db (or $JOBQ_DB) says, as given.
     var path: String {
         if let db { return db }
         if let env = ProcessInfo.processInfo.environment["JOBQ_DB"], !env.isEmpty { return env }
         return "./jobq.sqlite"
     }
 
-    func open() throws -> JobQueue {
-        try JobQueue(path: path, durability: durable ? .full : .normal, migrations: requireMigrated ? .refuseIfPending : .applyPending)
+    var location: StoreLocation { StoreLocation(path) }
+
+    func open() async throws -> JobQueue {
+        let migrations: SchemaMigrationPolicy = requireMigrated ? .refuseIfPending : .applyPending
+        switch location {
+        case .file(let path):
+            return try JobQueue(path: path, durability: durable ? .full : .normal, migrations: migrations)
+        case .postgres(let url):
+            #if Postgres
+            return try await JobQueue(postgres: url, migrations: migrations, logger: postgresLogger)
+            #else
+            throw StoreLocation.withoutPostgres(url)
+            #endif
+        }
+    }
+}
+
+#if Postgres
+/// postgres-nio's own logging stays quiet unless something is wrong.
+let postgresLogger: Logger = {
+    var logger = Logger(label: "jobq.postgres")
+    logger.logLevel = .warning
+    return logger
+}()
+#endif
+
+/// Where a store lives: a file, or a PostgreSQL database named by a URL.
+enum StoreLocation {
+    case file(String)
+    case postgres(String)
+
+    init(_ text: String) {
+        let lowered = text.lowercased()
+        self = lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") ? .postgres(text) : .file(text)
+    }
+
+    /// The location for messages: a URL without its password.
+    var description: String {
+        switch self {
+        case .file(let path): path
+        case .postgres(let url): Self.redacted(url)
+        }
+    }
+
+    static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url) else { return "postgres://…" }
+        if components.password != nil { components.password = "***" }
+        return components.string ?? "postgres://…"
+    }
+
+    static func withoutPostgres(_ url: String) -> CLIError {
+        CLIError.usage(
+            "--db \(redacted(url)): this jobq was built without PostgreSQL support; build it with "
+                + "`swift build -c release --traits Postgres` (see README, \"PostgreSQL\")")
     }
 }
 

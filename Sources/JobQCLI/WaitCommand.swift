@@ -22,7 +22,7 @@ struct WaitCommand: AsyncParsableCommand {
     func run() async throws {
         guard ids.isEmpty != (workflow == nil) else { throw CLIError.usage("name job ids or --workflow ID (one of the two)") }
         let limit = try timeout.map { try parseDuration($0, option: "--timeout") }
-        let queue = try store.open()
+        let queue = try await store.open()
         let deadline = limit.map { ContinuousClock.now + $0 }
         let output = TerminalOutput.shared
         if let workflow {

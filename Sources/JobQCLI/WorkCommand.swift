@@ -59,7 +59,7 @@ struct WorkCommand: AsyncParsableCommand {
             throw CLIError.usage("--queue names must not be empty, got '\(empty)'")
         }
         CLILogging.bootstrap
-        let queue = try store.open()
+        let queue = try await store.open()
         let logger = Logger(label: "jobq.worker")
         let pool = WorkerPool(
             queue: queue, queues: queueNames, concurrency: concurrency,

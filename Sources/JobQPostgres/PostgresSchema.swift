@@ -57,6 +57,22 @@ public enum PostgresSchema {
         }
     }
 
+    /// The database's schema version and the file names of the migrations it lacks, after
+    /// refusing a newer or edited schema.
+    public static func pending(
+        _ settings: PostgresSettings, logger: Logger = Logger(label: "jobq.postgres")
+    ) async throws -> (version: Int, pending: [String]) {
+        let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
+        do {
+            let (version, pending) = try await check(on: connection, logger: logger)
+            try? await connection.close()
+            return (version, pending.map(\.name))
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
     /// The key of the advisory lock the migration holds: "jobq" in ASCII, so that it does not
     /// collide with an application's own small numbers.
     static let lockKey: Int64 = 0x6A6F_6271

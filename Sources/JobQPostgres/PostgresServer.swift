@@ -1,8 +1,6 @@
 import Foundation
 import JobQ
 import Logging
-import NIOCore
-import NIOPosix
 import PostgresNIO
 import Synchronization
 
@@ -110,7 +108,7 @@ private final class SessionSlot: @unchecked Sendable {
         let connection: PostgresConnection
         do {
             connection = try PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: try connector.configuration(), id: Self.ids.next(),
+                on: PostgresConnection.defaultEventLoopGroup.any(), configuration: try connector.configuration(), id: Self.ids.next(),
                 logger: connector.logger
             ).wait()
         } catch let error as JobQueueError {

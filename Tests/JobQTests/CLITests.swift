@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import JobQPostgres
 import Testing
 
 @testable import JobQ
@@ -22,9 +23,8 @@ struct CLITests {
         return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
     }
 
-    @Test func enqueueWorkAndShowEachBuiltinExecutor() async throws {
-        let store = try TemporaryStore()
-        let db = store.path
+    @Test(arguments: TestStore.all) func enqueueWorkAndShowEachBuiltinExecutor(kind: TestStore) async throws {
+        let db = try await kind.location()
         func enqueue(_ arguments: [String]) async throws -> String {
             let result = try await CLI.run(["enqueue"] + arguments, db: db)
             try #require(result.status == 0, "enqueue \(arguments) failed: \(result.stderr)")
@@ -97,12 +97,12 @@ struct CLITests {
         #expect(jobs[0]["priority"] as? Int == 3)
     }
 
-    @Test func statusCountsByQueueAndState() async throws {
-        let store = try TemporaryStore()
-        try await CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=1"], db: store.path)
-        try await CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=1", "--queue", "q2", "--delay", "1h"], db: store.path)
-        try await CLI.run(["pause", "q2"], db: store.path)
-        let status = try await CLI.run(["status", "--json"], db: store.path)
+    @Test(arguments: TestStore.all) func statusCountsByQueueAndState(kind: TestStore) async throws {
+        let db = try await kind.location()
+        try await CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=1"], db: db)
+        try await CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=1", "--queue", "q2", "--delay", "1h"], db: db)
+        try await CLI.run(["pause", "q2"], db: db)
+        let status = try await CLI.run(["status", "--json"], db: db)
         #expect(status.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
         let queues = try #require(object["queues"] as? [[String: Any]])
@@ -110,14 +110,13 @@ struct CLITests {
         #expect((queues[0]["counts"] as? [String: Int])?["ready"] == 1)
         #expect((queues[1]["counts"] as? [String: Int])?["scheduled"] == 1)
         #expect(queues[1]["paused"] as? Bool == true)
-        let text = try await CLI.run(["status"], db: store.path)
+        let text = try await CLI.run(["status"], db: db)
         #expect(text.stdout.contains("QUEUE"))
         #expect(text.stdout.contains("no live workers"))
     }
 
-    @Test func operatorCommandsAndTheirExitCodes() async throws {
-        let store = try TemporaryStore()
-        let db = store.path
+    @Test(arguments: TestStore.all) func operatorCommandsAndTheirExitCodes(kind: TestStore) async throws {
+        let db = try await kind.location()
         let id = try await CLI.run(["enqueue", "fail", "--max-attempts", "1"], db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await CLI.run(["work", "--until-empty"], db: db).status == 0)
         #expect(try await Self.job(db, id)["state"] as? String == "dead")
@@ -208,5 +207,38 @@ struct WorkUntilFinishedTests {
         let both = try await CLI.run(["work", "--until-empty", "--until-finished"], db: db)
         #expect(both.status == 2)
         #expect(both.stderr.contains("not both"))
+    }
+}
+
+/// `--db postgres://...` on the command line (the binary is built with the Postgres trait).
+@Suite("jobq command line on PostgreSQL URLs")
+struct CLIPostgresURLTests {
+    /// A server that is not there: the error names the server and never the password, and the
+    /// exit status says the store is unavailable.
+    @Test func anUnreachableServerIsReportedWithoutThePassword() async throws {
+        let result = try await CLI.run(["status"], db: "postgres://someone:s3cret-pw@127.0.0.1:1/nowhere")
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("postgres://someone@127.0.0.1:1/nowhere"), "\(result.stderr)")
+        #expect(!result.stderr.contains("s3cret-pw") && !result.stdout.contains("s3cret-pw"))
+    }
+
+    /// `jobq migrate status` and `up` on a new database: one migration pending, then applied.
+    @Test(.enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
+    func migrateStatusAndUpOnANewDatabase() async throws {
+        let admin = try PostgresSettings(url: try #require(PostgresTestServer.url))
+        var settings = admin
+        settings.database = "jobq_cli_" + UUID().uuidString.prefix(8).lowercased()
+        try await PostgresTestServer.execute(admin, "CREATE DATABASE \(settings.database)")
+        let url = settings.description
+        let before = try await CLI.run(["migrate", "status", "--json"], db: url)
+        #expect(before.status == 0, "\(before.stderr)")
+        let status = try #require(try JSONSerialization.jsonObject(with: Data(before.stdout.utf8)) as? [String: Any])
+        #expect(status["currentVersion"] as? Int == 0 && (status["pending"] as? [String])?.count == PostgresSchema.latestVersion)
+        let dry = try await CLI.run(["migrate", "up", "--dry-run"], db: url)
+        #expect(dry.stdout.contains("would apply 0001_create_store.sql"), "\(dry.stdout)\(dry.stderr)")
+        let up = try await CLI.run(["migrate", "up"], db: url)
+        #expect(up.status == 0 && up.stdout.contains("applied 0001_create_store.sql"), "\(up.stdout)\(up.stderr)")
+        let again = try await CLI.run(["migrate", "up"], db: url)
+        #expect(again.stdout.contains("nothing to do"))
     }
 }

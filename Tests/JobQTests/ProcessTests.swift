@@ -103,7 +103,7 @@ struct ProcessTests {
     @Test func sigtermLetsTheRunningJobFinishAndExitsZero() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        let (id, worker, _) = try await Self.workerRunningASleep(store, seconds: 0.8, workerArguments: ["--grace", "10s"])
+        let (id, worker, _) = try await Self.workerRunningASleep(store, seconds: 3, workerArguments: ["--grace", "10s"])
         kill(worker.processIdentifier, SIGTERM)
         await worker.wait()
         #expect(worker.terminationReason == .exit)

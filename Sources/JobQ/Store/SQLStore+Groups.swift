@@ -285,9 +285,15 @@ extension StoreSQL {
     /// payload under "previous", as the job is released.
     static func applyPreviousInput(_ db: some SQLTransaction, job: JobID, from reference: String) throws {
         let value = try memberResult(db, reference)
-        guard let payload = try db.fetchOne(String.self, sql: "SELECT payload FROM jobs WHERE id = ?", arguments: [job]) else { return }
-        try db.execute(
-            sql: "UPDATE jobs SET payload = ? WHERE id = ?", arguments: [try OrderedJSON.setting("previous", to: value, in: payload), job])
+        let read = try db.statement(sql: "SELECT payload FROM jobs WHERE id = ?")
+        read.bind(1, job)
+        guard try read.step() else { return read.reset() }
+        let payload = read.string(0)
+        read.reset()
+        let update = try db.statement(sql: "UPDATE jobs SET payload = ? WHERE id = ?")
+        update.bind(1, try OrderedJSON.setting("previous", to: value, in: payload))
+        update.bind(2, job)
+        try update.run()
     }
 
     /// A member's result as JSON text: a job's result (null unless it succeeded); a sequence's

@@ -20,6 +20,18 @@ public struct SchemaStatus: Sendable, Hashable, Codable {
     /// File names of the migrations the store lacks, in the order they would run.
     public var pending: [String]
     public var dataMigrators: [DataMigratorStatus]
+
+    package init(
+        path: String, currentVersion: Int, latestVersion: Int, applied: [AppliedSchemaMigration], pending: [String],
+        dataMigrators: [DataMigratorStatus]
+    ) {
+        self.path = path
+        self.currentVersion = currentVersion
+        self.latestVersion = latestVersion
+        self.applied = applied
+        self.pending = pending
+        self.dataMigrators = dataMigrators
+    }
 }
 
 /// What ``JobQueue/migrateSchema(path:to:backup:dryRun:)`` did, or would do.
@@ -30,6 +42,14 @@ public struct SchemaMigrationReport: Sendable, Hashable, Codable {
     public var migrations: [String]
     public var backupPath: String?
     public var dryRun: Bool
+
+    package init(fromVersion: Int, toVersion: Int, migrations: [String], backupPath: String?, dryRun: Bool) {
+        self.fromVersion = fromVersion
+        self.toVersion = toVersion
+        self.migrations = migrations
+        self.backupPath = backupPath
+        self.dryRun = dryRun
+    }
 }
 
 extension JobQueue {

@@ -199,6 +199,7 @@ extension OrderedJSON {
             let start = index
             index += 1
             var escaped = false
+            var hasEscapes = false
             while index < bytes.count {
                 let byte = bytes[index]
                 index += 1
@@ -206,8 +207,11 @@ extension OrderedJSON {
                     escaped = false
                 } else if byte == UInt8(ascii: "\\") {
                     escaped = true
+                    hasEscapes = true
                 } else if byte == UInt8(ascii: "\"") {
                     let raw = String(decoding: bytes[start..<index], as: UTF8.self)
+                    // Most strings have no escapes: their value is their text.
+                    guard hasEscapes else { return (raw, String(decoding: bytes[(start + 1)..<(index - 1)], as: UTF8.self)) }
                     let value = (try? JSONDecoder().decode(String.self, from: Data(raw.utf8))) ?? String(raw.dropFirst().dropLast())
                     return (raw, value)
                 }

@@ -27,6 +27,13 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Instead of the workloads: what each of jobq's promises costs SQLite (jobq's statements run raw without the event rows, without the result, without each index a job passes through), beside the minimal raw queue and jobq itself.")
     var breakdown = false
 
+    @Option(
+        help: ArgumentHelp(
+            "A PostgreSQL database to bench (postgres://...) instead of scratch SQLite files.",
+            discussion: "It must hold no jobs: the bench fills and empties it. Needs a jobq built with --traits Postgres.",
+            valueName: "url"))
+    var db: String?
+
     @Option(help: "Jobs for the one-at-a-time enqueue.") var enqueueJobs: Int?
     @Option(help: "Jobs for the bulk enqueue.") var bulkJobs: Int?
     @Option(help: "Jobs per drain.") var drainJobs: Int?
@@ -56,6 +63,17 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let db {
+            guard case .postgres(let url) = StoreLocation(db) else {
+                throw CLIError.usage("--db: the bench takes a PostgreSQL URL (postgres://...); on SQLite it uses scratch files of its own")
+            }
+            #if Postgres
+            try output(try await postgresBench(url: url))
+            return
+            #else
+            throw StoreLocation.withoutPostgres(url)
+            #endif
+        }
         let enqueueCount = try size(enqueueJobs, 3_000, 300)
         let bulkCount = try size(bulkJobs, 100_000, 5_000)
         let drainCount = try size(drainJobs, 50_000, 1_000)

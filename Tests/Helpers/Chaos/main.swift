@@ -10,12 +10,17 @@
 // and exits 1 if any promise was broken.
 //
 //   swift run -c release jobq-chaos --jobs 20000 [--workers 4] [--producers 2] [--kill-every-ms 300] [--emits N]
+//       [--db postgres://user@host:port/database]
 //
-// It runs the `jobq` binary next to itself (build it first: `swift build -c release`).
+// It runs the `jobq` binary next to itself (build it first: `swift build -c release --traits
+// Postgres`). With --db, the store is that PostgreSQL database (empty, or made empty by the
+// caller) instead of a new SQLite file; every check is the same.
 
 import Foundation
 import GRDB
 import JobQ
+import JobQPostgres
+import Synchronization
 
 struct Options {
     var jobs = 2000
@@ -25,6 +30,8 @@ struct Options {
     var seed: UInt64 = 7
     /// Emits per emitter (each also enqueues one unique job); default jobs / 250, at least 20.
     var emits: Int?
+    /// A PostgreSQL URL to run against instead of a new SQLite file.
+    var postgres: String?
 
     init(_ arguments: [String]) {
         var index = 1
@@ -37,6 +44,7 @@ struct Options {
             case "--kill-every-ms": killEvery = Int(value) ?? killEvery
             case "--seed": seed = UInt64(value) ?? seed
             case "--emits": emits = Int(value)
+            case "--db": postgres = value
             default: break
             }
             index += 2
@@ -48,7 +56,8 @@ let options = Options(CommandLine.arguments)
 let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("jobq").path
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-chaos-\(UUID().uuidString.prefix(8))")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-let db = directory.appendingPathComponent("chaos.sqlite").path
+let db = options.postgres ?? directory.appendingPathComponent("chaos.sqlite").path
+let onPostgres = options.postgres != nil
 
 func run(_ arguments: [String], log: String) -> Process {
     let process = Process()
@@ -136,8 +145,8 @@ for (task, extra) in [
 }
 func emitter(_ number: Int) throws -> Process {
     let script = (0..<emits).map { index in
-        "\(binary) --db \(db) emit chaos.event --dedupe e-\(index) >> \(directory.path)/emitted-\(number).txt || exit 1\n"
-            + "\(binary) --db \(db) enqueue sleep --payload '{\"seconds\": 0.05}' --max-attempts 10 --unique chaos-u-\(index % 5) "
+        "\(binary) --db '\(db)' emit chaos.event --dedupe e-\(index) >> \(directory.path)/emitted-\(number).txt || exit 1\n"
+            + "\(binary) --db '\(db)' enqueue sleep --payload '{\"seconds\": 0.05}' --max-attempts 10 --unique chaos-u-\(index % 5) "
             + ">> \(directory.path)/unique-\(number).txt || exit 1"
     }.joined(separator: "\n")
     let process = Process()
@@ -170,7 +179,7 @@ for producer in 0..<options.producers {
         try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
         files.append(path)
     }
-    let script = files.map { "\(binary) --db \(db) enqueue --file \($0) >> \(directory.path)/acked-\(producer).txt || exit 1" }.joined(separator: "\n")
+    let script = files.map { "\(binary) --db '\(db)' enqueue --file \($0) >> \(directory.path)/acked-\(producer).txt || exit 1" }.joined(separator: "\n")
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
     process.arguments = ["-c", script]
@@ -192,10 +201,13 @@ func ids(in file: String) -> [Int64] {
 func acknowledged() -> [Int64] {
     (0..<options.producers).flatMap { ids(in: "acked-\($0).txt") }
 }
-let store = try DatabaseQueue(path: db, configuration: { var c = Configuration(); c.readonly = true; c.busyMode = .timeout(10); return c }())
+let store: any ChaosReader = onPostgres ? try PostgresReader(url: db) : try SQLiteReader(path: db)
 func unfinished() throws -> Int {
-    try store.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM jobs WHERE state NOT IN ('succeeded', 'dead', 'cancelled')") ?? 0 }
+    try store.int("SELECT COUNT(*) FROM jobs WHERE state NOT IN ('succeeded', 'dead', 'cancelled')") ?? 0
 }
+// A follower of the event feed through jobq's API, from the start to the end: ids follow commit
+// order, so resuming after the last id seen must miss none.
+let follower = EventFollower(db: db, onPostgres: onPostgres)
 var batchClosed = false
 while true {
     Thread.sleep(forTimeInterval: Double(options.killEvery) / 1000 * Double.random(in: 0.5...1.5, using: &random))
@@ -209,7 +221,7 @@ while true {
         precondition(run(["batch", "close", "chaos"], log: "setup.log").waitUntilExitAndStatus() == 0)
         batchClosed = true
     }
-    let scheduleDone = try store.read { try Int.fetchOne($0, sql: "SELECT made FROM schedules WHERE name = 'chaos-tick'") } == scheduleTimes
+    let scheduleDone = try store.int("SELECT made FROM schedules WHERE name = 'chaos-tick'") == scheduleTimes
     if !producing, scheduleDone, try unfinished() == 0 { break }
     if Date().timeIntervalSince(started) > 600 { print("chaos: gave up after 10 minutes"); break }
 }
@@ -222,76 +234,90 @@ let acked = acknowledged()
 // Ids printed by `emit` and `enqueue --unique` are acknowledged too (a repeated id is the
 // existing job or the earlier emit's, printed again).
 let emittedAndUnique = Set((0..<2).flatMap { ids(in: "emitted-\($0).txt") + ids(in: "unique-\($0).txt") })
-let report = try store.read { db -> [String: Int] in
+let seenEvents = follower.finish()
+let report = try { () throws -> [String: Int] in
+    let db = store
     var figures: [String: Int] = [:]
     let ackedList = "[" + (acked + emittedAndUnique).map(String.init).joined(separator: ",") + "]"
-    figures["lost"] = try Int.fetchOne(db, sql: """
-        SELECT COUNT(*) FROM json_each(?) LEFT JOIN jobs ON jobs.id = json_each.value
-        WHERE jobs.id IS NULL OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
-        """, arguments: [ackedList]) ?? -1
-    figures["duplicates"] = try Int.fetchOne(db, sql: """
-        SELECT COUNT(*) FROM (SELECT job_id FROM events WHERE kind IN ('succeeded', 'dead') GROUP BY job_id HAVING COUNT(*) > 1)
+    figures["lost"] = try db.int(
+        onPostgres
+            ? """
+            SELECT COUNT(*) FROM json_array_elements_text(CAST($1 AS json)) AS acked(id) LEFT JOIN jobs ON jobs.id = CAST(acked.id AS bigint)
+            WHERE jobs.id IS NULL OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
+            """
+            : """
+            SELECT COUNT(*) FROM json_each(?) LEFT JOIN jobs ON jobs.id = json_each.value
+            WHERE jobs.id IS NULL OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
+            """, [ackedList]) ?? -1
+    figures["duplicates"] = try db.int("""
+        SELECT COUNT(*) FROM (SELECT job_id FROM events WHERE kind IN ('succeeded', 'dead') GROUP BY job_id HAVING COUNT(*) > 1) AS twice
         """) ?? -1
-    figures["overAttempts"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE attempt > max_attempts") ?? -1
-    let (maxID, count) = try Row.fetchOne(db, sql: "SELECT MAX(id), COUNT(*) FROM events").map { ($0[0] as Int? ?? 0, $0[1] as Int) } ?? (0, 0)
-    figures["eventGaps"] = maxID - count
-    figures["redeliveries"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE kind IN ('failed', 'dead') AND data LIKE '%lost its lease%'") ?? -1
+    figures["overAttempts"] = try db.int("SELECT COUNT(*) FROM jobs WHERE attempt > max_attempts") ?? -1
+    // Events the follower never saw; on SQLite, whose ids have no holes, also ids missing.
+    let allEvents = try db.ids("SELECT id FROM events ORDER BY id")
+    let missed = Set(allEvents).subtracting(seenEvents).count
+    let holes = onPostgres ? 0 : (allEvents.last.map(Int.init) ?? 0) - allEvents.count
+    figures["eventGaps"] = missed + holes
+    figures["redeliveries"] = try db.int("SELECT COUNT(*) FROM events WHERE kind IN ('failed', 'dead') AND CAST(data AS text) LIKE '%lost its lease%'") ?? -1
     // Jobs claimed ahead into a killed worker's buffer: handed back with their attempts.
-    figures["bufferRedeliveries"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE kind = 'released' AND data LIKE '%before the attempt started%'") ?? -1
+    figures["bufferRedeliveries"] = try db.int("SELECT COUNT(*) FROM events WHERE kind = 'released' AND CAST(data AS text) LIKE '%before the attempt started%'") ?? -1
     // Healthy jobs the poison guard ended (its worker died with it unstarted too often).
-    figures["poisonGuard"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE state = 'dead' AND error LIKE '%before its start was recorded%'") ?? -1
+    figures["poisonGuard"] = try db.int("SELECT COUNT(*) FROM jobs WHERE state = 'dead' AND error LIKE '%before its start was recorded%'") ?? -1
     // An attempt counted that no `started` event shows (a start is committed before the job runs).
-    figures["burned"] = try Int.fetchOne(db, sql: """
-        SELECT COALESCE(SUM(MAX(0, j.attempt - (SELECT COUNT(*) FROM events e WHERE e.job_id = j.id AND e.kind = 'started'))), 0)
-        FROM jobs j WHERE j.state IN ('succeeded', 'dead', 'cancelled')
+    figures["burned"] = try db.int("""
+        SELECT COALESCE(SUM(CASE WHEN j.attempt > s.n THEN j.attempt - s.n ELSE 0 END), 0)
+        FROM jobs j JOIN (SELECT j2.id, (SELECT COUNT(*) FROM events e WHERE e.job_id = j2.id AND e.kind = 'started') AS n FROM jobs j2) AS s
+            ON s.id = j.id
+        WHERE j.state IN ('succeeded', 'dead', 'cancelled')
         """) ?? -1
-    figures["batchFirings"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE kind = 'batch'") ?? -1
-    figures["batchCallbacks"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE executor = 'echo' AND workflow_id IS NULL AND schedule IS NULL") ?? -1
-    figures["jobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs") ?? -1
-    figures["integrityOK"] = try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok" ? 1 : 0
-    figures["workflows"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workflows") ?? -1
+    figures["batchFirings"] = try db.int("SELECT COUNT(*) FROM events WHERE kind = 'batch'") ?? -1
+    figures["batchCallbacks"] = try db.int("SELECT COUNT(*) FROM jobs WHERE executor = 'echo' AND workflow_id IS NULL AND schedule IS NULL") ?? -1
+    figures["jobs"] = try db.int("SELECT COUNT(*) FROM jobs") ?? -1
+    // The server keeps its own files consistent; SQLite's file is checked.
+    figures["integrityOK"] = try onPostgres || db.string("PRAGMA integrity_check") == "ok" ? 1 : 0
+    figures["workflows"] = try db.int("SELECT COUNT(*) FROM workflows") ?? -1
     // Final exactly once: a final state, and one `workflow` event each.
-    figures["workflowsFinalOnce"] = try Int.fetchOne(db, sql: """
+    figures["workflowsFinalOnce"] = try db.int("""
         SELECT COUNT(*) FROM workflows w WHERE w.state != 'running'
             AND (SELECT COUNT(*) FROM events e WHERE e.workflow_id = w.id AND e.kind = 'workflow') = 1
         """) ?? -1
-    figures["workflowsSucceeded"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workflows WHERE state = 'succeeded'") ?? -1
+    figures["workflowsSucceeded"] = try db.int("SELECT COUNT(*) FROM workflows WHERE state = 'succeeded'") ?? -1
     // A tree is final once (one `tree` event), succeeded (its doomed jobs are contained), and
     // holds exactly the jobs its data makes: none lost, none created twice.
-    figures["treesFinalOnce"] = try Int.fetchOne(db, sql: """
-        SELECT COUNT(*) FROM trees t WHERE (SELECT COUNT(*) FROM events e WHERE e.kind = 'tree' AND json_extract(e.data, '$.tree') = t.id) = 1
+    let treeOfEvent = onPostgres ? "CAST(e.data ->> 'tree' AS bigint)" : "json_extract(e.data, '$.tree')"
+    let stateOfEvent = onPostgres ? "(e.data ->> 'state')" : "json_extract(e.data, '$.state')"
+    figures["treesFinalOnce"] = try db.int("""
+        SELECT COUNT(*) FROM trees t WHERE (SELECT COUNT(*) FROM events e WHERE e.kind = 'tree' AND \(treeOfEvent) = t.id) = 1
         """) ?? -1
-    figures["treesSucceeded"] = try Int.fetchOne(db, sql: """
-        SELECT COUNT(*) FROM events WHERE kind = 'tree' AND json_extract(data, '$.state') = 'succeeded'
-        """) ?? -1
-    let treeJobCounts = try Row.fetchAll(db, sql: """
+    figures["treesSucceeded"] = try db.int("SELECT COUNT(*) FROM events e WHERE e.kind = 'tree' AND \(stateOfEvent) = 'succeeded'") ?? -1
+    let treeJobCounts = try db.pairs("""
         SELECT w.name, COUNT(j.id) AS n FROM trees t JOIN workflows w ON w.id = t.workflow_id
-            JOIN tree_nodes n ON n.tree_id = t.id JOIN jobs j ON j.tree_node = n.id GROUP BY t.id
+            JOIN tree_nodes n ON n.tree_id = t.id JOIN jobs j ON j.tree_node = n.id GROUP BY t.id, w.name
         """)
     figures["treesWithWrongJobs"] = treeJobCounts.filter { row in
-        let index = Int((row["name"] as String).dropFirst("tree-".count)) ?? -1
-        return row["n"] as Int != treeJobs(index)
+        let index = Int(row.name.dropFirst("tree-".count)) ?? -1
+        return row.count != treeJobs(index)
     }.count + (treeCount - treeJobCounts.count)
     // The schedule made each occurrence's job once, and counted them.
-    figures["scheduleJobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT occurrence) FROM jobs WHERE schedule = 'chaos-tick'") ?? -1
-    figures["scheduleRows"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE schedule = 'chaos-tick'") ?? -1
-    figures["waiting"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE state = 'waiting'") ?? -1
+    figures["scheduleJobs"] = try db.int("SELECT COUNT(DISTINCT occurrence) FROM jobs WHERE schedule = 'chaos-tick'") ?? -1
+    figures["scheduleRows"] = try db.int("SELECT COUNT(*) FROM jobs WHERE schedule = 'chaos-tick'") ?? -1
+    figures["waiting"] = try db.int("SELECT COUNT(*) FROM jobs WHERE state = 'waiting'") ?? -1
     // Triggers: one job per task per dedupe key, `boot` once, and no `second` that started
     // before the `first` of its emit had finished.
     for task in ["first", "second", "boot"] {
-        figures["trigger-\(task)"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE name = ?", arguments: ["chaos.event/\(task)"]) ?? -1
+        figures["trigger-\(task)"] = try db.int("SELECT COUNT(*) FROM jobs WHERE name = '\("chaos.event/\(task)")'") ?? -1
     }
-    figures["triggerOrder"] = try Int.fetchOne(db, sql: """
+    figures["triggerOrder"] = try db.int("""
         SELECT COUNT(*) FROM jobs s JOIN dependencies d ON d.job_id = s.id JOIN jobs f ON f.id = d.depends_on
         WHERE s.name = 'chaos.event/second' AND (s.started_at < f.finished_at OR f.name != 'chaos.event/first')
         """) ?? -1
-    figures["triggerUnlinked"] = try Int.fetchOne(db, sql: """
+    figures["triggerUnlinked"] = try db.int("""
         SELECT COUNT(*) FROM jobs s WHERE s.name = 'chaos.event/second' AND (SELECT COUNT(*) FROM dependencies d WHERE d.job_id = s.id) != 1
         """) ?? -1
     // Unique keys: a job stored (its `enqueued` event, in commit order) before the job of its key
     // stored before it had finished (its final event).
-    figures["uniqueJobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE unique_key IS NOT NULL") ?? -1
-    figures["uniqueOverlaps"] = try Int.fetchOne(db, sql: """
+    figures["uniqueJobs"] = try db.int("SELECT COUNT(*) FROM jobs WHERE unique_key IS NOT NULL") ?? -1
+    figures["uniqueOverlaps"] = try db.int("""
         WITH marks AS (
             SELECT j.id, j.unique_key,
                 (SELECT MIN(e.id) FROM events e WHERE e.job_id = j.id AND e.kind = 'enqueued') AS stored,
@@ -301,17 +327,18 @@ let report = try store.read { db -> [String: Int] in
         WHERE a.finished IS NULL OR b.stored < a.finished
         """) ?? -1
     // A lane job that started before the one appended before it had finished.
-    figures["laneJobs"] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE lane = 'chaos'") ?? -1
-    figures["laneOverlaps"] = try Int.fetchOne(db, sql: """
-        SELECT COUNT(*) FROM (SELECT started_at, LAG(finished_at) OVER (ORDER BY id) AS previous_end FROM jobs WHERE lane = 'chaos')
+    figures["laneJobs"] = try db.int("SELECT COUNT(*) FROM jobs WHERE lane = 'chaos'") ?? -1
+    figures["laneOverlaps"] = try db.int("""
+        SELECT COUNT(*) FROM (SELECT started_at, LAG(finished_at) OVER (ORDER BY id) AS previous_end FROM jobs WHERE lane = 'chaos') AS lane
         WHERE previous_end IS NOT NULL AND started_at < previous_end
         """) ?? -1
     return figures
-}
+}()
 var busy = 0
 for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) where file.hasSuffix(".log") {
     let text = (try? String(contentsOfFile: directory.appendingPathComponent(file).path, encoding: .utf8)) ?? ""
     busy += text.components(separatedBy: "database is locked").count - 1 + text.components(separatedBy: "SQLITE_BUSY").count - 1
+        + text.components(separatedBy: "PostgreSQL connection failed").count - 1
 }
 func figure(_ key: String) -> Int { report[key] ?? -1 }
 var broken: [String] = []
@@ -343,8 +370,8 @@ line += "schedule jobs \(figure("scheduleRows"))/\(scheduleTimes) (occurrences \
 line += "trigger jobs \(figure("trigger-first"))+\(figure("trigger-second"))/\(emits)+\(emits) (once \(figure("trigger-boot")), out of order \(figure("triggerOrder") + figure("triggerUnlinked"))), "
 line += "unique jobs \(figure("uniqueJobs")) (overlaps \(figure("uniqueOverlaps"))), "
 line += "lane jobs \(figure("laneJobs")) (overlaps \(figure("laneOverlaps"))), waiting \(figure("waiting")), "
-line += "integrity \(figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), \(elapsed)"
-if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(db)" }
+line += "integrity \(onPostgres ? "n/a (server)" : figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), \(elapsed)"
+if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(onPostgres ? "the database" : db)" }
 print(line)
 if ok { try? FileManager.default.removeItem(at: directory) }
 exit(ok ? 0 : 1)

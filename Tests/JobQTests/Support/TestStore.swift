@@ -21,6 +21,14 @@ enum TestStore: String, Sendable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
+    /// A new, empty store's `--db`: an SQLite file in a temporary folder, or a PostgreSQL URL.
+    func location() async throws -> String {
+        switch self {
+        case .sqlite: try TemporaryStore().path
+        case .postgres: try await PostgresTestDatabases.shared.fresh().description
+        }
+    }
+
     /// A new, empty store: SQLite in memory, or a PostgreSQL database of its own (copied from a
     /// migrated template; the throwaway cluster goes away with `scripts/postgres.sh stop`).
     func open() async throws -> JobQueue {
