@@ -29,7 +29,7 @@ extension JobQueue {
                 defer { store.removeCommitObserver(observer) }
                 // Other processes' commits: the watcher reports them (at once where the OS tells
                 // of writes to the file, else within pollInterval), and events are read only then.
-                let watcher = store.otherCommitsWatch()
+                let watcher = store.otherCommitsWatch(for: .events)
                 let ticker = Task {
                     if let watcher {
                         await watcher.run(pollInterval: pollInterval, isBusy: { false }) { signal.poke() }

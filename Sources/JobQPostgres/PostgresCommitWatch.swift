@@ -16,12 +16,18 @@ struct PostgresCommitWatch: OtherCommitsWatch {
     let settings: PostgresSettings
     let logger: Logger
     /// The channel the store notifies.
-    var channel = PostgresCommitWatch.defaultChannel
+    var channel = PostgresCommitWatch.channel(for: .claimableWork)
     /// Where the probe is sent: the channel itself, except in the test that plays a pooler
     /// which drops notifications.
     var probeChannel: String?
 
-    static let defaultChannel = "jobq_commits"
+    /// The channel of commits that matter to `interest`.
+    static func channel(for interest: CommitInterest) -> String {
+        switch interest {
+        case .claimableWork: "jobq_work"
+        case .events: "jobq_events"
+        }
+    }
 
     func run(pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool, onCommit: @escaping @Sendable () -> Void) async {
         let poll = max(pollInterval, .seconds(1))

@@ -10,8 +10,9 @@ import Synchronization
 /// time across every process and machine: what a transaction reads stays true until it commits
 /// (the shared SQL was written for SQLite's single writer), and event ids, handed out under the
 /// lock, follow commit order (a follower that resumes after the last id it saw misses nothing).
-/// Each write transaction also notifies ``PostgresCommitWatch/defaultChannel``, delivered at its
-/// commit, which wakes idle workers on other machines.
+/// Each write transaction also notifies, delivered at its commit, the channels of those it
+/// concerns (``PostgresCommitWatch/channel(for:)``): idle workers on other machines when it may
+/// have made work claimable, event followers when it wrote events.
 ///
 /// Each connection has a serial queue of its own whose thread blocks on the network: jobq's SQL
 /// is synchronous, and Swift concurrency's few threads must never block.
@@ -35,11 +36,22 @@ final class PostgresServer: SQLServer {
 
     var dialect: SQLDialect { .postgres }
 
-    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T {
-        try await writer.transaction(
-            begin: "BEGIN", prelude: "SELECT pg_advisory_xact_lock(\(Self.writeLockKey)), pg_notify('\(PostgresCommitWatch.defaultChannel)', '')",
-            body)
+    func write<T: Sendable>(
+        audience: CommitAudience, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
+    ) async throws -> T {
+        try await writer.transaction(begin: "BEGIN", prelude: Self.prelude[audience]!, body)
     }
+
+    /// The lock, and the notifications for `audience`, in one round trip.
+    private static let prelude: [CommitAudience: String] = {
+        func notify(_ interest: CommitInterest) -> String { ", pg_notify('\(PostgresCommitWatch.channel(for: interest))', '')" }
+        let lock = "SELECT pg_advisory_xact_lock(\(writeLockKey))"
+        return [
+            .workersAndFollowers: lock + notify(.claimableWork) + notify(.events),
+            .followers: lock + notify(.events),
+            .nobody: lock,
+        ]
+    }()
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T {
         let slot = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
@@ -51,7 +63,9 @@ final class PostgresServer: SQLServer {
         return result.rows.first.flatMap { $0.first }.flatMap(Int.from) ?? 0
     }
 
-    func otherCommitsWatch() -> (any OtherCommitsWatch)? { PostgresCommitWatch(settings: settings, logger: logger) }
+    func otherCommitsWatch(for interest: CommitInterest) -> (any OtherCommitsWatch)? {
+        PostgresCommitWatch(settings: settings, logger: logger, channel: PostgresCommitWatch.channel(for: interest))
+    }
 
     func close() {
         writer.close()

@@ -13,7 +13,8 @@ extension SQLStore {
     /// start is recorded gets its attempt back (``reclaimExpiredLeases()``).
     func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int) async throws -> [ClaimedJob] {
         guard limit > 0 else { return [] }
-        return try await write(.small) { db in
+        // Jobs made ready here are claimed here or found by other workers' own clocks.
+        return try await write(.small, audience: startingNow > 0 ? .followers : .nobody) { db in
             // The lease starts when the claim commits, not before it waited for the write lock:
             // a claim delayed past its lease would otherwise be born expired and reclaimable.
             let now = StoreSQL.now()
@@ -75,7 +76,7 @@ extension SQLStore {
     /// By worker, not by a list of ids: a job whose claim has committed but which the pool has
     /// not registered yet (its claim loop not resumed) is renewed too.
     func renewLeases(workerID: String, lease: Duration) async throws -> Set<JobID> {
-        try await write(.small) { db in
+        try await write(.small, audience: .nobody) { db in
             // From the moment of the write, like a claim's lease.
             let leaseUntil = StoreSQL.now() + lease.inSeconds
             return try Set(
@@ -200,7 +201,7 @@ extension SQLStore {
         let host = ProcessInfo.processInfo.hostName
         let pid = Int(ProcessInfo.processInfo.processIdentifier)
         let list = StoreSQL.jsonArray(queues)
-        try await write { db in
+        try await write(.large, audience: .nobody) { db in
             // Forget workers that have not been seen for a day.
             try db.execute(sql: "DELETE FROM workers WHERE heartbeat_at < ?", arguments: [now - 86_400])
             try db.execute(
@@ -214,13 +215,13 @@ extension SQLStore {
 
     func heartbeatWorker(id: String) async throws {
         let now = StoreSQL.now()
-        try await write(.small) { db in
+        try await write(.small, audience: .nobody) { db in
             try db.execute(sql: "UPDATE workers SET heartbeat_at = ? WHERE id = ?", arguments: [now, id])
         }
     }
 
     func removeWorker(id: String) async throws {
-        try await write { db in
+        try await write(.large, audience: .nobody) { db in
             try db.execute(sql: "DELETE FROM workers WHERE id = ?", arguments: [id])
         }
     }

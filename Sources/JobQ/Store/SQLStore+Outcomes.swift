@@ -162,7 +162,7 @@ extension SQLStore {
     /// completion: a report from an attempt that is no longer running changes nothing.
     func recordProgress(job: ClaimedJob, workerID: String, fraction: Double?, message: String?, dataJSON: String?) async throws {
         let now = StoreSQL.now()
-        try await write(.small) { db in
+        try await write(.small, audience: .followers) { db in
             try db.execute(
                 sql: """
                     UPDATE jobs SET progress = COALESCE(?, progress), progress_message = COALESCE(?, progress_message),

@@ -9,7 +9,10 @@ protocol SQLStore: Store {
     /// Runs `body` in a write transaction, committed when it returns and rolled back when it
     /// throws. Write transactions of all processes on the store run one at a time, so that
     /// what a transaction reads stays true until it commits and event ids follow commit order.
-    func write<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T
+    /// `audience`: who in other processes this commit should wake, where the store can tell.
+    func write<T: Sendable>(
+        _ size: TransactionSize, audience: CommitAudience, _ body: @escaping @Sendable (Transaction) throws -> T
+    ) async throws -> T
     /// Runs `body` in a read transaction: one snapshot of the store.
     func read<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T
     /// The store's schema version, as its migrator numbers it.
@@ -17,8 +20,12 @@ protocol SQLStore: Store {
 }
 
 extension SQLStore {
+    func write<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
+        try await write(size, audience: .workersAndFollowers, body)
+    }
+
     func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
-        try await write(.large, body)
+        try await write(.large, audience: .workersAndFollowers, body)
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {

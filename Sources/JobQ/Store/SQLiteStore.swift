@@ -108,7 +108,10 @@ final class SQLiteStore: SQLStore {
     /// neither a busy pool nor another process's long transaction parks the caller's thread.
     /// Either way the caller's cancellation is not looked at, so a cancelled caller (a worker
     /// shutting down) still records what it must record, e.g. a released lease.
-    func write<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
+    /// Every commit wakes every watcher of the file, whatever its `audience`.
+    func write<T: Sendable>(
+        _ size: TransactionSize, audience: CommitAudience, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T
+    ) async throws -> T {
         try await writeDatabase(size) { db in try body(SQLiteTransaction(db: db)) }
     }
 
@@ -213,7 +216,8 @@ final class SQLiteStore: SQLStore {
     func removeCommitObserver(_ token: UUID) { commitObservers.remove(token) }
 
     /// Other processes reach a store on a file; one in memory is this process's alone.
-    func otherCommitsWatch() -> (any OtherCommitsWatch)? { ChangeWatcher(store: self) }
+    /// Every commit to the file is reported: SQLite cannot say what a commit changed.
+    func otherCommitsWatch(for interest: CommitInterest) -> (any OtherCommitsWatch)? { ChangeWatcher(store: self) }
 
     /// This process's own writing: a count of its commits, and whether a write is under way.
     /// The change watcher does not look again and again after a write that was its own.

@@ -20,9 +20,9 @@ protocol Store: AnyObject, Sendable {
     /// wake on it). Returns a token for ``removeCommitObserver(_:)``.
     func addCommitObserver(_ observer: @escaping @Sendable () -> Void) -> UUID
     func removeCommitObserver(_ token: UUID)
-    /// What reports other processes' commits, or nil when no other process can reach the
-    /// store (a store in memory).
-    func otherCommitsWatch() -> (any OtherCommitsWatch)?
+    /// What reports other processes' commits that matter to `interest`, or nil when no other
+    /// process can reach the store (a store in memory).
+    func otherCommitsWatch(for interest: CommitInterest) -> (any OtherCommitsWatch)?
 
     // MARK: Jobs
 
@@ -126,7 +126,24 @@ enum DataMigrationStep {
     static let executorName = "jobq.data-migration"
 }
 
-/// Reports commits to a store by other processes (``Store/otherCommitsWatch()``).
+/// What a watcher of other processes' commits waits for.
+package enum CommitInterest: Sendable {
+    /// Commits that may have made work claimable (a worker pool).
+    case claimableWork
+    /// Commits that wrote events (an event follower).
+    case events
+}
+
+/// Who a write transaction's commit should wake in other processes, where the store can tell
+/// them apart: a claim makes no work claimable, so it wakes no idle worker (which would then
+/// look for work, and wake the others in turn), but its `started` events wake followers.
+package enum CommitAudience: Sendable, Hashable {
+    case workersAndFollowers
+    case followers
+    case nobody
+}
+
+/// Reports commits to a store by other processes (``Store/otherCommitsWatch(for:)``).
 package protocol OtherCommitsWatch: Sendable {
     /// Calls `onCommit` after commits by other processes until the task is cancelled. While
     /// `isBusy` says so, reports may be gathered for `pollInterval`. Where commits cannot be

@@ -109,7 +109,7 @@ public final class WorkerPool: Service, Sendable {
         if runsScheduler { pokeScheduler = { @Sendable in alarm.poke() } }
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                let watcher = queue.store.otherCommitsWatch()
+                let watcher = queue.store.otherCommitsWatch(for: .claimableWork)
                 group.addTask { await self.maintain() }
                 if runsScheduler { group.addTask { await self.runScheduler(alarm: alarm) } }
                 if let watcher {
@@ -132,11 +132,16 @@ public final class WorkerPool: Service, Sendable {
                         }
                         await watcher.run(pollInterval: interval, isBusy: isBusy) { [weak self] in
                             defer { also?() }
-                            let outlook = store.claimOutlookHere(queues: queues)
-                            if outlook?.claimable ?? true {
+                            guard let outlook = store.claimOutlookHere(queues: queues) else {
+                                // Not known here: an idle claim loop looks (a read) before it
+                                // claims, so a report never makes a write by itself.
+                                signal.poke()
+                                return
+                            }
+                            if outlook.claimable {
                                 signal.poke(workArrived: true)
                             } else {
-                                self?.state.withLock { $0.nextDue = .known(outlook?.nextDue) }
+                                self?.state.withLock { $0.nextDue = .known(outlook.nextDue) }
                                 if wakeWithoutWork { signal.poke() }
                             }
                         }

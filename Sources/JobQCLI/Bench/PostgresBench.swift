@@ -50,7 +50,7 @@ struct PostgresBench {
     }
 
     func count(_ connection: PostgresConnection, _ sql: String) async throws -> Int {
-        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect().first?.decode(Int.self) ?? 0
+        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect().first?.first?.decode(Int.self) ?? 0
     }
 
     static let lock = "SELECT pg_advisory_xact_lock(\(0x6A6F_6265)), pg_notify('jobq_commits', '')"
@@ -84,7 +84,7 @@ struct PostgresBench {
             let now = Date().timeIntervalSince1970
             let id = try await connection.query(
                 PostgresQuery(unsafeSQL: Self.insertJob, binds: try Self.binds(#"{"a":\#(index),"b":1}"#, now)), logger: logger
-            ).collect().first!.decode(Int64.self, context: .default)
+            ).collect().first!.first!.decode(Int64.self)
             try await connection.query(
                 PostgresQuery(unsafeSQL: Self.insertEvent, binds: try Self.binds(id, #"{"priority":0}"#, now)), logger: logger)
             try await connection.query("COMMIT", logger: logger)
@@ -119,7 +119,7 @@ struct PostgresBench {
                 ids.append(
                     try await connection.query(
                         PostgresQuery(unsafeSQL: Self.insertJob, binds: try Self.binds(#"{"a":\#(job),"b":1}"#, now)), logger: logger
-                    ).collect().first!.decode(Int64.self, context: .default))
+                    ).collect().first!.first!.decode(Int64.self))
             }
             for chunk in stride(from: 0, to: ids.count, by: 64) {
                 let rows = ids[chunk..<min(chunk + 64, ids.count)]
@@ -190,7 +190,7 @@ struct PostgresBench {
                         RETURNING id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout, name, batch, checkpoint
                         """,
                     binds: try Self.binds(now + 30)), logger: logger
-            ).collect().map { try $0.decode((Int64, String).self, context: .default).0 }
+            ).collect().map { try $0.first!.decode(Int64.self) }
             try await connection.query("COMMIT", logger: logger)
             try await connection.query("BEGIN", logger: logger)
             try await connection.query(PostgresQuery(unsafeSQL: Self.lock), logger: logger)
@@ -201,7 +201,7 @@ struct PostgresBench {
                 try await connection.query(
                     PostgresQuery(
                         unsafeSQL: """
-                            UPDATE jobs SET state = 'succeeded', result = $1, error = NULL, finished_at = $2, started_at = $2,
+                            UPDATE jobs SET state = 'succeeded', result = CAST($1 AS json), error = NULL, finished_at = $2, started_at = $2,
                                 lease_until = NULL
                             WHERE id = $3 AND state = 'running' AND worker_id = 'raw' AND attempt = 1
                             """,
@@ -259,6 +259,16 @@ struct PostgresBench {
 extension BenchCommand {
     /// The PostgreSQL bench's table.
     func postgresBench(url: String) async throws -> [Row] {
+        do {
+            return try await postgresWorkloads(url: url)
+        } catch let error as PSQLError {
+            // The server's message and the statement; postgres-nio's own description says nothing.
+            let message = error.serverInfo?[.message] ?? "\(error.code)"
+            throw CLIError.failure("bench: PostgreSQL: \(message) in \(error.query.map { String($0.sql.prefix(200)) } ?? "a statement")")
+        }
+    }
+
+    private func postgresWorkloads(url: String) async throws -> [Row] {
         let enqueueCount = try size(enqueueJobs, 2_000, 200)
         let bulkCount = try size(bulkJobs, 20_000, 2_000)
         let drainCount = try size(drainJobs, 10_000, 1_000)

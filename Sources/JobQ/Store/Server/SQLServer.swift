@@ -7,14 +7,16 @@ package protocol SQLServer: Sendable {
     var dialect: SQLDialect { get }
     /// Runs `body` in a write transaction, off Swift concurrency's threads (`body` blocks on
     /// the network). Write transactions of every process on the server run one at a time, and
-    /// each one's commit is reported to the others' ``otherCommitsWatch()``.
-    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T
+    /// each one's commit is reported to the others' ``otherCommitsWatch(for:)`` of `audience`.
+    func write<T: Sendable>(
+        audience: CommitAudience, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
+    ) async throws -> T
     /// Runs `body` in a read-only transaction on one snapshot.
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T
     /// The schema version, read in a transaction.
     func schemaVersion(_ session: any SQLServerSession) throws -> Int
-    /// What reports other processes' commits.
-    func otherCommitsWatch() -> (any OtherCommitsWatch)?
+    /// What reports other processes' commits that matter to `interest`.
+    func otherCommitsWatch(for interest: CommitInterest) -> (any OtherCommitsWatch)?
 }
 
 /// A connection inside one of a ``SQLServer``'s transactions.

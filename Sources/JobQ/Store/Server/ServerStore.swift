@@ -2,7 +2,7 @@ import Foundation
 
 /// A store on a database server: jobq's SQL (the `SQLStore` extensions) run in the server's
 /// transactions. Workers on many machines share it; each machine's processes learn of the
-/// others' commits through the server (``SQLServer/otherCommitsWatch()``).
+/// others' commits through the server (``SQLServer/otherCommitsWatch(for:)``).
 final class ServerStore: SQLStore {
     let server: any SQLServer
     private let commitObservers = Callbacks()
@@ -13,9 +13,11 @@ final class ServerStore: SQLStore {
 
     var path: String? { nil }
 
-    func write<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (ServerTransaction) throws -> T) async throws -> T {
+    func write<T: Sendable>(
+        _ size: TransactionSize, audience: CommitAudience, _ body: @escaping @Sendable (ServerTransaction) throws -> T
+    ) async throws -> T {
         let dialect = server.dialect
-        let result = try await server.write { session in try body(ServerTransaction(session: session, dialect: dialect)) }
+        let result = try await server.write(audience: audience) { session in try body(ServerTransaction(session: session, dialect: dialect)) }
         commitObservers.callAll()
         return result
     }
@@ -33,7 +35,7 @@ final class ServerStore: SQLStore {
 
     func removeCommitObserver(_ token: UUID) { commitObservers.remove(token) }
 
-    func otherCommitsWatch() -> (any OtherCommitsWatch)? { server.otherCommitsWatch() }
+    func otherCommitsWatch(for interest: CommitInterest) -> (any OtherCommitsWatch)? { server.otherCommitsWatch(for: interest) }
 
     /// A look at the server costs a round trip; the claim loop looks itself.
     func claimOutlookHere(queues: [String]) -> ClaimOutlook? { nil }
