@@ -231,7 +231,6 @@ struct PostgresBench {
     func pickUpLatency(_ count: Int, on connection: PostgresConnection) async throws -> [Double] {
         let queue = try await queue()
         let child = try BenchChild(["--db", url, "work", "--concurrency", "4", "--no-scheduler"])
-        defer { child.terminate() }
         var samples: [Double] = []
         for index in 0...count {
             let job = try await queue.enqueue(try BenchWorkloads.sumRequest(index))
@@ -239,12 +238,16 @@ struct PostgresBench {
             let deadline = ContinuousClock.now + .seconds(30)
             while finished == nil {
                 if let current = try await queue.job(job.id), current.state == .succeeded { finished = current; break }
-                guard ContinuousClock.now < deadline else { throw CLIError.failure("bench: the worker did not run job \(job.id)") }
+                guard ContinuousClock.now < deadline else {
+                    child.terminate()
+                    throw CLIError.failure("bench: the worker did not run job \(job.id)")
+                }
                 try await Task.sleep(for: .microseconds(200))
             }
             // The first job waits for the worker to start.
             if index > 0, let done = finished?.finishedAt { samples.append(done.timeIntervalSince(job.createdAt) * 1000) }
         }
+        child.terminate()
         _ = await child.wait()
         return samples
     }
