@@ -24,7 +24,24 @@ extension JobQueue {
         try await self.init(postgres: try PostgresSettings(url: url), migrations: migrations, logger: logger)
     }
 
-    /// ``init(postgres:migrations:logger:)-(String,_,_)`` with settings made already.
+    /// The same with the URL as a `URL`.
+    ///
+    /// ```swift
+    /// let queue = try await JobQueue(postgres: URL(string: "postgres://jobq@db.internal/jobs")!)
+    /// ```
+    public convenience init(
+        postgres url: URL, migrations: SchemaMigrationPolicy = .applyPending, logger: Logger = Logger(label: "jobq.postgres")
+    ) async throws {
+        try await self.init(postgres: url.absoluteString, migrations: migrations, logger: logger)
+    }
+
+    /// The same with settings made already (a password from elsewhere, say).
+    ///
+    /// ```swift
+    /// var settings = try PostgresSettings(url: "postgres://jobq@db.internal/jobs")
+    /// settings.database = "jobs_staging"
+    /// let queue = try await JobQueue(postgres: settings)
+    /// ```
     public convenience init(
         postgres settings: PostgresSettings, migrations: SchemaMigrationPolicy = .applyPending,
         logger: Logger = Logger(label: "jobq.postgres")

@@ -11,26 +11,13 @@ import Testing
 /// nothing twice), and claimers on many connections are never handed the same job.
 @Suite("PostgreSQL under concurrent writers", .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
 struct PostgresEventLogTests {
-    /// Eight stores of their own (eight connections, as eight processes would have) enqueue
-    /// batches of one to three jobs while a follower reads after its cursor as fast as it can.
-    @Test func aFollowerSeesEveryEventOnceWhileManyStoresWrite() async throws {
-        let settings = try await PostgresTestDatabases.shared.fresh()
-        let follower = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
+    /// Runs `writers`, with a follower reading the feed after its cursor as fast as it can until
+    /// they are done and the feed has nothing more. Returns the ids it saw, in order.
+    static func follow(_ follower: JobQueue, while writers: @escaping @Sendable () async throws -> Void) async throws -> [Int64] {
         let writersDone = Flag()
-        let seen = try await withThrowingTaskGroup(of: [Int64].self) { group in
+        return try await withThrowingTaskGroup(of: [Int64].self) { group in
             group.addTask {
-                try await withThrowingTaskGroup(of: Void.self) { writers in
-                    for _ in 0..<8 {
-                        writers.addTask {
-                            let queue = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
-                            for round in 0..<40 {
-                                let requests = try (0...(round % 3)).map { try JobRequest(SumExecutor.self, .init(a: round, b: $0)) }
-                                _ = try await queue.enqueue(contentsOf: requests)
-                            }
-                        }
-                    }
-                    try await writers.waitForAll()
-                }
+                try await writers()
                 writersDone.value.store(true, ordering: .releasing)
                 return []
             }
@@ -47,6 +34,27 @@ struct PostgresEventLogTests {
             }
             return try await group.reduce(into: []) { $0 += $1 }
         }
+    }
+
+    /// Eight stores of their own (eight connections, as eight processes would have) enqueue
+    /// batches of one to three jobs while a follower reads after its cursor as fast as it can.
+    @Test func aFollowerSeesEveryEventOnceWhileManyStoresWrite() async throws {
+        let settings = try await PostgresTestDatabases.shared.fresh()
+        let follower = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
+        let seen = try await Self.follow(follower) {
+            try await withThrowingTaskGroup(of: Void.self) { writers in
+                for _ in 0..<8 {
+                    writers.addTask {
+                        let queue = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
+                        for round in 0..<40 {
+                            let requests = try (0...(round % 3)).map { try JobRequest(SumExecutor.self, .init(a: round, b: $0)) }
+                            _ = try await queue.enqueue(contentsOf: requests)
+                        }
+                    }
+                }
+                try await writers.waitForAll()
+            }
+        }
         let all = try await follower.storedRows("SELECT id FROM events ORDER BY id").map { $0["id"] as Int64 }
         let perWriter: Int = (0..<40).map { $0 % 3 + 1 }.reduce(0, +)
         #expect(all.count == 8 * perWriter)
@@ -61,41 +69,24 @@ struct PostgresEventLogTests {
         let settings = try await PostgresTestDatabases.shared.fresh()
         let logger = PostgresTestServer.logger
         let follower = try await JobQueue(postgres: settings, logger: logger)
-        let writersDone = Flag()
-        let seen = try await withThrowingTaskGroup(of: [Int64].self) { group in
-            group.addTask {
-                try await withThrowingTaskGroup(of: Void.self) { writers in
-                    for _ in 0..<8 {
-                        writers.addTask {
-                            let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
-                            defer { Task { try? await connection.close() } }
-                            for round in 0..<40 {
-                                try await connection.withTransaction(logger: logger) { connection in
-                                    for _ in 0...(round % 3) {
-                                        try await connection.query("INSERT INTO events (kind, created_at) VALUES ('progress', 0)", logger: logger)
-                                    }
-                                    try await Task.sleep(for: .microseconds(Int.random(in: 0...1500)))
+        let seen = try await Self.follow(follower) {
+            try await withThrowingTaskGroup(of: Void.self) { writers in
+                for _ in 0..<8 {
+                    writers.addTask {
+                        let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
+                        defer { Task { try? await connection.close() } }
+                        for round in 0..<40 {
+                            try await connection.withTransaction(logger: logger) { connection in
+                                for _ in 0...(round % 3) {
+                                    try await connection.query("INSERT INTO events (kind, created_at) VALUES ('progress', 0)", logger: logger)
                                 }
+                                try await Task.sleep(for: .microseconds(Int.random(in: 0...1500)))
                             }
                         }
                     }
-                    try await writers.waitForAll()
                 }
-                writersDone.value.store(true, ordering: .releasing)
-                return []
+                try await writers.waitForAll()
             }
-            group.addTask {
-                var cursor: Int64 = 0
-                var ids: [Int64] = []
-                while true {
-                    let finished = writersDone.value.load(ordering: .acquiring)
-                    let page = try await follower.events(after: cursor, limit: 1000)
-                    ids += page.map(\.id)
-                    cursor = page.last?.id ?? cursor
-                    if finished && page.isEmpty { return ids }
-                }
-            }
-            return try await group.reduce(into: []) { $0 += $1 }
         }
         let all = try await follower.storedRows("SELECT id FROM events ORDER BY id").map { $0["id"] as Int64 }
         #expect(Set(all).subtracting(seen).count > 0, "without the lock, the follower should have skipped events")
