@@ -27,7 +27,8 @@ extension SQLStore {
             while try pausedQueues.step() { paused.insert(pausedQueues.string(0)) }
             pausedQueues.reset()
             // The inner SELECT's ORDER BY is exactly the column order of the jobs_claim_order
-            // index, so SQLite walks the index and stops after LIMIT rows.
+            // index, so the database walks the index and stops after LIMIT rows (on a server,
+            // skipping rows another claim holds).
             let statement = try db.statement(sql: """
                     UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?, lease_until = ?, started_at = NULL
                     WHERE id IN (

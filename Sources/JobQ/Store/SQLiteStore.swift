@@ -3,9 +3,9 @@ import GRDB
 import GRDBSQLite
 import Synchronization
 
-/// The SQLite store: every durable state change is one method and one transaction.
-///
-/// Nothing outside this file and its extensions writes SQL. Times are Unix seconds (REAL).
+/// The SQLite store: GRDB's transactions on one file, for the state changes every ``SQLStore``
+/// shares (`StoreSQL`), and what only SQLite has (the schema migrator, data migrations' GRDB
+/// access, wake-ups from the file's writes). Times are Unix seconds (REAL).
 final class SQLiteStore: SQLStore {
     let writer: any DatabaseWriter
     let path: String?
