@@ -6,10 +6,15 @@ import Synchronization
 
 /// Opens connections to the server that ``PostgresSettings`` name, with the TLS their
 /// `sslmode` asks for, and turns failures into errors that say what to check (never with the
-/// password).
-struct PostgresConnector: Sendable {
-    let settings: PostgresSettings
-    let logger: Logger
+/// password). Tools in this package (the bench, the chaos run) connect through it too.
+package struct PostgresConnector: Sendable {
+    package let settings: PostgresSettings
+    package let logger: Logger
+
+    package init(settings: PostgresSettings, logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+    }
 
     func configuration() throws -> PostgresConnection.Configuration {
         let tls: PostgresConnection.Configuration.TLS
@@ -40,16 +45,30 @@ struct PostgresConnector: Sendable {
     private static let ids = IDSource()
 
     /// A new connection; the caller closes it.
-    func connect() async throws -> PostgresConnection {
+    package func connect() async throws -> PostgresConnection {
         do {
             return try await PostgresConnection.connect(configuration: try configuration(), id: Self.ids.next(), logger: logger)
-        } catch let error as JobQueueError {
-            throw error
         } catch {
-            throw JobQueueError.storeUnavailable(
-                "cannot connect to PostgreSQL at \(settings): \(Self.explain(error)). Check that the server runs and accepts "
-                    + "this user and database, and the password (URL, PGPASSWORD or ~/.pgpass)")
+            throw unavailable(error)
         }
+    }
+
+    /// ``connect()`` on a thread that may block (never one of Swift concurrency's).
+    package func connectBlocking() throws -> PostgresConnection {
+        do {
+            return try PostgresConnection.connect(
+                on: PostgresConnection.defaultEventLoopGroup.any(), configuration: try configuration(), id: Self.ids.next(), logger: logger
+            ).wait()
+        } catch {
+            throw unavailable(error)
+        }
+    }
+
+    private func unavailable(_ error: any Error) -> any Error {
+        if error is JobQueueError { return error }
+        return JobQueueError.storeUnavailable(
+            "cannot connect to PostgreSQL at \(settings): \(Self.explain(error)). Check that the server runs and accepts "
+                + "this user and database, and the password (URL, PGPASSWORD or ~/.pgpass)")
     }
 
     /// What a postgres-nio error says, without anything the server could echo of the password.

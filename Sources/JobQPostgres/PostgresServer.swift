@@ -119,20 +119,7 @@ private final class SessionSlot: @unchecked Sendable {
 
     private func connected() throws -> PostgresSession {
         if let session, !session.isClosed { return session }
-        let connection: PostgresConnection
-        do {
-            connection = try PostgresConnection.connect(
-                on: PostgresConnection.defaultEventLoopGroup.any(), configuration: try connector.configuration(), id: Self.ids.next(),
-                logger: connector.logger
-            ).wait()
-        } catch let error as JobQueueError {
-            throw error
-        } catch {
-            throw JobQueueError.storeUnavailable(
-                "cannot connect to PostgreSQL at \(connector.settings): \(PostgresConnector.explain(error)). Check that the server "
-                    + "runs and accepts this user and database, and the password (URL, PGPASSWORD or ~/.pgpass)")
-        }
-        let session = PostgresSession(connection: connection, logger: connector.logger)
+        let session = PostgresSession(connection: try connector.connectBlocking(), logger: connector.logger)
         self.session = session
         return session
     }
@@ -144,11 +131,4 @@ private final class SessionSlot: @unchecked Sendable {
             self.session = nil
         }
     }
-
-    private static let ids = SessionIDs()
-}
-
-private final class SessionIDs: Sendable {
-    private let counter = Mutex(1_000)
-    func next() -> Int { counter.withLock { $0 += 1; return $0 } }
 }

@@ -34,7 +34,7 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
         rows.reserveCapacity(result.rows.count)
         for row in result.rows {
             var values: [SQLValue] = []
-            values.reserveCapacity(names.count)
+            values.reserveCapacity(row.count)
             for cell in row {
                 if rows.isEmpty { names.append(cell.columnName) }
                 values.append(Self.value(cell))

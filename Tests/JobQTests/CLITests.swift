@@ -225,11 +225,10 @@ struct CLIPostgresURLTests {
     /// `jobq migrate status` and `up` on a new database: one migration pending, then applied.
     @Test(.enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
     func migrateStatusAndUpOnANewDatabase() async throws {
-        let admin = try PostgresSettings(url: try #require(PostgresTestServer.url))
-        var settings = admin
-        settings.database = "jobq_cli_" + UUID().uuidString.prefix(8).lowercased()
-        try await PostgresTestServer.execute(admin, "CREATE DATABASE \(settings.database)")
-        let url = settings.description
+        try await PostgresTestServer.withFreshDatabase { settings in try await Self.migrateStatusAndUp(url: settings.description) }
+    }
+
+    static func migrateStatusAndUp(url: String) async throws {
         let before = try await CLI.run(["migrate", "status", "--json"], db: url)
         #expect(before.status == 0, "\(before.stderr)")
         let status = try #require(try JSONSerialization.jsonObject(with: Data(before.stdout.utf8)) as? [String: Any])

@@ -26,16 +26,7 @@ extension SQLStore {
             var paused: Set<String> = []
             while try pausedQueues.step() { paused.insert(pausedQueues.string(0)) }
             pausedQueues.reset()
-            // The inner SELECT's ORDER BY is exactly the column order of the jobs_claim_order
-            // index, so the database walks the index and stops after LIMIT rows (on a server,
-            // skipping rows another claim holds).
-            let statement = try db.statement(sql: """
-                    UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?, lease_until = ?, started_at = NULL
-                    WHERE id IN (
-                        SELECT id FROM jobs WHERE state = 'ready' AND queue = ?
-                        ORDER BY priority DESC, run_at, id LIMIT ? \(db.dialect.skipLocked))
-                    RETURNING \(ClaimedJob.columns)
-                    """)
+            let statement = try db.statement(sql: StoreSQL.claimSQL[db.dialect])
             var claimed: [ClaimedJob] = []
             claimed.reserveCapacity(limit)
             for queue in queues where claimed.count < limit && !paused.contains(queue) {
@@ -270,6 +261,19 @@ extension StoreSQL {
     /// How many times, at least, a job may be handed back by workers that died before its start
     /// was recorded, before it is declared `dead` (its `maxAttempts` if that is more).
     static let unstartedDeliveriesAllowed = 3
+
+    /// One queue's claim. The inner SELECT's ORDER BY is exactly the column order of the
+    /// jobs_claim_order index, so the database walks the index and stops after LIMIT rows (on a
+    /// server, skipping rows another claim holds).
+    static let claimSQL = DialectSQL { d in
+        """
+        UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?, lease_until = ?, started_at = NULL
+        WHERE id IN (
+            SELECT id FROM jobs WHERE state = 'ready' AND queue = ?
+            ORDER BY priority DESC, run_at, id LIMIT ? \(d.skipLocked))
+        RETURNING \(ClaimedJob.columns)
+        """
+    }
 
     private static func unpaused(_ d: SQLDialect) -> String {
         "queue IN (\(d.texts(in: "?1"))) AND queue NOT IN (SELECT name FROM queues WHERE paused <> 0)"

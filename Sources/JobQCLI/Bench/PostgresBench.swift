@@ -27,11 +27,7 @@ struct PostgresBench {
 
     /// A connection for the raw baseline and the bench's own bookkeeping.
     func connect() async throws -> PostgresConnection {
-        let configuration = PostgresConnection.Configuration(
-            host: settings.host, port: settings.port, username: settings.username,
-            password: ProcessInfo.processInfo.environment["PGPASSWORD"], database: settings.database,
-            tls: settings.tls == .disable ? .disable : .prefer(try .init(configuration: .makeClientConfiguration())))
-        return try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        try await PostgresConnector(settings: settings, logger: logger).connect()
     }
 
     /// Refuses a database that holds jobs, then empties what earlier bench runs left.

@@ -51,13 +51,7 @@ final class PostgresReader: ChaosReader, @unchecked Sendable {
     private let logger = Logger(label: "jobq.chaos")
 
     init(url: String) throws {
-        let settings = try PostgresSettings(url: url)
-        let configuration = PostgresConnection.Configuration(
-            host: settings.host, port: settings.port, username: settings.username,
-            password: ProcessInfo.processInfo.environment["PGPASSWORD"], database: settings.database, tls: .disable)
-        connection = try PostgresConnection.connect(
-            on: PostgresConnection.defaultEventLoopGroup.any(), configuration: configuration, id: 1, logger: logger
-        ).wait()
+        connection = try PostgresConnector(settings: try PostgresSettings(url: url), logger: logger).connectBlocking()
     }
 
     private func rows(_ sql: String, _ arguments: [String]) throws -> [PostgresRow] {
