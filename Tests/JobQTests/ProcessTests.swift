@@ -16,11 +16,14 @@ struct ProcessTests {
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let logPath = store.directory.appendingPathComponent(log).path
         let worker = try CLI.startDetached(["work"] + workerArguments, db: db, logPath: logPath)
+        // Read in this process, not through `jobq show`: a process per look can take longer
+        // than the job on a loaded machine, and the look would miss the job running.
+        let queue = try store.open()
         let deadline = Date().addingTimeInterval(15)
-        var state = try await CLITests.job(db, id)["state"] as? String
+        var state = try await queue.job(try #require(JobID(id)))?.state.rawValue
         while state != "running", Date() < deadline {
-            try await pause(0.05)
-            state = try await CLITests.job(db, id)["state"] as? String
+            try await pause(0.02)
+            state = try await queue.job(try #require(JobID(id)))?.state.rawValue
         }
         try #require(state == "running", "the worker never started the job")
         return (id, worker, logPath)
@@ -144,7 +147,7 @@ struct ProcessTests {
     @Test func aHungWorkersJobIsTakenOverAndItsLateResultRefused() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        let (id, hung, hungLog) = try await Self.workerRunningASleep(store, seconds: 1, workerArguments: ["--lease", "1s"], log: "hung.log")
+        let (id, hung, hungLog) = try await Self.workerRunningASleep(store, seconds: 3, workerArguments: ["--lease", "1s"], log: "hung.log")
         defer { kill(hung.processIdentifier, SIGKILL) }
         // The worker hangs: no heartbeat, no progress, but it is alive and holds the job.
         kill(hung.processIdentifier, SIGSTOP)
