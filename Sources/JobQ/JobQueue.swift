@@ -23,6 +23,16 @@ public final class JobQueue: Sendable {
     public var path: String? { store.path }
 
     private let wakeHandlers = Callbacks()
+    private let metricsHandles = Mutex<JobMetrics?>(nil)
+
+    /// jobq's metrics on the bootstrapped swift-metrics backend, or nil while there is none
+    /// (nothing is counted until one is bootstrapped; see ``JobMetrics``).
+    var metrics: JobMetrics? {
+        metricsHandles.withLock { handles in
+            if handles == nil { handles = JobMetrics.ifBootstrapped() }
+            return handles
+        }
+    }
 
     /// Opens the store at `path`, creating it (readable by the owner only) if it does not exist.
     ///
@@ -101,6 +111,7 @@ public final class JobQueue: Sendable {
     public func enqueueReportingDuplicates(contentsOf requests: some Sequence<JobRequest>) async throws -> [Enqueued] {
         let outcomes = try await store.enqueue(Array(requests))
         if outcomes.contains(where: { !$0.existed && $0.job.state == .ready }) { wakeWorkers() }
+        metrics?.enqueued(outcomes)
         return outcomes
     }
 

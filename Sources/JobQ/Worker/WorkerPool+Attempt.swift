@@ -48,6 +48,7 @@ extension WorkerPool {
     /// (the same race), and the old run never removes the new one.
     func attempt(_ job: ClaimedJob, race: AttemptRace) async -> AttemptOutcome? {
         let end: AttemptRace.End
+        var ran = false
         let sharedWrites = job.workflowID == nil ? nil : SharedWrites()
         if !race.isResolved, !job.startRecorded {
             // Claimed ahead: its start mark goes with the next transaction (with the outcome
@@ -62,10 +63,13 @@ extension WorkerPool {
             end = .interrupted
         } else if let executor = executors[job.executor] {
             let progress = AttemptProgress(store: queue.store, job: job, workerID: workerID, interval: options.progressInterval)
+            metrics?.started(queue: job.queue, executor: job.executor, waitSeconds: Date().timeIntervalSince1970 - job.runAt)
+            ran = true
             let started = ContinuousClock.now
             end = await runExecutor(executor, job: job, race: race, progress: progress, sharedWrites: sharedWrites)
             let seconds = (ContinuousClock.now - started).inSeconds
             state.withLock { $0.observeRun(seconds: seconds) }
+            metrics?.ran(queue: job.queue, executor: job.executor, seconds: seconds)
             await progress.flush()
         } else {
             let names = executors.keys.sorted().joined(separator: ", ")
@@ -76,7 +80,9 @@ extension WorkerPool {
         let interruption = state.withLock { state in
             state.running[job.id].flatMap { $0.race === race ? $0.interruption : nil }
         }
-        return outcome(of: job, end: end, interruption: interruption, sharedWrites: sharedWrites?.all ?? [])
+        let outcome = outcome(of: job, end: end, interruption: interruption, sharedWrites: sharedWrites?.all ?? [])
+        if outcome == nil, ran { metrics?.discarded(queue: job.queue, executor: job.executor) }
+        return outcome
     }
 
     /// Hands an outcome to the batcher. The job stays leased (and renewed) until the outcome
@@ -119,8 +125,10 @@ extension WorkerPool {
                 logger.error("job \(item.job.id): could not record the outcome (\(error)); it will run again when its lease expires")
             } else if refusedIDs.contains(item.job.id) {
                 logger.info("job \(item.job.id) attempt \(item.job.attempt): outcome refused; the job was cancelled or taken over")
+                metrics?.discarded(queue: item.job.queue, executor: item.job.executor)
             } else {
                 log(item.job, item.outcome)
+                metrics?.completed(queue: item.job.queue, executor: item.job.executor, outcome: item.outcome)
             }
         }
         // The claim loop may be waiting for these jobs to finish before it stops.

@@ -21,6 +21,8 @@ extension WorkerPool {
         var lastReclaim = clock.now - reclaimEvery
         var lastCancellationCheck = clock.now
         var lastPoke = clock.now
+        let backlogEvery = metrics == nil ? nil : options.backlogMetricsInterval
+        var lastBacklog: ContinuousClock.Instant?
         while !Task.isCancelled {
             try? await Task.sleep(for: options.pollInterval)
             if Task.isCancelled { break }
@@ -40,6 +42,10 @@ extension WorkerPool {
                 lastCancellationCheck = now
                 await stopLostJobs()
             }
+            if let backlogEvery, lastBacklog.map({ now - $0 >= backlogEvery }) ?? true {
+                lastBacklog = now
+                await recordBacklog()
+            }
             if now - lastReclaim >= reclaimEvery {
                 lastReclaim = now
                 do {
@@ -52,6 +58,15 @@ extension WorkerPool {
                     logger.error("reclaiming expired leases failed: \(error)")
                 }
             }
+        }
+    }
+
+    /// Reads the job counts per queue and state into the `jobq_queue_jobs` gauge.
+    private func recordBacklog() async {
+        do {
+            metrics?.record(try await queue.status())
+        } catch {
+            logger.warning("reading job counts for the jobq_queue_jobs gauge failed: \(error); trying again later")
         }
     }
 

@@ -32,6 +32,9 @@ public final class WorkerPool: Service, Sendable {
     let signal = WakeSignal()
     let state = Mutex(PoolState())
     let completions: CompletionBatcher
+    /// Where counts and timings go; nil when no swift-metrics backend was bootstrapped before
+    /// the pool was made.
+    let metrics: JobMetrics?
 
     /// - Parameters:
     ///   - queue: The store to work on.
@@ -72,6 +75,7 @@ public final class WorkerPool: Service, Sendable {
         let pid = ProcessInfo.processInfo.processIdentifier
         workerID = "\(host):\(pid):\(UUID().uuidString.prefix(8).lowercased())"
         completions = CompletionBatcher(store: queue.store, workerID: workerID)
+        metrics = queue.metrics
     }
 
     /// What the pool has done so far.

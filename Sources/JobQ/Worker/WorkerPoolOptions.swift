@@ -61,6 +61,10 @@ extension WorkerPool {
         /// occurrences as they come due (``JobQueue/addSchedule(_:)``). On by default; any number
         /// of pools may run it, since an occurrence makes one job.
         public var runsScheduler = true
+        /// How often the pool reads the store's job counts per queue and state into the
+        /// `jobq_queue_jobs` gauge, when a swift-metrics backend is bootstrapped (one grouped
+        /// count of the jobs table per read). nil: never.
+        public var backlogMetricsInterval: Duration? = .seconds(15)
 
         public init() {}
     }
