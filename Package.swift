@@ -15,12 +15,18 @@ let package = Package(
         // The PostgreSQL store, for workers on many machines. Its own product, so that an
         // embedder who only wants SQLite (and `swift run jobq`) never builds postgres-nio.
         .library(name: "JobQPostgres", targets: ["JobQPostgres"]),
+        // The web dashboard and the Prometheus `/metrics` endpoint (Hummingbird), to mount in
+        // an app of your own or to run with `jobq dashboard` / `jobq work --metrics-listen`.
+        .library(name: "JobQDashboard", targets: ["JobQDashboard"]),
         .executable(name: "jobq", targets: ["JobQCLI"]),
     ],
     traits: [
         // `--traits Postgres` gives the `jobq` binary `--db postgres://...`. Off by default, so
         // that `swift run jobq demo` never builds postgres-nio.
         .trait(name: "Postgres", description: "The jobq command line opens PostgreSQL stores (builds postgres-nio)."),
+        // `--traits Dashboard` gives the `jobq` binary `jobq dashboard` and
+        // `jobq work --metrics-listen`. Off by default for the same reason.
+        .trait(name: "Dashboard", description: "The jobq command line serves the web dashboard and /metrics (builds Hummingbird)."),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -30,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // Turns the numbered SQL files in Migrations/ into Swift source at build time,
@@ -66,6 +74,17 @@ let package = Package(
             ],
             plugins: ["EmbedMigrations"]
         ),
+        .target(
+            name: "JobQDashboard",
+            dependencies: [
+                "JobQ",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // The one SQLite setting that needs C (sqlite3_config is variadic): the CLI turns off
         // SQLite's memory statistics, a global mutex around every allocation, at start-up.
         .target(
@@ -77,6 +96,7 @@ let package = Package(
             dependencies: [
                 "JobQ",
                 .target(name: "JobQPostgres", condition: .when(traits: ["Postgres"])),
+                .target(name: "JobQDashboard", condition: .when(traits: ["Dashboard"])),
                 "CSQLiteTuning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // The raw-SQLite baseline of `jobq bench` uses the C API directly.
@@ -127,6 +147,7 @@ let package = Package(
                 "JobQ",
                 "JobQPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                "JobQDashboard",
                 "JobQCLI",
                 "jobq-test-helper",
                 "jobq-chaos",

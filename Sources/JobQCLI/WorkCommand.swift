@@ -49,6 +49,11 @@ struct WorkCommand: AsyncParsableCommand {
     @Flag(help: "Do not run the scheduler (which makes the jobs of `jobq schedule` schedules as they come due).")
     var noScheduler = false
 
+    @Option(help: ArgumentHelp(
+        "Serve Prometheus metrics on http://ADDRESS/metrics and a health check on /healthz. A port alone listens on 127.0.0.1; port 0 picks a free one. Off by default.",
+        valueName: "[host:]port"))
+    var metricsListen: String?
+
     func run() async throws {
         let options = try poolOptions()
         guard (1...1024).contains(concurrency) else {
@@ -58,13 +63,15 @@ struct WorkCommand: AsyncParsableCommand {
         if let empty = queueNames.first(where: \.isEmpty) {
             throw CLIError.usage("--queue names must not be empty, got '\(empty)'")
         }
+        let metrics = try metricsListen.map(MetricsListen.init)
         CLILogging.bootstrap
         let queue = try await store.open()
         let logger = Logger(label: "jobq.worker")
         let pool = WorkerPool(
             queue: queue, queues: queueNames, concurrency: concurrency,
             executors: BuiltinExecutors.all, options: options, logger: logger)
-        try await runPool(pool, logger: logger)
+        let server = metrics.map { $0.service(queue, Logger(label: "jobq.metrics")) }
+        try await runPool(pool, beside: server.map { [$0] } ?? [], logger: logger)
     }
 
     func poolOptions() throws -> WorkerPool.Options {
@@ -88,7 +95,7 @@ struct WorkCommand: AsyncParsableCommand {
 
 /// Runs a pool in a ServiceGroup (so SIGTERM/SIGINT shut it down gracefully) beside a
 /// reporter that draws the live status line on a terminal or logs progress lines otherwise.
-func runPool(_ pool: WorkerPool, logger: Logger) async throws {
+func runPool(_ pool: WorkerPool, beside others: [any Service] = [], logger: Logger) async throws {
     let secondInterrupt = SecondInterrupt()
     defer { secondInterrupt.cancel() }
     let reporter = ProgressReporter(pool: pool)
@@ -97,7 +104,7 @@ func runPool(_ pool: WorkerPool, logger: Logger) async throws {
             services: [
                 .init(service: pool, successTerminationBehavior: .gracefullyShutdownGroup),
                 .init(service: reporter),
-            ],
+            ] + others.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
     try await group.run()
