@@ -22,7 +22,7 @@ struct PackagingTests {
         let readme = try Self.read("README.md")
 
         let swiftBuild = try #require(Self.lines(dockerfile, startingWith: "swift build -c release").first)
-        #expect(swiftBuild == "swift build -c release --product jobq --traits Postgres --static-swift-stdlib")
+        #expect(swiftBuild == "swift build -c release --product jobq --traits Postgres,Dashboard --static-swift-stdlib")
         #expect(readme.contains(swiftBuild), "README's release build is the one the Dockerfile runs")
         #expect(dockerReadme.contains(swiftBuild))
 
