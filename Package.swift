@@ -61,6 +61,7 @@ let package = Package(
                 // trace. Both are API-only packages: free until a backend is bootstrapped.
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
             ],
             swiftSettings: fuzzInstrumentation,
             plugins: ["EmbedMigrations"]

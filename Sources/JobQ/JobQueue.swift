@@ -109,7 +109,11 @@ public final class JobQueue: Sendable {
     /// if outcome.existed { print("job \(outcome.job.id) is already on it") }
     /// ```
     public func enqueueReportingDuplicates(contentsOf requests: some Sequence<JobRequest>) async throws -> [Enqueued] {
-        let outcomes = try await store.enqueue(Array(requests))
+        var requests = Array(requests)
+        if let context = JobTracing.currentContextJSON() {
+            for index in requests.indices where requests[index].traceContextJSON == nil { requests[index].traceContextJSON = context }
+        }
+        let outcomes = try await store.enqueue(requests)
         if outcomes.contains(where: { !$0.existed && $0.job.state == .ready }) { wakeWorkers() }
         metrics?.enqueued(outcomes)
         return outcomes

@@ -263,6 +263,7 @@ extension StoreSQL {
         insert.bind(21, options.unique?.key)
         insert.bind(22, options.unique.map { Int64($0.stateBits) })
         insert.bind(23, options.unique?.period?.inSeconds)
+        insert.bind(24, request.traceContextJSON)
         guard try insert.step() else { throw JobQueueError.storeUnavailable("inserting a job returned no row") }
         let job = Job(insert)
         insert.reset()
@@ -285,8 +286,8 @@ extension StoreSQL {
         """
         INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch,
             unmet, on_dependency_failure, failed_dependencies, workflow_id, group_id, group_position, input_from, lane, tree_node,
-            unique_key, unique_hold, unique_states, unique_for)
-        VALUES (?, ?, \(d.json("?")), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?21, ?21, ?22, ?23)
+            unique_key, unique_hold, unique_states, unique_for, trace_context)
+        VALUES (?, ?, \(d.json("?")), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?21, ?21, ?22, ?23, ?24)
         RETURNING \(Job.columns)
         """
     }

@@ -33,6 +33,8 @@ package struct ClaimedJob: Sendable, Hashable {
     package let failedDependenciesJSON: String?
     /// The job tree node it is a job of.
     package let treeNode: Int64?
+    /// The enqueuer's trace context (JSON object), which the attempt's span continues.
+    package let traceContextJSON: String?
     /// The workflow's shared context when the job was claimed (set by the claim).
     package var sharedJSON: String?
     /// Whether the claim recorded the attempt's start (a job handed to a free slot at once);
@@ -43,7 +45,7 @@ package struct ClaimedJob: Sendable, Hashable {
 
     package static let columns = """
         id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout, name, batch, checkpoint, snoozes,
-        workflow_id, group_id, lane, failed_dependencies, tree_node
+        workflow_id, group_id, lane, failed_dependencies, tree_node, trace_context
         """
 
     /// Reads a row selected with ``columns``, in that order (a GRDB row, a stepped statement, or
@@ -67,6 +69,7 @@ package struct ClaimedJob: Sendable, Hashable {
         lane = row.optionalString(15)
         failedDependenciesJSON = row.optionalString(16)
         treeNode = row.optionalInt64(17)
+        traceContextJSON = row.optionalString(18)
     }
 
     /// The data of its `started` event, the same in every store.

@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import ServiceContextModule
+import Tracing
 
 extension WorkerPool {
     /// Runs `first`, then, in the same task, every buffered job it can take, until the buffer
@@ -49,6 +51,7 @@ extension WorkerPool {
     func attempt(_ job: ClaimedJob, race: AttemptRace) async -> AttemptOutcome? {
         let end: AttemptRace.End
         var ran = false
+        var span: (any Span)?
         let sharedWrites = job.workflowID == nil ? nil : SharedWrites()
         if !race.isResolved, !job.startRecorded {
             // Claimed ahead: its start mark goes with the next transaction (with the outcome
@@ -65,8 +68,16 @@ extension WorkerPool {
             let progress = AttemptProgress(store: queue.store, job: job, workerID: workerID, interval: options.progressInterval)
             metrics?.started(queue: job.queue, executor: job.executor, waitSeconds: Date().timeIntervalSince1970 - job.runAt)
             ran = true
+            span = tracer.map { JobTracing.startAttemptSpan(job, tracer: $0) }
             let started = ContinuousClock.now
-            end = await runExecutor(executor, job: job, race: race, progress: progress, sharedWrites: sharedWrites)
+            if let span {
+                // The executor's own spans become children of the attempt's.
+                end = await ServiceContext.withValue(span.context) {
+                    await runExecutor(executor, job: job, race: race, progress: progress, sharedWrites: sharedWrites)
+                }
+            } else {
+                end = await runExecutor(executor, job: job, race: race, progress: progress, sharedWrites: sharedWrites)
+            }
             let seconds = (ContinuousClock.now - started).inSeconds
             state.withLock { $0.observeRun(seconds: seconds) }
             metrics?.ran(queue: job.queue, executor: job.executor, seconds: seconds)
@@ -82,6 +93,7 @@ extension WorkerPool {
         }
         let outcome = outcome(of: job, end: end, interruption: interruption, sharedWrites: sharedWrites?.all ?? [])
         if outcome == nil, ran { metrics?.discarded(queue: job.queue, executor: job.executor) }
+        if let span { JobTracing.end(span, end: end, outcome: outcome) }
         return outcome
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import Tracing
 import Synchronization
 
 /// Claims jobs from a ``JobQueue`` and runs them with registered executors, up to
@@ -35,6 +36,9 @@ public final class WorkerPool: Service, Sendable {
     /// Where counts and timings go; nil when no swift-metrics backend was bootstrapped before
     /// the pool was made.
     let metrics: JobMetrics?
+    /// The tracer each attempt's span goes to; nil when none was bootstrapped before the pool
+    /// was made.
+    let tracer: (any Tracer)?
 
     /// - Parameters:
     ///   - queue: The store to work on.
@@ -76,6 +80,7 @@ public final class WorkerPool: Service, Sendable {
         workerID = "\(host):\(pid):\(UUID().uuidString.prefix(8).lowercased())"
         completions = CompletionBatcher(store: queue.store, workerID: workerID)
         metrics = queue.metrics
+        tracer = JobTracing.tracer
     }
 
     /// What the pool has done so far.
