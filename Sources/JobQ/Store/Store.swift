@@ -35,6 +35,9 @@ protocol Store: AnyObject, Sendable {
     func prune(finishedBefore cutoff: Date, states: Set<JobState>) async throws -> Int
     func status(liveWithin: TimeInterval) async throws -> StoreStatus
     func backlog(queues: [String]) async throws -> Int
+    func jobs(matching query: JobQuery) async throws -> [Job]
+    func delete(_ id: JobID) async throws
+    func throughput(of queues: [String], since start: Date, interval: Double, buckets: Int) async throws -> [QueueThroughput]
 
     // MARK: The worker's hot path
 
@@ -68,6 +71,7 @@ protocol Store: AnyObject, Sendable {
     func createBatch(_ name: String, onComplete: JobRequest?, onSuccess: JobRequest?) async throws -> BatchStatus
     func closeBatch(_ name: String) async throws -> BatchStatus
     func batch(_ name: String) async throws -> BatchStatus?
+    func batches(limit: Int) async throws -> [BatchStatus]
     func addTrackingSet(_ name: String, members: [TrackingMember]) async throws -> TrackingSetStatus
     func removeTrackingSet(_ name: String) async throws
     func trackingSets() async throws -> [TrackingSetStatus]

@@ -1,0 +1,46 @@
+/// Which jobs ``JobQueue/jobs(matching:)`` returns: newest first, filtered by any of queue,
+/// state, executor and name, one page at a time.
+///
+/// ```swift
+/// var query = JobQuery(state: .dead, executor: "mailer")
+/// let page = try await queue.jobs(matching: query)
+/// query.before = page.last?.id   // the next (older) page
+/// ```
+public struct JobQuery: Sendable, Hashable {
+    public var queue: String?
+    public var state: JobState?
+    public var executor: String?
+    /// The job's name (``JobOptions/name``), matched exactly.
+    public var name: String?
+    /// Only jobs with smaller ids (older): the last id of the previous page.
+    public var before: JobID?
+    /// The most jobs returned, from 1 to 1000.
+    public var limit: Int
+
+    public init(
+        queue: String? = nil, state: JobState? = nil, executor: String? = nil, name: String? = nil, before: JobID? = nil,
+        limit: Int = 50
+    ) {
+        self.queue = queue
+        self.state = state
+        self.executor = executor
+        self.name = name
+        self.before = before
+        self.limit = limit
+    }
+}
+
+/// How many jobs of one queue finished in each interval of a recent window
+/// (``JobQueue/throughput(over:interval:)``).
+public struct QueueThroughput: Sendable, Hashable {
+    public var queue: String
+    /// The window's intervals, oldest first: jobs that succeeded in each.
+    public var succeeded: [Int]
+    /// Jobs that died in each interval.
+    public var dead: [Int]
+    /// Jobs cancelled in each interval.
+    public var cancelled: [Int]
+
+    /// Every job that finished in the window.
+    public var total: Int { succeeded.reduce(0, +) + dead.reduce(0, +) + cancelled.reduce(0, +) }
+}
