@@ -1,0 +1,117 @@
+import Foundation
+import Hummingbird
+import JobQ
+
+extension Dashboard {
+    func addActionRoutes(to router: Router<BasicRequestContext>) {
+        action(router, "/jobs/:id/retry") { context, _ in
+            let id = try Self.jobID(context.parameters.get("id"))
+            try await queue.retry(id)
+            return "/jobs/\(id)"
+        }
+        action(router, "/jobs/:id/cancel") { context, _ in
+            let id = try Self.jobID(context.parameters.get("id"))
+            try await queue.cancel(id)
+            return "/jobs/\(id)"
+        }
+        action(router, "/jobs/:id/delete") { context, _ in
+            let id = try Self.jobID(context.parameters.get("id"))
+            try await queue.delete(id)
+            return "/jobs"
+        }
+        action(router, "/queues/pause") { _, form in
+            try await queue.pause(queue: try Self.field(form, "queue"))
+            return "/"
+        }
+        action(router, "/queues/resume") { _, form in
+            try await queue.resume(queue: try Self.field(form, "queue"))
+            return "/"
+        }
+        action(router, "/workflows/:id/cancel") { context, _ in
+            let id = try Self.workflowID(context.parameters.get("id"))
+            _ = try await queue.cancelWorkflow(id)
+            return "/workflows/\(id)"
+        }
+        action(router, "/schedules/pause") { _, form in
+            _ = try await queue.pauseSchedule(try Self.field(form, "name"))
+            return "/schedules"
+        }
+        action(router, "/schedules/resume") { _, form in
+            _ = try await queue.resumeSchedule(try Self.field(form, "name"))
+            return "/schedules"
+        }
+        router.post("/login") { request, _ -> Response in
+            let form = try await Self.form(request)
+            guard let token = options.accessToken else {
+                return Response(status: .seeOther, headers: [.location: "/"])
+            }
+            guard let given = form["token"], DashboardGuard.constantTimeEqual(given, token) else {
+                return Pages.login(dashboard: self, status: .forbidden, message: "That is not the access token.")
+            }
+            return Response(
+                status: .seeOther,
+                headers: [.location: "/", .setCookie: "\(DashboardGuard.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict"])
+        }
+    }
+
+    /// A POST action: checks the form token, runs `perform`, and answers 303 to the page it
+    /// returns. Bad input is a 400, an unknown id a 404, an action the state does not allow
+    /// a 409, each with the store's message; the store is left as it was.
+    private func action(
+        _ router: Router<BasicRequestContext>, _ path: RouterPath,
+        _ perform: @escaping @Sendable (BasicRequestContext, [String: String]) async throws -> String
+    ) {
+        router.post(path) { request, context -> Response in
+            do {
+                let form = try await Self.form(request)
+                guard let given = form["csrf"], DashboardGuard.constantTimeEqual(given, formToken) else {
+                    return Pages.error(
+                        .forbidden, "Refused: the form token is missing or stale. Reload the page and try again.", dashboard: self)
+                }
+                return Response(status: .seeOther, headers: [.location: try await perform(context, form)])
+            } catch let bad as BadRequest {
+                return Pages.error(.badRequest, bad.message, dashboard: self)
+            } catch JobQueueError.notFound(let message) {
+                return Pages.error(.notFound, message, dashboard: self)
+            } catch JobQueueError.invalidState(let message) {
+                return Pages.error(.conflict, message, dashboard: self)
+            } catch JobQueueError.invalidInput(let message) {
+                return Pages.error(.badRequest, message, dashboard: self)
+            } catch let error as HTTPError {
+                throw error  // e.g. a body over the limit: 413
+            } catch {
+                context.logger.error("dashboard action \(request.uri.path) failed: \(error)")
+                return Pages.error(.internalServerError, "The action failed: \(error)", dashboard: self)
+            }
+        }
+    }
+
+    static func field(_ form: [String: String], _ name: String) throws -> String {
+        guard let value = form[name], !value.isEmpty else { throw BadRequest(message: "the form has no '\(name)'") }
+        return value
+    }
+
+    /// An `application/x-www-form-urlencoded` body (at most 64 KiB) as fields.
+    static func form(_ request: Request) async throws -> [String: String] {
+        let type = request.headers[.contentType] ?? ""
+        guard type.isEmpty || type.hasPrefix("application/x-www-form-urlencoded") else {
+            throw BadRequest(message: "actions take a form (application/x-www-form-urlencoded), not \(type)")
+        }
+        var request = request
+        let buffer = try await request.collectBody(upTo: 64 * 1024)
+        return parseForm(String(buffer: buffer))
+    }
+
+    static func parseForm(_ text: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ part: Substring) -> String? {
+                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+            }
+            guard let name = decode(parts[0]), let value = parts.count == 2 ? decode(parts[1]) : "" else { continue }
+            if fields[name] == nil { fields[name] = value }
+        }
+        return fields
+    }
+}
