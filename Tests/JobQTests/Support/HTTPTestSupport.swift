@@ -26,7 +26,13 @@ enum HTTP {
         }
     }
 
-    private static let session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
+    /// No cookie jar: each request carries exactly the headers its test gives it.
+    private static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        return URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
+    }()
 
     static func request(
         _ method: String, _ url: String, headers: [String: String] = [:], body: String? = nil
@@ -84,5 +90,43 @@ enum PythonModules {
         let stderr = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
         try #require(child.terminationStatus == 0, "python3 failed: \(stderr)")
         return (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+    }
+}
+
+/// HTTP over a plain socket, for what URLSession will not do: a `Host` header of the test's
+/// choosing, and reading a stream that never ends (server-sent events) until a condition holds.
+enum RawHTTP {
+    /// Sends `request` (CRLF line ends added) to 127.0.0.1:`port` and reads until `done` holds
+    /// for what arrived, the server closes, or `timeout` passes. Returns what arrived.
+    static func exchange(port: Int, _ request: String, timeout: Double = 10, until done: @escaping @Sendable (String) -> Bool = { _ in false }) async throws -> String {
+        try await onThread {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw TimedOut(what: "a socket") }
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else { throw TimedOut(what: "a connection to port \(port)") }
+            var tv = timeval(tv_sec: 0, tv_usec: 200_000)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            let bytes = Array(request.replacingOccurrences(of: "\n", with: "\r\n").utf8)
+            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+            var received: [UInt8] = []
+            let deadline = Date().addingTimeInterval(timeout)
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while Date() < deadline {
+                let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if count == 0 { break }
+                if count > 0 {
+                    received += chunk[0..<count]
+                    if done(String(decoding: received, as: UTF8.self)) { break }
+                }
+            }
+            return String(decoding: received, as: UTF8.self)
+        }.value
     }
 }
