@@ -1,0 +1,86 @@
+"""Drives jobq's dashboard in a real headless Chromium (selenium), as an operator would.
+
+Run by the Swift test DashboardBrowserTests with a `jobq dashboard` process already serving a
+store: it loads the queues page, sees a job enqueued by another process arrive without a
+reload, opens a dead job, clicks Retry and sees it become ready, and writes screenshots of the
+main pages. Exits non-zero, saying what it saw, when anything is not as expected.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--base", required=True)
+    parser.add_argument("--jobq", required=True)
+    parser.add_argument("--db", required=True)
+    parser.add_argument("--dead", required=True)
+    parser.add_argument("--workflow", required=True)
+    parser.add_argument("--shots", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.shots, exist_ok=True)
+
+    options = Options()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
+                 "--hide-scrollbars"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    wait = WebDriverWait(driver, 20)
+    seen = {}
+    try:
+        # The queues page, connected to the live stream.
+        driver.get(args.base + "/")
+        wait.until(lambda d: "live-status on" in d.find_element(By.ID, "live-status").get_attribute("outerHTML"))
+        seen["queues_title"] = driver.title
+        assert "Queues" in driver.title, driver.title
+        assert "web" in driver.find_element(By.TAG_NAME, "table").text
+        driver.save_screenshot(os.path.join(args.shots, "queues.png"))
+
+        # A job enqueued by another process shows up without a reload.
+        driver.execute_script("window.__jobqMarker = 42;")
+        subprocess.run([args.jobq, "--db", args.db, "enqueue", "sum", "--queue", "browser-live", "--param", "a=1", "--param", "b=2"],
+                       check=True, capture_output=True)
+        wait.until(lambda d: "browser-live" in d.find_element(By.ID, "live").text)
+        seen["marker_after_update"] = driver.execute_script("return window.__jobqMarker;")
+        assert seen["marker_after_update"] == 42, "the page reloaded instead of updating in place"
+        seen["updates"] = driver.find_element(By.TAG_NAME, "body").get_attribute("data-updates")
+
+        # A dead job: retry it from its page and see it ready.
+        driver.get(args.base + "/jobs/" + args.dead)
+        badge = driver.find_element(By.CSS_SELECTOR, "dl.fields .badge")
+        seen["before_retry"] = badge.text
+        assert badge.text == "dead", badge.text
+        driver.save_screenshot(os.path.join(args.shots, "job.png"))
+        driver.find_element(By.XPATH, "//button[normalize-space()='Retry']").click()
+        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "dl.fields .badge").text == "ready")
+        seen["after_retry"] = driver.find_element(By.CSS_SELECTOR, "dl.fields .badge").text
+        assert driver.current_url.endswith("/jobs/" + args.dead), driver.current_url
+
+        for name, path in [("jobs", "/jobs"), ("workflow", "/workflows/" + args.workflow), ("schedules", "/schedules")]:
+            driver.get(args.base + path)
+            wait.until(lambda d: d.find_element(By.TAG_NAME, "h1"))
+            time.sleep(0.3)
+            driver.save_screenshot(os.path.join(args.shots, name + ".png"))
+        seen["screenshots"] = sorted(os.listdir(args.shots))
+    except Exception as error:  # say what was on the page
+        print(json.dumps({"error": repr(error), "seen": seen, "url": driver.current_url,
+                          "page": driver.page_source[:2000]}), file=sys.stderr)
+        driver.quit()
+        sys.exit(1)
+    driver.quit()
+    print(json.dumps({"ok": True, "seen": seen}))
+
+
+if __name__ == "__main__":
+    main()
