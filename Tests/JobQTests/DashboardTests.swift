@@ -309,3 +309,22 @@ struct DashboardTests {
         #expect(resumed.contains("\"job\":\(job.id)"), "Last-Event-ID resumes after that event")
     }
 }
+
+/// `jobq dashboard` refuses what it cannot serve safely, before touching anything.
+@Suite("jobq dashboard on the command line")
+struct DashboardCLITests {
+    @Test func refusalsExitTwoAndCreateNothing() async throws {
+        let store = try TemporaryStore()
+        let missing = try await CLI.run(["dashboard"], db: store.path)
+        #expect(missing.status == 2 && missing.stderr.contains("no jobq store at"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: store.path), "no store was created")
+
+        _ = try store.open()
+        let wide = try await CLI.run(["dashboard", "--listen", "0.0.0.0:0"], db: store.path, environment: ["JOBQ_DASHBOARD_TOKEN": ""])
+        #expect(wide.status == 2 && wide.stderr.contains("without an access token"), "\(wide.stderr)")
+        let short = try await CLI.run(["dashboard", "--listen", "0.0.0.0:0", "--token", "abc"], db: store.path)
+        #expect(short.status == 2 && short.stderr.contains("at least 16"), "\(short.stderr)")
+        let bad = try await CLI.run(["dashboard", "--listen", "localhost:99999"], db: store.path)
+        #expect(bad.status == 2 && bad.stderr.contains("--listen"), "\(bad.stderr)")
+    }
+}
