@@ -293,10 +293,15 @@ struct DashboardTests {
         let queue = try await store.open()
         let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "test"))
         let secretPayload = #"{"a":1,"b":2,"secret":"do-not-stream"}"#
+        // From the newest event on, whenever the request reaches the server (a loaded machine
+        // may get it there after the enqueue below).
+        let cursor = try await queue.latestEventID()
         async let stream = RawHTTP.exchange(
-            port: dashboard.port, "GET /events/stream HTTP/1.1\nHost: 127.0.0.1:\(dashboard.port)\nAccept: text/event-stream\n\n", timeout: 15
+            port: dashboard.port,
+            "GET /events/stream HTTP/1.1\nHost: 127.0.0.1:\(dashboard.port)\nAccept: text/event-stream\nLast-Event-ID: \(cursor)\n\n",
+            timeout: 30
         ) { $0.contains("\"kind\":\"enqueued\"") }
-        try await Task.sleep(for: .milliseconds(500))
+        try await Task.sleep(for: .milliseconds(300))
         let job = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: secretPayload, options: .init(queue: "live")))
         let text = try await stream
         #expect(text.contains("Content-Type: text/event-stream") || text.contains("content-type: text/event-stream"))
