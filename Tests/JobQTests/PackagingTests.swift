@@ -50,7 +50,7 @@ struct PackagingTests {
         let compose = try Self.read("docker/compose.yaml")
         #expect(compose.contains("condition: service_completed_successfully"))
         #expect(compose.contains(#"command: ["migrate", "up"]"#))
-        #expect(compose.components(separatedBy: "jobq-data:/data").count == 3, "both services share the volume")
+        #expect(compose.components(separatedBy: "jobq-data:/data").count == 4, "migrate, worker and dashboard share the volume")
     }
 
     @Test(arguments: ["bash", "zsh", "fish"])
