@@ -140,7 +140,9 @@ struct DashboardTests {
         #expect(workflow.status == 200)
         #expect(workflow.body.contains(#"<div class="group parallel""#) && workflow.body.contains("<strong>fan</strong>"))
         #expect(try await dashboard.get("/workflows").body.contains("/workflows/\(fixture.workflow)\""))
-        #expect(try await dashboard.get("/schedules").body.contains("nightly"))
+        let schedules = try await dashboard.get("/schedules").body
+        #expect(schedules.contains("nightly") && schedules.contains("every 1h"), "\(schedules)")
+        #expect(schedules.components(separatedBy: "<time ").count - 1 == 3, "its next three runs")
         #expect(try await dashboard.get("/triggers").body.contains("order.paid"))
         let batches = try await dashboard.get("/batches")
         #expect(batches.body.contains("import") && batches.body.contains("watch"))

@@ -15,14 +15,22 @@ extension Dashboard {
                 : Pages.action("/schedules/pause", "Pause", fields: ["name": schedule.name], dashboard: self, style: "quiet")
             rows.append(Pages.row([
                 HTML.escape(schedule.name), HTML.escape(schedule.timingDescription), "<code>\(HTML.escape(schedule.executor))</code>",
-                HTML.escape(schedule.queue), schedule.paused ? HTML.badge("paused") : HTML.time(schedule.nextRunAt), "\(schedule.made)",
+                HTML.escape(schedule.queue), schedule.paused ? HTML.badge("paused") : Self.upcoming(schedule), "\(schedule.made)",
                 recent.isEmpty ? "<span class=\"muted\">none yet</span>" : recent, action,
             ]))
         }
         let body = Pages.table(
-            ["Schedule", "When", "Executor", "Queue", "Next run", "Jobs made", "Last runs (newest first)", ""], rows,
+            ["Schedule", "When", "Executor", "Queue", "Next runs", "Jobs made", "Last runs (newest first)", ""], rows,
             empty: "No schedules: add one with `jobq schedule add`.")
         return PageContent(title: "Schedules", section: "/schedules", live: Live(scope: .any, fragmentURL: Self.fragmentURL(request)), body: body)
+    }
+
+    /// The next three occurrences, the first in full.
+    static func upcoming(_ schedule: ScheduleStatus) -> String {
+        let dates = schedule.upcoming(3)
+        guard let first = dates.first else { return "<span class=\"muted\">none</span>" }
+        let later = dates.dropFirst().map { "<br><span class=\"muted\">\(HTML.time($0))</span>" }.joined()
+        return HTML.time(first) + later
     }
 
     /// Event triggers: what each event runs, its ordering and whether it ran once.
