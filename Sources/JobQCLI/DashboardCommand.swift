@@ -34,12 +34,7 @@ struct DashboardCommand: AsyncParsableCommand {
 
     func run() async throws {
         #if Dashboard
-        let address: ListenAddress
-        do {
-            address = try ListenAddress(listen, option: "--listen")
-        } catch {
-            throw CLIError.usage(error.description)
-        }
+        let address = try ListenAddress(option: "--listen", listen)
         let environmentToken = ProcessInfo.processInfo.environment["JOBQ_DASHBOARD_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         if case .file(let path) = store.location, !FileManager.default.fileExists(atPath: path) {
             throw CLIError.usage("no jobq store at \(path): give the store to show with --db (or $JOBQ_DB)")
@@ -64,7 +59,7 @@ struct DashboardCommand: AsyncParsableCommand {
         #else
         throw CLIError.usage(
             "jobq dashboard: this jobq was built without the dashboard; build it with "
-                + "`swift build -c release --traits Dashboard` (see README, \"Metrics and dashboard\")")
+                + "`swift build -c release --traits Dashboard` (see README, \"Metrics, traces and the dashboard\")")
         #endif
     }
 }

@@ -15,12 +15,7 @@ struct MetricsListen {
     /// that the pool counts into it.
     init(_ text: String) throws {
         #if Dashboard
-        let address: ListenAddress
-        do {
-            address = try ListenAddress(text, option: "--metrics-listen")
-        } catch {
-            throw CLIError.usage(error.description)
-        }
+        let address = try ListenAddress(option: "--metrics-listen", text)
         let export = PrometheusExport.bootstrap()
         service = { queue, logger in
             MetricsServer(export: export, queue: queue, address: address, logger: logger) { bound in
@@ -30,7 +25,20 @@ struct MetricsListen {
         #else
         throw CLIError.usage(
             "--metrics-listen: this jobq was built without the HTTP endpoints; build it with "
-                + "`swift build -c release --traits Dashboard` (see README, \"Metrics and dashboard\")")
+                + "`swift build -c release --traits Dashboard` (see README, \"Metrics, traces and the dashboard\")")
         #endif
     }
 }
+
+#if Dashboard
+extension ListenAddress {
+    /// An address given to the command line; a bad one is a usage error (exit 2).
+    init(option: String, _ text: String) throws {
+        do {
+            try self.init(text, option: option)
+        } catch {
+            throw CLIError.usage(error.description)
+        }
+    }
+}
+#endif

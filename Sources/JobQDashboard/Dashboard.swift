@@ -112,7 +112,7 @@ final class StreamCounter: Sendable {
 /// try await ServiceGroup(configuration: .init(services: [server], logger: logger)).run()
 /// ```
 public struct DashboardServer: Service {
-    let application: Application<RouterResponder<BasicRequestContext>>
+    let application: HTTPApplication
 
     /// - Throws: ``DashboardError`` when `address` is beyond loopback and no access token is set.
     public init(
@@ -122,12 +122,7 @@ public struct DashboardServer: Service {
         try Self.check(address: address, options: options)
         let router = Router()
         Dashboard(queue: queue, options: options).addRoutes(to: router)
-        application = Application(
-            router: router, configuration: .init(address: .hostname(address.host, port: address.port), serverName: "jobq"),
-            onServerRunning: { channel in
-                onListening(ListenAddress(host: address.host, port: channel.localAddress?.port ?? address.port))
-            },
-            logger: logger)
+        application = address.application(router, logger: logger, onListening: onListening)
     }
 
     public func run() async throws {

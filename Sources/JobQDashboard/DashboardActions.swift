@@ -69,19 +69,8 @@ extension Dashboard {
                         .forbidden, "Refused: the form token is missing or stale. Reload the page and try again.", dashboard: self)
                 }
                 return Response(status: .seeOther, headers: [.location: try await perform(context, form)])
-            } catch let bad as BadRequest {
-                return Pages.error(.badRequest, bad.message, dashboard: self)
-            } catch JobQueueError.notFound(let message) {
-                return Pages.error(.notFound, message, dashboard: self)
-            } catch JobQueueError.invalidState(let message) {
-                return Pages.error(.conflict, message, dashboard: self)
-            } catch JobQueueError.invalidInput(let message) {
-                return Pages.error(.badRequest, message, dashboard: self)
-            } catch let error as HTTPError {
-                throw error  // e.g. a body over the limit: 413
             } catch {
-                context.logger.error("dashboard action \(request.uri.path) failed: \(error)")
-                return Pages.error(.internalServerError, "The action failed: \(error)", dashboard: self)
+                return try failure(error, request: request, context: context)
             }
         }
     }

@@ -15,7 +15,7 @@ import ServiceLifecycle
 /// try await group.run()
 /// ```
 public struct MetricsServer: Service {
-    let application: Application<RouterResponder<BasicRequestContext>>
+    let application: HTTPApplication
 
     /// - Parameter onListening: Called with the address the server got (its port, when 0 was
     ///   asked for).
@@ -25,12 +25,7 @@ public struct MetricsServer: Service {
     ) {
         let router = Router()
         router.addMetricsRoutes(export: export, queue: queue)
-        application = Application(
-            router: router, configuration: .init(address: .hostname(address.host, port: address.port), serverName: "jobq"),
-            onServerRunning: { channel in
-                onListening(ListenAddress(host: address.host, port: channel.localAddress?.port ?? address.port))
-            },
-            logger: logger)
+        application = address.application(router, logger: logger, onListening: onListening)
     }
 
     public func run() async throws {

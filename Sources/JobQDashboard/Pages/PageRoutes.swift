@@ -27,16 +27,24 @@ extension Dashboard {
             let fragment = request.uri.queryParameters.get("fragment") == "1"
             do {
                 return try await content(request, context).response(fragment: fragment, dashboard: self)
-            } catch let bad as BadRequest {
-                return Pages.error(.badRequest, bad.message, dashboard: self)
-            } catch JobQueueError.notFound(let message) {
-                return Pages.error(.notFound, message, dashboard: self)
-            } catch JobQueueError.invalidInput(let message) {
-                return Pages.error(.badRequest, message, dashboard: self)
             } catch {
-                context.logger.error("dashboard page \(request.uri.path) failed: \(error)")
-                return Pages.error(.internalServerError, "The store could not be read: \(error)", dashboard: self)
+                return try failure(error, request: request, context: context)
             }
+        }
+    }
+
+    /// What a page or an action answers when it throws: bad input 400, an unknown id 404, an
+    /// action the state does not allow 409, each with the message; anything else 500, logged.
+    func failure(_ error: any Error, request: Request, context: BasicRequestContext) throws -> Response {
+        switch error {
+        case let bad as BadRequest: return Pages.error(.badRequest, bad.message, dashboard: self)
+        case JobQueueError.notFound(let message): return Pages.error(.notFound, message, dashboard: self)
+        case JobQueueError.invalidState(let message): return Pages.error(.conflict, message, dashboard: self)
+        case JobQueueError.invalidInput(let message): return Pages.error(.badRequest, message, dashboard: self)
+        case let error as HTTPError: throw error  // e.g. a body over the limit: 413
+        default:
+            context.logger.error("dashboard \(request.method) \(request.uri.path) failed: \(error)")
+            return Pages.error(.internalServerError, "The store did not answer: \(error)", dashboard: self)
         }
     }
 
