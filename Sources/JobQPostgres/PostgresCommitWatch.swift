@@ -39,6 +39,9 @@ struct PostgresCommitWatch: OtherCommitsWatch {
                 defer { Task { try? await connection.close() } }
                 if !first { onCommit() }  // whatever came while the connection was down
                 first = false
+                // The notification stream does not always end when its reader is cancelled;
+                // closing the connection ends it for sure, so a stopping pool never waits here.
+                try await withTaskCancellationHandler {
                 try await connection.listen(on: channel) { notifications in
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         let probe = "probe:" + UUID().uuidString
@@ -66,6 +69,9 @@ struct PostgresCommitWatch: OtherCommitsWatch {
                         }
                         group.cancelAll()
                     }
+                }
+                } onCancel: {
+                    connection.close().whenComplete { _ in }
                 }
             } catch is CancellationError {
                 return

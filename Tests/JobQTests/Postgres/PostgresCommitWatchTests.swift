@@ -10,6 +10,21 @@ import Testing
 /// transaction mode), the watcher says so once and looks every poll interval instead.
 @Suite("PostgreSQL commit watch", .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
 struct PostgresCommitWatchTests {
+    /// A pool stops only when its watch does: cancelled at any moment (connecting, starting to
+    /// listen, probing, polling), the watch must end. A CI run once hung on a pool whose watch
+    /// did not.
+    @Test func aWatchCancelledAtAnyMomentEnds() async throws {
+        let settings = try PostgresSettings(url: try #require(PostgresTestServer.url))
+        let delays: [Int] = [0, 1, 2, 5, 10, 20, 30, 50, 80, 120, 200, 300, 500, 800, 1100, 1300]
+        for delay in delays {
+            let watch = PostgresCommitWatch(settings: settings, logger: PostgresTestServer.logger, channel: "jobq_test_\(UInt32.random(in: 0...UInt32.max))")
+            let running = Task { await watch.run(pollInterval: .seconds(30), isBusy: { false }) {} }
+            try await Task.sleep(for: .milliseconds(delay))
+            running.cancel()
+            try await within(.seconds(10), "the watch cancelled after \(delay)ms to end") { await running.value }
+        }
+    }
+
     @Test func aNotificationFromAnotherConnectionWakesTheWatcherAtOnce() async throws {
         let settings = try PostgresSettings(url: try #require(PostgresTestServer.url))
         let reports = Reports()

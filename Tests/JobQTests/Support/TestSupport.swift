@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import JobQ
@@ -33,19 +34,59 @@ struct TimedOut: Error, CustomStringConvertible {
 }
 
 /// Runs `body`, failing if it takes longer than `limit`.
+///
+/// On time-out it throws at once and leaves `body` cancelled but running: a body stuck in
+/// something that ignores cancellation (say, a pool that never stops) fails its test with a
+/// message instead of hanging the whole run, as waiting for it in a task group would.
 func within<T: Sendable>(_ limit: Duration, _ what: String = "the operation", _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: limit)
-            return nil
+    let race = WithinRace<T>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            race.start(continuation, limit: limit, what: what, body)
         }
-        guard let first = try await group.next(), let value = first else {
-            group.cancelAll()
-            throw TimedOut(what: what)
+    } onCancel: {
+        race.cancelWork()
+    }
+}
+
+/// The state of one ``within(_:_:_:)``: whichever of the body and the timer ends first resumes
+/// the caller, once.
+private final class WithinRace<T: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
+    private let work = Mutex<Task<Void, Never>?>(nil)
+    private let timer = Mutex<Task<Void, Never>?>(nil)
+
+    func start(_ continuation: CheckedContinuation<T, any Error>, limit: Duration, what: String, _ body: @escaping @Sendable () async throws -> T) {
+        self.continuation.withLock { $0 = continuation }
+        let work = Task {
+            let result = await Result { try await body() }
+            if self.finish(result) { self.timer.withLock { $0?.cancel() } }
         }
-        group.cancelAll()
-        return value
+        self.work.withLock { $0 = work }
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            guard !Task.isCancelled else { return }
+            if self.finish(.failure(TimedOut(what: what))) { self.cancelWork() }
+        }
+        self.timer.withLock { $0 = timer }
+    }
+
+    func cancelWork() { work.withLock { $0?.cancel() } }
+
+    private func finish(_ result: Result<T, any Error>) -> Bool {
+        guard let continuation = continuation.withLock({ state -> CheckedContinuation<T, any Error>? in
+            defer { state = nil }
+            return state
+        }) else { return false }
+        continuation.resume(with: result)
+        return true
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The result of an async throwing body.
+    init(_ body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
 
