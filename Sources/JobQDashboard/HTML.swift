@@ -41,7 +41,8 @@ enum HTML {
     static func time(_ date: Date?) -> String {
         guard let date else { return "<span class=\"muted\">–</span>" }
         let text = timestamp.string(from: date)
-        return "<time datetime=\"\(escape(ISO8601DateFormatter().string(from: date)))\" title=\"\(escape(relative(date)))\">\(escape(text))</time>"
+        // A valid HTML date-time as it is (a space may stand for the T).
+        return "<time datetime=\"\(escape(text))\" title=\"\(escape(relative(date)))\">\(escape(text))</time>"
     }
 
     private static let timestamp: DateFormatter = {

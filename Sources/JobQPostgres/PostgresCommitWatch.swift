@@ -31,7 +31,7 @@ struct PostgresCommitWatch: OtherCommitsWatch {
 
     func run(pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool, onCommit: @escaping @Sendable () -> Void) async {
         let poll = max(pollInterval, .seconds(1))
-        let warned = Mutex(false)
+        let warned = Flag()
         var first = true
         while !Task.isCancelled {
             do {
@@ -42,34 +42,7 @@ struct PostgresCommitWatch: OtherCommitsWatch {
                 // The notification stream does not always end when its reader is cancelled;
                 // closing the connection ends it for sure, so a stopping pool never waits here.
                 try await withTaskCancellationHandler {
-                try await connection.listen(on: channel) { notifications in
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        let probe = "probe:" + UUID().uuidString
-                        let heard = Mutex(false)
-                        group.addTask {
-                            for try await notification in notifications {
-                                if notification.payload == probe {
-                                    heard.withLock { $0 = true }
-                                } else if !isBusy() {
-                                    onCommit()
-                                }
-                            }
-                        }
-                        try await sendProbe(probe)
-                        try await Task.sleep(for: .seconds(1))
-                        if !heard.withLock({ $0 }), !warned.withLock({ $0 }) {
-                            warned.withLock { $0 = true }
-                            logger.warning(
-                                "PostgreSQL notifications do not arrive (a pooler in transaction mode?); looking for work every \(poll)")
-                        }
-                        // The poll, whether or not notifications work.
-                        while !Task.isCancelled {
-                            try await Task.sleep(for: poll)
-                            onCommit()
-                        }
-                        group.cancelAll()
-                    }
-                }
+                    try await listen(on: connection, poll: poll, warned: warned, isBusy: isBusy, onCommit: onCommit)
                 } onCancel: {
                     connection.close().whenComplete { _ in }
                 }
@@ -83,9 +56,58 @@ struct PostgresCommitWatch: OtherCommitsWatch {
         }
     }
 
+    /// Reports each notification on `connection` (while the pool is not busy), probes whether
+    /// notifications arrive at all, then reports every `poll` as well, until cancelled.
+    private func listen(
+        on connection: PostgresConnection, poll: Duration, warned: Flag, isBusy: @escaping @Sendable () -> Bool,
+        onCommit: @escaping @Sendable () -> Void
+    ) async throws {
+        try await connection.listen(on: channel) { notifications in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let probe = "probe:" + UUID().uuidString
+                let heard = Mutex(false)
+                group.addTask {
+                    for try await notification in notifications {
+                        if notification.payload == probe {
+                            heard.withLock { $0 = true }
+                        } else if !isBusy() {
+                            onCommit()
+                        }
+                    }
+                }
+                try await sendProbe(probe)
+                try await Task.sleep(for: .seconds(1))
+                if !heard.withLock({ $0 }), warned.setForTheFirstTime() {
+                    logger.warning(
+                        "PostgreSQL notifications do not arrive (a pooler in transaction mode?); looking for work every \(poll)")
+                }
+                // The poll, whether or not notifications work.
+                while !Task.isCancelled {
+                    try await Task.sleep(for: poll)
+                    onCommit()
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
     private func sendProbe(_ payload: String) async throws {
         let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
         defer { Task { try? await connection.close() } }
         try await connection.query("SELECT pg_notify(\(probeChannel ?? channel), \(payload))", logger: logger)
+    }
+}
+
+/// Set once: whether the watch has warned that notifications do not arrive (once per watch,
+/// across reconnects).
+private final class Flag: Sendable {
+    private let value = Mutex(false)
+
+    /// Sets the flag; true only the first time.
+    func setForTheFirstTime() -> Bool {
+        value.withLock { set in
+            defer { set = true }
+            return !set
+        }
     }
 }

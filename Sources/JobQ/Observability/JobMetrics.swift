@@ -37,8 +37,7 @@ final class JobMetrics: Sendable {
         let duration: Timer
         let wait: Timer
         let running: Meter
-        /// Indexed by ``Outcome``.
-        let completed: [Counter]
+        let completed: [Outcome: Counter]
         let failedByError: Counter
         let failedByTimeout: Counter
 
@@ -49,17 +48,30 @@ final class JobMetrics: Sendable {
             duration = Timer(label: "jobq_job_duration_seconds", dimensions: labels, factory: factory)
             wait = Timer(label: "jobq_job_queue_wait_seconds", dimensions: labels, factory: factory)
             running = Meter(label: "jobq_jobs_running", dimensions: labels, factory: factory)
-            completed = Outcome.allCases.map { outcome in
-                Counter(label: "jobq_jobs_completed_total", dimensions: labels + [("outcome", outcome.rawValue)], factory: factory)
-            }
+            completed = Dictionary(uniqueKeysWithValues: Outcome.allCases.map { outcome in
+                (outcome, Counter(label: "jobq_jobs_completed_total", dimensions: labels + [("outcome", outcome.rawValue)], factory: factory))
+            })
             failedByError = Counter(label: "jobq_jobs_failed_total", dimensions: labels + [("reason", "error")], factory: factory)
             failedByTimeout = Counter(label: "jobq_jobs_failed_total", dimensions: labels + [("reason", "timeout")], factory: factory)
         }
     }
 
-    /// The `outcome` label of `jobq_jobs_completed_total`.
+    /// The `outcome` label of `jobq_jobs_completed_total` (and of attempt spans).
     enum Outcome: String, CaseIterable {
         case succeeded, retried, dead, snoozed, released, discarded
+
+        /// What an attempt came to; nil is an attempt with nothing to record (cancelled or
+        /// taken over while it ran).
+        init(_ outcome: AttemptOutcome?) {
+            self = switch outcome {
+            case .succeeded: .succeeded
+            case .retry: .retried
+            case .dead: .dead
+            case .snoozed: .snoozed
+            case .released: .released
+            case nil: .discarded
+            }
+        }
     }
 
     private let factory: any MetricsFactory
@@ -115,25 +127,18 @@ final class JobMetrics: Sendable {
     /// An attempt's outcome was recorded in the store.
     func completed(queue: String, executor: String, outcome: AttemptOutcome) {
         let handles = handles(queue: queue, executor: executor)
+        handles.completed[Outcome(outcome)]?.increment()
         switch outcome {
-        case .succeeded:
-            handles.completed[Outcome.succeeded.index].increment()
-        case .retry(_, _, let timedOut):
-            handles.completed[Outcome.retried.index].increment()
+        case .retry(_, _, let timedOut), .dead(_, let timedOut):
             (timedOut ? handles.failedByTimeout : handles.failedByError).increment()
-        case .dead(_, let timedOut):
-            handles.completed[Outcome.dead.index].increment()
-            (timedOut ? handles.failedByTimeout : handles.failedByError).increment()
-        case .snoozed:
-            handles.completed[Outcome.snoozed.index].increment()
-        case .released:
-            handles.completed[Outcome.released.index].increment()
+        case .succeeded, .snoozed, .released:
+            break
         }
     }
 
     /// An attempt ended without an outcome to record: the job was cancelled or taken over.
     func discarded(queue: String, executor: String) {
-        handles(queue: queue, executor: executor).completed[Outcome.discarded.index].increment()
+        handles(queue: queue, executor: executor).completed[.discarded]?.increment()
     }
 
     /// Sets `jobq_queue_jobs` from a status read; queues and states absent from it read 0.
@@ -157,8 +162,4 @@ final class JobMetrics: Sendable {
             for (key, gauge) in gauges where !seen.contains(key) { gauge.record(0) }
         }
     }
-}
-
-extension JobMetrics.Outcome {
-    var index: Int { Self.allCases.firstIndex(of: self)! }
 }

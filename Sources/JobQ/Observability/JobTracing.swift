@@ -59,14 +59,7 @@ enum JobTracing {
 
     /// Ends an attempt's span with what became of it.
     static func end(_ span: any Span, end: AttemptRace.End, outcome: AttemptOutcome?) {
-        let label: JobMetrics.Outcome = switch outcome {
-        case .succeeded: .succeeded
-        case .retry: .retried
-        case .dead: .dead
-        case .snoozed: .snoozed
-        case .released: .released
-        case nil: .discarded
-        }
+        let label = JobMetrics.Outcome(outcome)
         span.attributes["jobq.outcome"] = label.rawValue
         switch end {
         case .finished(.failure(let error)) where label == .retried || label == .dead:

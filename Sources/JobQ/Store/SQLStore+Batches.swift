@@ -53,15 +53,18 @@ extension SQLStore {
 
 extension StoreSQL {
     static func batch(_ db: some SQLTransaction, _ name: String) throws -> BatchStatus? {
-        try db.fetchRow(sql: "SELECT * FROM batches WHERE name = ?", arguments: [name]).map { row in
-            BatchStatus(
-                name: row["name"], state: BatchStatus.State(rawValue: row["state"]) ?? .open, total: row["total"],
-                succeeded: row["succeeded"], dead: row["dead"], cancelled: row["cancelled"],
-                completeJobID: row["complete_job_id"], successJobID: row["success_job_id"],
-                createdAt: Date(timeIntervalSince1970: row["created_at"]),
-                closedAt: (row["closed_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
-                firedAt: (row["fired_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
-        }
+        try db.fetchRow(sql: "SELECT * FROM batches WHERE name = ?", arguments: [name]).map(batchStatus)
+    }
+
+    /// A row of `batches` as its status.
+    static func batchStatus(_ row: SQLRow) -> BatchStatus {
+        BatchStatus(
+            name: row["name"], state: BatchStatus.State(rawValue: row["state"]) ?? .open, total: row["total"],
+            succeeded: row["succeeded"], dead: row["dead"], cancelled: row["cancelled"],
+            completeJobID: row["complete_job_id"], successJobID: row["success_job_id"],
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            closedAt: (row["closed_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            firedAt: (row["fired_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
     }
 
     static func noBatch(_ name: String) -> JobQueueError {

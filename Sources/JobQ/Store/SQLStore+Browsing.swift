@@ -70,9 +70,8 @@ extension SQLStore {
 
     func batches(limit: Int) async throws -> [BatchStatus] {
         try await read { db in
-            let names = try db.fetchRows(sql: "SELECT name FROM batches ORDER BY created_at DESC, name LIMIT ?", arguments: [limit])
-                .map { $0["name"] as String }
-            return try names.compactMap { try StoreSQL.batch(db, $0) }
+            try db.fetchRows(sql: "SELECT * FROM batches ORDER BY created_at DESC, name LIMIT ?", arguments: [limit])
+                .map(StoreSQL.batchStatus)
         }
     }
 }

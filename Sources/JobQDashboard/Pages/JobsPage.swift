@@ -41,18 +41,7 @@ extension Dashboard {
         let table = Pages.table(["Job", "State", "Queue", "Executor", "Name", "Attempt", "Created", "Finished"], rows, empty: "No job matches.")
         // The filters stay put while the table refreshes live.
         return PageContent(
-            title: "Jobs", section: "/jobs", live: nil,
-            body: form + "<div id=\"live\" data-live=\"\(HTML.escape(Self.fragmentURL(request)))\">" + table + "<p class=\"pager\">\(pager)</p></div>")
-            .fragment(ifRequested: request, table + "<p class=\"pager\">\(pager)</p>")
-    }
-}
-
-extension PageContent {
-    /// With `fragment=1`, answers only `part` (a page whose live part is not its whole body).
-    func fragment(ifRequested request: Request, _ part: String) -> PageContent {
-        guard request.uri.queryParameters.get("fragment") == "1" else { return self }
-        var copy = self
-        copy.body = part
-        return copy
+            title: "Jobs", section: "/jobs", live: Live(scope: .any, fragmentURL: Self.fragmentURL(request)), header: form,
+            body: table + "<p class=\"pager\">\(pager)</p>")
     }
 }

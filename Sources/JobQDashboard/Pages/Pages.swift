@@ -11,7 +11,7 @@ enum Pages {
 
     /// A whole page: header, navigation, and `body`. `live` names the part the script refreshes
     /// when an event concerns it (see ``Live``).
-    static func page(title: String, section: String, dashboard: Dashboard, live: Live? = nil, body: String) -> String {
+    static func page(title: String, section: String, dashboard: Dashboard, live: Live? = nil, header: String = "", body: String) -> String {
         let navigation = sections.map { item in
             "<a href=\"\(item.path)\"\(item.path == section ? " class=\"current\"" : "")>\(item.title)</a>"
         }.joined()
@@ -26,7 +26,7 @@ enum Pages {
             <body><header><a class="brand" href="/">jobq</a><nav>\(navigation)</nav>
             <span class="store" title="the store">\(HTML.escape(dashboard.options.storeName))</span>\(dashboard.options.readOnly ? "<span class=\"badge\">read-only</span>" : "")
             <span id="live-status" class="live-status" title="live updates">live</span></header>
-            <main><h1>\(HTML.escape(title))</h1>\(region)</main></body></html>
+            <main><h1>\(HTML.escape(title))</h1>\(header)\(region)</main></body></html>
             """
     }
 
@@ -104,12 +104,14 @@ struct PageContent {
     var title: String
     var section: String
     var live: Live?
+    /// What stays put above the live part (a filter form).
+    var header = ""
     var body: String
 
     func response(fragment: Bool, dashboard: Dashboard) -> Response {
         fragment
             ? Pages.html(body)
-            : Pages.html(Pages.page(title: title, section: section, dashboard: dashboard, live: live, body: body))
+            : Pages.html(Pages.page(title: title, section: section, dashboard: dashboard, live: live, header: header, body: body))
     }
 }
 
