@@ -39,7 +39,18 @@ struct BenchTests {
         #expect(names.contains("drain a parallel group of 100 steps (concurrency 4)"))
         #expect(names.contains("a sequence of 20 steps, one hand-off each"))
         #expect(names.contains("a tree of 1 -> 5 -> 25 jobs, end to end (concurrency 4)"))
-        #expect(report.results.filter { $0.ratio != nil }.count == 15, "every throughput figure has a ratio to its baseline")
+        #if os(Linux)
+            // 15 throughput ratios, and 2 latency ratios to the minimal raw queue across processes.
+            #expect(report.results.filter { $0.ratio != nil }.count == 17, "every throughput figure has a ratio to its baseline")
+            for latencyLimit in [
+                "minimal raw queue round trip across processes, p50", "minimal raw queue one way across processes, p50",
+                "latency across processes p50, vs the minimal raw queue", "enqueue to done in the worker p50, vs the minimal raw queue",
+            ] {
+                #expect(names.contains(latencyLimit), "missing \(latencyLimit)")
+            }
+        #else
+            #expect(report.results.filter { $0.ratio != nil }.count == 15, "every throughput figure has a ratio to its baseline")
+        #endif
         // The physical limit beside jobq: the minimal raw queue, and jobq's figures against it.
         #expect(names.contains("minimal raw queue: single-insert commits"))
         #expect(names.contains("minimal raw queue: claim+complete, batches of 100"))

@@ -34,6 +34,9 @@ struct BenchCommand: AsyncParsableCommand {
             valueName: "url"))
     var db: String?
 
+    /// The minimal raw queue's worker, run by the bench itself in a child process.
+    @Option(help: .hidden) var minimalRawWorker: String?
+
     @Option(help: "Jobs for the one-at-a-time enqueue.") var enqueueJobs: Int?
     @Option(help: "Jobs for the bulk enqueue.") var bulkJobs: Int?
     @Option(help: "Jobs per drain.") var drainJobs: Int?
@@ -63,6 +66,14 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let minimalRawWorker {
+            #if os(Linux)
+            try MinimalRawLatency.runWorker(path: minimalRawWorker, count: try size(latencyJobs, 200, 30))
+            return
+            #else
+            throw CLIError.usage("--minimal-raw-worker needs Linux (inotify)")
+            #endif
+        }
         if let db {
             guard case .postgres(let url) = StoreLocation(db) else {
                 throw CLIError.usage("--db: the bench takes a PostgreSQL URL (postgres://...); on SQLite it uses scratch files of its own")
@@ -129,6 +140,12 @@ struct BenchCommand: AsyncParsableCommand {
         progress("latency")
         let inProcess = try await bench.latency(latencyCount, crossProcess: false)
         let crossProcess = try await bench.latency(latencyCount, crossProcess: true)
+        #if os(Linux)
+        progress("latency of the minimal raw queue across processes")
+        let rawLatency: MinimalRawLatency.Samples? = try await MinimalRawLatency.measure(path: bench.freshPath(), count: latencyCount)
+        #else
+        let rawLatency: MinimalRawLatency.Samples? = nil
+        #endif
         progress("an idle worker's CPU over \(idleFor)s")
         let idleCPU = try await bench.idleWorkerCPU(seconds: idleFor)
         progress("flat cost with \(finished) finished and \(future) future jobs")
@@ -184,6 +201,23 @@ struct BenchCommand: AsyncParsableCommand {
             Row(workload: "latency across processes, enqueue to done in the worker, p50", value: percentile(crossProcess.pickedUpAndDone, 50), unit: "ms"),
             Row(workload: "latency across processes, enqueue to done in the worker, p99", value: percentile(crossProcess.pickedUpAndDone, 99), unit: "ms"),
         ]
+        if let rawLatency {
+            // The latency limit: the minimal raw queue across two processes, woken alike. Its
+            // ratio is the limit's time over jobq's, so 1 means jobq is at the limit, as above.
+            let trip = "\(limit) round trip across processes"
+            let oneWay = "\(limit) one way across processes"
+            rows += [
+                Row(workload: "\(trip), p50", value: percentile(rawLatency.roundTrip, 50), unit: "ms"),
+                Row(workload: "\(trip), p99", value: percentile(rawLatency.roundTrip, 99), unit: "ms"),
+                Row(workload: "\(oneWay), p50", value: percentile(rawLatency.oneWay, 50), unit: "ms"),
+                Row(workload: "latency across processes p50, vs the \(limit)", value: percentile(crossProcess.roundTrip, 50), unit: "ms",
+                    baseline: "\(trip) p50", baselineValue: percentile(rawLatency.roundTrip, 50),
+                    ratio: percentile(rawLatency.roundTrip, 50) / percentile(crossProcess.roundTrip, 50)),
+                Row(workload: "enqueue to done in the worker p50, vs the \(limit)", value: percentile(crossProcess.pickedUpAndDone, 50),
+                    unit: "ms", baseline: "\(oneWay) p50", baselineValue: percentile(rawLatency.oneWay, 50),
+                    ratio: percentile(rawLatency.oneWay, 50) / percentile(crossProcess.pickedUpAndDone, 50)),
+            ]
+        }
         if let idleCPU {
             rows.append(Row(workload: "CPU of an idle `jobq work` over \(idleFor)s", value: idleCPU, unit: "% of a core"))
         } else {
@@ -207,8 +241,9 @@ struct BenchCommand: AsyncParsableCommand {
         }
         var table = [["WORKLOAD", "JOBQ", "BASELINE", "RATIO"]]
         for row in rows {
-            let value = ["ms", "MiB", "% of a core"].contains(row.unit) ? String(format: "%.2f %@", row.value, row.unit) : String(format: "%.0f %@", row.value, row.unit)
-            let baseline = row.baselineValue.map { String(format: "%.0f (%@)", $0, row.baseline ?? "") } ?? ""
+            let fractional = ["ms", "MiB", "% of a core"].contains(row.unit)
+            let value = String(format: fractional ? "%.2f %@" : "%.0f %@", row.value, row.unit)
+            let baseline = row.baselineValue.map { String(format: fractional ? "%.2f (%@)" : "%.0f (%@)", $0, row.baseline ?? "") } ?? ""
             table.append([row.workload, value, baseline, row.ratio.map { String(format: "%.2f", $0) } ?? ""])
         }
         print(Table.render(table))
