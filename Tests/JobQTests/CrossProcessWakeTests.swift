@@ -1,5 +1,10 @@
 import Foundation
+import Synchronization
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @testable import JobQ
 
@@ -53,6 +58,66 @@ struct CrossProcessWakeTests {
             let (event, seen) = try #require(try await first.value, "the enqueue was not seen within 8s")
             #expect(event.jobID.map(String.init) == result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
             #expect(seen.timeIntervalSince(enqueued) < 3)
+        }
+    #endif
+}
+
+/// What wakes another process: a writer's announcement after its commit, not SQLite's page
+/// writes to the WAL (which come before the commit is visible, one per page), and only for
+/// commits someone waits for.
+@Suite("Commit announcements")
+struct CommitAnnouncementTests {
+    #if os(Linux) || os(macOS)
+        /// Counts a notifier's reports.
+        final class Reports: Sendable {
+            private let count = Mutex(0)
+            func add() { count.withLock { $0 += 1 } }
+            var value: Int { count.withLock { $0 } }
+        }
+
+        @Test func writesToTheFileAreNotReportedItsTouchesAre() async throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-touch-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = directory.appendingPathComponent("store.sqlite-wal").path
+            #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+            let reports = Reports()
+            let notifier = try #require(FileTouchNotifier(path: file, queue: DispatchQueue(label: "test")) { reports.add() })
+            defer { notifier.cancel() }
+            let handle = try #require(FileHandle(forWritingAtPath: file))
+            for _ in 0..<20 { try handle.write(contentsOf: Data(repeating: 1, count: 4096)) }
+            try handle.close()
+            try await pause(0.3)
+            #expect(reports.value == 0, "page writes were reported")
+            #expect(utimensat(AT_FDCWD, file, nil, 0) == 0)
+            try await EventProcessTests.waitFor("the touch to be reported", timeout: 5) { reports.value >= 1 }
+            // Another file in the directory is not this one.
+            let other = directory.appendingPathComponent("other.sqlite-wal").path
+            #expect(FileManager.default.createFile(atPath: other, contents: nil))
+            let before = reports.value
+            #expect(utimensat(AT_FDCWD, other, nil, 0) == 0)
+            try await pause(0.3)
+            #expect(reports.value == before)
+        }
+
+        @Test func commitsForNobodyAreNotAnnouncedOthersAre() async throws {
+            let store = try TemporaryStore()
+            let queue = try store.open()
+            let job = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#))
+            let reports = Reports()
+            let notifier = try #require(FileTouchNotifier(path: store.path + "-wal", queue: DispatchQueue(label: "test")) { reports.add() })
+            defer { notifier.cancel() }
+            // A claim without starts and a lease renewal are for nobody else: nothing is announced.
+            let claimed = try await queue.store.claim(queues: ["default"], limit: 1, workerID: "w", lease: .seconds(30), startingNow: 0)
+            #expect(claimed.map(\.id) == [job.id])
+            _ = try await queue.store.renewLeases(workerID: "w", lease: .seconds(30))
+            try await pause(0.3)
+            #expect(reports.value == 0, "a commit for nobody woke the watchers")
+            // An enqueue is for workers and followers: one announcement for the commit.
+            try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":2,"b":2}"#))
+            try await EventProcessTests.waitFor("the enqueue to be announced", timeout: 5) { reports.value >= 1 }
+            try await pause(0.2)
+            #expect(reports.value == 1, "one commit, \(reports.value) reports")
         }
     #endif
 }

@@ -8,18 +8,20 @@ import Synchronization
     import Darwin
 #endif
 
-/// Calls `onWrite` on `queue` soon after the operating system reports a write to one file: an
-/// inotify watch on the file's directory on Linux, kqueue on macOS. Nothing runs while the file
-/// is left alone, so an idle process spends no CPU on it.
+/// Calls `onTouch` on `queue` soon after the operating system reports that one file's times
+/// were set (a writer announcing a commit, ``SQLiteStore/announceCommit()``): an inotify watch on
+/// the file's directory on Linux, kqueue on macOS. Nothing runs while the file is left alone, so
+/// an idle process spends no CPU on it.
 ///
 /// The directory is watched, not the file, because the file comes and goes: SQLite deletes a
 /// store's WAL when its last connection closes and creates it again at the next write.
 ///
-/// A report says "written", not "committed": SQLite writes a transaction's frames to the WAL
-/// before it publishes the commit in shared memory, so the caller checks for the commit itself
+/// Not SQLite's own writes to the WAL: they come one per page, before the commit is published
+/// in shared memory, so a watcher woken by them would find nothing yet and have to look again;
+/// the announcement comes once per commit, after it. The caller still checks what changed
 /// (``ChangeWatcher`` reads `PRAGMA data_version`). `nil` when the OS offers no such watch
 /// (then the caller polls).
-final class FileWriteNotifier: Sendable {
+final class FileTouchNotifier: Sendable {
     #if canImport(Glibc)
         private nonisolated(unsafe) let source: any DispatchSourceRead
         private let queue: DispatchQueue
@@ -27,29 +29,28 @@ final class FileWriteNotifier: Sendable {
         /// source is suspended and resumed under this lock, so the two stay balanced.
         private let suspension = Mutex((paused: false, cancelled: false))
 
-        init?(path: String, queue: DispatchQueue, onWrite: @escaping @Sendable () -> Void) {
+        init?(path: String, queue: DispatchQueue, onTouch: @escaping @Sendable () -> Void) {
             self.queue = queue
             let url = URL(fileURLWithPath: path)
             let directory = url.deletingLastPathComponent().path
             let fileName = url.lastPathComponent
             let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
             guard descriptor >= 0 else { return nil }
-            // IN_MODIFY: write(2) to an entry of the directory. SQLite writes WAL frames with
-            // pwrite, so every transaction shows; an overflowing event queue (IN_Q_OVERFLOW) is
-            // reported whatever the mask says, and counts as a write.
-            guard inotify_add_watch(descriptor, directory, UInt32(IN_MODIFY)) >= 0 else {
+            // IN_ATTRIB: an entry's times (or other attributes) changed. An overflowing event
+            // queue (IN_Q_OVERFLOW) is reported whatever the mask says, and counts as a touch.
+            guard inotify_add_watch(descriptor, directory, UInt32(IN_ATTRIB)) >= 0 else {
                 close(descriptor)
                 return nil
             }
             source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
             source.setEventHandler {
-                if Self.drainEvents(descriptor, mentioning: fileName) { onWrite() }
+                if Self.drainEvents(descriptor, mentioning: fileName) { onTouch() }
             }
             source.setCancelHandler { close(descriptor) }
             source.resume()
         }
 
-        /// Reads every pending event; whether one was a write to `fileName` (or an overflow).
+        /// Reads every pending event; whether one was about `fileName` (or an overflow).
         private static func drainEvents(_ descriptor: Int32, mentioning fileName: String) -> Bool {
             let headerSize = MemoryLayout<inotify_event>.size
             var mentioned = false
@@ -76,8 +77,8 @@ final class FileWriteNotifier: Sendable {
             }
         }
 
-        /// Stops reporting for `duration` (the writes meanwhile are reported together after it):
-        /// a busy consumer is spared a wake-up per write.
+        /// Stops reporting for `duration` (the touches meanwhile are reported together after it):
+        /// a busy consumer is spared a wake-up per commit.
         func pause(for duration: Duration) {
             let paused = suspension.withLock { state in
                 guard !state.paused, !state.cancelled else { return false }
@@ -112,19 +113,19 @@ final class FileWriteNotifier: Sendable {
 
     #elseif canImport(Darwin)
         // The directory's vnode reports entries added or removed (the WAL created again); the
-        // file's own vnode reports its writes, and is watched again whenever the directory
-        // changes. These three are touched only on `queue`, or in deinit, when nothing else can.
+        // file's own vnode reports its attribute changes, and is watched again whenever the
+        // directory changes. These three are touched only on `queue`, or in deinit, when nothing else can.
         private nonisolated(unsafe) var directorySource: (any DispatchSourceFileSystemObject)?
         private nonisolated(unsafe) var fileSource: (any DispatchSourceFileSystemObject)?
         private nonisolated(unsafe) var cancelled = false
         private let path: String
         private let queue: DispatchQueue
-        private let onWrite: @Sendable () -> Void
+        private let onTouch: @Sendable () -> Void
 
-        init?(path: String, queue: DispatchQueue, onWrite: @escaping @Sendable () -> Void) {
+        init?(path: String, queue: DispatchQueue, onTouch: @escaping @Sendable () -> Void) {
             self.path = path
             self.queue = queue
-            self.onWrite = onWrite
+            self.onTouch = onTouch
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
             let descriptor = open(directory, O_EVTONLY)
             guard descriptor >= 0 else { return nil }
@@ -144,18 +145,18 @@ final class FileWriteNotifier: Sendable {
             let descriptor = open(path, O_EVTONLY)
             guard descriptor >= 0 else { return }
             let source = DispatchSource.makeFileSystemObjectSource(
-                fileDescriptor: descriptor, eventMask: [.write, .extend, .delete, .rename], queue: queue)
+                fileDescriptor: descriptor, eventMask: [.attrib, .delete, .rename], queue: queue)
             source.setCancelHandler { close(descriptor) }
             source.setEventHandler { [weak self] in
                 guard let self, let source = self.fileSource else { return }
                 if !source.data.isDisjoint(with: [.delete, .rename]) { self.armFileWatch() }
-                self.onWrite()
+                self.onTouch()
             }
             fileSource = source
             source.resume()
         }
 
-        /// Not done on macOS: every write is reported.
+        /// Not done on macOS: every touch is reported.
         func pause(for duration: Duration) {}
 
         func cancel() {
@@ -171,7 +172,7 @@ final class FileWriteNotifier: Sendable {
             fileSource?.cancel()
         }
     #else
-        init?(path: String, queue: DispatchQueue, onWrite: @escaping @Sendable () -> Void) { return nil }
+        init?(path: String, queue: DispatchQueue, onTouch: @escaping @Sendable () -> Void) { return nil }
         func pause(for duration: Duration) {}
         func cancel() {}
     #endif

@@ -13,8 +13,8 @@ final class SQLiteStore: SQLStore {
     private let commitObservers = Callbacks()
     /// Write transactions of this process started and not yet finished (see ``write(_:)``).
     private let writesUnderWay = Atomic<Int>(0)
-    /// Write transactions of this process committed so far (see ``ownWriteActivity()``).
-    private let ownCommits = Atomic<Int>(0)
+    /// The file other processes' watchers hear commits from (see ``announceCommit()``).
+    private let walPath: String?
 
     /// Seconds a connection waits for another process's write lock before reporting busy.
     static let busyTimeout: TimeInterval = 10
@@ -25,6 +25,7 @@ final class SQLiteStore: SQLStore {
     /// step by step itself).
     init(path: String?, durability: Durability, policy: SchemaMigrationPolicy? = .applyPending, backup: Bool = true) throws {
         self.path = path
+        walPath = path.map { $0 + "-wal" }
         var config = Configuration()
         config.busyMode = .timeout(Self.busyTimeout)
         config.label = "jobq"
@@ -108,11 +109,13 @@ final class SQLiteStore: SQLStore {
     /// neither a busy pool nor another process's long transaction parks the caller's thread.
     /// Either way the caller's cancellation is not looked at, so a cancelled caller (a worker
     /// shutting down) still records what it must record, e.g. a released lease.
-    /// Every commit wakes every watcher of the file, whatever its `audience`.
+    /// A commit with an `audience` is announced to other processes' watchers
+    /// (``announceCommit()``); one for nobody (a claim without starts, a lease renewal, a
+    /// heartbeat) wakes no other process.
     func write<T: Sendable>(
         _ size: TransactionSize, audience: CommitAudience, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T
     ) async throws -> T {
-        try await writeDatabase(size) { db in try body(SQLiteTransaction(db: db)) }
+        try await writeDatabase(size, announced: audience != .nobody) { db in try body(SQLiteTransaction(db: db)) }
     }
 
     func read<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
@@ -123,7 +126,9 @@ final class SQLiteStore: SQLStore {
 
     /// ``write(_:_:)`` with GRDB's `Database`, for what only SQLite has (a data migration's
     /// `context.write`, the schema).
-    func writeDatabase<T: Sendable>(_ size: TransactionSize = .large, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func writeDatabase<T: Sendable>(
+        _ size: TransactionSize = .large, announced: Bool = true, _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
         let path = self.path
         let alone = writesUnderWay.add(1, ordering: .acquiringAndReleasing).oldValue == 0 && size == .small
         defer { writesUnderWay.subtract(1, ordering: .acquiringAndReleasing) }
@@ -139,9 +144,19 @@ final class SQLiteStore: SQLStore {
                 }
             }
         }
-        ownCommits.add(1, ordering: .releasing)
+        if announced { announceCommit() }
         commitObservers.callAll()
         return result
+    }
+
+    /// Tells other processes' watchers (``FileTouchNotifier``) that a commit is visible: sets
+    /// the WAL's times to now, which the OS reports as one attribute change. SQLite's own WAL
+    /// writes are reported before the commit is published, and one per page, so watchers
+    /// listen for this instead: one report per commit, after it. By path, not by a descriptor
+    /// of our own: closing a descriptor of a file drops the process's POSIX locks on it.
+    private func announceCommit() {
+        guard let walPath else { return }
+        _ = utimensat(AT_FDCWD, walPath, nil, 0)
     }
 
     /// The write transaction on the calling thread, if the write lock can be had at once;
@@ -216,14 +231,8 @@ final class SQLiteStore: SQLStore {
     func removeCommitObserver(_ token: UUID) { commitObservers.remove(token) }
 
     /// Other processes reach a store on a file; one in memory is this process's alone.
-    /// Every commit to the file is reported: SQLite cannot say what a commit changed.
+    /// Every announced commit is reported: SQLite cannot say what a commit changed.
     func otherCommitsWatch(for interest: CommitInterest) -> (any OtherCommitsWatch)? { ChangeWatcher(store: self) }
-
-    /// This process's own writing: a count of its commits, and whether a write is under way.
-    /// The change watcher does not look again and again after a write that was its own.
-    func ownWriteActivity() -> (commits: Int, writing: Bool) {
-        (ownCommits.load(ordering: .acquiring), writesUnderWay.load(ordering: .acquiring) > 0)
-    }
 
     /// `PRAGMA data_version` on the writer connection: it moves when another connection (another
     /// process, another ``JobQueue`` on the file) commits, never for this store's own commits,
