@@ -42,7 +42,11 @@ enum MinimalRawLatency {
             let start = ContinuousClock.now
             let id = try connection.enqueue(index: index)
             var version = try connection.dataVersion()
+            let deadline = ContinuousClock.now + .seconds(10)
             while try connection.state(of: id) != 2 {
+                guard ContinuousClock.now < deadline else {
+                    throw CLIError.failure("bench: the minimal raw worker did not finish job \(id) within 10 s")
+                }
                 version = try watch.waitForCommit(on: connection, after: version)
             }
             samples.roundTrip.append((ContinuousClock.now - start).inSeconds * 1000)
