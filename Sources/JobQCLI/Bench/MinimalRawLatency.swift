@@ -6,8 +6,9 @@ import Glibc
 #endif
 
 /// The latency limit beside jobq's: the smallest durable queue SQLite can be, across two
-/// processes on the same disk, woken the way jobq is (inotify on the WAL's directory, then
-/// `PRAGMA data_version`). The producer commits one job and waits until it sees it done; the
+/// processes on the same disk, woken by the OS (inotify reports SQLite's own WAL writes; the
+/// waiter then reads `PRAGMA data_version` every 20 µs until the commit is published, a cost
+/// jobq's announcements after each commit spare it). The producer commits one job and waits until it sees it done; the
 /// worker, idle until woken, claims it in one transaction and completes it in another (a claim
 /// that is durable before the work runs, as in any queue that survives a crash). No events, no
 /// leases, no JSON, no threads: the C API and blocking system calls only. Linux only (inotify).
@@ -78,15 +79,11 @@ enum MinimalRawLatency {
 
     /// The minimal queue's connection: its table, and the statements of each step.
     private final class Connection {
-        private var db: OpaquePointer?
+        private let connection: RawConnection
         private var statements: [String: OpaquePointer] = [:]
 
         init(path: String, create: Bool) throws {
-            let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
-            guard sqlite3_open_v2(path, &db, flags, nil) == SQLITE_OK else {
-                throw CLIError.failure("minimal raw latency: cannot open \(path)")
-            }
-            try exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000")
+            connection = try RawConnection(path: path, label: "minimal raw latency", create: create)
             if create {
                 try exec("""
                     CREATE TABLE IF NOT EXISTS q (id INTEGER PRIMARY KEY, state INTEGER NOT NULL, payload TEXT NOT NULL, result TEXT,
@@ -98,22 +95,14 @@ enum MinimalRawLatency {
 
         deinit {
             for statement in statements.values { sqlite3_finalize(statement) }
-            sqlite3_close_v2(db)
         }
 
-        private func exec(_ sql: String) throws {
-            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
-                throw CLIError.failure("minimal raw latency: \(String(cString: sqlite3_errmsg(db))) in \(sql.prefix(60))")
-            }
-        }
+        private func exec(_ sql: String) throws { try connection.exec(sql) }
 
         /// A prepared statement, kept for the connection's life; reset after each use by the caller.
         private func statement(_ sql: String) throws -> OpaquePointer {
             if let statement = statements[sql] { return statement }
-            var statement: OpaquePointer?
-            guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
-                throw CLIError.failure("minimal raw latency: cannot prepare \(sql.prefix(60)): \(String(cString: sqlite3_errmsg(db)))")
-            }
+            let statement = try connection.prepare(sql)
             statements[sql] = statement
             return statement
         }

@@ -6,34 +6,19 @@ import GRDBSQLite
 /// inserts each in its own transaction, and claim + complete in transactions of `batch` jobs.
 /// No events, no leases, no retries, no fences: what any queue on SQLite pays at least.
 final class MinimalRawQueue {
-    private var db: OpaquePointer?
+    private let connection: RawConnection
 
     init(path: String, durable: Bool) throws {
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
-            throw CLIError.failure("minimal raw queue: cannot open \(path)")
-        }
-        try exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(durable ? "FULL" : "NORMAL")")
+        connection = try RawConnection(path: path, label: "minimal raw queue", create: true, durable: durable)
         try exec("""
             CREATE TABLE IF NOT EXISTS q (id INTEGER PRIMARY KEY, state INTEGER NOT NULL, payload TEXT NOT NULL, result TEXT);
             CREATE INDEX IF NOT EXISTS q_ready ON q (state, id);
             """)
     }
 
-    deinit { sqlite3_close_v2(db) }
+    private func exec(_ sql: String) throws { try connection.exec(sql) }
 
-    private func exec(_ sql: String) throws {
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
-            throw CLIError.failure("minimal raw queue: \(String(cString: sqlite3_errmsg(db))) in \(sql.prefix(60))")
-        }
-    }
-
-    private func prepare(_ sql: String) throws -> OpaquePointer? {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK else {
-            throw CLIError.failure("minimal raw queue: cannot prepare \(sql.prefix(60))")
-        }
-        return statement
-    }
+    private func prepare(_ sql: String) throws -> OpaquePointer? { try connection.prepare(sql) }
 
     /// Inserts `count` ready jobs, one per transaction (or `batch` per transaction). Returns
     /// inserts per second.

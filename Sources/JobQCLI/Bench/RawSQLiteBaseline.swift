@@ -9,40 +9,23 @@ import GRDBSQLite
 /// queues read before a claim; whether tracking sets exist before completions). With
 /// `events: false` it runs the job statements alone, which shows what the event feed costs.
 final class RawSQLite {
-    private var db: OpaquePointer?
+    private let connection: RawConnection
     let path: String
 
     /// Opens `path` (a store jobq created, so the schema and indexes are jobq's) in WAL mode
     /// with `synchronous=NORMAL` (or FULL when `durable`), as jobq does.
     init(path: String, durable: Bool = false) throws {
         self.path = path
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
-            throw CLIError.failure("raw SQLite: cannot open \(path)")
-        }
-        try exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(durable ? "FULL" : "NORMAL"); PRAGMA busy_timeout = 10000")
+        connection = try RawConnection(path: path, label: "raw SQLite", durable: durable)
     }
 
     deinit {
         for statement in eventInserts.values { sqlite3_finalize(statement) }
-        sqlite3_close_v2(db)
     }
 
-    func exec(_ sql: String) throws {
-        var message: UnsafeMutablePointer<CChar>?
-        guard sqlite3_exec(db, sql, nil, nil, &message) == SQLITE_OK else {
-            let text = message.map { String(cString: $0) } ?? "?"
-            sqlite3_free(message)
-            throw CLIError.failure("raw SQLite: \(text) in \(sql.prefix(80))")
-        }
-    }
+    func exec(_ sql: String) throws { try connection.exec(sql) }
 
-    private func prepare(_ sql: String) throws -> OpaquePointer? {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK else {
-            throw CLIError.failure("raw SQLite: cannot prepare \(sql.prefix(80)): \(String(cString: sqlite3_errmsg(db)))")
-        }
-        return statement
-    }
+    private func prepare(_ sql: String) throws -> OpaquePointer? { try connection.prepare(sql) }
 
     private static let insertSQL = """
         INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch)
