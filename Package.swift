@@ -56,6 +56,7 @@ let package = Package(
                 // The hot path (claims, completions, inserts, events) binds and steps GRDB's
                 // cached statements through the C API.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "CSQLiteTuning",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // Counters and timings to any backend; spans that continue the enqueuer's
@@ -88,8 +89,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        // The one SQLite setting that needs C (sqlite3_config is variadic): the CLI turns off
-        // SQLite's memory statistics, a global mutex around every allocation, at start-up.
+        // The SQLite settings that need C (sqlite3_config is variadic), for
+        // `JobQueue.tuneSQLiteBeforeFirstUse()`.
         .target(
             name: "CSQLiteTuning",
             linkerSettings: [.linkedLibrary("sqlite3")]
@@ -100,7 +101,6 @@ let package = Package(
                 "JobQ",
                 .target(name: "JobQPostgres", condition: .when(traits: ["Postgres"])),
                 .target(name: "JobQDashboard", condition: .when(traits: ["Dashboard"])),
-                "CSQLiteTuning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // The raw-SQLite baseline of `jobq bench` uses the C API directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

@@ -1,5 +1,4 @@
 import ArgumentParser
-import CSQLiteTuning
 import Foundation
 import JobQ
 
@@ -8,8 +7,8 @@ import JobQ
 @main
 enum JobQMain {
     static func main() async {
-        // Before anything opens a store: SQLite reads this setting once, at initialization.
-        _ = jobq_sqlite_disable_memory_statistics()
+        // Before anything opens a store: SQLite reads these settings once, at initialization.
+        JobQueue.tuneSQLiteBeforeFirstUse()
         do {
             try refuseInvalidUTF8Arguments()
             let arguments = GlobalArguments.moveAfterSubcommand(Array(CommandLine.arguments.dropFirst()))

@@ -128,6 +128,35 @@ struct EventTests {
         #expect(seen.map(\.id) == seen.map(\.id).sorted())
     }
 
+    /// Every filter field at once: each noise job misses exactly one of them, so a condition
+    /// bound to the wrong parameter lets noise through or drops the match.
+    @Test(arguments: TestStore.all) func everyFilterFieldAppliesAtOnce(store: TestStore) async throws {
+        let queue = try await store.open()
+        func sum(queue name: String = "reports", batch: String? = "nightly") throws -> JobRequest {
+            try JobRequest(SumExecutor.self, .init(a: 1, b: 2), options: .init(queue: name, batch: batch))
+        }
+        _ = try await queue.createBatch("nightly")
+        _ = try await queue.createBatch("weekly")
+        let match = try await queue.enqueue(try sum())
+        let otherQueue = try await queue.enqueue(try sum(queue: "default"))
+        let otherBatch = try await queue.enqueue(try sum(batch: "weekly"))
+        let otherExecutor = try await queue.enqueue(
+            try JobRequest(EchoExecutor.self, .string("noise"), options: .init(queue: "reports", batch: "nightly")))
+        let notListed = try await queue.enqueue(try sum())
+        try await work(queue, queues: ["reports", "default"])
+        let filter = EventFilter(
+            jobIDs: [match.id, otherQueue.id, otherBatch.id, otherExecutor.id], executor: "sum", queue: "reports", batch: "nightly",
+            kinds: [.succeeded])
+        let events = try await queue.events(after: 0, filter: filter)
+        #expect(events.map(\.jobID) == [match.id])
+        #expect(events.map(\.kind) == [.succeeded])
+        // Without the id list, the job left out of it matches too; without kinds, every event of both.
+        let unlisted = EventFilter(executor: "sum", queue: "reports", batch: "nightly", kinds: [.succeeded])
+        #expect(try await queue.events(after: 0, filter: unlisted).map(\.jobID) == [match.id, notListed.id])
+        let allKinds = EventFilter(jobIDs: [match.id], executor: "sum", queue: "reports", batch: "nightly")
+        #expect(try await queue.events(after: 0, filter: allKinds).map(\.kind) == [.enqueued, .started, .succeeded])
+    }
+
     @Test func feedResumesAcrossRestartsWithNoGapAndNoDuplicate() async throws {
         let store = try TemporaryStore()
         var queue: JobQueue? = try store.open()

@@ -6,6 +6,16 @@ import Testing
 
 @Suite("The store file and its schema")
 struct StoreTests {
+    /// SQLite reads its process-wide settings once: tuning after a store is open must say it
+    /// changed nothing, rather than claim it applied (and the open store keeps working).
+    @Test func tuningSQLiteOnceItIsInUseChangesNothingAndSaysSo() async throws {
+        let store = try TemporaryStore()
+        let queue = try store.open()
+        #expect(JobQueue.tuneSQLiteBeforeFirstUse() == false)
+        let job = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 2))
+        #expect(try await queue.job(job.id)?.state == .ready)
+    }
+
     @Test func newStoreIsPrivateWALAndAtTheLatestSchema() throws {
         let store = try TemporaryStore()
         _ = try store.open()

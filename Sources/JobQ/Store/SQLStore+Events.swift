@@ -123,17 +123,28 @@ extension StoreSQL {
             arguments += [jsonArray(filter.kinds.map(\.rawValue).sorted())]
         }
         arguments += [limit]
-        return try db.fetchRows(sql: "SELECT * FROM events WHERE \(conditions.joined(separator: " AND ")) ORDER BY id LIMIT ?",
-            arguments: arguments
-        ).map { row in
-            JobEvent(
-                id: row["id"], jobID: row["job_id"], kind: EventKind(rawValue: row["kind"]) ?? .progress,
-                queue: row["queue"], executor: row["executor"], batch: row["batch"], workflowID: row["workflow_id"], dataJSON: row["data"],
-                createdAt: Date(timeIntervalSince1970: row["created_at"]))
+        // A cached statement (one SQL text per filter): a follower reads after every commit,
+        // and preparing the query each time cost more than running it.
+        let statement = try db.statement(sql: """
+            SELECT id, job_id, kind, queue, executor, batch, workflow_id, data, created_at FROM events
+            WHERE \(conditions.joined(separator: " AND ")) ORDER BY id LIMIT ?
+            """)
+        defer { statement.reset() }
+        statement.bind(arguments)
+        var events: [JobEvent] = []
+        while try statement.step() {
+            events.append(JobEvent(
+                id: statement.int64(0), jobID: statement.optionalInt64(1), kind: EventKind(rawValue: statement.string(2)) ?? .progress,
+                queue: statement.optionalString(3), executor: statement.optionalString(4), batch: statement.optionalString(5),
+                workflowID: statement.optionalInt64(6), dataJSON: statement.optionalString(7),
+                createdAt: Date(timeIntervalSince1970: statement.double(8))))
         }
+        return events
     }
 
     static func newestEventID(_ db: some SQLTransaction) throws -> Int64 {
-        try db.fetchOne(Int64.self, sql: "SELECT MAX(id) FROM events") ?? 0
+        let statement = try db.statement(sql: "SELECT MAX(id) FROM events")
+        defer { statement.reset() }
+        return try statement.step() ? statement.optionalInt64(0) ?? 0 : 0
     }
 }

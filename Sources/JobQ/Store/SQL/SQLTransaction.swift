@@ -74,6 +74,21 @@ package protocol SQLStatement: ColumnReader {
     func isNull(_ column: Int32) -> Bool
 }
 
+extension SQLStatement {
+    /// Binds `arguments` to the parameters 1, 2, ... in order.
+    func bind(_ arguments: SQLArguments) {
+        for (offset, value) in arguments.values.enumerated() {
+            let index = Int32(offset + 1)
+            switch value {
+            case .null: bind(index, nil as String?)
+            case .integer(let value): bind(index, value)
+            case .real(let value): bind(index, value)
+            case .text(let value): bind(index, value)
+            }
+        }
+    }
+}
+
 /// One result row, with its columns' names: `row["id"] as JobID`.
 package struct SQLRow: Sendable, ColumnReader {
     package let names: [String]
