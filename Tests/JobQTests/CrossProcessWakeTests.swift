@@ -100,6 +100,33 @@ struct CommitAnnouncementTests {
             #expect(reports.value == before)
         }
 
+        #if os(Linux)
+        @Test func aPausedNotifierReportsTouchesAfterThePauseAndACancelledOneNothing() async throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-touch-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = directory.appendingPathComponent("store.sqlite-wal").path
+            #expect(FileManager.default.createFile(atPath: file, contents: nil))
+            let reports = Reports()
+            let notifier = try #require(FileTouchNotifier(path: file, queue: DispatchQueue(label: "test")) { reports.add() })
+            #expect(utimensat(AT_FDCWD, file, nil, 0) == 0)
+            try await EventProcessTests.waitFor("the first touch to be reported", timeout: 5) { reports.value == 1 }
+            // Paused: touches wait for the pause to end, then are reported (together).
+            notifier.pause(for: .seconds(3))
+            for _ in 0..<3 { #expect(utimensat(AT_FDCWD, file, nil, 0) == 0) }
+            try await pause(0.3)
+            #expect(reports.value == 1, "a touch was reported during the pause")
+            try await EventProcessTests.waitFor("the touches to be reported after the pause", timeout: 10) { reports.value >= 2 }
+            // Cancelled: its thread stops and nothing more is reported.
+            notifier.cancel()
+            try await pause(0.1)
+            let before = reports.value
+            #expect(utimensat(AT_FDCWD, file, nil, 0) == 0)
+            try await pause(0.3)
+            #expect(reports.value == before)
+        }
+        #endif
+
         @Test func commitsForNobodyAreNotAnnouncedOthersAre() async throws {
             let store = try TemporaryStore()
             let queue = try store.open()

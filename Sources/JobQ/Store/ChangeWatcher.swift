@@ -44,8 +44,9 @@ struct ChangeWatcher: OtherCommitsWatch {
     }
 }
 
-/// One running watch: the notifier's reports and the fallback poll, both on one serial queue,
-/// so the last version seen needs no other guard.
+/// One running watch: the notifier's reports (on its thread, or on `queue` where the notifier
+/// uses Dispatch) and the fallback poll (on `queue`); the last version seen is behind a lock, so
+/// a commit seen by both is reported once.
 private final class CommitWatch: Sendable {
     private let watcher: ChangeWatcher
     private let onCommit: @Sendable () -> Void
@@ -90,7 +91,7 @@ private final class CommitWatch: Sendable {
         case poll
     }
 
-    /// On `queue`: reports a commit if data_version moved.
+    /// On the notifier's thread or `queue`: reports a commit if data_version moved.
     private func check(_ reason: Reason) {
         if case .reported = reason, isBusy() {
             // Looked at again when the pause ends (its touches are reported then) or by the poll.

@@ -8,10 +8,16 @@ import Synchronization
     import Darwin
 #endif
 
-/// Calls `onTouch` on `queue` soon after the operating system reports that one file's times
-/// were set (a writer announcing a commit, ``SQLiteStore/announceCommit()``): an inotify watch on
-/// the file's directory on Linux, kqueue on macOS. Nothing runs while the file is left alone, so
-/// an idle process spends no CPU on it.
+/// Calls `onTouch` soon after the operating system reports that one file's times were set (a
+/// writer announcing a commit, ``SQLiteStore/announceCommit()``): an inotify watch on the file's
+/// directory on Linux, read by a thread of the notifier's own that blocks in `poll` and calls
+/// `onTouch` itself; kqueue on macOS, calling it on `queue`. Nothing runs while the file is left
+/// alone, so an idle process spends no CPU on it.
+///
+/// A thread of its own on Linux because a Dispatch read source costs two thread wake-ups per
+/// report (Dispatch's event thread, then a worker thread for the handler): on a 2-core VM the
+/// notifier's own thread reported a commit as soon as the median before and cut the 99th
+/// percentile of that step from ~1.6 ms to ~0.4 ms.
 ///
 /// The directory is watched, not the file, because the file comes and goes: SQLite deletes a
 /// store's WAL when its last connection closes and creates it again at the next write.
@@ -23,14 +29,30 @@ import Synchronization
 /// (then the caller polls).
 final class FileTouchNotifier: Sendable {
     #if canImport(Glibc)
-        private nonisolated(unsafe) let source: any DispatchSourceRead
-        private let queue: DispatchQueue
-        /// Whether the source is suspended by ``pause(for:)``, and whether it was cancelled; the
-        /// source is suspended and resumed under this lock, so the two stay balanced.
-        private let suspension = Mutex((paused: false, cancelled: false))
+        /// The inotify descriptor and the pipe that stops the thread: closed when both the
+        /// notifier and its thread are done with them, so neither ever uses a closed (and maybe
+        /// reused) descriptor number.
+        private final class Descriptors: Sendable {
+            let inotify: Int32
+            let stopReading: Int32
+            let stopWriting: Int32
+            /// Until when ``pause(for:)`` holds reports back.
+            let pausedUntil = Mutex<ContinuousClock.Instant?>(nil)
+            init(inotify: Int32, stopReading: Int32, stopWriting: Int32) {
+                self.inotify = inotify
+                self.stopReading = stopReading
+                self.stopWriting = stopWriting
+            }
+            deinit {
+                close(inotify)
+                close(stopReading)
+                close(stopWriting)
+            }
+        }
+        private let descriptors: Descriptors
+        private let cancelled = Mutex(false)
 
         init?(path: String, queue: DispatchQueue, onTouch: @escaping @Sendable () -> Void) {
-            self.queue = queue
             let url = URL(fileURLWithPath: path)
             let directory = url.deletingLastPathComponent().path
             let fileName = url.lastPathComponent
@@ -42,12 +64,51 @@ final class FileTouchNotifier: Sendable {
                 close(descriptor)
                 return nil
             }
-            source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-            source.setEventHandler {
-                if Self.drainEvents(descriptor, mentioning: fileName) { onTouch() }
+            var pipeEnds: [Int32] = [0, 0]
+            guard pipe(&pipeEnds) == 0 else {
+                close(descriptor)
+                return nil
             }
-            source.setCancelHandler { close(descriptor) }
-            source.resume()
+            for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            let descriptors = Descriptors(inotify: descriptor, stopReading: pipeEnds[0], stopWriting: pipeEnds[1])
+            self.descriptors = descriptors
+            let thread = Thread { Self.listen(descriptors, fileName: fileName, onTouch: onTouch) }
+            thread.name = "jobq.file-touch"
+            thread.start()
+        }
+
+        /// The notifier's thread: waits in `poll` for inotify events or the stop signal, and
+        /// reports touches of `fileName` right here; while paused, reports nothing until the
+        /// pause ends, then everything that came meanwhile at once.
+        private static func listen(_ descriptors: Descriptors, fileName: String, onTouch: @Sendable () -> Void) {
+            var fds = [
+                pollfd(fd: descriptors.inotify, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: descriptors.stopReading, events: Int16(POLLIN), revents: 0),
+            ]
+            while true {
+                // Paused: wait only for the stop signal until the pause ends; the touches that
+                // come meanwhile stay queued, and the poll below then reports them at once.
+                if let pause = descriptors.pausedUntil.withLock({ $0 }) {
+                    let left = pause - ContinuousClock.now
+                    if left > .zero {
+                        var stopOnly = [pollfd(fd: descriptors.stopReading, events: Int16(POLLIN), revents: 0)]
+                        _ = poll(&stopOnly, 1, Int32(max(1, (left.inSeconds * 1000).rounded(.up))))
+                        if stopOnly[0].revents != 0 { break }
+                        continue
+                    }
+                    descriptors.pausedUntil.withLock { $0 = nil }
+                }
+                fds[0].revents = 0
+                fds[1].revents = 0
+                if poll(&fds, 2, -1) < 0 {
+                    if errno == EINTR { continue }
+                    break
+                }
+                if fds[1].revents != 0 { break }
+                // Paused while this thread waited: leave the touch queued for the pause's end.
+                if descriptors.pausedUntil.withLock({ $0 }) != nil { continue }
+                if fds[0].revents != 0, Self.drainEvents(descriptors.inotify, mentioning: fileName) { onTouch() }
+            }
         }
 
         /// Reads every pending event; whether one was about `fileName` (or an overflow).
@@ -77,36 +138,21 @@ final class FileTouchNotifier: Sendable {
             }
         }
 
+
         /// Stops reporting for `duration` (the touches meanwhile are reported together after it):
         /// a busy consumer is spared a wake-up per commit.
         func pause(for duration: Duration) {
-            let paused = suspension.withLock { state in
-                guard !state.paused, !state.cancelled else { return false }
-                state.paused = true
-                source.suspend()
-                return true
-            }
-            guard paused else { return }
-            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(duration.inSeconds * 1e9))) { [weak self] in
-                self?.suspension.withLock { state in
-                    guard state.paused else { return }
-                    state.paused = false
-                    self?.source.resume()
-                }
-            }
+            descriptors.pausedUntil.withLock { $0 = ContinuousClock.now + duration }
         }
 
         func cancel() {
-            suspension.withLock { state in
-                guard !state.cancelled else { return }
-                state.cancelled = true
-                source.cancel()
-                // A suspended source must be resumed to be cancelled and released.
-                if state.paused {
-                    state.paused = false
-                    source.resume()
-                }
+            let first = cancelled.withLock { cancelled in
+                defer { cancelled = true }
+                return !cancelled
             }
+            guard first else { return }
+            var one: UInt8 = 1
+            _ = write(descriptors.stopWriting, &one, 1)
         }
 
         deinit { cancel() }
