@@ -6,6 +6,29 @@ import Testing
 
 @Suite("The store file and its schema")
 struct StoreTests {
+    /// Commits past 1000 WAL pages no longer copy the WAL back themselves (SQLite's default,
+    /// ~5 ms in one unlucky commit): a background checkpoint does, and the WAL stays bounded
+    /// when commits never pause.
+    @Test func theWALIsCheckpointedInTheBackgroundAndStaysBounded() async throws {
+        let store = try TemporaryStore()
+        let queue = try store.open()
+        func size(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
+        let fileBefore = size(store.path)
+        // ~1500 WAL pages: past the background threshold, far below the inline one.
+        let payload = #"{"blob":""# + String(repeating: "x", count: 3000) + #""}"#
+        for _ in 0..<500 { try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: payload)) }
+        #expect(size(store.path + "-wal") > 1000 * 4096, "the writes did not grow the WAL as expected")
+        try await EventProcessTests.waitFor("the WAL to be copied into the database file", timeout: 10) {
+            size(store.path) > fileBefore + 500 * 3000
+        }
+        // Commits that never pause: the WAL still stops growing (the inline checkpoint at 8000
+        // pages), where no checkpoint at all would take it past 20,000 pages.
+        for _ in 0..<20 {
+            try await queue.enqueue(contentsOf: (0..<1000).map { _ in try JobRequest(executor: "echo", payloadJSON: payload) })
+        }
+        #expect(size(store.path + "-wal") < 12_000 * 4096, "WAL of \(size(store.path + "-wal") / 4096) pages")
+    }
+
     /// SQLite reads its process-wide settings once: tuning after a store is open must say it
     /// changed nothing, rather than claim it applied (and the open store keeps working).
     @Test func tuningSQLiteOnceItIsInUseChangesNothingAndSaysSo() async throws {

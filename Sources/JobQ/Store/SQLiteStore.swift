@@ -15,6 +15,8 @@ final class SQLiteStore: SQLStore {
     private let writesUnderWay = Atomic<Int>(0)
     /// The file other processes' watchers hear commits from (see ``announceCommit()``).
     private let walPath: String?
+    /// Checkpoints the WAL off the commit path (a store on a file).
+    private let checkpointer: WALCheckpointer?
 
     /// Seconds a connection waits for another process's write lock before reporting busy.
     static let busyTimeout: TimeInterval = 10
@@ -26,12 +28,17 @@ final class SQLiteStore: SQLStore {
     init(path: String?, durability: Durability, policy: SchemaMigrationPolicy? = .applyPending, backup: Bool = true) throws {
         self.path = path
         walPath = path.map { $0 + "-wal" }
+        checkpointer = path.map { WALCheckpointer(path: $0) }
         var config = Configuration()
         config.busyMode = .timeout(Self.busyTimeout)
         config.label = "jobq"
         let synchronous = durability == .full ? "FULL" : "NORMAL"
+        let checkpointer = self.checkpointer
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            // Every connection (only the writer ever commits). The pool's configuration keeps
+            // this closure, and so the checkpointer, alive as long as any of its connections.
+            if let checkpointer, let connection = db.sqliteConnection { checkpointer.install(on: connection) }
         }
         do {
             if let path {
@@ -62,6 +69,10 @@ final class SQLiteStore: SQLStore {
         } catch let error as DatabaseError {
             throw JobQueueError.storeUnavailable(Self.explain(error, path: path))
         }
+    }
+
+    deinit {
+        checkpointer?.close()
     }
 
     /// Creates the store file readable by its owner only, before SQLite creates it with the
