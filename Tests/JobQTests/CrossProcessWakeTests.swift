@@ -101,6 +101,40 @@ struct CommitAnnouncementTests {
         }
 
         #if os(Linux)
+        /// Notifiers of one directory share its listener (one thread, one inotify instance):
+        /// each still hears its own file only, and one leaving does not silence the others.
+        @Test func notifiersOfOneDirectoryShareItsListenerButEachHearsItsOwnFile() async throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-touch-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let first = directory.appendingPathComponent("a.sqlite-wal").path
+            let second = directory.appendingPathComponent("b.sqlite-wal").path
+            for file in [first, second] { #expect(FileManager.default.createFile(atPath: file, contents: nil)) }
+            let firstReports = Reports()
+            let secondReports = Reports()
+            let alsoFirstReports = Reports()
+            let queue = DispatchQueue(label: "test")
+            let firstNotifier = try #require(FileTouchNotifier(path: first, queue: queue) { firstReports.add() })
+            let secondNotifier = try #require(FileTouchNotifier(path: second, queue: queue) { secondReports.add() })
+            defer { secondNotifier.cancel() }
+            let alsoFirst = try #require(FileTouchNotifier(path: first, queue: queue) { alsoFirstReports.add() })
+            defer { alsoFirst.cancel() }
+            #expect(utimensat(AT_FDCWD, first, nil, 0) == 0)
+            try await EventProcessTests.waitFor("both watchers of the first file to hear it", timeout: 5) {
+                firstReports.value == 1 && alsoFirstReports.value == 1
+            }
+            try await pause(0.2)
+            #expect(secondReports.value == 0, "a touch of another file was reported")
+            firstNotifier.cancel()
+            #expect(utimensat(AT_FDCWD, second, nil, 0) == 0)
+            #expect(utimensat(AT_FDCWD, first, nil, 0) == 0)
+            try await EventProcessTests.waitFor("the remaining watchers to hear their files", timeout: 5) {
+                secondReports.value == 1 && alsoFirstReports.value == 2
+            }
+            try await pause(0.2)
+            #expect(firstReports.value == 1, "a cancelled watcher was called")
+        }
+
         @Test func aPausedNotifierReportsTouchesAfterThePauseAndACancelledOneNothing() async throws {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-touch-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
