@@ -10,7 +10,9 @@
     /// dashboard's live streams, each an event feed) holds one thread and one of the user's
     /// inotify instances (128 by default on Linux) per store directory, not one per watcher.
     ///
-    /// The thread starts with the first subscriber and stops with the last.
+    /// The thread starts with the first subscriber and stops with the last. Subscribers are
+    /// called one after another, so each should be quick (``ChangeWatcher``'s check reads
+    /// `PRAGMA data_version`, and the pool's a claimable-work read of the store).
     final class DirectoryTouchListener: Sendable {
         /// The listeners of the process, by directory.
         private static let listeners = Mutex<[String: DirectoryTouchListener]>([:])
@@ -114,7 +116,12 @@
                 let timeout = wakeAt.map { Int32(max(0, ((($0 - ContinuousClock.now).inSeconds) * 1000).rounded(.up))) } ?? -1
                 fds[0].revents = 0
                 fds[1].revents = 0
-                if poll(&fds, 2, timeout) < 0, errno != EINTR { break }
+                if poll(&fds, 2, timeout) < 0 {
+                    // Interrupted, or (never seen) out of memory: look again. Only the stop
+                    // pipe ends the thread, since only then is nobody left to write to it.
+                    if errno != EINTR { usleep(10_000) }
+                    continue
+                }
                 if fds[1].revents != 0 { break }
                 let touched = fds[0].revents != 0 ? Self.drainEvents(inotify) : TouchedNames()
                 let now = ContinuousClock.now
