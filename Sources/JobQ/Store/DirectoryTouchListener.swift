@@ -32,6 +32,8 @@
             var stopped = false
         }
         private let state = Mutex(State())
+        /// Its key among ``listeners``.
+        private let directory: String
         private let inotify: Int32
         private let stopReading: Int32
         private let stopWriting: Int32
@@ -51,13 +53,14 @@
                 return nil
             }
             for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            self.directory = directory
             inotify = descriptor
             stopReading = pipeEnds[0]
             stopWriting = pipeEnds[1]
         }
 
         /// Calls `onTouch` on the listener's thread whenever `fileName` in `directory` is
-        /// touched; returns the subscription's id for ``pause(_:until:)`` and
+        /// touched; returns the listener and the subscription's id for ``pause(_:until:)`` and
         /// ``unsubscribe(_:)``, or nil when the OS offers no watch.
         static func subscribe(
             directory: String, fileName: String, onTouch: @escaping @Sendable () -> Void
@@ -84,7 +87,7 @@
         }
 
         /// Ends a subscription; the last one stops the thread.
-        func unsubscribe(_ id: UInt64, directory: String) {
+        func unsubscribe(_ id: UInt64) {
             Self.listeners.withLock { listeners in
                 let stop = state.withLock { state in
                     state.subscribers[id] = nil
@@ -108,7 +111,10 @@
         /// The thread: waits for touches (or the end of a pause that held one back), and calls
         /// the subscribers they are for.
         private func listen() {
-            var fds = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: stopReading, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stopReading, events: Int16(POLLIN), revents: 0),
+            ]
             while true {
                 let wakeAt = state.withLock { state in
                     state.subscribers.values.filter(\.pending).compactMap(\.pausedUntil).min()

@@ -31,14 +31,12 @@ final class FileTouchNotifier: Sendable {
     #if canImport(Glibc)
         private let listener: DirectoryTouchListener
         private let id: UInt64
-        private let directory: String
         private let cancelled = Mutex(false)
 
         init?(path: String, queue: DispatchQueue, onTouch: @escaping @Sendable () -> Void) {
             let url = URL(fileURLWithPath: path)
-            directory = url.deletingLastPathComponent().path
             guard let (listener, id) = DirectoryTouchListener.subscribe(
-                directory: directory, fileName: url.lastPathComponent, onTouch: onTouch)
+                directory: url.deletingLastPathComponent().path, fileName: url.lastPathComponent, onTouch: onTouch)
             else { return nil }
             self.listener = listener
             self.id = id
@@ -55,7 +53,7 @@ final class FileTouchNotifier: Sendable {
                 defer { cancelled = true }
                 return !cancelled
             }
-            if first { listener.unsubscribe(id, directory: directory) }
+            if first { listener.unsubscribe(id) }
         }
 
         deinit { cancel() }
