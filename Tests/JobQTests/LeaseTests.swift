@@ -160,4 +160,64 @@ struct LeaseTests {
         #expect(done.state == .succeeded)
         #expect(done.attempt == 2)
     }
+
+    /// One completion transaction records plain successes many to a statement (more than one
+    /// statement's 64 here), each under the worker's fence, beside outcomes recorded one by one
+    /// (a lane member's success, a failure): each job ends as its own outcome says, a start
+    /// written with its success has its own time and comes first in its events, and jobs
+    /// cancelled meanwhile keep their cancellation, with neither their start nor their success.
+    @Test(arguments: TestStore.all) func aCompletionBatchRecordsEachOutcomeUnderTheFence(store: TestStore) async throws {
+        let queue = try await store.open()
+        let plain = try await queue.enqueue(contentsOf: (0..<70).map { index in
+            try JobRequest(executor: "sum", payloadJSON: #"{"a": \#(index), "b": 1}"#)
+        })
+        let laneMember = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(lane: "l")))
+        let failing = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 3))
+        let claimed = try await queue.store.claim(queues: ["default"], limit: 100, workerID: "w", lease: .seconds(30), startingNow: 0)
+        #expect(claimed.count == 72)
+        // The first 40 started in an earlier transaction; the rest start in the completion's.
+        #expect(try await queue.store.complete([], starting: Array(claimed.prefix(40)), workerID: "w").starts.isEmpty)
+        let startTime = Date().timeIntervalSince1970 - 5
+        let lateStarts = claimed.dropFirst(40).map { job in
+            var job = job
+            job.startTime = startTime
+            return job
+        }
+        let cancelled = Set(plain[50..<53].map(\.id))
+        for id in cancelled { _ = try await queue.cancel(id) }
+
+        let outcomes = claimed.map { job -> (job: ClaimedJob, outcome: AttemptOutcome) in
+            job.id == failing.id
+                ? (job, .retry(error: "no", at: Date().addingTimeInterval(60), timedOut: false))
+                : (job, .succeeded(resultJSON: #"{"sum":\#(job.id)}"#))
+        }
+        let refused = try await queue.store.complete(outcomes, starting: lateStarts, workerID: "w")
+        #expect(refused.outcomes == cancelled)
+        #expect(refused.starts == cancelled)
+
+        var kinds: [JobID: [EventKind]] = [:]
+        for event in try await queue.events(after: 0, limit: 1000) {
+            if let job = event.jobID { kinds[job, default: []].append(event.kind) }
+        }
+        let lateIDs = Set(lateStarts.map(\.id))
+        for job in try await queue.jobs(limit: 100) {
+            if cancelled.contains(job.id) {
+                #expect(job.state == .cancelled && job.resultJSON == nil && job.startedAt == nil)
+                #expect(kinds[job.id]?.contains(.started) == false && kinds[job.id]?.contains(.succeeded) == false)
+            } else if job.id == failing.id {
+                #expect(job.state == .failed && job.error == "no")
+                #expect(kinds[job.id] == [.enqueued, .started, .failed])
+            } else {
+                #expect(job.state == .succeeded && job.resultJSON == #"{"sum":\#(job.id)}"# && job.attempt == 1, "\(job)")
+                // A lane member's success also says what it did to its lane.
+                let expected: [EventKind] = job.id == laneMember.id ? [.enqueued, .started, .succeeded, .lane] : [.enqueued, .started, .succeeded]
+                #expect(kinds[job.id] == expected, "job \(job.id)")
+                if lateIDs.contains(job.id) {
+                    #expect(abs((job.startedAt?.timeIntervalSince1970 ?? 0) - startTime) < 0.001, "job \(job.id) starts when its worker said")
+                } else {
+                    #expect(job.startedAt != nil)
+                }
+            }
+        }
+    }
 }

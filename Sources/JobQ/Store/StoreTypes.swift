@@ -95,6 +95,10 @@ enum AttemptOutcome: Sendable {
     /// The executor asked to run again at `until`, optionally from a checkpoint; the attempt
     /// is not counted.
     case snoozed(until: Date, checkpointJSON: String?)
+
+    var isSuccess: Bool {
+        if case .succeeded = self { true } else { false }
+    }
 }
 
 /// What `jobq status` shows for one queue.

@@ -1,0 +1,100 @@
+import Foundation
+
+/// Successes that change nothing but their own row and event, recorded many to a statement.
+///
+/// Most of what a busy worker records is a success of a job that is in no batch, group or
+/// lane, writes nothing to a workflow's context, and has no dependents or tracking sets to
+/// tell: a drain is made of them. One UPDATE per job opened the jobs table's cursors and its
+/// indexes' once per job; one UPDATE per 64 jobs (their ids, attempts, results and start marks
+/// joined in as a VALUES list) does the same row work with the statement's setup shared.
+/// Each row keeps the worker's fence: only this worker's running attempt is changed, and the
+/// ids the UPDATE returns are the ones the fence accepted.
+extension StoreSQL {
+    /// A success ``record(_:job:outcome:fence:facts:events:reason:start:)`` would record with
+    /// its own row and event alone.
+    struct PlainSuccess {
+        let job: ClaimedJob
+        let resultJSON: String
+        /// The job's start mark when it is written in the same transaction (see `record`).
+        let start: ClaimedJob?
+
+        /// `nil` when the outcome is not a success or its recording has consequences.
+        init?(job: ClaimedJob, outcome: AttemptOutcome, start: ClaimedJob?, facts: StoreFacts) {
+            guard case .succeeded(let resultJSON, let writes) = outcome, writes.isEmpty || job.workflowID == nil,
+                !job.isMember, !facts.dependencies, !facts.trackingMembers
+            else { return nil }
+            self.job = job
+            self.resultJSON = resultJSON
+            self.start = start
+        }
+    }
+
+    /// Rows per UPDATE at most (4 parameters each, 2 shared).
+    static let plainSuccessesPerUpdate = 64
+
+    /// Records `successes` of this worker's attempts, each with its `started` event (when it
+    /// brings its start mark) and its `succeeded` event, in their order. Returns the ids the
+    /// fence refused (cancelled or taken over meanwhile): nothing of theirs is written.
+    static func recordPlainSuccesses(
+        _ db: some SQLTransaction, _ successes: [PlainSuccess], workerID: String, events: inout PendingEvents
+    ) throws -> Set<JobID> {
+        var accepted: Set<JobID> = []
+        accepted.reserveCapacity(successes.count)
+        var begin = 0
+        while begin < successes.count {
+            let chunk = successes[begin..<min(begin + plainSuccessesPerUpdate, successes.count)]
+            let update = try db.statement(sql: plainSuccessSQL[chunk.count][db.dialect])
+            update.bind(1, events.now)
+            update.bind(2, workerID)
+            for (offset, success) in chunk.enumerated() {
+                let base = Int32(3 + 4 * offset)
+                update.bind(base, success.job.id)
+                update.bind(base + 1, success.job.attempt)
+                update.bind(base + 2, success.resultJSON)
+                update.bind(base + 3, success.start.map { $0.startTime ?? events.now })
+            }
+            while try update.step() { accepted.insert(update.int64(0)) }
+            update.reset()
+            begin += chunk.count
+        }
+        var refused: Set<JobID> = []
+        for success in successes {
+            let job = success.job
+            guard accepted.contains(job.id) else {
+                refused.insert(job.id)
+                continue
+            }
+            if let start = success.start { events.append(startedOf: start, workerID: workerID) }
+            var data = JSONObjectBuilder()
+            data.add("attempt", int: job.attempt)
+            data.add("result", raw: success.resultJSON)
+            events.append(
+                job: job.id, kind: .succeeded, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
+                workflow: job.workflowID)
+        }
+        return refused
+    }
+
+    /// `plainSuccessSQL[n]` records n successes: ?1 is the time, ?2 the worker, then each job's
+    /// id, attempt, result and start time (NULL when its start is already written). The VALUES
+    /// list's columns are column1...column4 in both dialects; PostgreSQL needs their types.
+    static let plainSuccessSQL: [DialectSQL] = (0...plainSuccessesPerUpdate).map { count in
+        DialectSQL { d in
+            let rows = (0..<count).map { row in
+                let p = 3 + 4 * row
+                return switch d {
+                case .sqlite: "(?\(p), ?\(p + 1), ?\(p + 2), ?\(p + 3))"
+                case .postgres:
+                    "(CAST(?\(p) AS bigint), CAST(?\(p + 1) AS integer), CAST(?\(p + 2) AS json), CAST(?\(p + 3) AS double precision))"
+                }
+            }
+            return """
+                UPDATE jobs SET state = 'succeeded', result = v.column3, error = NULL, finished_at = ?1, lease_until = NULL,
+                    started_at = COALESCE(v.column4, jobs.started_at)
+                FROM (VALUES \(rows.joined(separator: ", "))) AS v
+                WHERE jobs.id = v.column1 AND jobs.state = 'running' AND jobs.worker_id = ?2 AND jobs.attempt = v.column2
+                RETURNING jobs.id
+                """
+        }
+    }
+}
