@@ -12,13 +12,13 @@ struct DashboardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dashboard",
         abstract: "Serve the web dashboard: queues, jobs, workflows, schedules, triggers, batches, with live updates and actions.",
-        discussion: """
+        discussion: helpText("""
             Listens on 127.0.0.1:8080 by default. On any address beyond loopback it refuses to start
             without an access token (--token or JOBQ_DASHBOARD_TOKEN, at least 16 characters), which
             every request must then carry (the sign-in page sets it as a cookie; scripts send
             `Authorization: Bearer TOKEN`). Actions are POSTs with a per-process form token, refused
             from other origins; --read-only leaves them out. Stops on SIGTERM or SIGINT.
-            """
+            """)
     )
 
     @OptionGroup var store: StoreOptions

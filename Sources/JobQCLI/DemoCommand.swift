@@ -7,13 +7,13 @@ struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Enqueue a few hundred mixed jobs on a fresh store and work them, then summarize.",
-        discussion: """
+        discussion: helpText("""
             The mix: sums, echoes, short sleeps, shell commands, jobs delayed by a second or two,
             jobs that fail once and succeed on retry, and jobs that fail until they are dead; and a
             small workflow: a sum, then three steps in parallel, then one that gets their results.
             The store is a new file in the temporary directory unless --db is given; it is kept,
             so you can look at it afterwards with `jobq --db PATH list`.
-            """
+            """)
     )
 
     @Option(help: ArgumentHelp("Store file for the demo (must not exist yet). Default: a new temporary file.", valueName: "path"))

@@ -6,7 +6,7 @@ struct EnqueueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "enqueue",
         abstract: "Add a job (or every job in a JSON Lines file) to the store.",
-        discussion: """
+        discussion: helpText("""
             Examples:
               jobq enqueue sum --param a=1 --param b=2
               jobq enqueue sleep --payload '{"seconds": 0.5}' --delay 30s --priority 5
@@ -32,7 +32,7 @@ struct EnqueueCommand: AsyncParsableCommand {
             --unique-for 1h keeps the key for an hour after the job finishes, whatever its outcome;
             --unique-states succeeded keeps it only after a success (for ever without
             --unique-for). `jobq retry` of a finished job whose key a newer job holds is refused.
-            """
+            """)
     )
 
     @OptionGroup var store: StoreOptions

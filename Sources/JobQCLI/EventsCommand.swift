@@ -6,12 +6,12 @@ struct EventsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "events",
         abstract: "Print the event feed: every job's lifecycle, batches and tracking sets.",
-        discussion: """
+        discussion: helpText("""
             Without --follow, prints the events after --since (default: from the start) and exits.
             With --follow, keeps printing new events as they are committed, by any process.
             Each event's id is its cursor: resume with --since ID, with no gap and no duplicate.
             Kinds: \(EventKind.allCases.map(\.rawValue).joined(separator: ", ")).
-            """)
+            """))
 
     @OptionGroup var store: StoreOptions
 

@@ -6,12 +6,12 @@ struct BatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "batch",
         abstract: "Group jobs into a batch that fires callbacks once when all of them finished.",
-        discussion: """
+        discussion: helpText("""
             jobq batch create import --on-complete echo --payload '{"notify": "ops"}'
             jobq enqueue sum --param a=1 --param b=2 --batch import
             jobq batch close import
             jobq batch show import
-            """,
+            """),
         subcommands: [BatchCreateCommand.self, BatchCloseCommand.self, BatchShowCommand.self])
 }
 

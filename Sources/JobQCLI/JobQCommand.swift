@@ -5,10 +5,10 @@ struct JobQCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobq",
         abstract: "A durable job queue on SQLite.",
-        discussion: """
+        discussion: helpText("""
             The store is one SQLite file: --db PATH, else $JOBQ_DB, else ./jobq.sqlite.
             Exit codes: 0 success, 1 the job or operation failed, 2 usage or bad input, 3 not found.
-            """,
+            """),
         version: JobQVersion.current,
         subcommands: [
             DemoCommand.self, EnqueueCommand.self, WorkCommand.self, StatusCommand.self, ListCommand.self,

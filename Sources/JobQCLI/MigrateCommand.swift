@@ -10,12 +10,12 @@ struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
         abstract: "Show or apply the store's schema migrations.",
-        discussion: """
+        discussion: helpText("""
             Every command migrates an older store when it opens it; `jobq migrate up` does it as a
             separate step (e.g. before starting workers), with a dry run and a choice of target.
             Before migrating a store that holds data, a backup is written next to it:
             <store>.v<old version>-<UTC time>.backup (see README for restoring).
-            """,
+            """),
         subcommands: [MigrateStatusCommand.self, MigrateUpCommand.self]
     )
 }

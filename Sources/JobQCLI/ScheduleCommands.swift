@@ -6,13 +6,13 @@ struct ScheduleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "schedule",
         abstract: "Jobs made at a time, every interval, or on a cron expression; `jobq work` runs the scheduler.",
-        discussion: """
+        discussion: helpText("""
             jobq schedule add report shell --payload '{"script": "make report"}' --cron '0 3 * * MON-FRI' --tz Europe/Paris
             jobq schedule add ping echo --every 90s --times 10
             jobq schedule add launch echo --at 2026-12-01T09:00:00Z
             jobq schedule list
             jobq schedule show report
-            """,
+            """),
         subcommands: [
             ScheduleAddCommand.self, ScheduleListCommand.self, ScheduleShowCommand.self, SchedulePauseCommand.self,
             ScheduleResumeCommand.self, ScheduleRemoveCommand.self,

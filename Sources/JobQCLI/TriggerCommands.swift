@@ -6,12 +6,12 @@ struct TriggerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trigger",
         abstract: "Tasks that an emitted event enqueues (`jobq emit EVENT`), by priority and dependencies.",
-        discussion: """
+        discussion: helpText("""
             jobq trigger add app.launched migrate shell --payload '{"script": "./migrate"}' --priority 10 --once
             jobq trigger add app.launched warm-cache echo --depends-on migrate
             jobq emit app.launched --payload '{"version": "2.1"}'
             jobq trigger list
-            """,
+            """),
         subcommands: [
             TriggerAddCommand.self, TriggerListCommand.self, TriggerPauseCommand.self, TriggerResumeCommand.self, TriggerRemoveCommand.self,
         ])
@@ -20,11 +20,11 @@ struct TriggerCommand: AsyncParsableCommand {
 struct TriggerAddCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add", abstract: "Add a task for an event, or replace the event's task of that name.",
-        discussion: """
+        discussion: helpText("""
             The task's payload must be a JSON object; each emit sets the emitted payload in it under "event".
             --depends-on names tasks of the same event that must exist already; a cycle is refused.
             --once runs the task at the first emit after it is added, and never again.
-            """)
+            """))
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The event's name (letters, digits, - _ . : / @).") var event: String
@@ -128,14 +128,14 @@ struct TriggerRemoveCommand: AsyncParsableCommand {
 struct EmitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "emit", abstract: "Emit an event: enqueue every active task registered for it, in one transaction; print their ids.",
-        discussion: """
+        discussion: helpText("""
             jobq emit app.launched
             jobq emit order.paid --payload '{"order": 1042}' --dedupe order-1042
 
             Ids are printed in the order the jobs were stored (a task after those it depends on,
             higher priority first). With --dedupe KEY, a second emit of the event with KEY within
             24 hours enqueues nothing and prints the first emit's ids (and says so on stderr).
-            """)
+            """))
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The event's name.") var event: String

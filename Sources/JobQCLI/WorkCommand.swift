@@ -9,12 +9,12 @@ struct WorkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "work",
         abstract: "Run jobs with the built-in executors (shell, sleep, sum, echo, fail).",
-        discussion: """
+        discussion: helpText("""
             Runs until SIGTERM or SIGINT: then it stops claiming, lets running jobs finish within
             --grace, releases the rest (back to ready, the attempt not counted) and exits 0.
             With --until-empty it exits 0 once no job on its queues is ready or running.
             On a terminal it shows one live status line; otherwise it logs plain lines.
-            """
+            """)
     )
 
     @OptionGroup var store: StoreOptions

@@ -6,7 +6,7 @@ struct WorkflowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "workflow",
         abstract: "Submit, inspect and cancel workflows: nested sequence and parallel groups of jobs.",
-        discussion: """
+        discussion: helpText("""
             jobq workflow submit nightly.json --context '{"region": "eu"}'
             jobq workflow show 1
             jobq workflow list --state running
@@ -17,7 +17,7 @@ struct WorkflowCommand: AsyncParsableCommand {
             "name", "context" and "onFailure" ("fail" or "continue"). Members are steps (a job:
             {"executor": "sum", "payload": {...}, "name": "n", "queue": "q", "input": "previous"})
             or groups, to any depth.
-            """,
+            """),
         subcommands: [WorkflowSubmitCommand.self, WorkflowShowCommand.self, WorkflowListCommand.self, WorkflowCancelCommand.self])
 }
 

@@ -153,6 +153,27 @@ struct CLITests {
         #expect(help.stdout.contains("--max-attempts"))
     }
 
+    /// Help reads as paragraphs at 80 columns: no prose line ends early where the next line's
+    /// first word would have fitted (the source's own line breaks used to leave a word or two
+    /// dangling after every line), while example commands keep lines of their own.
+    @Test(arguments: [["work"], ["dashboard"], ["workflow"], ["batch"], ["trigger"], ["trigger", "add"], ["emit"], ["bench"],
+        ["events"], ["migrate"], ["demo"], ["enqueue"], ["schedule"], []])
+    func helpWrapsAsParagraphs(command: [String]) async throws {
+        let help = try await CLI.run(command + ["--help"], db: nil, environment: ["COLUMNS": "80"])
+        #expect(help.status == 0)
+        // The discussion: from the line after OVERVIEW's paragraph to USAGE.
+        let lines = help.stdout.components(separatedBy: "\n")
+        guard let usage = lines.firstIndex(where: { $0.hasPrefix("USAGE:") }), let blank = lines.firstIndex(of: "") else { return }
+        let discussion = Array(lines[blank..<usage])
+        #expect(discussion.contains { !$0.isEmpty } || command.isEmpty, "\(command) has no discussion")
+        for (line, next) in zip(discussion, discussion.dropFirst()) {
+            let prose = { (text: String) in !text.isEmpty && !text.hasPrefix("jobq ") && !text.hasPrefix(" ") }
+            guard prose(line), prose(next), let word = next.split(separator: " ").first else { continue }
+            // ArgumentParser fills lines to 79 columns of 80.
+            #expect(line.count + 1 + word.count > 79, "jobq \(command.joined(separator: " ")) --help breaks early:\n\(line)\n\(next)")
+        }
+    }
+
     @Test func demoRunsToCompletion() async throws {
         let store = try TemporaryStore()
         let demoDB = store.directory.appendingPathComponent("demo.sqlite").path

@@ -6,14 +6,14 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure jobq against raw SQLite on this machine: enqueue, drain, latency, flat cost, memory.",
-        discussion: """
+        discussion: helpText("""
             Every workload runs on a fresh store in the temporary directory. Each figure is also
             printed as a ratio of the raw-SQLite baseline measured in the same run (the same
             statements through the SQLite C API, no jobq code, event rows included), because
             absolute numbers drift on a shared machine and ratios do not. Two reference rows show
             the job statements without event rows. Build with -c release for meaningful numbers.
             --quick shrinks every size, for CI.
-            """)
+            """))
 
     @Flag(help: "Small sizes, to check that the bench works (CI).")
     var quick = false
