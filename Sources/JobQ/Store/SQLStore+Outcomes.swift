@@ -39,15 +39,11 @@ extension SQLStore {
                     }
                     let recorded = try StoreSQL.record(
                         db, job: job, outcome: outcome, fence: .worker(workerID), facts: facts, events: &events, start: start)
-                    if !recorded {
-                        refused.insert(job.id)
-                        if start != nil { refusedStarts.insert(job.id) }
-                    }
+                    if !recorded { refused.insert(job.id) }
                 }
-                for id in try StoreSQL.recordPlainSuccesses(db, plain, workerID: workerID, events: &events) {
-                    refused.insert(id)
-                    if startsWithSuccess[id] != nil { refusedStarts.insert(id) }
-                }
+                refused.formUnion(try StoreSQL.recordPlainSuccesses(db, plain, workerID: workerID, events: &events))
+                // A start written with its success was refused with it.
+                refusedStarts.formUnion(refused.lazy.filter { startsWithSuccess[$0] != nil })
             }
             try events.flush(db)
             return (refused, refusedStarts)
