@@ -44,13 +44,27 @@ package struct PostgresConnector: Sendable {
 
     private static let ids = IDSource()
 
-    /// A new connection; the caller closes it.
+    /// A new connection; the caller closes it. A connect cancelled before it returns throws
+    /// `CancellationError`.
     package func connect() async throws -> PostgresConnection {
+        let connection: PostgresConnection
         do {
-            return try await PostgresConnection.connect(configuration: try configuration(), id: Self.ids.next(), logger: logger)
+            connection = try await PostgresConnection.connect(configuration: try configuration(), id: Self.ids.next(), logger: logger)
         } catch {
+            // Cancelled before the socket connected, postgres-nio fails with
+            // `clientClosedConnection`: the caller's cancellation, not the server's fault.
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
             throw unavailable(error)
         }
+        // postgres-nio closes the socket of a connect cancelled during its handshake, yet returns
+        // the connection when the handshake won the race; a query on it then never answers (its
+        // write fails with no one to tell). A pool's commit watch, cancelled as the pool stopped,
+        // hung on such a probe. So a cancelled connect never hands a connection out.
+        if Task.isCancelled {
+            try? await connection.close()  // awaited: postgres-nio asserts a connection is closed before it goes
+            throw CancellationError()
+        }
+        return connection
     }
 
     /// ``connect()`` on a thread that may block (never one of Swift concurrency's).

@@ -25,6 +25,37 @@ struct PostgresCommitWatchTests {
         }
     }
 
+    /// The cause of the hang above: postgres-nio returned a connection whose connect had been
+    /// cancelled during the handshake, with its socket already closing, and a query on it never
+    /// answered. A connect cancelled at any moment either throws `CancellationError` or hands
+    /// out a connection that answers.
+    @Test func aConnectCancelledAtAnyMomentThrowsOrGivesAWorkingConnection() async throws {
+        let settings = try PostgresSettings(url: try #require(PostgresTestServer.url))
+        let connector = PostgresConnector(settings: settings, logger: PostgresTestServer.logger)
+        var outcomes: [String: Int] = [:]
+        for step in 0..<60 {
+            let attempt = Task { () -> String in
+                do {
+                    let connection = try await connector.connect()
+                    defer { Task { try? await connection.close() } }
+                    let rows = try await connection.query("SELECT 1", logger: PostgresTestServer.logger)
+                    for try await _ in rows {}  // reading rows throws CancellationError once cancelled
+                    return "answered"
+                } catch is CancellationError {
+                    return "cancelled"
+                }
+            }
+            // Across the handshake: a loopback connect takes a few milliseconds.
+            try await Task.sleep(for: .microseconds(250 * step))
+            attempt.cancel()
+            let outcome = try await within(.seconds(5), "the connect cancelled after \(250 * step)µs to end") {
+                try await attempt.value
+            }
+            outcomes[outcome, default: 0] += 1
+        }
+        #expect(outcomes["cancelled", default: 0] > 0 && outcomes["answered", default: 0] > 0, "the cancels fell on both sides: \(outcomes)")
+    }
+
     @Test func aNotificationFromAnotherConnectionWakesTheWatcherAtOnce() async throws {
         let settings = try PostgresSettings(url: try #require(PostgresTestServer.url))
         let reports = Reports()
