@@ -164,9 +164,10 @@ struct MigrationTests {
                 stdoutPath: store.directory.appendingPathComponent("out-\(index)").path,
                 stderrPath: store.directory.appendingPathComponent("err-\(index)").path)
         }
-        for process in processes {
+        for (index, process) in processes.enumerated() {
             await process.wait()
-            #expect(process.terminationStatus == 0)
+            let stderr = (try? String(contentsOf: store.directory.appendingPathComponent("err-\(index)"), encoding: .utf8)) ?? ""
+            #expect(process.terminationStatus == 0, "process \(index): \(stderr)")
         }
         let versions = try await DatabaseQueue(path: store.path).read { db in
             try Int.fetchAll(db, sql: "SELECT version FROM schema_migrations ORDER BY version")

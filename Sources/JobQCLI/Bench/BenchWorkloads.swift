@@ -83,13 +83,14 @@ struct BenchWorkloads {
         return Double(jobs) / elapsed
     }
 
-    /// Drains a backlog through a separate `jobq work --until-empty` process. Returns jobs per
-    /// second, the process's start-up included.
+    /// Drains a fresh backlog of `count` jobs in this process. Returns jobs per second.
     mutating func drainInProcess(_ count: Int, concurrency: Int) async throws -> Double {
         let (queue, _) = try await backlog(count)
         return try await Self.drain(queue, jobs: count, concurrency: concurrency)
     }
 
+    /// Drains a backlog through a separate `jobq work --until-empty` process. Returns jobs per
+    /// second, the process's start-up included.
     mutating func drainThroughWorkerProcess(_ count: Int) async throws -> Double {
         let (queue, path) = try await backlog(count)
         let start = ContinuousClock.now
