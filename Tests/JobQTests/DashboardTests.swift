@@ -17,7 +17,7 @@ final class RunningDashboard: Sendable {
             bound.withLock { $0 = address.port }
         }
         task = Task { try await server.run() }
-        try await eventually(.seconds(10), "the dashboard to listen") { bound.withLock { $0 } != nil }
+        try await eventually(.seconds(30), "the dashboard to listen") { bound.withLock { $0 } != nil }
         port = bound.withLock { $0 }!
     }
 

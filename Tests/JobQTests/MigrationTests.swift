@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 @testable import JobQ
@@ -174,6 +175,30 @@ struct MigrationTests {
         }
         #expect(versions == SchemaMigration.all.map(\.version))
         #expect(try Self.backups(store).count == 1, "one process migrated (and backed up); the others waited")
+    }
+
+    /// The fixture is in rollback-journal mode, as any SQLite file jobq did not create may be:
+    /// opening switches it to WAL, and while another connection holds its write lock SQLite
+    /// refuses that switch at once instead of calling the busy handler. Opening waits for the
+    /// lock like any write (the race behind the test above failing about once in 30 rounds).
+    @Test func openingWhileAnotherConnectionHoldsTheWriteLockWaitsForIt() async throws {
+        let store = try Self.oldStore()
+        let holder = try DatabaseQueue(path: store.path)
+        let locked = Mutex(false)
+        let holding = Task.detached {
+            try holder.writeWithoutTransaction { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                locked.withLock { $0 = true }
+                Thread.sleep(forTimeInterval: 0.3)
+                try db.execute(sql: "ROLLBACK")
+            }
+        }
+        try await eventually(.seconds(5), "the other connection to hold the write lock") { locked.withLock { $0 } }
+        let started = ContinuousClock.now
+        _ = try store.open()
+        #expect(ContinuousClock.now - started >= .milliseconds(200), "it waited for the lock")
+        try await holding.value
+        #expect(try Self.version(store.path) == SchemaMigration.latestVersion)
     }
 
     @Test func cliMigrateStatusUpDryRunAndTarget() async throws {
