@@ -90,7 +90,7 @@ struct CommitAnnouncementTests {
             try await pause(0.3)
             #expect(reports.value == 0, "page writes were reported")
             #expect(utimensat(AT_FDCWD, file, nil, 0) == 0)
-            try await EventProcessTests.waitFor("the touch to be reported", timeout: 5) { reports.value >= 1 }
+            try await EventProcessTests.waitFor("the touch to be reported", timeout: 20) { reports.value >= 1 }
             // Another file in the directory is not this one.
             let other = directory.appendingPathComponent("other.sqlite-wal").path
             #expect(FileManager.default.createFile(atPath: other, contents: nil))
@@ -120,7 +120,7 @@ struct CommitAnnouncementTests {
             let alsoFirst = try #require(FileTouchNotifier(path: first, queue: queue) { alsoFirstReports.add() })
             defer { alsoFirst.cancel() }
             #expect(utimensat(AT_FDCWD, first, nil, 0) == 0)
-            try await EventProcessTests.waitFor("both watchers of the first file to hear it", timeout: 5) {
+            try await EventProcessTests.waitFor("both watchers of the first file to hear it", timeout: 20) {
                 firstReports.value == 1 && alsoFirstReports.value == 1
             }
             try await pause(0.2)
@@ -128,7 +128,7 @@ struct CommitAnnouncementTests {
             firstNotifier.cancel()
             #expect(utimensat(AT_FDCWD, second, nil, 0) == 0)
             #expect(utimensat(AT_FDCWD, first, nil, 0) == 0)
-            try await EventProcessTests.waitFor("the remaining watchers to hear their files", timeout: 5) {
+            try await EventProcessTests.waitFor("the remaining watchers to hear their files", timeout: 20) {
                 secondReports.value == 1 && alsoFirstReports.value == 2
             }
             try await pause(0.2)
@@ -144,7 +144,7 @@ struct CommitAnnouncementTests {
             let reports = Reports()
             let notifier = try #require(FileTouchNotifier(path: file, queue: DispatchQueue(label: "test")) { reports.add() })
             #expect(utimensat(AT_FDCWD, file, nil, 0) == 0)
-            try await EventProcessTests.waitFor("the first touch to be reported", timeout: 5) { reports.value == 1 }
+            try await EventProcessTests.waitFor("the first touch to be reported", timeout: 20) { reports.value == 1 }
             // Paused: touches wait for the pause to end, then are reported (together).
             notifier.pause(for: .seconds(3))
             for _ in 0..<3 { #expect(utimensat(AT_FDCWD, file, nil, 0) == 0) }
@@ -176,7 +176,7 @@ struct CommitAnnouncementTests {
             #expect(reports.value == 0, "a commit for nobody woke the watchers")
             // An enqueue is for workers and followers: one announcement for the commit.
             try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":2,"b":2}"#))
-            try await EventProcessTests.waitFor("the enqueue to be announced", timeout: 5) { reports.value >= 1 }
+            try await EventProcessTests.waitFor("the enqueue to be announced", timeout: 20) { reports.value >= 1 }
             try await pause(0.2)
             #expect(reports.value == 1, "one commit, \(reports.value) reports")
         }

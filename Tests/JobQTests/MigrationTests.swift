@@ -185,19 +185,27 @@ struct MigrationTests {
         let store = try Self.oldStore()
         let holder = try DatabaseQueue(path: store.path)
         let locked = Mutex(false)
-        let holding = Task.detached {
+        let released = Mutex(false)
+        // On threads of their own: both block.
+        let holding = onThread {
             try holder.writeWithoutTransaction { db in
                 try db.execute(sql: "BEGIN IMMEDIATE")
                 locked.withLock { $0 = true }
-                Thread.sleep(forTimeInterval: 0.3)
+                while !released.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.005) }
                 try db.execute(sql: "ROLLBACK")
             }
         }
-        try await eventually(.seconds(5), "the other connection to hold the write lock") { locked.withLock { $0 } }
-        let started = ContinuousClock.now
-        _ = try store.open()
-        #expect(ContinuousClock.now - started >= .milliseconds(200), "it waited for the lock")
+        try await eventually(.seconds(30), "the other connection to hold the write lock") { locked.withLock { $0 } }
+        let ended = Mutex(false)
+        let opening = onThread {
+            defer { ended.withLock { $0 = true } }
+            _ = try store.open()
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(ended.withLock { $0 } == false, "the open waited for the lock")
+        released.withLock { $0 = true }
         try await holding.value
+        try await opening.value
         #expect(try Self.version(store.path) == SchemaMigration.latestVersion)
     }
 
