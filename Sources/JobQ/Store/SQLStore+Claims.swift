@@ -4,7 +4,7 @@ import Foundation
 extension SQLStore {
     /// Claims up to `limit` ready jobs from `queues`, in queue order, then by priority (higher
     /// first), run time and id. One transaction: it first makes due scheduled and retrying jobs
-    /// ready, then claims each unpaused queue with one index-ordered UPDATE ... RETURNING.
+    /// ready, then claims each unpaused queue in the order of its claim index.
     ///
     /// A claimed job is `running` under the worker's lease with its attempt number taken, but
     /// its attempt has not started (`started_at` is NULL) until ``markStarted(_:workerID:)``
@@ -26,19 +26,13 @@ extension SQLStore {
             var paused: Set<String> = []
             while try pausedQueues.step() { paused.insert(pausedQueues.string(0)) }
             pausedQueues.reset()
-            let statement = try db.statement(sql: StoreSQL.claimSQL[db.dialect])
             var claimed: [ClaimedJob] = []
             claimed.reserveCapacity(limit)
             for queue in queues where claimed.count < limit && !paused.contains(queue) {
-                statement.bind(1, workerID)
-                statement.bind(2, leaseUntil)
-                statement.bind(3, queue)
-                statement.bind(4, limit - claimed.count)
-                var rows: [ClaimedJob] = []
-                while try statement.step() { rows.append(ClaimedJob(statement)) }
-                statement.reset()
-                // RETURNING gives no order guarantee; restore the claim order.
-                claimed += rows.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
+                let left = limit - claimed.count
+                claimed += try db.dialect == .sqlite
+                    ? StoreSQL.claimReadingFirst(db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
+                    : StoreSQL.claimReturning(db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
             }
             // Workflow steps see the shared context as it is when they start.
             if claimed.contains(where: { $0.workflowID != nil }) {
@@ -262,9 +256,27 @@ extension StoreSQL {
     /// was recorded, before it is declared `dead` (its `maxAttempts` if that is more).
     static let unstartedDeliveriesAllowed = 3
 
+    /// Claims up to `limit` ready jobs of `queue` with one statement, in claim order: on a
+    /// server, where other claims run at the same time (SQLite reads first:
+    /// ``claimReadingFirst(_:queue:limit:workerID:leaseUntil:)``).
+    static func claimReturning(
+        _ db: some SQLTransaction, queue: String, limit: Int, workerID: String, leaseUntil: Double
+    ) throws -> [ClaimedJob] {
+        let statement = try db.statement(sql: claimSQL[db.dialect])
+        statement.bind(1, workerID)
+        statement.bind(2, leaseUntil)
+        statement.bind(3, queue)
+        statement.bind(4, limit)
+        var rows: [ClaimedJob] = []
+        while try statement.step() { rows.append(ClaimedJob(statement)) }
+        statement.reset()
+        // RETURNING gives no order guarantee; restore the claim order.
+        return rows.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
+    }
+
     /// One queue's claim. The inner SELECT's ORDER BY is exactly the column order of the
-    /// jobs_claim_order index, so the database walks the index and stops after LIMIT rows (on a
-    /// server, skipping rows another claim holds).
+    /// jobs_claim_order index, so the database walks the index and stops after LIMIT rows,
+    /// skipping rows another claim holds.
     static let claimSQL = DialectSQL { d in
         """
         UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?, lease_until = ?, started_at = NULL

@@ -43,10 +43,16 @@ package struct ClaimedJob: Sendable, Hashable {
     /// When the worker started the attempt (its start mark is written later, with its time).
     package var startTime: Double?
 
-    package static let columns = """
-        id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout, name, batch, checkpoint, snoozes,
+    package static let columns = columns(attempt: "attempt")
+
+    /// ``columns`` with `attempt` read as the expression given (a claim that reads before it
+    /// updates reads `attempt + 1`).
+    package static func columns(attempt: String) -> String {
+        """
+        id, queue, executor, payload, priority, \(attempt), max_attempts, run_at, timeout, name, batch, checkpoint, snoozes,
         workflow_id, group_id, lane, failed_dependencies, tree_node, trace_context
         """
+    }
 
     /// Reads a row selected with ``columns``, in that order (a GRDB row, a stepped statement, or
     /// a PostgreSQL row).
