@@ -20,7 +20,7 @@ final class RawSQLite {
     }
 
     deinit {
-        for statement in eventInserts.values { sqlite3_finalize(statement) }
+        for statement in cached.values { sqlite3_finalize(statement) }
     }
 
     func exec(_ sql: String) throws { try connection.exec(sql) }
@@ -31,21 +31,33 @@ final class RawSQLite {
         INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch)
         VALUES ('default', 'sum', json(?), 0, 'ready', 3, ?, NULL, ?, NULL, NULL) RETURNING id
         """
-    private static let claimSQL = """
-        UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = 'raw', lease_until = ?, started_at = ?
-        WHERE id IN (SELECT id FROM jobs WHERE state = 'ready' AND queue = 'default' ORDER BY priority DESC, run_at, id LIMIT ?)
-        RETURNING id, attempt, payload
+    // jobq's SQLite claim: read the ready jobs in claim order, then mark the ids claimed, up to
+    // 128 per UPDATE.
+    private static let claimReadSQL = """
+        SELECT id, attempt + 1, payload FROM jobs WHERE state = 'ready' AND queue = 'default'
+        ORDER BY priority DESC, run_at, id LIMIT ?
         """
+    private static func claimMarkSQL(_ count: Int) -> String {
+        """
+        UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = 'raw', lease_until = ?1, started_at = ?2
+        WHERE id IN (\((0..<count).map { "?\(3 + $0)" }.joined(separator: ", "))) AND state = 'ready'
+        """
+    }
     private static let eventSQL = """
         INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES (?, ?, 'default', 'sum', NULL, ?, ?)
         """
     private static let promoteSQL = "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?"
     private static let pausedSQL = "SELECT name FROM queues WHERE paused"
     private static let trackingSQL = "SELECT EXISTS (SELECT 1 FROM tracking_members)"
-    private static let completeSQL = """
-        UPDATE jobs SET state = 'succeeded', result = ?, error = NULL, finished_at = ?, lease_until = NULL
-        WHERE id = ? AND state = 'running' AND worker_id = 'raw' AND attempt = ?
+    // jobq's plain successes: up to 64 per UPDATE, each row under the worker's fence.
+    private static func completeSQL(_ count: Int) -> String {
         """
+        UPDATE jobs SET state = 'succeeded', result = v.column3, error = NULL, finished_at = ?1, lease_until = NULL
+        FROM (VALUES \((0..<count).map { "(?\(2 + 3 * $0), ?\(3 + 3 * $0), ?\(4 + 3 * $0))" }.joined(separator: ", "))) AS v
+        WHERE jobs.id = v.column1 AND jobs.state = 'running' AND jobs.worker_id = 'raw' AND jobs.attempt = v.column2
+        RETURNING jobs.id
+        """
+    }
 
     /// Appends one event row, as jobq does for every transition.
     private func event(_ statement: OpaquePointer?, job: Int64, kind: String, data: String, now: Double) {
@@ -57,21 +69,25 @@ final class RawSQLite {
         sqlite3_reset(statement)
     }
 
-    /// Multi-row event inserts by row count, prepared once each (jobq writes a claim's or a
-    /// completion batch's events with one INSERT of up to 64 rows).
-    private var eventInserts: [Int: OpaquePointer?] = [:]
+    /// Statements prepared once each, by their text (the multi-row ones by row count).
+    private var cached: [String: OpaquePointer?] = [:]
+
+    private func statement(_ sql: String) throws -> OpaquePointer? {
+        if let statement = cached[sql] { return statement }
+        let statement = try prepare(sql)
+        cached[sql] = statement
+        return statement
+    }
 
     /// Appends `events` rows as jobq does: one INSERT per 64 rows.
     private func events(_ rows: [(job: Int64, data: String)], kind: String, now: Double) throws {
         var start = 0
         while start < rows.count {
             let count = min(64, rows.count - start)
-            if eventInserts[count] == nil {
-                eventInserts[count] = try prepare(
-                    "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES "
-                        + Array(repeating: "(?, ?, 'default', 'sum', NULL, ?, ?)", count: count).joined(separator: ", "))
-            }
-            let statement = eventInserts[count]!
+            // jobq writes a claim's or a completion batch's events with one INSERT of up to 64 rows.
+            let statement = try self.statement(
+                "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES "
+                    + Array(repeating: "(?, ?, 'default', 'sum', NULL, ?, ?)", count: count).joined(separator: ", "))
             for (offset, row) in rows[start..<(start + count)].enumerated() {
                 let base = Int32(offset * 4)
                 sqlite3_bind_int64(statement, base + 1, row.job)
@@ -129,13 +145,12 @@ final class RawSQLite {
     /// `storesResult: false` completes with a NULL result (and no result in the event), which
     /// shows what keeping results costs.
     func claimAndComplete(batch: Int, events: Bool = true, storesResult: Bool = true) throws -> (jobs: Int, perSecond: Double) {
-        let claim = try prepare(Self.claimSQL)
-        let complete = try prepare(Self.completeSQL)
+        let claim = try prepare(Self.claimReadSQL)
         let promote = try prepare(Self.promoteSQL)
         let paused = try prepare(Self.pausedSQL)
         let tracking = try prepare(Self.trackingSQL)
         defer {
-            for statement in [claim, complete, promote, paused, tracking] { sqlite3_finalize(statement) }
+            for statement in [claim, promote, paused, tracking] { sqlite3_finalize(statement) }
         }
         let start = ContinuousClock.now
         var total = 0
@@ -146,37 +161,45 @@ final class RawSQLite {
                 run(promote) { sqlite3_bind_double($0, 1, now) }
                 run(paused)
             }
-            sqlite3_bind_double(claim, 1, now + 30)
-            sqlite3_bind_double(claim, 2, now)
-            sqlite3_bind_int64(claim, 3, Int64(batch))
-            var claimed: [(Int64, Int64)] = []
+            sqlite3_bind_int64(claim, 1, Int64(batch))
+            var claimed: [(id: Int64, attempt: Int64)] = []
             while sqlite3_step(claim) == SQLITE_ROW {
                 claimed.append((sqlite3_column_int64(claim, 0), sqlite3_column_int64(claim, 1)))
                 _ = sqlite3_column_text(claim, 2)
             }
             sqlite3_reset(claim)
+            for chunk in claimed.chunks(of: 128) {
+                let mark = try statement(Self.claimMarkSQL(chunk.count))
+                sqlite3_bind_double(mark, 1, now + 30)
+                sqlite3_bind_double(mark, 2, now)
+                for (offset, job) in chunk.enumerated() { sqlite3_bind_int64(mark, Int32(3 + offset), job.id) }
+                run(mark)
+            }
             if events {
-                try self.events(claimed.map { (job: $0.0, data: #"{"attempt":\#($0.1),"worker":"raw"}"#) }, kind: "started", now: now)
+                try self.events(claimed.map { (job: $0.id, data: #"{"attempt":\#($0.attempt),"worker":"raw"}"#) }, kind: "started", now: now)
             }
             try exec("COMMIT")
             if claimed.isEmpty { break }
             try exec("BEGIN IMMEDIATE")
             if events { run(tracking) }
-            for (id, attempt) in claimed {
-                if storesResult {
-                    sqlite3_bind_text(complete, 1, #"{"sum":3}"#, -1, SQLITE_TRANSIENT_VALUE)
-                } else {
-                    sqlite3_bind_null(complete, 1)
+            for chunk in claimed.chunks(of: 64) {
+                let complete = try statement(Self.completeSQL(chunk.count))
+                sqlite3_bind_double(complete, 1, Date().timeIntervalSince1970)
+                for (offset, job) in chunk.enumerated() {
+                    let base = Int32(2 + 3 * offset)
+                    sqlite3_bind_int64(complete, base, job.id)
+                    sqlite3_bind_int64(complete, base + 1, job.attempt)
+                    if storesResult {
+                        sqlite3_bind_text(complete, base + 2, #"{"sum":3}"#, -1, SQLITE_TRANSIENT_VALUE)
+                    } else {
+                        sqlite3_bind_null(complete, base + 2)
+                    }
                 }
-                sqlite3_bind_double(complete, 2, Date().timeIntervalSince1970)
-                sqlite3_bind_int64(complete, 3, id)
-                sqlite3_bind_int64(complete, 4, attempt)
-                _ = sqlite3_step(complete)
-                sqlite3_reset(complete)
+                run(complete)
             }
             if events {
                 let result = storesResult ? #","result":{"sum":3}"# : ""
-                try self.events(claimed.map { (job: $0.0, data: #"{"attempt":\#($0.1)\#(result)}"#) }, kind: "succeeded", now: now)
+                try self.events(claimed.map { (job: $0.id, data: #"{"attempt":\#($0.attempt)\#(result)}"#) }, kind: "succeeded", now: now)
             }
             try exec("COMMIT")
             total += claimed.count
@@ -201,6 +224,13 @@ final class RawSQLite {
         // Fold the fill into the database file now, so that the workload measured next does not
         // pay for checkpointing a hundred megabytes of setup.
         try exec("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+}
+
+extension Array {
+    /// Consecutive slices of at most `size` elements.
+    func chunks(of size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
     }
 }
 
