@@ -30,6 +30,28 @@ struct StoreTests {
         #expect(size(store.path + "-wal") < 5_000 * 4096, "WAL of \(size(store.path + "-wal") / 4096) pages")
     }
 
+    /// Each background checkpoint syncs two files. A writer that never pauses must not start one
+    /// after every commit past the threshold (they ran back to back, each copying a commit or
+    /// two, and slowed single enqueues ~7%): one per ``WALCheckpointer/backgroundStep`` pages.
+    @Test func backgroundCheckpointsWaitForHundredsOfNewPagesNotEveryCommit() async throws {
+        let store = try TemporaryStore()
+        let checkpointer = WALCheckpointer(path: store.path)
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            if let connection = db.sqliteConnection { checkpointer.install(on: connection) }
+        }
+        let pool = try DatabasePool(path: store.path, configuration: configuration)
+        try await pool.write { try $0.execute(sql: "CREATE TABLE t (x TEXT)") }
+        // ~2 pages a commit, 900 commits: past 1000 pages at about the 500th, then 400 more
+        // commits with a checkpoint free to start after each.
+        let blob = String(repeating: "x", count: 5000)
+        for _ in 0..<900 { try await pool.write { try $0.execute(sql: "INSERT INTO t VALUES (?)", arguments: [blob]) } }
+        checkpointer.close()  // waits for one under way
+        let runs = checkpointer.backgroundCheckpoints
+        #expect((1...4).contains(runs), "\(runs) background checkpoints for ~800 pages past the threshold")
+        #expect(try await pool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM t") } == 900)
+    }
+
     /// SQLite reads its process-wide settings once: tuning after a store is open must say it
     /// changed nothing, rather than claim it applied (and the open store keeps working).
     @Test func tuningSQLiteOnceItIsInUseChangesNothingAndSaysSo() async throws {
