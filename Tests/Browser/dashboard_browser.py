@@ -15,8 +15,19 @@ import time
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+
+
+def click(driver, by, selector):
+    """Finds and clicks an element; False when a live update replaced it in between (the
+    click was not made), so that a wait tries again with the element as it is now."""
+    try:
+        driver.find_element(by, selector).click()
+        return True
+    except StaleElementReferenceException:
+        return False
 
 
 def main():
@@ -36,7 +47,9 @@ def main():
                  "--hide-scrollbars"]:
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    wait = WebDriverWait(driver, 20)
+    # The pages update in place from the live stream: an element found a moment ago may have
+    # been replaced, so waits look again rather than fail on a stale reference.
+    wait = WebDriverWait(driver, 20, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException))
     seen = {}
     try:
         # The queues page, connected to the live stream.
@@ -58,11 +71,10 @@ def main():
 
         # A dead job: retry it from its page and see it ready.
         driver.get(args.base + "/jobs/" + args.dead)
-        badge = driver.find_element(By.CSS_SELECTOR, "dl.fields .badge")
-        seen["before_retry"] = badge.text
-        assert badge.text == "dead", badge.text
+        seen["before_retry"] = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "dl.fields .badge").text)
+        assert seen["before_retry"] == "dead", seen["before_retry"]
         driver.save_screenshot(os.path.join(args.shots, "job.png"))
-        driver.find_element(By.XPATH, "//button[normalize-space()='Retry']").click()
+        wait.until(lambda d: click(d, By.XPATH, "//button[normalize-space()='Retry']"))
         wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "dl.fields .badge").text == "ready")
         seen["after_retry"] = driver.find_element(By.CSS_SELECTOR, "dl.fields .badge").text
         assert driver.current_url.endswith("/jobs/" + args.dead), driver.current_url
