@@ -23,9 +23,7 @@ extension StoreSQL {
         claimed.reserveCapacity(limit)
         while try read.step() { claimed.append(ClaimedJob(read)) }
         read.reset()
-        var begin = 0
-        while begin < claimed.count {
-            let chunk = claimed[begin..<min(begin + claimIDsPerUpdate, claimed.count)]
+        for chunk in claimed.chunks(of: claimIDsPerUpdate) {
             let update = try db.statement(sql: claimMarkSQL[chunk.count])
             update.bind(1, workerID)
             update.bind(2, leaseUntil)
@@ -37,7 +35,6 @@ extension StoreSQL {
                 throw JobQueueError.storeUnavailable(
                     "claim: \(chunk.count) jobs read as ready but \(db.changesCount) claimed; nothing was claimed, retry")
             }
-            begin += chunk.count
         }
         return claimed
     }

@@ -79,11 +79,9 @@ extension StoreSQL {
         var isEmpty: Bool { rows.isEmpty }
 
         mutating func flush(_ db: some SQLTransaction) throws {
-            var start = 0
-            while start < rows.count {
-                let count = min(Self.maximumRows, rows.count - start)
-                let insert = try db.statement(sql: Self.insertSQL[count])
-                for (offset, row) in rows[start..<(start + count)].enumerated() {
+            for chunk in rows.chunks(of: Self.maximumRows) {
+                let insert = try db.statement(sql: Self.insertSQL[chunk.count])
+                for (offset, row) in chunk.enumerated() {
                     let base = Int32(offset * 8)
                     insert.bind(base + 1, row.job)
                     insert.bind(base + 2, row.kind.rawValue)
@@ -95,7 +93,6 @@ extension StoreSQL {
                     insert.bind(base + 8, row.workflow)
                 }
                 try insert.run()
-                start += count
             }
             rows.removeAll(keepingCapacity: true)
         }

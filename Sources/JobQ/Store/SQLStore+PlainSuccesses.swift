@@ -40,9 +40,7 @@ extension StoreSQL {
     ) throws -> Set<JobID> {
         var accepted: Set<JobID> = []
         accepted.reserveCapacity(successes.count)
-        var begin = 0
-        while begin < successes.count {
-            let chunk = successes[begin..<min(begin + plainSuccessesPerUpdate, successes.count)]
+        for chunk in successes.chunks(of: plainSuccessesPerUpdate) {
             let update = try db.statement(sql: plainSuccessSQL[chunk.count][db.dialect])
             update.bind(1, events.now)
             update.bind(2, workerID)
@@ -55,7 +53,6 @@ extension StoreSQL {
             }
             while try update.step() { accepted.insert(update.int64(0)) }
             update.reset()
-            begin += chunk.count
         }
         var refused: Set<JobID> = []
         for success in successes {

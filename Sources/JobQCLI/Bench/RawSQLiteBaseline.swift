@@ -1,5 +1,6 @@
 import Foundation
 import GRDBSQLite
+import JobQ
 
 /// The same statements jobq runs, driven straight through the SQLite C API, with no jobq code:
 /// what SQLite itself can do on this machine, measured in the same run as jobq.
@@ -81,14 +82,12 @@ final class RawSQLite {
 
     /// Appends `events` rows as jobq does: one INSERT per 64 rows.
     private func events(_ rows: [(job: Int64, data: String)], kind: String, now: Double) throws {
-        var start = 0
-        while start < rows.count {
-            let count = min(64, rows.count - start)
-            // jobq writes a claim's or a completion batch's events with one INSERT of up to 64 rows.
+        // jobq writes a claim's or a completion batch's events with one INSERT of up to 64 rows.
+        for chunk in rows.chunks(of: 64) {
             let statement = try self.statement(
                 "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES "
-                    + Array(repeating: "(?, ?, 'default', 'sum', NULL, ?, ?)", count: count).joined(separator: ", "))
-            for (offset, row) in rows[start..<(start + count)].enumerated() {
+                    + Array(repeating: "(?, ?, 'default', 'sum', NULL, ?, ?)", count: chunk.count).joined(separator: ", "))
+            for (offset, row) in chunk.enumerated() {
                 let base = Int32(offset * 4)
                 sqlite3_bind_int64(statement, base + 1, row.job)
                 sqlite3_bind_text(statement, base + 2, kind, -1, SQLITE_TRANSIENT_VALUE)
@@ -97,7 +96,6 @@ final class RawSQLite {
             }
             _ = sqlite3_step(statement)
             sqlite3_reset(statement)
-            start += count
         }
     }
 
@@ -224,13 +222,6 @@ final class RawSQLite {
         // Fold the fill into the database file now, so that the workload measured next does not
         // pay for checkpointing a hundred megabytes of setup.
         try exec("PRAGMA wal_checkpoint(TRUNCATE)")
-    }
-}
-
-extension Array {
-    /// Consecutive slices of at most `size` elements.
-    func chunks(of size: Int) -> [ArraySlice<Element>] {
-        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
     }
 }
 
