@@ -12,33 +12,47 @@ import Synchronization
 /// Pages are HTML rendered on the server, readable without JavaScript; a small script served
 /// from the binary (no CDN, no build step) refreshes the part of the page an event concerns.
 /// Every action is a POST carrying a per-process form token and checked against the request's
-/// origin; with an ``Options/accessToken`` every request must carry it (a cookie set by
-/// `/login`, or `Authorization: Bearer`).
+/// origin. Who may use it is the ``Options/access`` you choose: an access token every request
+/// carries (a session cookie from `/login`, or `Authorization: Bearer`), or this machine only,
+/// checked by the peer's address and the `Host` it names.
 ///
 /// ```swift
-/// let dashboard = Dashboard(queue: queue, options: .init(storeName: "jobs.sqlite"))
-/// let router = Router()
+/// let token = try String(contentsOfFile: "/run/secrets/jobq-dashboard", encoding: .utf8)
+/// let dashboard = Dashboard(queue: queue, options: .init(storeName: "jobs.sqlite", access: .token(token)))
+/// let router = Router(context: DashboardRequestContext.self)
 /// dashboard.addRoutes(to: router)          // or run a DashboardServer
 /// ```
 public struct Dashboard: Sendable {
     public struct Options: Sendable {
         /// What the header says the store is (a path, or a redacted URL).
         public var storeName: String
-        /// When set, every request must carry it; required when listening beyond loopback.
-        public var accessToken: String?
+        /// Who may use the dashboard; see ``Access``.
+        public var access: Access
         /// Pages without actions; every POST refused.
         public var readOnly: Bool
         /// Jobs per page of the jobs list.
         public var pageSize: Int
         /// Live update streams open at once; more are refused with 503.
         public var maximumStreams: Int
+        /// How long a browser stays signed in after `/login` (a token dashboard).
+        public var sessionLifetime: Duration
 
-        public init(storeName: String, accessToken: String? = nil, readOnly: Bool = false, pageSize: Int = 50, maximumStreams: Int = 64) {
+        public init(
+            storeName: String, access: Access, readOnly: Bool = false, pageSize: Int = 50, maximumStreams: Int = 64,
+            sessionLifetime: Duration = .seconds(12 * 3600)
+        ) {
             self.storeName = storeName
-            self.accessToken = accessToken
+            self.access = access
             self.readOnly = readOnly
             self.pageSize = pageSize
             self.maximumStreams = maximumStreams
+            self.sessionLifetime = sessionLifetime
+        }
+
+        /// The token of a token dashboard, or nil.
+        var accessToken: String? {
+            guard case .token(let token) = access else { return nil }
+            return token
         }
     }
 
@@ -48,31 +62,35 @@ public struct Dashboard: Sendable {
     /// page elsewhere cannot forge an action.
     let formToken: String
     let streams: StreamCounter
+    let sessions: Sessions
+
+    /// The shortest access token accepted.
+    static let minimumTokenLength = 16
+
+    /// The cookie that carries a signed-in browser's session id.
+    static let sessionCookie = "jobq_session"
 
     public init(queue: JobQueue, options: Options) {
         self.queue = queue
         self.options = options
         formToken = Self.randomToken()
         streams = StreamCounter(limit: options.maximumStreams)
+        sessions = Sessions(lifetime: options.sessionLifetime)
     }
 
     /// Adds the dashboard's pages, actions, live stream and assets to `router`, behind its
-    /// access checks.
-    public func addRoutes(to router: Router<BasicRequestContext>) {
-        router.add(middleware: DashboardGuard(dashboard: self))
+    /// access checks. A loopback-only dashboard needs a context that reports the peer's address
+    /// (``DashboardRequestContext``, or any `RemoteAddressRequestContext`); with another, it
+    /// refuses every request and says why.
+    public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+        router.add(middleware: DashboardGuard<Context>(dashboard: self))
         addPageRoutes(to: router)
         addActionRoutes(to: router)
         addStreamRoute(to: router)
         router.get("assets/dashboard.css") { _, _ in Self.asset(DashboardAssets.css, type: "text/css; charset=utf-8") }
         router.get("assets/dashboard.js") { _, _ in Self.asset(DashboardAssets.javascript, type: "text/javascript; charset=utf-8") }
-        router.get("healthz") { _, _ -> Response in
-            do {
-                _ = try await queue.latestEventID()
-                return .json(["status": "ok"])
-            } catch {
-                return .json(["status": "unavailable", "error": String(describing: error)], status: .serviceUnavailable)
-            }
-        }
+        let queue = self.queue
+        router.get("healthz") { _, context -> Response in await Response.health(of: queue, logger: context.logger) }
     }
 
     static func asset(_ text: String, type: String) -> Response {
@@ -108,19 +126,21 @@ final class StreamCounter: Sendable {
 /// The dashboard as a swift-service-lifecycle `Service`: what `jobq dashboard` runs.
 ///
 /// ```swift
-/// let server = try DashboardServer(queue: queue, address: ListenAddress("127.0.0.1:8080"), options: .init(storeName: "jobs.sqlite"))
+/// let server = try DashboardServer(
+///     queue: queue, address: ListenAddress("127.0.0.1:8080"), options: .init(storeName: "jobs.sqlite", access: .loopbackOnly))
 /// try await ServiceGroup(configuration: .init(services: [server], logger: logger)).run()
 /// ```
 public struct DashboardServer: Service {
-    let application: HTTPApplication
+    let application: HTTPApplication<DashboardRequestContext>
 
-    /// - Throws: ``DashboardError`` when `address` is beyond loopback and no access token is set.
+    /// - Throws: ``DashboardError`` when `address` is beyond loopback and no access token is set,
+    ///   or the token is short.
     public init(
         queue: JobQueue, address: ListenAddress, options: Dashboard.Options, logger: Logger = Logger(label: "jobq.dashboard"),
         onListening: @escaping @Sendable (ListenAddress) -> Void = { _ in }
     ) throws(DashboardError) {
         try Self.check(address: address, options: options)
-        let router = Router()
+        let router = Router(context: DashboardRequestContext.self)
         Dashboard(queue: queue, options: options).addRoutes(to: router)
         application = address.application(router, logger: logger, onListening: onListening)
     }
@@ -131,12 +151,12 @@ public struct DashboardServer: Service {
 
     /// Refuses a dashboard beyond loopback without an access token, and a short token.
     public static func check(address: ListenAddress, options: Dashboard.Options) throws(DashboardError) {
-        guard address.isLoopback || !(options.accessToken ?? "").isEmpty else {
+        guard address.isLoopback || options.accessToken != nil else {
             throw DashboardError(
                 message: "the dashboard would listen on \(address), beyond this machine, without an access token: "
-                    + "set one with --token or JOBQ_DASHBOARD_TOKEN (every request must then carry it), or listen on 127.0.0.1")
+                    + "give one with --token-file or JOBQ_DASHBOARD_TOKEN (every request must then carry it), or listen on 127.0.0.1")
         }
-        if let token = options.accessToken, token.count < 16 {
+        if let token = options.accessToken, token.count < Dashboard.minimumTokenLength {
             throw DashboardError(message: "the access token is \(token.count) characters long; use at least 16 (e.g. `openssl rand -hex 24`)")
         }
     }

@@ -3,7 +3,7 @@ import Hummingbird
 import JobQ
 
 extension Dashboard {
-    func addActionRoutes(to router: Router<BasicRequestContext>) {
+    func addActionRoutes<Context: RequestContext>(to router: Router<Context>) {
         action(router, "/jobs/:id/retry") { context, _ in
             let id = try Self.jobID(context.parameters.get("id"))
             try await queue.retry(id)
@@ -45,26 +45,31 @@ extension Dashboard {
             guard let token = options.accessToken else {
                 return Response(status: .seeOther, headers: [.location: "/"])
             }
-            guard let given = form["token"], DashboardGuard.constantTimeEqual(given, token) else {
+            guard let given = form["token"], constantTimeEqual(given, token) else {
                 return Pages.login(dashboard: self, status: .forbidden, message: "That is not the access token.")
             }
+            // The cookie carries a session id that expires, never the token itself.
+            let session = sessions.open()
             return Response(
                 status: .seeOther,
-                headers: [.location: "/", .setCookie: "\(DashboardGuard.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict"])
+                headers: [
+                    .location: "/",
+                    .setCookie: "\(Self.sessionCookie)=\(session); Path=/; Max-Age=\(sessions.lifetimeSeconds); HttpOnly; SameSite=Strict",
+                ])
         }
     }
 
     /// A POST action: checks the form token, runs `perform`, and answers 303 to the page it
     /// returns. Bad input is a 400, an unknown id a 404, an action the state does not allow
     /// a 409, each with the store's message; the store is left as it was.
-    private func action(
-        _ router: Router<BasicRequestContext>, _ path: RouterPath,
-        _ perform: @escaping @Sendable (BasicRequestContext, [String: String]) async throws -> String
+    private func action<Context: RequestContext>(
+        _ router: Router<Context>, _ path: RouterPath,
+        _ perform: @escaping @Sendable (Context, [String: String]) async throws -> String
     ) {
         router.post(path) { request, context -> Response in
             do {
                 let form = try await Self.form(request)
-                guard let given = form["csrf"], DashboardGuard.constantTimeEqual(given, formToken) else {
+                guard let given = form["csrf"], constantTimeEqual(given, formToken) else {
                     return Pages.error(
                         .forbidden, "Refused: the form token is missing or stale. Reload the page and try again.", dashboard: self)
                 }

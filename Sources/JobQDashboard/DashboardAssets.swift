@@ -1,6 +1,15 @@
 /// The dashboard's stylesheet and script, served from the binary (no build step, no CDN).
 enum DashboardAssets {
-    static let css = """
+    static let css = baseCSS + "\n" + treeDepthCSS
+
+    /// A tree node's indentation by its depth class (`depth-0` … `depth-N`): a class, because the
+    /// content security policy allows no inline `style` attribute. Deeper nodes share the last.
+    static let treeDepthCSS = (0...maximumTreeDepthClass).map { depth in
+        "li.tree-node.depth-\(depth) { padding-left: calc(.7rem + \(depth) * 1.5rem); }"
+    }.joined(separator: "\n") + "\n"
+    static let maximumTreeDepthClass = 16
+
+    private static let baseCSS = """
         :root { --fg: #1d2330; --muted: #6b7385; --line: #e3e6ec; --bg: #f7f8fa; --card: #fff; --accent: #3056d3;
           --ready: #3056d3; --running: #8a4fd8; --scheduled: #5b6b82; --waiting: #9a7b1c; --failed: #d97706;
           --succeeded: #15803d; --dead: #c62828; --cancelled: #6b7280; }
@@ -70,7 +79,7 @@ enum DashboardAssets {
         ol.members, ul.members { margin: .4rem 0 .2rem; padding-left: 1.4rem; }
         li.member { margin: .2rem 0; }
         ul.tree { list-style: none; padding: 0; background: var(--card); border: 1px solid var(--line); border-radius: 6px; }
-        li.tree-node { padding: .3rem .7rem .3rem calc(.7rem + var(--depth) * 1.5rem); border-bottom: 1px solid var(--line); }
+        li.tree-node { padding: .3rem .7rem; border-bottom: 1px solid var(--line); }
         li.tree-node:last-child { border-bottom: none; }
         .node-name { font-weight: 600; }
         form.login { display: flex; gap: .6rem; align-items: end; }

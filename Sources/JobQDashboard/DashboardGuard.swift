@@ -3,17 +3,18 @@ import HTTPTypes
 import Hummingbird
 
 /// The dashboard's access checks, in front of every route:
-/// - without an access token, the `Host` must name this machine (a page elsewhere cannot reach
-///   a loopback dashboard through a DNS name it controls);
-/// - with one, every request must carry it (cookie from `/login`, or `Authorization: Bearer`);
-/// - a POST must come from the dashboard's own origin, and (checked with the form) carry the
-///   form token; a read-only dashboard refuses every POST but `/login`.
+/// - ``Dashboard/Access/loopbackOnly``: the peer must be a loopback address and the `Host` a
+///   loopback literal or `localhost` (a page elsewhere cannot reach the dashboard through a
+///   DNS name it controls, and another machine cannot reach it at all);
+/// - ``Dashboard/Access/token(_:)``: every request must carry it (a session cookie from
+///   `/login`, or `Authorization: Bearer`);
+/// - a POST must come from the dashboard's own origin: a browser's POST carries `Origin` or
+///   `Sec-Fetch-Site`, and one without either is refused unless it carries the token as a bearer
+///   header (a script); the form token is checked with the form. A read-only dashboard refuses
+///   every POST but `/login`.
 /// Every response gets headers that keep the pages from being framed or running other scripts.
-struct DashboardGuard: RouterMiddleware {
-    typealias Context = BasicRequestContext
+struct DashboardGuard<Context: RequestContext>: RouterMiddleware {
     let dashboard: Dashboard
-
-    static let cookieName = "jobq_dashboard"
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await check(request, context: context, next: next)
@@ -29,20 +30,25 @@ struct DashboardGuard: RouterMiddleware {
     private func check(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
         let token = dashboard.options.accessToken
-        if token == nil, !Self.isLoopbackHost(request.head.authority ?? "") {
+        if let token, token.count < Dashboard.minimumTokenLength {
+            // A dashboard mounted with a short (or empty) token would accept a guessable one.
             return Pages.error(
-                .forbidden, "This dashboard answers only to this machine's names (localhost, 127.0.0.1, [::1]); "
-                    + "to reach it by another name, start it with an access token (--token).", dashboard: dashboard)
+                .internalServerError, "This dashboard's access token is shorter than \(Dashboard.minimumTokenLength) characters, "
+                    + "so it refuses every request: give it a longer one (e.g. `openssl rand -hex 24`).", dashboard: dashboard)
         }
+        if token == nil, let problem = Self.loopbackProblem(request, context: context) {
+            return Pages.error(.forbidden, problem, dashboard: dashboard)
+        }
+        let bearer = token.map { Self.carriesBearer($0, request) } ?? false
         if request.method == .post {
-            if let problem = Self.crossSiteProblem(request) {
+            if let problem = Self.crossSiteProblem(request, bearer: bearer) {
                 return Pages.error(.forbidden, problem, dashboard: dashboard)
             }
             if dashboard.options.readOnly, path != "/login" {
                 return Pages.error(.forbidden, "This dashboard is read-only (--read-only): actions are refused.", dashboard: dashboard)
             }
         }
-        if let token, !path.hasPrefix("/assets/"), path != "/login", path != "/healthz", !Self.carries(token, request) {
+        if token != nil, !path.hasPrefix("/assets/"), path != "/login", path != "/healthz", !bearer, !carriesSession(request) {
             if request.method == .get, path != "/events/stream" {
                 return Pages.login(dashboard: dashboard, status: .unauthorized, message: nil)
             }
@@ -51,49 +57,68 @@ struct DashboardGuard: RouterMiddleware {
         return try await next(request, context)
     }
 
-    static func isLoopbackHost(_ authority: String) -> Bool {
-        var host = authority
-        if host.hasPrefix("[") {
-            host = String(host.dropFirst().prefix { $0 != "]" })
-        } else if let colon = host.lastIndex(of: ":") {
-            host = String(host[..<colon])
+    /// Why a loopback-only dashboard refuses this request, or nil.
+    static func loopbackProblem(_ request: Request, context: Context) -> String? {
+        guard let peer = (context as? any RemoteAddressRequestContext)?.remoteAddress else {
+            return "This dashboard has no access token and cannot see who is asking: mount it on a router whose "
+                + "request context reports the peer address (DashboardRequestContext), or give it an access token."
         }
-        host = host.lowercased()
-        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
-    }
-
-    /// Why a POST looks cross-site, or nil. Browsers send `Origin` with every POST (and
-    /// `Sec-Fetch-Site`); a request without either is not from a browser page.
-    static func crossSiteProblem(_ request: Request) -> String? {
-        let host = request.head.authority ?? ""
-        if let site = request.headers[.secFetchSite], site != "same-origin", site != "none" {
-            return "Refused: the request came from another site (Sec-Fetch-Site: \(site))."
+        guard let address = peer.ipAddress, Loopback.isAddress(address) else {
+            return "This dashboard answers only to this machine; to reach it from elsewhere, start it with an access token "
+                + "(--token-file or JOBQ_DASHBOARD_TOKEN)."
         }
-        if let origin = request.headers[.origin] {
-            guard origin == "http://\(host)" || origin == "https://\(host)" else {
-                return "Refused: the request came from another origin (\(origin)); actions are taken only from the dashboard's own pages."
-            }
+        guard Loopback.isName(Loopback.host(ofAuthority: request.head.authority ?? "")) else {
+            return "This dashboard answers only to this machine's names (localhost, 127.0.0.1, [::1]); "
+                + "to reach it by another name, start it with an access token (--token-file or JOBQ_DASHBOARD_TOKEN)."
         }
         return nil
     }
 
-    static func carries(_ token: String, _ request: Request) -> Bool {
-        if let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer ") {
-            return constantTimeEqual(String(authorization.dropFirst(7)), token)
+    /// Why a POST looks cross-site, or nil. Browsers send `Origin` (and `Sec-Fetch-Site`) with
+    /// every POST; a request with neither is a script's, allowed only with the bearer token.
+    static func crossSiteProblem(_ request: Request, bearer: Bool) -> String? {
+        let host = request.head.authority ?? ""
+        let site = request.headers[.secFetchSite]
+        let origin = request.headers[.origin]
+        if let site, site != "same-origin", site != "none" {
+            return "Refused: the request came from another site (Sec-Fetch-Site: \(site))."
         }
-        for pair in (request.headers[.cookie] ?? "").split(separator: ";") {
-            let parts = pair.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
-            if parts.count == 2, parts[0] == cookieName, constantTimeEqual(String(parts[1]), token) { return true }
+        if let origin {
+            guard origin == "http://\(host)" || origin == "https://\(host)" else {
+                return "Refused: the request came from another origin (\(origin)); actions are taken only from the dashboard's own pages."
+            }
         }
-        return false
+        if site == nil, origin == nil, !bearer {
+            return "Refused: the request says neither where it came from (Origin) nor how (Sec-Fetch-Site); "
+                + "scripts send the access token as `Authorization: Bearer TOKEN`."
+        }
+        return nil
     }
 
-    /// Equal strings, compared in time that does not depend on where they differ.
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    static func carriesBearer(_ token: String, _ request: Request) -> Bool {
+        guard let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer ") else { return false }
+        return constantTimeEqual(String(authorization.dropFirst(7)), token)
     }
+
+    private func carriesSession(_ request: Request) -> Bool {
+        guard let id = Self.cookie(Dashboard.sessionCookie, in: request) else { return false }
+        return dashboard.sessions.isValid(id)
+    }
+
+    static func cookie(_ name: String, in request: Request) -> String? {
+        for pair in (request.headers[.cookie] ?? "").split(separator: ";") {
+            let parts = pair.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+            if parts.count == 2, parts[0] == name { return String(parts[1]) }
+        }
+        return nil
+    }
+}
+
+/// Equal strings, compared in time that does not depend on where they differ.
+func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8), y = Array(b.utf8)
+    guard x.count == y.count else { return false }
+    return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
 }
 
 extension HTTPField.Name {

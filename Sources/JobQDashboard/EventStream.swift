@@ -10,7 +10,7 @@ extension Dashboard {
     /// kind (`{"id":…,"job":…,"kind":…,"queue":…,"workflow":…}`), never payloads; pages fetch
     /// what changed. A comment every 15 seconds finds closed connections; the stream ends when
     /// the client goes or the server shuts down.
-    func addStreamRoute(to router: Router<BasicRequestContext>) {
+    func addStreamRoute<Context: RequestContext>(to router: Router<Context>) {
         router.get("/events/stream") { request, context -> Response in
             var cursor: Int64?
             if let last = request.headers[.lastEventID] {
@@ -23,7 +23,13 @@ extension Dashboard {
                 return Pages.error(.serviceUnavailable, "Too many live update streams are open; try again later.", dashboard: self)
             }
             let start: Int64
-            if let cursor { start = cursor } else { start = try await queue.latestEventID() }
+            do {
+                if let cursor { start = cursor } else { start = try await queue.latestEventID() }
+            } catch {
+                // The stream never started: its slot goes back at once.
+                streams.leave()
+                return try failure(error, request: request, context: context)
+            }
             let feed = queue.events(since: start)
             let streams = self.streams
             let logger = context.logger

@@ -6,19 +6,21 @@ import JobQ
 /// `<script>` shows as text.
 enum HTML {
     static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text.unicodeScalars {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(character)
+        // Byte by byte: every character that needs escaping is ASCII, and a UTF-8 byte of a
+        // longer character is never one of them.
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 16)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "&"): out += "&amp;".utf8
+            case UInt8(ascii: "<"): out += "&lt;".utf8
+            case UInt8(ascii: ">"): out += "&gt;".utf8
+            case UInt8(ascii: "\""): out += "&quot;".utf8
+            case UInt8(ascii: "'"): out += "&#39;".utf8
+            default: out.append(byte)
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A query string from name-value pairs (nil values left out), percent-encoded.
@@ -68,55 +70,95 @@ enum HTML {
         return seconds < 0 ? "\(text) ago" : "in \(text)"
     }
 
-    /// JSON text indented for reading, members in their stored order.
-    static func prettyJSON(_ text: String) -> String {
-        var out = ""
+    /// Bytes of pretty-printed JSON a page shows of one value; the rest is behind a link to the
+    /// raw value. A page stays small whatever a job carries, and so does each live refresh.
+    static let jsonRenderLimit = 256 * 1024
+    /// Levels of nesting that are indented; deeper levels stay at this indentation, so a deeply
+    /// nested value cannot make the page grow with the square of its depth.
+    static let jsonIndentLimit = 32
+
+    /// JSON text indented for reading, members in their stored order, in one pass over the
+    /// input; at most `limit` bytes are written. `complete` is false when the text was cut.
+    static func prettyJSON(_ text: String, limit: Int = jsonRenderLimit) -> (text: String, complete: Bool) {
+        let input = Array(text.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(min(limit, input.count * 2) + 64)
         var depth = 0
         var inString = false
         var escaped = false
-        var previous: Character = " "
-        func newline() { out += "\n" + String(repeating: "  ", count: depth) }
-        for character in text {
+        func newline() {
+            out.append(UInt8(ascii: "\n"))
+            for _ in 0..<min(depth, jsonIndentLimit) { out += [32, 32] }
+        }
+        func isSpace(_ byte: UInt8) -> Bool { byte == 32 || byte == 10 || byte == 9 || byte == 13 }
+        var index = 0
+        while index < input.count {
+            if out.count >= limit { return (String(decoding: out.prefix(limit), as: UTF8.self), false) }
+            let byte = input[index]
+            index += 1
             if inString {
-                out.append(character)
-                if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { inString = false }
+                out.append(byte)
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
                 continue
             }
-            switch character {
-            case "\"":
+            switch byte {
+            case UInt8(ascii: "\""):
                 inString = true
-                out.append(character)
-            case "{", "[":
-                out.append(character)
+                out.append(byte)
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                // An empty object or array stays on one line: look past blanks for its end.
+                var next = index
+                while next < input.count, isSpace(input[next]) { next += 1 }
+                let closer = byte == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+                if next < input.count, input[next] == closer {
+                    out += [byte, closer]
+                    index = next + 1
+                    continue
+                }
+                out.append(byte)
                 depth += 1
                 newline()
-            case "}", "]":
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
                 depth = max(0, depth - 1)
-                if previous == "{" || previous == "[" {
-                    // An empty object or array stays on one line.
-                    out = String(out.reversed().drop { $0 == " " || $0 == "\n" }.reversed())
-                } else {
-                    newline()
-                }
-                out.append(character)
-            case ",":
-                out.append(character)
                 newline()
-            case ":":
-                out += ": "
-            case " ", "\n", "\t", "\r":
+                out.append(byte)
+            case UInt8(ascii: ","):
+                out.append(byte)
+                newline()
+            case UInt8(ascii: ":"):
+                out += [UInt8(ascii: ":"), 32]
+            case 32, 10, 9, 13:
                 continue
             default:
-                out.append(character)
+                out.append(byte)
             }
-            previous = character
         }
-        return out
+        return (String(decoding: out, as: UTF8.self), true)
     }
 
-    /// A `<pre>` of JSON, or a dash.
-    static func json(_ text: String?) -> String {
+    /// A `<pre>` of JSON, or a dash. A value longer than ``jsonRenderLimit`` shows its start and
+    /// a link to the whole value at `rawURL`.
+    static func json(_ text: String?, rawURL: String? = nil) -> String {
         guard let text, !text.isEmpty else { return "<span class=\"muted\">–</span>" }
-        return "<pre class=\"json\">\(escape(prettyJSON(text)))</pre>"
+        let (pretty, complete) = prettyJSON(text)
+        var html = "<pre class=\"json\">\(escape(pretty))</pre>"
+        if !complete {
+            let whole = "the whole value (\(byteCount(text.utf8.count)))"
+            html += "<p class=\"muted\">Shown: the first \(byteCount(jsonRenderLimit)). "
+                + (rawURL.map { "<a href=\"\(escape($0))\">Open \(whole)</a>.</p>" } ?? "Read \(whole) with <code>jobq show</code>.</p>")
+        }
+        return html
+    }
+
+    /// Text cut to `limit` bytes, with a note when it was cut (a character cut in two shows as
+    /// a replacement character).
+    static func capped(_ text: String, limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        return String(decoding: text.utf8.prefix(limit), as: UTF8.self) + " … (\(byteCount(text.utf8.count)) in all)"
+    }
+
+    static func byteCount(_ count: Int) -> String {
+        count >= 1024 * 1024 ? String(format: "%.1f MiB", Double(count) / 1_048_576)
+            : count >= 1024 ? "\(count / 1024) KiB" : "\(count) bytes"
     }
 }

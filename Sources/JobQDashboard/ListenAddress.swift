@@ -44,9 +44,10 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
-    /// Whether only this machine can reach the address.
+    /// Whether only this machine can reach the address: `localhost`, `::1` or an IPv4 literal in
+    /// 127.0.0.0/8. A name such as `127.corp.example` can resolve anywhere, so it is not.
     public var isLoopback: Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        Loopback.isName(host)
     }
 
     public var description: String {

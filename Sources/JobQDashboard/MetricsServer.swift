@@ -15,7 +15,7 @@ import ServiceLifecycle
 /// try await group.run()
 /// ```
 public struct MetricsServer: Service {
-    let application: HTTPApplication
+    let application: HTTPApplication<BasicRequestContext>
 
     /// - Parameter onListening: Called with the address the server got (its port, when 0 was
     ///   asked for).
@@ -46,19 +46,23 @@ extension Router {
                 status: .ok, headers: [.contentType: PrometheusExport.contentType],
                 body: .init(byteBuffer: ByteBuffer(string: export.text())))
         }
-        get("healthz") { _, _ -> Response in
-            // One indexed read: the store answers, or the check fails with why.
-            do {
-                _ = try await queue.latestEventID()
-                return .json(["status": "ok"])
-            } catch {
-                return .json(["status": "unavailable", "error": String(describing: error)], status: .serviceUnavailable)
-            }
-        }
+        get("healthz") { _, context -> Response in await Response.health(of: queue, logger: context.logger) }
     }
 }
 
 extension Response {
+    /// `/healthz`: whether the store answers one indexed read. The reason of a failure goes to
+    /// the log, not to whoever asked (it may name the store's host, path or user).
+    static func health(of queue: JobQueue, logger: Logger) async -> Response {
+        do {
+            _ = try await queue.latestEventID()
+            return .json(["status": "ok"])
+        } catch {
+            logger.error("health check: the store did not answer: \(error)")
+            return .json(["status": "unavailable"], status: .serviceUnavailable)
+        }
+    }
+
     /// A JSON object of strings, with keys in a stable order.
     static func json(_ object: [String: String], status: HTTPResponse.Status = .ok) -> Response {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)

@@ -171,7 +171,7 @@ struct CommitAnnouncementTests {
             // A claim without starts and a lease renewal are for nobody else: nothing is announced.
             let claimed = try await queue.store.claim(queues: ["default"], limit: 1, workerID: "w", lease: .seconds(30), startingNow: 0)
             #expect(claimed.map(\.id) == [job.id])
-            _ = try await queue.store.renewLeases(workerID: "w", lease: .seconds(30))
+            _ = try await queue.store.renewLeases([job.id], workerID: "w", lease: .seconds(30))
             try await pause(0.3)
             #expect(reports.value == 0, "a commit for nobody woke the watchers")
             // An enqueue is for workers and followers: one announcement for the commit.

@@ -109,7 +109,7 @@ struct DashboardTests {
     @Test(arguments: TestStore.all) func everyPageShowsTheStoreAndEscapesWhatItShows(store: TestStore) async throws {
         let fixture = try await DashboardFixture.make(store)
         defer { fixture.pool.cancel() }
-        let dashboard = try await RunningDashboard(queue: fixture.queue, options: .init(storeName: "test store"))
+        let dashboard = try await RunningDashboard(queue: fixture.queue, options: .init(storeName: "test store", access: .loopbackOnly))
 
         let queues = try await dashboard.get("/")
         #expect(queues.status == 200)
@@ -159,7 +159,7 @@ struct DashboardTests {
 
     @Test func badIDsAndFiltersAreClearErrors() async throws {
         let queue = try JobQueue.inMemory()
-        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "memory"))
+        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "memory", access: .loopbackOnly))
         for (path, status, words) in [
             ("/jobs/abc", 400, "not a job id"), ("/jobs/0", 400, "not a job id"), ("/jobs/-3", 400, "not a job id"),
             ("/jobs/99999999", 404, "no job #99999999"), ("/jobs?state=bogus", 400, "is not one of"),
@@ -177,7 +177,7 @@ struct DashboardTests {
         let fixture = try await DashboardFixture.make(store)
         defer { fixture.pool.cancel() }
         let queue = fixture.queue
-        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "test store"))
+        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "test store", access: .loopbackOnly))
         let token = try await dashboard.formToken()
         let dead = fixture.jobs[.dead]!
 
@@ -230,7 +230,7 @@ struct DashboardTests {
     @Test func aReadOnlyDashboardShowsNoActionsAndRefusesThem() async throws {
         let queue = try JobQueue.inMemory()
         let job = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#))
-        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "memory", readOnly: true))
+        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "memory", access: .loopbackOnly, readOnly: true))
         let page = try await dashboard.get("/jobs/\(job.id)")
         #expect(page.status == 200 && !page.body.contains("<form method=\"post\""))
         #expect(page.body.contains("read-only"))
@@ -243,7 +243,7 @@ struct DashboardTests {
         let queue = try JobQueue.inMemory()
         let job = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#))
         let secret = "s3cret-token-0123456789"
-        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "memory", accessToken: secret))
+        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "memory", access: .token(secret)))
 
         let anonymous = try await dashboard.get("/jobs/\(job.id)")
         #expect(anonymous.status == 401 && anonymous.body.contains("action=\"/login\"") && !anonymous.body.contains("test-sum"))
@@ -272,7 +272,7 @@ struct DashboardTests {
 
     @Test func aLoopbackDashboardAnswersOnlyToLoopbackNames() async throws {
         let queue = try JobQueue.inMemory()
-        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "memory"))
+        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "memory", access: .loopbackOnly))
         let rebound = try await RawHTTP.exchange(port: dashboard.port, "GET / HTTP/1.1\nHost: evil.example\nConnection: close\n\n")
         #expect(rebound.hasPrefix("HTTP/1.1 403"), "\(rebound.prefix(200))")
         let local = try await RawHTTP.exchange(port: dashboard.port, "GET / HTTP/1.1\nHost: localhost:\(dashboard.port)\nConnection: close\n\n")
@@ -282,18 +282,18 @@ struct DashboardTests {
     @Test func listeningBeyondLoopbackNeedsAToken() throws {
         let queue = try JobQueue.inMemory()
         #expect(throws: DashboardError.self) {
-            try DashboardServer(queue: queue, address: ListenAddress(host: "0.0.0.0", port: 0), options: .init(storeName: "memory"))
+            try DashboardServer(queue: queue, address: ListenAddress(host: "0.0.0.0", port: 0), options: .init(storeName: "memory", access: .loopbackOnly))
         }
         #expect(throws: DashboardError.self, "a short token") {
-            try DashboardServer(queue: queue, address: ListenAddress(host: "0.0.0.0", port: 0), options: .init(storeName: "memory", accessToken: "short"))
+            try DashboardServer(queue: queue, address: ListenAddress(host: "0.0.0.0", port: 0), options: .init(storeName: "memory", access: .token("short")))
         }
         _ = try DashboardServer(
-            queue: queue, address: ListenAddress(host: "0.0.0.0", port: 0), options: .init(storeName: "memory", accessToken: "a-long-enough-token"))
+            queue: queue, address: ListenAddress(host: "0.0.0.0", port: 0), options: .init(storeName: "memory", access: .token("a-long-enough-token")))
     }
 
     @Test(arguments: TestStore.all) func theLiveStreamCarriesNewEventsWithoutPayloads(store: TestStore) async throws {
         let queue = try await store.open()
-        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "test"))
+        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "test", access: .loopbackOnly))
         let secretPayload = #"{"a":1,"b":2,"secret":"do-not-stream"}"#
         // From the newest event on, whenever the request reaches the server (a loaded machine
         // may get it there after the enqueue below).

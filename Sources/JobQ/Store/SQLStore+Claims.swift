@@ -55,19 +55,26 @@ extension SQLStore {
         }
     }
 
-    /// Extends the lease of every job this worker holds, and returns their ids; the caller
-    /// cancels the jobs it runs that are not among them (cancelled by an operator, or taken
-    /// over after the lease expired).
+    /// Extends the leases of the given jobs that this worker still holds, and returns their
+    /// ids; the caller stops the jobs it runs that are not among them (cancelled by an operator,
+    /// or taken over after the lease expired).
     ///
-    /// By worker, not by a list of ids: a job whose claim has committed but which the pool has
-    /// not registered yet (its claim loop not resumed) is renewed too.
-    func renewLeases(workerID: String, lease: Duration) async throws -> Set<JobID> {
-        try await write(.small, audience: .nobody) { db in
+    /// By id, never by worker alone: a job whose outcome this worker failed to write and gave up
+    /// on must not be kept alive by renewals, or it would stay `running` for the worker's
+    /// lifetime. A job claimed but not yet registered by the pool misses one renewal, which its
+    /// fresh lease outlasts.
+    func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID> {
+        guard !ids.isEmpty else { return [] }
+        let list = StoreSQL.jsonArray(ids)
+        return try await write(.small, audience: .nobody) { db in
             // From the moment of the write, like a claim's lease.
             let leaseUntil = StoreSQL.now() + lease.inSeconds
             return try Set(
-                db.fetchAll(JobID.self, sql: "UPDATE jobs SET lease_until = ? WHERE worker_id = ? AND state = 'running' RETURNING id",
-                    arguments: [leaseUntil, workerID]))
+                db.fetchAll(JobID.self, sql: """
+                        UPDATE jobs SET lease_until = ? WHERE id IN (\(db.dialect.integers(in: "?")))
+                        AND worker_id = ? AND state = 'running' RETURNING id
+                        """,
+                    arguments: [leaseUntil, list, workerID]))
         }
     }
 
@@ -98,7 +105,7 @@ extension SQLStore {
         guard anyExpired else { return 0 }
         return try await write { db in
             let expired = try db.fetchRows(sql: """
-                    SELECT \(ClaimedJob.columns), worker_id, started_at, unstarted_deliveries FROM jobs
+                    SELECT \(ClaimedJob.columns), worker_id, started_at FROM jobs
                     WHERE state = 'running' AND lease_until < ?
                     """,
                 arguments: [now])
@@ -109,31 +116,14 @@ extension SQLStore {
                 let job = ClaimedJob(row)
                 let worker: String? = row["worker_id"]
                 if row["started_at"] as Double? == nil {
-                    guard suspects.contains(job.id) else {
-                        // Deep in a dead worker's buffer: it certainly never started.
-                        try StoreSQL.record(db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events,
-                            reason: "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted")
-                        continue
+                    // Never counted as an attempt: a suspect's start is committed before it
+                    // runs, so without a mark it certainly never ran; any other job without a
+                    // mark may have started, and becomes a suspect.
+                    let reason = "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted"
+                    if !job.isSuspect, suspects.contains(job.id) {
+                        try db.execute(sql: "UPDATE jobs SET unstarted_deliveries = unstarted_deliveries + 1 WHERE id = ?", arguments: [job.id])
                     }
-                    let deliveries = (row["unstarted_deliveries"] as Int) + 1
-                    // At least 3, so that a one-attempt job survives a worker or two killed
-                    // with it in their buffers.
-                    if deliveries < max(job.maxAttempts, StoreSQL.unstartedDeliveriesAllowed) {
-                        // Claimed ahead into a worker that died before the attempt started: the
-                        // job gets its attempt back and runs again, as if never claimed.
-                        try db.execute(sql: "UPDATE jobs SET unstarted_deliveries = ? WHERE id = ?", arguments: [deliveries, job.id])
-                        try StoreSQL.record(db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events,
-                            reason: "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted")
-                        continue
-                    }
-                    // As often as it has attempts, its worker died holding it before a start was
-                    // recorded: it may be killing its workers as it starts. It must not loop.
-                    let error = "its worker died \(deliveries) times holding it before its start was recorded (worker \(worker ?? "?") last); "
-                        + "it may crash its worker as it starts: look at the workers' logs, then retry it"
-                    try StoreSQL.record(db, job: job, outcome: .dead(error: error, timedOut: false), fence: .anyWorker, facts: facts, events: &events)
-                    // No start of it was ever recorded: it keeps its attempt count.
-                    try db.execute(
-                        sql: "UPDATE jobs SET unstarted_deliveries = ?, attempt = attempt - 1 WHERE id = ?", arguments: [deliveries, job.id])
+                    try StoreSQL.record(db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events, reason: reason)
                     continue
                 }
                 let error = "attempt \(job.attempt) lost its lease: worker \(worker ?? "?") stopped renewing it (crashed, killed or hung)"
@@ -241,7 +231,13 @@ extension StoreSQL {
     /// (run and died before the mark was written). Slots take buffered jobs in claim order, so
     /// what started is a prefix of it: the first few in claim order (twice the worker's slots,
     /// by the claim's own order of priority, run time and id) are suspects; the rest never left
-    /// the buffer. Only suspects count towards ``unstartedDeliveriesAllowed``.
+    /// the buffer.
+    ///
+    /// A suspect is not punished: it goes back to `ready` with its attempt, and from then on its
+    /// start is committed before it runs (one small transaction, for suspects only). So a job
+    /// that kills its worker as it starts has its attempts counted from its second delivery on,
+    /// and ends `dead` after them like any failing job, while a healthy job that merely sat at
+    /// the head of a killed worker's buffer is never ended for it.
     static func possiblyStarted(_ db: some SQLTransaction, unmarked: [SQLRow]) throws -> Set<JobID> {
         var suspects: Set<JobID> = []
         for (worker, rows) in Dictionary(grouping: unmarked, by: { $0["worker_id"] as String? ?? "" }) {
@@ -251,10 +247,6 @@ extension StoreSQL {
         }
         return suspects
     }
-
-    /// How many times, at least, a job may be handed back by workers that died before its start
-    /// was recorded, before it is declared `dead` (its `maxAttempts` if that is more).
-    static let unstartedDeliveriesAllowed = 3
 
     /// Claims up to `limit` ready jobs of `queue` with one statement, in claim order: on a
     /// server, where other claims run at the same time (SQLite reads first:

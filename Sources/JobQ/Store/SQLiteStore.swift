@@ -45,6 +45,16 @@ final class SQLiteStore: SQLStore {
                 if policy == .refuseIfPending, !FileManager.default.fileExists(atPath: path) {
                     throw JobQueueError.incompatibleStore("there is no store at \(path); create it with `jobq migrate up`")
                 }
+                if policy == .refuseIfPending {
+                    // Refusing must leave the file untouched: checked on a read-only connection
+                    // before the pool opens (which would switch an old store to WAL mode).
+                    var probeConfig = Configuration()
+                    probeConfig.readonly = true
+                    probeConfig.busyMode = .timeout(Self.busyTimeout)
+                    let probe = try DatabaseQueue(path: path, configuration: probeConfig)
+                    defer { try? probe.close() }
+                    try Self.refuseIfPending(SchemaMigrator(writer: probe, path: path))
+                }
                 try Self.createPrivately(path)
                 writer = try Self.openPool(path, config)
             } else {
@@ -57,12 +67,7 @@ final class SQLiteStore: SQLStore {
             case nil:
                 try migrator.check()
             case .refuseIfPending:
-                let (version, pending) = try migrator.check()
-                if !pending.isEmpty {
-                    throw JobQueueError.incompatibleStore(
-                        "the store is at schema version \(version) and needs \(pending.count) migration(s) to reach \(migrator.latestVersion) ("
-                            + pending.map(\.name).joined(separator: ", ") + "); run `jobq migrate up` first")
-                }
+                try Self.refuseIfPending(migrator)
             }
         } catch let error as JobQueueError {
             throw error
@@ -73,6 +78,15 @@ final class SQLiteStore: SQLStore {
 
     deinit {
         checkpointer?.close()
+    }
+
+    private static func refuseIfPending(_ migrator: SchemaMigrator) throws {
+        let (version, pending) = try migrator.check()
+        if !pending.isEmpty {
+            throw JobQueueError.incompatibleStore(
+                "the store is at schema version \(version) and needs \(pending.count) migration(s) to reach \(migrator.latestVersion) ("
+                    + pending.map(\.name).joined(separator: ", ") + "); run `jobq migrate up` first")
+        }
     }
 
     /// Opens the pool, waiting out the busy errors SQLite returns at once, without its busy

@@ -52,7 +52,7 @@ protocol Store: AnyObject, Sendable {
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>)
     func recordProgress(job: ClaimedJob, workerID: String, fraction: Double?, message: String?, dataJSON: String?) async throws
-    func renewLeases(workerID: String, lease: Duration) async throws -> Set<JobID>
+    func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID>
     func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID>
     func reclaimExpiredLeases() async throws -> Int
     func registerWorker(id: String, queues: [String], concurrency: Int) async throws

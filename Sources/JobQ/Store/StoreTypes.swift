@@ -35,6 +35,9 @@ package struct ClaimedJob: Sendable, Hashable {
     package let treeNode: Int64?
     /// The enqueuer's trace context (JSON object), which the attempt's span continues.
     package let traceContextJSON: String?
+    /// Whether a worker once died holding it, possibly started but with no start mark: such a
+    /// job's start is committed before it runs (see ``Store/reclaimExpiredLeases()``).
+    package let isSuspect: Bool
     /// The workflow's shared context when the job was claimed (set by the claim).
     package var sharedJSON: String?
     /// Whether the claim recorded the attempt's start (a job handed to a free slot at once);
@@ -50,7 +53,7 @@ package struct ClaimedJob: Sendable, Hashable {
     package static func columns(attempt: String) -> String {
         """
         id, queue, executor, payload, priority, \(attempt), max_attempts, run_at, timeout, name, batch, checkpoint, snoozes,
-        workflow_id, group_id, lane, failed_dependencies, tree_node, trace_context
+        workflow_id, group_id, lane, failed_dependencies, tree_node, trace_context, unstarted_deliveries
         """
     }
 
@@ -76,6 +79,7 @@ package struct ClaimedJob: Sendable, Hashable {
         failedDependenciesJSON = row.optionalString(16)
         treeNode = row.optionalInt64(17)
         traceContextJSON = row.optionalString(18)
+        isSuspect = row.int(19) > 0
     }
 
     /// The data of its `started` event, the same in every store.

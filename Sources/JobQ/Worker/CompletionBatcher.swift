@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// Coalesces the outcomes of many attempts, and the start marks of the attempts that began
@@ -15,6 +16,13 @@ import Synchronization
 /// worker dies before its mark is written is treated as never started; the store ends one that
 /// keeps doing so after its attempts (a poison job cannot loop), see
 /// ``Store/reclaimExpiredLeases()``.
+///
+/// A transaction that fails (the store busy past its timeout behind `jobq prune` or a large
+/// import, a full disk, a dropped connection) loses nothing: its outcomes and start marks go
+/// back to the front of the queue and are written again after a backoff, as often as it takes.
+/// Every write is fenced, so a late one is safe; meanwhile the jobs stay held and their leases
+/// renewed. Only ``waitUntilIdle(givingUpAfter:)`` at shutdown gives up on them, leaving the
+/// jobs to their lease.
 final class CompletionBatcher: Sendable {
     struct Item: Sendable {
         let job: ClaimedJob
@@ -31,10 +39,19 @@ final class CompletionBatcher: Sendable {
         var starts: [ClaimedJob] = []
         var flushing = false
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Failed transactions in a row.
+        var failures = 0
+        /// Set at shutdown when the store has not taken the outcomes in time: the next failure
+        /// reports them as not written instead of retrying.
+        var givingUp = false
     }
+
+    /// The longest wait between two tries of a failed write.
+    static let maximumBackoff: Duration = .seconds(5)
 
     private let store: any Store
     private let workerID: String
+    private let logger: Logger
     private let state = Mutex(State())
     /// The handler in a box: a closure kept directly in a `Mutex` is re-wrapped in two
     /// reabstraction thunks by every `withLock` (the inout access writes the converted closure
@@ -45,9 +62,10 @@ final class CompletionBatcher: Sendable {
     }
     private let handler = Mutex<HandlerBox?>(nil)
 
-    init(store: any Store, workerID: String) {
+    init(store: any Store, workerID: String, logger: Logger) {
         self.store = store
         self.workerID = workerID
+        self.logger = logger
     }
 
     /// Sets what runs after each transaction (the pool sets it before it claims anything).
@@ -96,8 +114,16 @@ final class CompletionBatcher: Sendable {
         if startFlush { startImmediately { await self.flush(gathering: true) } }
     }
 
-    /// Returns once every submitted outcome has been written (or has failed to be).
-    func waitUntilIdle() async {
+    /// Returns once every submitted outcome has been written; with `givingUpAfter`, outcomes the
+    /// store still refuses after that long are given up (reported as not written).
+    func waitUntilIdle(givingUpAfter limit: Duration? = nil) async {
+        let deadline = limit.map { limit in
+            Task {
+                try? await Task.sleep(for: limit)
+                if !Task.isCancelled { self.state.withLock { $0.givingUp = true } }
+            }
+        }
+        defer { deadline?.cancel() }
         await withCheckedContinuation { continuation in
             let idle = state.withLock { state in
                 if !state.flushing && state.pending.isEmpty { return true }
@@ -136,7 +162,25 @@ final class CompletionBatcher: Sendable {
                 // which the pool's ownership checks notice and stop.
                 let refused = try await store.complete(batch.map { ($0.job, $0.outcome) }, starting: starts, workerID: workerID)
                 result = .success(refused.outcomes)
+                state.withLock { $0.failures = 0 }
             } catch {
+                let (failures, givingUp) = state.withLock { state in
+                    state.failures += 1
+                    return (state.failures, state.givingUp)
+                }
+                if !givingUp {
+                    // Back to the front, before anything that arrived meanwhile; tried again
+                    // together with it after the backoff.
+                    state.withLock { state in
+                        state.pending = batch + state.pending
+                        state.starts = starts + state.starts
+                    }
+                    let backoff = min(Self.maximumBackoff, .milliseconds(50) * (1 << min(failures - 1, 10)))
+                    logger.error(
+                        "could not record \(batch.count) outcome(s) and \(starts.count) start(s) (\(error)); the jobs stay held and the write is tried again in \(DurationParser.format(backoff)) (failure \(failures) in a row)")
+                    try? await Task.sleep(for: backoff)
+                    continue
+                }
                 result = .failure(error)
             }
             if !batch.isEmpty { handler.withLock { $0 }?.call(batch, result) }

@@ -53,13 +53,22 @@ extension WorkerPool {
         var ran = false
         var span: (any Span)?
         let sharedWrites = job.workflowID == nil ? nil : SharedWrites()
-        if !race.isResolved, !job.startRecorded {
+        if !race.isResolved, !job.startRecorded, !job.isSuspect {
             // Claimed ahead: its start mark goes with the next transaction (with the outcome
             // of the job this slot just finished).
             completions.noteStart(job)
         } else {
-            // Outcomes queued for a start that is not needed after all.
+            // Outcomes queued for a start that is not needed after all (or written apart).
             completions.kick()
+        }
+        if !race.isResolved, !job.startRecorded, job.isSuspect {
+            // A worker once died holding it before its start was marked: its start is committed
+            // before it runs, so that a death from now on counts as its attempt.
+            switch await recordStartBeforeRunning(job) {
+            case .recorded: break
+            case .refused: return nil
+            case .failed: return .released
+            }
         }
         if race.isResolved {
             // Interrupted while it waited in the buffer: never start it.
@@ -95,6 +104,23 @@ extension WorkerPool {
         if outcome == nil, ran { metrics?.discarded(queue: job.queue, executor: job.executor) }
         if let span { JobTracing.end(span, end: end, outcome: outcome) }
         return outcome
+    }
+
+    enum StartRecord { case recorded, refused, failed }
+
+    /// Commits a suspect job's start on its own: `.refused` when the job is no longer this
+    /// pool's (nothing to record), `.failed` when the store did not take it (the job goes back
+    /// unstarted, its attempt not counted).
+    private func recordStartBeforeRunning(_ job: ClaimedJob) async -> StartRecord {
+        var job = job
+        job.startTime = Date().timeIntervalSince1970
+        do {
+            let refused = try await queue.store.complete([], starting: [job], workerID: workerID)
+            return refused.starts.contains(job.id) ? .refused : .recorded
+        } catch {
+            logger.error("job \(job.id): could not record its start before running it (\(error)); it goes back to its queue unstarted")
+            return .failed
+        }
     }
 
     /// Hands an outcome to the batcher. The job stays leased (and renewed) until the outcome

@@ -83,11 +83,16 @@ extension WorkerPool {
     }
 
     private func renewLeases() async {
-        let ids = state.withLock { state in state.running.filter { $0.value.interruption == nil }.map(\.key) }
+        // Only the jobs this pool holds: running, buffered, or stopped with an outcome not yet
+        // written (a release at shutdown). Of those, the ones still running are checked for loss.
+        let (held, watched) = state.withLock { state in
+            (state.running.filter { $0.value.interruption != .lost }.map(\.key),
+             state.running.filter { $0.value.interruption == nil }.map(\.key))
+        }
         do {
             try await queue.store.heartbeatWorker(id: workerID)
-            let owned = try await queue.store.renewLeases(workerID: workerID, lease: options.lease)
-            let lost = ids.filter { !owned.contains($0) }
+            let owned = try await queue.store.renewLeases(held, workerID: workerID, lease: options.lease)
+            let lost = watched.filter { !owned.contains($0) }
             guard !lost.isEmpty else { return }
             let races = state.withLock { $0.interrupt(lost, because: .lost) }
             for race in races { race.resolve(.interrupted) }

@@ -78,7 +78,7 @@ public final class WorkerPool: Service, Sendable {
         let host = ProcessInfo.processInfo.hostName
         let pid = ProcessInfo.processInfo.processIdentifier
         workerID = "\(host):\(pid):\(UUID().uuidString.prefix(8).lowercased())"
-        completions = CompletionBatcher(store: queue.store, workerID: workerID)
+        completions = CompletionBatcher(store: queue.store, workerID: workerID, logger: logger)
         metrics = queue.metrics
         tracer = JobTracing.tracer
     }
@@ -157,8 +157,10 @@ public final class WorkerPool: Service, Sendable {
                     }
                 }
                 await self.claimLoop()
-                // Every outcome handed over is written before the pool reports it stopped.
-                await self.completions.waitUntilIdle()
+                // Every outcome handed over is written before the pool reports it stopped. A
+                // store that refuses them for a whole lease is given up on: by then the leases
+                // have expired and another worker owns the jobs anyway.
+                await self.completions.waitUntilIdle(givingUpAfter: options.lease)
                 group.cancelAll()
             }
         } onGracefulShutdown: {

@@ -40,17 +40,55 @@ extension Dashboard {
             fields.append(("Progress", "<progress max=\"100\" value=\"\(percent)\">\(percent)%</progress> \(percent)% \(optional(job.progressMessage))"))
         }
         let details = "<dl class=\"fields\">" + fields.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" }.joined() + "</dl>"
-        var sections = "<h2>Payload</h2>\(HTML.json(job.payloadJSON))"
-        if job.resultJSON != nil { sections += "<h2>Result</h2>\(HTML.json(job.resultJSON))" }
-        if let error = job.error { sections += "<h2>Error</h2><pre class=\"error\">\(HTML.escape(error))</pre>" }
-        if job.updateJSON != nil { sections += "<h2>Progress data</h2>\(HTML.json(job.updateJSON))" }
-        if job.checkpointJSON != nil { sections += "<h2>Checkpoint</h2>\(HTML.json(job.checkpointJSON))" }
-        if job.failedDependenciesJSON != nil { sections += "<h2>Failed dependencies</h2>\(HTML.json(job.failedDependenciesJSON))" }
+        func json(_ field: JobValueField) -> String { HTML.json(field.value(of: job), rawURL: "/jobs/\(id)/raw/\(field.rawValue)") }
+        var sections = "<h2>Payload</h2>\(json(.payload))"
+        if job.resultJSON != nil { sections += "<h2>Result</h2>\(json(.result))" }
+        if let error = job.error { sections += "<h2>Error</h2><pre class=\"error\">\(HTML.escape(HTML.capped(error, limit: HTML.jsonRenderLimit)))</pre>" }
+        if job.updateJSON != nil { sections += "<h2>Progress data</h2>\(json(.progress))" }
+        if job.checkpointJSON != nil { sections += "<h2>Checkpoint</h2>\(json(.checkpoint))" }
+        if job.failedDependenciesJSON != nil { sections += "<h2>Failed dependencies</h2>\(json(.failedDependencies))" }
         let timeline = events.map { event in
-            Pages.row([HTML.time(event.createdAt), HTML.badge(event.kind.rawValue), event.dataJSON.map { "<code>\(HTML.escape($0))</code>" } ?? ""])
+            Pages.row([
+                HTML.time(event.createdAt), HTML.badge(event.kind.rawValue),
+                event.dataJSON.map { "<code>\(HTML.escape(HTML.capped($0, limit: Self.eventDataLimit)))</code>" } ?? "",
+            ])
         }
         sections += "<h2>Events</h2>" + Pages.table(["Time", "Event", "Data"], timeline, empty: "No events (pruned with old jobs).")
         let body = "<div class=\"actions\">\(actions)</div>\(details)\(sections)"
         return PageContent(title: "Job #\(id)", section: "/jobs", live: Live(scope: .job(id), fragmentURL: Self.fragmentURL(request)), body: body)
+    }
+
+    /// Bytes of one event's data the timeline shows.
+    static let eventDataLimit = 2048
+
+    /// `GET /jobs/:id/raw/:field`: one of a job's JSON values whole, as `application/json`
+    /// (what a page shows only the start of).
+    func rawJobValue(_ id: JobID, field text: String?) async throws -> Response {
+        guard let text, let field = JobValueField(rawValue: text) else {
+            throw BadRequest(message: "'\(text ?? "")' is not a job value: give one of \(JobValueField.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard let job = try await queue.job(id) else {
+            throw JobQueueError.notFound("no job #\(id); it may have been pruned or deleted")
+        }
+        guard let value = field.value(of: job) else { throw JobQueueError.notFound("job #\(id) has no \(field.rawValue)") }
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: value)))
+    }
+}
+
+/// The JSON values a job carries, by the name their raw URL uses.
+enum JobValueField: String, CaseIterable {
+    case payload, result, progress, checkpoint
+    case failedDependencies = "failed-dependencies"
+
+    func value(of job: Job) -> String? {
+        switch self {
+        case .payload: job.payloadJSON
+        case .result: job.resultJSON
+        case .progress: job.updateJSON
+        case .checkpoint: job.checkpointJSON
+        case .failedDependencies: job.failedDependenciesJSON
+        }
     }
 }

@@ -3,7 +3,7 @@ import Hummingbird
 import JobQ
 
 extension Dashboard {
-    func addPageRoutes(to router: Router<BasicRequestContext>) {
+    func addPageRoutes<Context: RequestContext>(to router: Router<Context>) {
         page(router, "/") { request, _ in try await queuesPage(request) }
         page(router, "/jobs") { request, _ in try await jobsPage(request) }
         page(router, "/jobs/:id") { request, context in try await jobPage(try Self.jobID(context.parameters.get("id")), request: request) }
@@ -14,14 +14,21 @@ extension Dashboard {
         page(router, "/schedules") { request, _ in try await schedulesPage(request) }
         page(router, "/triggers") { request, _ in try await triggersPage(request) }
         page(router, "/batches") { request, _ in try await batchesPage(request) }
+        router.get("/jobs/:id/raw/:field") { request, context -> Response in
+            do {
+                return try await rawJobValue(try Self.jobID(context.parameters.get("id")), field: context.parameters.get("field"))
+            } catch {
+                return try failure(error, request: request, context: context)
+            }
+        }
         router.get("/login") { _, _ in Pages.login(dashboard: self, status: .ok, message: nil) }
     }
 
     /// A GET route answering a page, or its live part with `?fragment=1`; bad input is a 400
     /// and an unknown id a 404, each with what was wrong.
-    private func page(
-        _ router: Router<BasicRequestContext>, _ path: RouterPath,
-        _ content: @escaping @Sendable (Request, BasicRequestContext) async throws -> PageContent
+    private func page<Context: RequestContext>(
+        _ router: Router<Context>, _ path: RouterPath,
+        _ content: @escaping @Sendable (Request, Context) async throws -> PageContent
     ) {
         router.get(path) { request, context -> Response in
             let fragment = request.uri.queryParameters.get("fragment") == "1"
@@ -35,7 +42,7 @@ extension Dashboard {
 
     /// What a page or an action answers when it throws: bad input 400, an unknown id 404, an
     /// action the state does not allow 409, each with the message; anything else 500, logged.
-    func failure(_ error: any Error, request: Request, context: BasicRequestContext) throws -> Response {
+    func failure(_ error: any Error, request: Request, context: some RequestContext) throws -> Response {
         switch error {
         case let bad as BadRequest: return Pages.error(.badRequest, bad.message, dashboard: self)
         case JobQueueError.notFound(let message): return Pages.error(.notFound, message, dashboard: self)

@@ -56,7 +56,7 @@ extension Dashboard {
                 let counts = JobState.allCases.compactMap { state in
                     node.jobs[state].map { "\(HTML.badge(state.rawValue)) \($0)" }
                 }.joined(separator: " ")
-                return "<li style=\"--depth: \(node.depth)\" class=\"tree-node\"><span class=\"node-name\">\(HTML.escape(node.name))</span> <code>\(HTML.escape(node.executor))</code>"
+                return "<li class=\"tree-node depth-\(min(node.depth, DashboardAssets.maximumTreeDepthClass))\"><span class=\"node-name\">\(HTML.escape(node.name))</span> <code>\(HTML.escape(node.executor))</code>"
                     + (node.each.map { " each <code>\(HTML.escape($0))</code>" } ?? "") + " \(counts.isEmpty ? "<span class=\"muted\">no jobs yet</span>" : counts)</li>"
             }.joined()
             body += "<h2>Tree (\(tree.jobsCreated) of at most \(tree.maxJobs) jobs)</h2><ul class=\"tree\">\(nodes)</ul>"

@@ -100,9 +100,12 @@ enum PythonModules {
 /// HTTP over a plain socket, for what URLSession will not do: a `Host` header of the test's
 /// choosing, and reading a stream that never ends (server-sent events) until a condition holds.
 enum RawHTTP {
-    /// Sends `request` (CRLF line ends added) to 127.0.0.1:`port` and reads until `done` holds
-    /// for what arrived, the server closes, or `timeout` passes. Returns what arrived.
-    static func exchange(port: Int, _ request: String, timeout: Double = 10, until done: @escaping @Sendable (String) -> Bool = { _ in false }) async throws -> String {
+    /// Sends `request` (CRLF line ends added) to `host` (an IPv4 address):`port` and reads until
+    /// `done` holds for what arrived, the server closes, or `timeout` passes. Returns what arrived.
+    static func exchange(
+        port: Int, host: String = "127.0.0.1", _ request: String, timeout: Double = 10,
+        until done: @escaping @Sendable (String) -> Bool = { _ in false }
+    ) async throws -> String {
         try await onThread {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             guard fd >= 0 else { throw TimedOut(what: "a socket") }
@@ -110,7 +113,7 @@ enum RawHTTP {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_addr.s_addr = inet_addr(host)
             let connected = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
