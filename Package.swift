@@ -58,6 +58,7 @@ let package = Package(
                 // cached statements through the C API.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 "CSQLiteTuning",
+                "CProcessControl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // Counters and timings to any backend; spans that continue the enqueuer's
@@ -94,6 +95,9 @@ let package = Package(
         ),
         // The SQLite settings that need C (sqlite3_config is variadic), for
         // `JobQueue.tuneSQLiteBeforeFirstUse()`.
+        // pipe2 and prctl, which Swift's Glibc module leaves out: close-on-exec pipes for shell
+        // jobs' output, and adopting their orphaned processes.
+        .target(name: "CProcessControl"),
         .target(
             name: "CSQLiteTuning",
             linkerSettings: [.linkedLibrary("sqlite3")]

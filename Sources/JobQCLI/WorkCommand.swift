@@ -14,6 +14,12 @@ struct WorkCommand: AsyncParsableCommand {
             --grace, releases the rest (back to ready, the attempt not counted) and exits 0.
             With --until-empty it exits 0 once no job on its queues is ready or running.
             On a terminal it shows one live status line; otherwise it logs plain lines.
+
+            On a PostgreSQL store it runs `shell` jobs only with --allow-shell: anyone who can
+            insert a job row could otherwise run commands on every worker machine (their attempts
+            fail, saying so, and are retried). An SQLite store's file is readable by its owner
+            only, so there shell jobs run by default. Commands never see the worker's JOBQ_*
+            variables, PGPASSWORD or PGPASSFILE unless the job's env gives them.
             """)
     )
 
@@ -49,6 +55,9 @@ struct WorkCommand: AsyncParsableCommand {
     @Flag(help: "Do not run the scheduler (which makes the jobs of `jobq schedule` schedules as they come due).")
     var noScheduler = false
 
+    @Flag(help: "Run `shell` jobs on a PostgreSQL store (SQLite stores always run them).")
+    var allowShell = false
+
     @Option(help: ArgumentHelp(
         "Serve Prometheus metrics on http://ADDRESS/metrics and a health check on /healthz. A port alone listens on 127.0.0.1; port 0 picks a free one. Off by default.",
         valueName: "[host:]port"))
@@ -67,9 +76,14 @@ struct WorkCommand: AsyncParsableCommand {
         CLILogging.bootstrap
         let queue = try await store.open()
         let logger = Logger(label: "jobq.worker")
+        var executors = BuiltinExecutors.all
+        if case .postgres = store.location, !allowShell {
+            executors = executors.filter { !($0 is ShellExecutor) } + [
+                ShellRefusal(reason: "this worker does not run shell jobs: on a PostgreSQL store, start `jobq work` with --allow-shell to run them")
+            ]
+        }
         let pool = WorkerPool(
-            queue: queue, queues: queueNames, concurrency: concurrency,
-            executors: BuiltinExecutors.all, options: options, logger: logger)
+            queue: queue, queues: queueNames, concurrency: concurrency, executors: executors, options: options, logger: logger)
         let server = metrics.map { $0.service(queue, Logger(label: "jobq.metrics")) }
         try await runPool(pool, beside: server.map { [$0] } ?? [], logger: logger)
     }

@@ -6,17 +6,34 @@ import Foundation
 /// argument as is, so nothing in the payload is interpreted by a shell. To use a shell's
 /// features, ask for one explicitly: `{"script": "ls | wc -l"}` runs `/bin/sh -c SCRIPT`.
 /// Optional: `"cwd"` (working directory), `"env"` (variables added to the worker's). The command
-/// also sees `JOBQ_JOB_ID`, `JOBQ_ATTEMPT` and `JOBQ_QUEUE`.
+/// also sees `JOBQ_JOB_ID`, `JOBQ_ATTEMPT` and `JOBQ_QUEUE`, but none of the worker's own
+/// settings and secrets (`JOBQ_*` such as `JOBQ_DB` and `JOBQ_DASHBOARD_TOKEN`, `PGPASSWORD`,
+/// `PGPASSFILE`) unless the job's `env` gives them.
 ///
 /// The result is `{"exitCode": 0, "stdout": "...", "stderr": "...", "stdoutTruncated": false,
-/// "stderrTruncated": false}`; each stream keeps its first ``outputLimit`` bytes. A non-zero
-/// exit fails the attempt (the error carries the end of stderr). On cancellation or timeout
-/// the process gets SIGTERM, then SIGKILL after ``terminationGrace``.
+/// "stderrTruncated": false}`; each stream keeps its first ``outputLimit`` bytes, and the rest is
+/// read and dropped (nothing is written to disk). A non-zero exit fails the attempt (the error
+/// carries the end of stderr).
+///
+/// The command runs in a process group of its own. On cancellation or timeout the whole group
+/// gets SIGTERM, then SIGKILL after ``terminationGrace``; processes it leaves behind when it
+/// exits (background commands) are ended the same way. The executor returns only once no
+/// process of the group is left, so a retry never runs beside the attempt before it.
+///
+/// ```swift
+/// let pool = WorkerPool(queue: queue, executors: [ShellExecutor(terminationGrace: .seconds(2))])
+/// ```
 public struct ShellExecutor: Executor {
     public static let name = "shell"
     /// Bytes of stdout and of stderr kept in the result: 64 KiB each.
     public static let outputLimit = 64 * 1024
+    /// The default time a stopped command's group gets between SIGTERM and SIGKILL.
     public static let terminationGrace: Duration = .seconds(5)
+    /// Variables of the worker's environment a command does not see unless its job's `env`
+    /// names them: jobq's own settings and the PostgreSQL password's sources.
+    public static func isWithheld(_ name: String) -> Bool {
+        name.hasPrefix("JOBQ_") || name == "PGPASSWORD" || name == "PGPASSFILE"
+    }
 
     public struct Input: Codable, Sendable {
         public var argv: [String]?
@@ -40,7 +57,12 @@ public struct ShellExecutor: Executor {
         public var stderrTruncated: Bool
     }
 
-    public init() {}
+    /// The time a stopped command's group gets between SIGTERM and SIGKILL.
+    public let terminationGrace: Duration
+
+    public init(terminationGrace: Duration = ShellExecutor.terminationGrace) {
+        self.terminationGrace = terminationGrace
+    }
 
     public func run(_ input: Input, context: JobContext) async throws -> Output {
         let (executable, arguments) = try Self.command(input)
@@ -52,37 +74,36 @@ public struct ShellExecutor: Executor {
         let identity = [
             "JOBQ_JOB_ID": String(context.jobID), "JOBQ_ATTEMPT": String(context.attempt), "JOBQ_QUEUE": context.queue,
         ]
-        let environment = ProcessInfo.processInfo.environment.merging(identity) { $1 }.merging(input.env ?? [:]) { $1 }
-        // Output goes to files rather than pipes, so a chatty command can never block on a
-        // full pipe while we wait for it to exit.
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-shell-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let stdoutURL = scratch.appendingPathComponent("stdout")
-        let stderrURL = scratch.appendingPathComponent("stderr")
+        let inherited = ProcessInfo.processInfo.environment.filter { !Self.isWithheld($0.key) }
+        let environment = inherited.merging(identity) { $1 }.merging(input.env ?? [:]) { $1 }
         let child = try ChildProcess(
             executable: executable, arguments: arguments, environment: environment, directory: input.cwd,
-            stdoutPath: stdoutURL.path, stderrPath: stderrURL.path)
+            output: .capture(limit: Self.outputLimit + 1, tail: 500))
+        let grace = terminationGrace
         let status = await withTaskCancellationHandler {
             await child.wait()
         } onCancel: {
-            child.signal(SIGTERM)
+            child.signalGroup(SIGTERM)
             Task {
-                try? await Task.sleep(for: Self.terminationGrace)
-                child.signal(SIGKILL)
+                await Descriptors.sleep(grace)
+                child.signalGroup(SIGKILL)
             }
         }
+        // Nothing of the attempt outlives it: what the command left in its group is ended too.
+        await child.endGroup(grace: grace)
+        let (stdout, stderr) = await child.output()
         try Task.checkCancellation()
-
-        let (stdout, stdoutTruncated) = Self.readPrefix(stdoutURL)
-        let (stderr, stderrTruncated) = Self.readPrefix(stderrURL)
         guard status == 0 else {
-            let tail = stderr.trimmingCharacters(in: .whitespacesAndNewlines).suffix(500)
+            let tail = String(decoding: stderr.tail, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             throw ExecutorFailure("command exited with status \(status)" + (tail.isEmpty ? "" : ": \(tail)"))
         }
         return Output(
-            exitCode: status, stdout: stdout, stderr: stderr,
-            stdoutTruncated: stdoutTruncated, stderrTruncated: stderrTruncated)
+            exitCode: status, stdout: Self.text(stdout), stderr: Self.text(stderr),
+            stdoutTruncated: stdout.total > Self.outputLimit, stderrTruncated: stderr.total > Self.outputLimit)
+    }
+
+    static func text(_ stream: ChildProcess.Captured) -> String {
+        String(decoding: stream.kept.prefix(outputLimit), as: UTF8.self)
     }
 
     static func command(_ input: Input) throws -> (String, [String]) {
@@ -115,11 +136,25 @@ public struct ShellExecutor: Executor {
         return nil
     }
 
-    static func readPrefix(_ url: URL) -> (String, Bool) {
-        guard let handle = try? FileHandle(forReadingFrom: url) else { return ("", false) }
-        defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: outputLimit + 1)) ?? Data()
-        let truncated = data.count > outputLimit
-        return (String(decoding: data.prefix(outputLimit), as: UTF8.self), truncated)
+}
+
+/// `shell` on a worker that does not run commands (`jobq work` on a PostgreSQL store without
+/// `--allow-shell`): every attempt fails, saying so, and the job is retried (a worker that runs
+/// commands may take it).
+public struct ShellRefusal: Executor {
+    public static let name = ShellExecutor.name
+    /// Any payload.
+    public struct Input: Codable, Sendable {
+        public init(from decoder: any Decoder) throws {}
+        public func encode(to encoder: any Encoder) throws {}
+    }
+
+    let reason: String
+
+    /// - Parameter reason: Why this worker refuses, and what to do about it.
+    public init(reason: String) { self.reason = reason }
+
+    public func run(_ input: Input, context: JobContext) async throws -> String {
+        throw ExecutorFailure(reason)
     }
 }

@@ -47,16 +47,14 @@
                 close(descriptor)
                 return nil
             }
-            var pipeEnds: [Int32] = [0, 0]
-            guard pipe(&pipeEnds) == 0 else {
+            guard let pipeEnds = try? Descriptors.pipe() else {
                 close(descriptor)
                 return nil
             }
-            for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
             self.directory = directory
             inotify = descriptor
-            stopReading = pipeEnds[0]
-            stopWriting = pipeEnds[1]
+            stopReading = pipeEnds.read
+            stopWriting = pipeEnds.write
         }
 
         /// Calls `onTouch` on the listener's thread whenever `fileName` in `directory` is

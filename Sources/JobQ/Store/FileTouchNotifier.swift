@@ -89,7 +89,7 @@ final class FileTouchNotifier: Sendable {
             guard !cancelled else { return }
             fileSource?.cancel()
             fileSource = nil
-            let descriptor = open(path, O_EVTONLY)
+            let descriptor = open(path, O_EVTONLY | O_CLOEXEC)
             guard descriptor >= 0 else { return }
             let source = DispatchSource.makeFileSystemObjectSource(
                 fileDescriptor: descriptor, eventMask: [.attrib, .delete, .rename], queue: queue)

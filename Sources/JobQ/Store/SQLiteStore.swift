@@ -115,7 +115,7 @@ final class SQLiteStore: SQLStore {
                 "cannot open store \(path): directory \(directory) does not exist; create it or pass another --db path")
         }
         guard !FileManager.default.fileExists(atPath: path) else { return }
-        let fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+        let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         if fd >= 0 {
             close(fd)
         } else if errno != EEXIST {

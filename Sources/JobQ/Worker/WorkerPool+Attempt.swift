@@ -202,8 +202,30 @@ extension WorkerPool {
             race.resolve(.interrupted)
         }
         timer?.cancel()
-        if case .finished = end {} else { work.cancel() }
+        if case .finished = end {} else {
+            work.cancel()
+            // The outcome waits for the executor to wind down (a shell command's process group
+            // to be gone), so that a retry never runs beside the attempt it replaces; an
+            // executor that ignores cancellation is waited for no longer than the grace.
+            await Self.wait(for: work, atMost: options.cancellationGracePeriod)
+        }
         return end
+    }
+
+    /// Returns when `task` ends or `limit` has passed, whichever comes first.
+    static func wait(for task: Task<Void, Never>, atMost limit: Duration) async {
+        let done = Once<Void>()
+        let watcher = Task {
+            await task.value
+            done.set(())
+        }
+        let timer = Task {
+            await Descriptors.sleep(limit)
+            done.set(())
+        }
+        await done.wait()
+        watcher.cancel()
+        timer.cancel()
     }
 
     func outcome(

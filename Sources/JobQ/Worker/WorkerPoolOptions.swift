@@ -30,6 +30,12 @@ extension WorkerPool {
         /// On graceful shutdown, how long running jobs get to finish before they are cancelled
         /// and released (back to `ready`, the attempt not counted).
         public var shutdownGracePeriod: Duration = .seconds(10)
+        /// After a timeout, a cancellation or the end of the shutdown grace, how long the pool
+        /// waits for the stopped executor to return before it records the outcome: a `shell`
+        /// job's process group gets SIGTERM, SIGKILL after its grace (5 seconds), and is gone
+        /// within this, so a retry never starts beside it. An executor that ignores cancellation
+        /// is waited for this long, then left behind (its late result is discarded).
+        public var cancellationGracePeriod: Duration = .seconds(10)
         /// The wait between a failed attempt and the next one.
         public var retryBackoff = RetryBackoff()
         /// When `run()` returns on its own.

@@ -121,8 +121,8 @@ final class Child: Sendable {
         env["JOBQ_DB"] = nil
         for (key, value) in environment { env[key] = value }
         process = try ChildProcess(
-            executable: executable.path, arguments: arguments, environment: env, directory: nil, stdoutPath: stdoutPath,
-            stderrPath: stderrPath)
+            executable: executable.path, arguments: arguments, environment: env, directory: nil,
+            output: .files(stdout: stdoutPath, stderr: stderrPath))
     }
 
     /// A test that fails half-way must not leave a worker running for the rest of the run (or

@@ -1,0 +1,19 @@
+#ifndef CPROCESSCONTROL_H
+#define CPROCESSCONTROL_H
+
+/// Creates a pipe whose two ends are close-on-exec from the start (pipe2 with O_CLOEXEC where
+/// the system has it), so that no child spawned by another thread in between inherits them.
+/// Returns 0, or -1 with errno set.
+int jobq_pipe_cloexec(int ends[2]);
+
+/// Makes the calling process the reaper of its orphaned descendants (Linux's
+/// PR_SET_CHILD_SUBREAPER); does nothing elsewhere. Returns 0, or -1 with errno set.
+int jobq_become_child_subreaper(void);
+
+/// Adds to `actions` the closing of every descriptor from `lowest` up in the child
+/// (posix_spawn_file_actions_addclosefrom_np, glibc 2.34 and later), so that a child gets its
+/// standard streams and nothing else, whatever this process inherited or opened without
+/// close-on-exec. Returns 0, or an error number (ENOSYS where the system lacks it).
+int jobq_spawn_close_from(void *actions, int lowest);
+
+#endif
