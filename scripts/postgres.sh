@@ -4,6 +4,8 @@
 #   scripts/postgres.sh start   # installs Debian's postgresql if missing (as root), starts a
 #                               # cluster in $JOBQ_PG_DIR, creates a database, prints its URL
 #   scripts/postgres.sh stop    # stops it and deletes the cluster
+#   scripts/postgres.sh ca      # prints the CA certificate the server's TLS certificate is
+#                               # signed with (for sslmode=verify-ca/verify-full tests)
 #
 # The tests read the URL from JOBQ_TEST_POSTGRES_URL:
 #   export JOBQ_TEST_POSTGRES_URL="$(scripts/postgres.sh start)"; swift test; scripts/postgres.sh stop
@@ -41,10 +43,31 @@ start)
     mkdir -p "$dir"
     [ "$(id -u)" = 0 ] && chown postgres: "$dir"
     as_owner "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 >/dev/null
+    # TLS with a certificate for localhost and 127.0.0.1 from a CA made here, so that the
+    # tests can check sslmode=verify-ca and verify-full against a real server.
+    if ! command -v openssl >/dev/null && [ "$(id -u)" = 0 ]; then
+        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openssl >/dev/null
+    fi
+    tls=""
+    if command -v openssl >/dev/null; then
+        openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=jobq test CA" \
+            -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+            -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
+        openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$dir/server.key" -out "$dir/server.csr" 2>/dev/null
+        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >"$dir/server.ext"
+        openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial -days 3650 \
+            -extfile "$dir/server.ext" -out "$dir/server.crt" 2>/dev/null
+        chmod 600 "$dir/server.key"
+        [ "$(id -u)" = 0 ] && chown postgres: "$dir/server.key" "$dir/server.crt"
+        tls="-c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
+    fi
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=1000" start >/dev/null
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=1000 $tls" start >/dev/null
     as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres jobq_test
     echo "postgres://postgres@127.0.0.1:$port/jobq_test"
+    ;;
+ca)
+    [ -f "$dir/ca.crt" ] && echo "$dir/ca.crt"
     ;;
 stop)
     bin="$(find_bin)"
@@ -54,7 +77,7 @@ stop)
     rm -rf "$dir"
     ;;
 *)
-    echo "usage: scripts/postgres.sh start|stop" >&2
+    echo "usage: scripts/postgres.sh start|stop|ca" >&2
     exit 2
     ;;
 esac

@@ -22,23 +22,47 @@ package struct PostgresConnector: Sendable {
         case .disable:
             tls = .disable
         case .prefer:
-            tls = .prefer(try Self.context(verification: .none))
+            tls = .prefer(try Self.context(verification: .none, roots: nil))
         case .require:
-            // libpq's `require` encrypts without checking who answers.
-            tls = .require(try Self.context(verification: .none))
+            // libpq's `require` encrypts without checking who answers, unless a root certificate
+            // file is named: then it checks the CA, as verify-ca does.
+            if let roots = settings.rootCertificates {
+                tls = .require(try Self.context(verification: .noHostnameVerification, roots: roots))
+            } else {
+                tls = .require(try Self.context(verification: .none, roots: nil))
+            }
         case .verifyCA:
-            tls = .require(try Self.context(verification: .noHostnameVerification))
+            tls = .require(try Self.context(verification: .noHostnameVerification, roots: try verificationRoots()))
         case .verifyFull:
-            tls = .require(try Self.context(verification: .fullVerification))
+            tls = .require(try Self.context(verification: .fullVerification, roots: try verificationRoots()))
         }
         return PostgresConnection.Configuration(
             host: settings.host, port: settings.port, username: settings.username, password: settings.password,
             database: settings.database, tls: tls)
     }
 
-    private static func context(verification: CertificateVerification) throws -> NIOSSLContext {
+    /// The roots verify-ca and verify-full check against: the URL's `sslrootcert`, else
+    /// `~/.postgresql/root.crt`; never silently the system's (any public certificate would pass).
+    private func verificationRoots() throws -> PostgresSettings.RootCertificates {
+        if let roots = settings.rootCertificates { return roots }
+        if let path = settings.defaultRootCertificatePath, FileManager.default.fileExists(atPath: path) { return .file(path) }
+        throw JobQueueError.invalidInput(
+            "sslmode=\(settings.tls.rawValue) checks the server's certificate against a CA, and none is named: add "
+                + "sslrootcert=/path/to/ca.pem to the PostgreSQL URL (or put it in ~/.postgresql/root.crt), "
+                + "or sslrootcert=system to trust any publicly issued certificate")
+    }
+
+    private static func context(verification: CertificateVerification, roots: PostgresSettings.RootCertificates?) throws -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.certificateVerification = verification
+        if case .file(let path) = roots {
+            do {
+                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(path))
+            } catch {
+                throw JobQueueError.invalidInput(
+                    "sslrootcert=\(path): cannot read CA certificates from it (\(error)); give a readable PEM file")
+            }
+        }
         return try NIOSSLContext(configuration: configuration)
     }
 

@@ -7,9 +7,14 @@ import JobQ
 /// errors.
 ///
 /// ```swift
-/// let settings = try PostgresSettings(url: "postgres://jobq@db.internal:5432/jobs?sslmode=require")
-/// print(settings)  // postgres://jobq@db.internal:5432/jobs?sslmode=require
+/// let settings = try PostgresSettings(url: "postgres://jobq@db.internal:5432/jobs?sslmode=verify-full&sslrootcert=/etc/jobq/ca.pem")
+/// print(settings)  // postgres://jobq@db.internal:5432/jobs?sslmode=verify-full&sslrootcert=/etc/jobq/ca.pem
 /// ```
+///
+/// As with libpq, `verify-ca` and `verify-full` check the server's certificate against the CA
+/// certificates in `sslrootcert` (a PEM file; default `~/.postgresql/root.crt`), or against the
+/// system's trust roots with `sslrootcert=system`; without one of those they refuse to connect.
+/// `require` with an explicit `sslrootcert` checks the CA too, as libpq does.
 public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// How the connection uses TLS: libpq's `sslmode` values.
     public enum TLSMode: String, Sendable, Hashable, CaseIterable {
@@ -19,10 +24,18 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         case prefer
         /// Always, without checking the server's certificate (libpq's `require`).
         case require
-        /// Always, with the certificate checked against the system's trust roots, not its name.
+        /// Always, with the certificate checked against the root certificates, not its name.
         case verifyCA = "verify-ca"
         /// Always, with the certificate and the host name checked.
         case verifyFull = "verify-full"
+    }
+
+    /// The CA certificates a server's certificate is checked against (libpq's `sslrootcert`).
+    public enum RootCertificates: Sendable, Hashable {
+        /// A PEM file of CA certificates.
+        case file(String)
+        /// The system's trust roots (`sslrootcert=system`): any publicly issued certificate.
+        case system
     }
 
     public var host: String
@@ -30,6 +43,10 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
     public var username: String
     public var database: String
     public var tls: TLSMode
+    /// `sslrootcert` as given in the URL; nil when the URL gives none.
+    public var rootCertificates: RootCertificates?
+    /// `~/.postgresql/root.crt`, which `verify-ca` and `verify-full` use when the URL names none.
+    var defaultRootCertificatePath: String?
     /// Kept out of `description`, `Hashable` reads it like any field.
     var password: String?
 
@@ -37,7 +54,8 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
     public var hasPassword: Bool { password != nil }
 
     /// - Parameters:
-    ///   - url: `postgres://user[:password]@host[:port]/database[?sslmode=...]` (or `postgresql://`).
+    ///   - url: `postgres://user[:password]@host[:port]/database[?sslmode=...&sslrootcert=...]` (or
+    ///     `postgresql://`).
     ///   - environment: Where `PGPASSWORD`, `PGPASSFILE` and `HOME` are read (the process's by default).
     public init(url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
@@ -58,6 +76,7 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
                 "the PostgreSQL URL \(Self.redacted(url)) names no database; write postgres://user@host:port/database")
         }
         var tls = TLSMode.prefer
+        var rootCertificates: RootCertificates?
         for item in components.queryItems ?? [] {
             switch item.name {
             case "sslmode":
@@ -70,9 +89,15 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
                     throw JobQueueError.invalidInput(
                         "sslmode=\(value) in the PostgreSQL URL is not one of disable, allow, prefer, require, verify-ca, verify-full")
                 }
+            case "sslrootcert":
+                let value = item.value ?? ""
+                guard !value.isEmpty else {
+                    throw JobQueueError.invalidInput("sslrootcert in the PostgreSQL URL is empty: give a PEM file of CA certificates, or system")
+                }
+                rootCertificates = value == "system" ? .system : .file(value)
             default:
                 throw JobQueueError.invalidInput(
-                    "the PostgreSQL URL parameter '\(item.name)' is not supported; jobq reads only sslmode")
+                    "the PostgreSQL URL parameter '\(item.name)' is not supported; jobq reads sslmode and sslrootcert")
             }
         }
         self.host = host
@@ -83,6 +108,8 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         self.username = user
         self.database = database
         self.tls = tls
+        self.rootCertificates = rootCertificates
+        defaultRootCertificatePath = environment["HOME"].map { $0 + "/.postgresql/root.crt" }
         if let password = components.password {
             self.password = password
         } else if let password = environment["PGPASSWORD"] {
@@ -95,7 +122,14 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
 
     /// The URL without its password.
     public var description: String {
-        let tlsPart = tls == .prefer ? "" : "?sslmode=\(tls.rawValue)"
+        var parameters: [String] = []
+        if tls != .prefer { parameters.append("sslmode=\(tls.rawValue)") }
+        switch rootCertificates {
+        case .file(let path): parameters.append("sslrootcert=\(path.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? path)")
+        case .system: parameters.append("sslrootcert=system")
+        case nil: break
+        }
+        let tlsPart = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
         let hostPart = host.contains(":") ? "[\(host)]" : host
         return "postgres://\(Self.percentEncoded(username))@\(hostPart):\(port)/\(Self.percentEncoded(database))\(tlsPart)"
     }

@@ -36,11 +36,13 @@ struct CLITests {
         let shell = try await enqueue(["shell", "--", "printf", "%s-%s", "a b", "$c"])
         let fail = try await enqueue(["fail", "--payload", #"{"message": "on purpose"}"#, "--max-attempts", "2"])
 
-        let work = try await CLI.run(["work", "--until-empty", "--backoff", "50ms"], db: db)
+        // A PostgreSQL worker runs shell jobs only when told to.
+        let allowShell = kind == .postgres ? ["--allow-shell"] : []
+        let work = try await CLI.run(["work", "--until-empty", "--backoff", "50ms"] + allowShell, db: db)
         #expect(work.status == 0, "\(work.stderr)")
         // The failed job waits for its retry; --until-empty does not wait for it. Run again.
         try await pause(0.2)
-        #expect(try await CLI.run(["work", "--until-empty", "--backoff", "50ms"], db: db).status == 0)
+        #expect(try await CLI.run(["work", "--until-empty", "--backoff", "50ms"] + allowShell, db: db).status == 0)
 
         #expect(try await Self.job(db, sum)["result"] as? [String: Int] == ["sum": 3])
         #expect(try await Self.job(db, echo)["result"] as? NSDictionary == ["hello": "world", "n": [1, 2]] as NSDictionary)
