@@ -79,10 +79,14 @@ let package = Package(
             ],
             plugins: ["EmbedMigrations"]
         ),
+        // What the dashboard does with outside text (HTML escaping, JSON for reading, form
+        // bodies, Host names), apart from Hummingbird so that the fuzzer builds it alone.
+        .target(name: "JobQWebText", swiftSettings: fuzzInstrumentation),
         .target(
             name: "JobQDashboard",
             dependencies: [
                 "JobQ",
+                "JobQWebText",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 // SocketAddress: the peer a loopback-only dashboard checks.
@@ -144,7 +148,7 @@ let package = Package(
         // scripts/fuzz.sh builds it with -sanitize=fuzzer.
         .executableTarget(
             name: "jobq-fuzz",
-            dependencies: ["JobQ"],
+            dependencies: ["JobQ", "JobQWebText"],
             path: "Tests/Helpers/Fuzz",
             swiftSettings: fuzzing ? fuzzInstrumentation + [.define("FUZZING"), .unsafeFlags(["-parse-as-library"])] : [],
             linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer"])] : []
@@ -158,6 +162,7 @@ let package = Package(
                 "JobQPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 "JobQDashboard",
+                "JobQWebText",
                 "JobQCLI",
                 "jobq-test-helper",
                 "jobq-chaos",

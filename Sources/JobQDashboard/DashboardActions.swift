@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import JobQ
+import JobQWebText
 
 extension Dashboard {
     func addActionRoutes<Context: RequestContext>(to router: Router<Context>) {
@@ -93,19 +94,6 @@ extension Dashboard {
         }
         var request = request
         let buffer = try await request.collectBody(upTo: 64 * 1024)
-        return parseForm(String(buffer: buffer))
-    }
-
-    static func parseForm(_ text: String) -> [String: String] {
-        var fields: [String: String] = [:]
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ part: Substring) -> String? {
-                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-            }
-            guard let name = decode(parts[0]), let value = parts.count == 2 ? decode(parts[1]) : "" else { continue }
-            if fields[name] == nil { fields[name] = value }
-        }
-        return fields
+        return FormBody.parse(String(buffer: buffer))
     }
 }

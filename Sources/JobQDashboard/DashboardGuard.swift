@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import JobQWebText
 
 /// The dashboard's access checks, in front of every route:
 /// - ``Dashboard/Access/loopbackOnly``: the peer must be a loopback address and the `Host` a

@@ -1,4 +1,5 @@
 import Foundation
+import JobQWebText
 
 /// Where an HTTP server of jobq listens: `HOST:PORT`, `[IPv6]:PORT`, or a bare `PORT` on
 /// loopback. Port 0 lets the system pick a free port (the server logs the one it got).

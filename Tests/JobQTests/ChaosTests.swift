@@ -7,7 +7,7 @@ import Testing
 struct ChaosTests {
     @Test func nothingAcknowledgedIsLostAndNothingCompletesTwice() async throws {
         let chaos = CLI.binary.deletingLastPathComponent().appendingPathComponent("jobq-chaos")
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-chaos-test-\(UUID().uuidString)")
+        let scratch = TestScratch.url("jobq-chaos-test")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let out = scratch.appendingPathComponent("out").path

@@ -76,7 +76,7 @@ struct CommitAnnouncementTests {
         }
 
         @Test func writesToTheFileAreNotReportedItsTouchesAre() async throws {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-touch-\(UUID().uuidString)")
+            let directory = TestScratch.url("jobq-touch")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
             let file = directory.appendingPathComponent("store.sqlite-wal").path
@@ -104,7 +104,7 @@ struct CommitAnnouncementTests {
         /// Notifiers of one directory share its listener (one thread, one inotify instance):
         /// each still hears its own file only, and one leaving does not silence the others.
         @Test func notifiersOfOneDirectoryShareItsListenerButEachHearsItsOwnFile() async throws {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-touch-\(UUID().uuidString)")
+            let directory = TestScratch.url("jobq-touch")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
             let first = directory.appendingPathComponent("a.sqlite-wal").path
@@ -136,7 +136,7 @@ struct CommitAnnouncementTests {
         }
 
         @Test func aPausedNotifierReportsTouchesAfterThePauseAndACancelledOneNothing() async throws {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-touch-\(UUID().uuidString)")
+            let directory = TestScratch.url("jobq-touch")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
             let file = directory.appendingPathComponent("store.sqlite-wal").path

@@ -7,6 +7,7 @@ import Testing
 
 @testable import JobQ
 @testable import JobQDashboard
+import JobQWebText
 
 /// The dashboard tried as an attacker would: forged `Host` and `Origin` headers (DNS
 /// rebinding), requests from beyond loopback, stolen or stale sign-in cookies, hostile payloads.

@@ -18,7 +18,7 @@ struct MetricsEndpointTests {
 
     /// Samples of a Prometheus text exposition, as prometheus_client's parser reads them.
     static func parsePrometheus(_ text: String) async throws -> [(name: String, labels: [String: String], value: Double)] {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-metrics-\(UUID().uuidString).txt")
+        let file = TestScratch.url("jobq-metrics", suffix: ".txt")
         try text.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         let json = try await PythonModules.run(
@@ -44,7 +44,7 @@ struct MetricsEndpointTests {
         }
         #expect(try await CLI.run(["enqueue", "fail", "--queue", "scraped", "--max-attempts", "1", "--payload", #"{"message":"no"}"#], db: db).status == 0)
 
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-metrics-\(UUID().uuidString).log").path
+        let log = TestScratch.url("jobq-metrics", suffix: ".log").path
         let worker = try CLI.startDetached(["work", "--queue", "scraped", "--metrics-listen", "127.0.0.1:0"], db: db, logPath: log)
         let base = try await Self.listeningAddress(in: log)
         try await eventually(.seconds(30), "the four jobs to finish") {

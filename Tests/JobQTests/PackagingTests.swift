@@ -72,7 +72,7 @@ struct PackagingTests {
 
     @Test func fuzzCorpusReplaysWithoutACrash() async throws {
         let fuzz = CLI.binary.deletingLastPathComponent().appendingPathComponent("jobq-fuzz")
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-fuzz-\(UUID().uuidString)")
+        let scratch = TestScratch.url("jobq-fuzz")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let corpus = ReadmeTests.root.appendingPathComponent("Tests/Fuzz/corpus").path

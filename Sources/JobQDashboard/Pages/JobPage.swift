@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import JobQ
+import JobQWebText
 
 extension Dashboard {
     /// One job: its fields, payload, result, error, progress, the actions its state allows,

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import JobQ
+import JobQWebText
 
 extension Dashboard {
     /// Jobs newest first, filtered by queue, state, executor and name, a page at a time.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import JobQ
+import JobQWebText
 
 /// The page shell, error pages and login, shared by every page.
 enum Pages {

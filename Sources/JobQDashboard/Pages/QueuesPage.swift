@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import JobQ
+import JobQWebText
 
 extension Dashboard {
     /// Counts by state per queue, throughput over the last hour, paused flags, live workers.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import JobQ
+import JobQWebText
 
 extension Dashboard {
     /// Schedules: timing, next run, the last runs' outcomes, pause and resume.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import JobQ
+import JobQWebText
 
 extension Dashboard {
     /// Workflows (trees included) newest first, by state.

@@ -261,8 +261,14 @@ let report = try { () throws -> [String: Int] in
     figures["redeliveries"] = try db.int("SELECT COUNT(*) FROM events WHERE kind IN ('failed', 'dead') AND CAST(data AS text) LIKE '%lost its lease%'") ?? -1
     // Jobs claimed ahead into a killed worker's buffer: handed back with their attempts.
     figures["bufferRedeliveries"] = try db.int("SELECT COUNT(*) FROM events WHERE kind = 'released' AND CAST(data AS text) LIKE '%before the attempt started%'") ?? -1
-    // Healthy jobs the poison guard ended (its worker died with it unstarted too often).
-    figures["poisonGuard"] = try db.int("SELECT COUNT(*) FROM jobs WHERE state = 'dead' AND error LIKE '%before its start was recorded%'") ?? -1
+    // The poison guard: jobs a killed worker held without a start mark, near the head of its
+    // buffer (suspects, whose start is then committed before they run), and jobs ended for a
+    // worker's death without a `started` event ever written (must be none).
+    figures["suspects"] = try db.int("SELECT COUNT(*) FROM jobs WHERE unstarted_deliveries > 0") ?? -1
+    figures["deadNeverStarted"] = try db.int("""
+        SELECT COUNT(*) FROM jobs j WHERE j.state = 'dead' AND j.error LIKE '%worker%'
+            AND NOT EXISTS (SELECT 1 FROM events e WHERE e.job_id = j.id AND e.kind = 'started')
+        """) ?? -1
     // An attempt counted that no `started` event shows (a start is committed before the job runs).
     figures["burned"] = try db.int("""
         SELECT COALESCE(SUM(CASE WHEN j.attempt > s.n THEN j.attempt - s.n ELSE 0 END), 0)
@@ -343,7 +349,7 @@ for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) 
 func figure(_ key: String) -> Int { report[key] ?? -1 }
 var broken: [String] = []
 if acked.count != options.jobs { broken.append("acknowledged") }
-for key in ["lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "treesWithWrongJobs", "triggerOrder", "triggerUnlinked", "uniqueOverlaps", "burned"] where figure(key) != 0 { broken.append(key) }
+for key in ["lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "treesWithWrongJobs", "triggerOrder", "triggerUnlinked", "uniqueOverlaps", "burned", "deadNeverStarted"] where figure(key) != 0 { broken.append(key) }
 // Every workflow recovers from the kills: its flaky steps succeed on a retry, its doomed ones are
 // contained by `continue` groups.
 let allWorkflows = workflowCount + treeCount
@@ -361,7 +367,7 @@ let ok = broken.isEmpty
 let elapsed = String(format: "%.1fs", Date().timeIntervalSince(started))
 var line = "chaos: jobs \(acked.count)/\(options.jobs) acknowledged, kills \(kills), re-deliveries \(figure("redeliveries")) "
 line += "(+ \(figure("bufferRedeliveries")) never started), attempts burned by jobs that never started: \(figure("burned")) "
-line += "(ended by the poison guard: \(figure("poisonGuard"))), "
+line += "(poison guard: \(figure("suspects")) suspects started with a mark first, \(figure("deadNeverStarted")) ended dead never started), "
 line += "lost \(figure("lost")), duplicates \(figure("duplicates")), over-attempts \(figure("overAttempts")), "
 line += "event gaps \(figure("eventGaps")), batch firings \(figure("batchFirings")) (callbacks \(figure("batchCallbacks"))), "
 line += "workflows final once \(figure("workflowsFinalOnce"))/\(allWorkflows) (succeeded \(figure("workflowsSucceeded"))), "

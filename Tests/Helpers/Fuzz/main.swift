@@ -1,13 +1,16 @@
-// Fuzzing the parsers that take outside text: durations, job lines (`jobq enqueue --file`), and
-// the names of states, event kinds and tracking members.
+// Fuzzing the parsers that take outside text: durations, job lines (`jobq enqueue --file`), the
+// names of states, event kinds and tracking members, workflow and tree files (`jobq workflow
+// submit`), and what the dashboard does with a request's text and a job's JSON (form bodies,
+// Host names, HTML escaping, JSON made readable).
 //
 // Built with `-DFUZZING -sanitize=fuzzer` (scripts/fuzz.sh) it is a libFuzzer target; the target
-// is chosen by JOBQ_FUZZ_TARGET (duration, jobline, names). Built normally it replays a corpus
+// is chosen by JOBQ_FUZZ_TARGET (duration, jobline, names, workflow, dashboard). Built normally it replays a corpus
 // folder (Tests/Fuzz/corpus/<target>/...), which is how inputs that once crashed stay
 // regression tests: `jobq-fuzz replay Tests/Fuzz/corpus`.
 
 import Foundation
 import JobQ
+import JobQWebText
 
 /// Feeds one input to one parser. Any outcome is fine except a crash or a broken invariant.
 func exercise(target: String, _ bytes: UnsafeBufferPointer<UInt8>) {
@@ -27,11 +30,48 @@ func exercise(target: String, _ bytes: UnsafeBufferPointer<UInt8>) {
             precondition((try? JSONSerialization.jsonObject(with: Data(request.payloadJSON.utf8), options: [.fragmentsAllowed])) != nil,
                 "an accepted payload is valid JSON")
         }
+    case "workflow":
+        if let workflow = try? Workflow(json: text) {
+            // What was accepted validates again as a workflow would be at submission.
+            precondition((try? JSONSerialization.jsonObject(with: Data(text.utf8))) != nil, "an accepted workflow file is JSON")
+            _ = workflow
+        }
+    case "dashboard":
+        _ = FormBody.parse(text)
+        _ = Loopback.isName(Loopback.host(ofAuthority: text))
+        let escaped = HTML.escape(text)
+        precondition(!escaped.contains(where: { "<>\"'".contains($0) }), "escaped text holds no markup characters")
+        let limit = 4096
+        let (pretty, complete) = HTML.prettyJSON(text, limit: limit)
+        // Cut at a byte boundary, a character in two shows as one replacement character.
+        precondition(pretty.utf8.count <= limit + 3, "the rendering stops at its limit")
+        if complete {
+            precondition(withoutLayout(pretty) == withoutLayout(text), "reading layout changes nothing but blanks outside strings")
+        }
     default:
         _ = try? JobState(parsing: text)
         _ = try? EventKind(parsing: text)
         _ = try? TrackingMember(parsing: text)
     }
+}
+
+/// JSON text without the blanks outside strings: what pretty-printing may change.
+func withoutLayout(_ text: String) -> [UInt8] {
+    var out: [UInt8] = []
+    var inString = false
+    var escaped = false
+    for byte in Array(text.utf8) {
+        if inString {
+            out.append(byte)
+            if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+        } else if byte == UInt8(ascii: "\"") {
+            inString = true
+            out.append(byte)
+        } else if ![32, 10, 9, 13].contains(byte) {
+            out.append(byte)
+        }
+    }
+    return out
 }
 
 #if FUZZING

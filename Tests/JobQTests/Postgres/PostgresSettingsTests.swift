@@ -48,7 +48,7 @@ struct PostgresSettingsTests {
     }
 
     @Test func thePasswordComesFromTheURLThenPGPASSWORDThenThePasswordFile() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pgpass-\(UUID().uuidString)")
+        let directory = TestScratch.url("pgpass")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("pgpass").path

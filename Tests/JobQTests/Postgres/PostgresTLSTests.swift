@@ -25,7 +25,7 @@ struct PostgresTLSTests {
     @Test(.enabled(if: PostgresTestServer.available && ca != nil, "needs JOBQ_TEST_POSTGRES_URL and JOBQ_TEST_POSTGRES_CA (scripts/postgres.sh ca)"))
     func verificationUsesTheNamedCAAndNothingElse() async throws {
         let ca = try #require(Self.ca)
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-tls-\(UUID().uuidString)")
+        let scratch = TestScratch.url("jobq-tls")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let home = scratch.path

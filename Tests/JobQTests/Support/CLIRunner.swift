@@ -41,7 +41,7 @@ enum CLI {
     static func run(_ arguments: [String], db: String?, environment: [String: String] = [:]) async throws -> Result {
         await RunGate.shared.enter()
         defer { RunGate.shared.leave() }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-cli-\(UUID().uuidString)")
+        let scratch = TestScratch.url("jobq-cli")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let outPath = scratch.appendingPathComponent("stdout").path

@@ -4,13 +4,35 @@ import Testing
 
 @testable import JobQ
 
+/// Names in the temporary directory for what the tests make, removed when the test process
+/// exits, whether its tests passed or failed (a test cannot remove a store a worker it started
+/// may still hold, so they go together at the end).
+enum TestScratch {
+    private static let made = Mutex<[URL]>([])
+    private static let removal: Void = {
+        atexit { TestScratch.removeAll() }
+    }()
+
+    /// A new path `PREFIX-UUID` (plus `suffix`) in the temporary directory, removed at exit.
+    static func url(_ prefix: String, suffix: String = "") -> URL {
+        _ = removal
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)\(suffix)")
+        made.withLock { $0.append(url) }
+        return url
+    }
+
+    private static func removeAll() {
+        for url in made.withLock({ $0 }) { try? FileManager.default.removeItem(at: url) }
+    }
+}
+
 /// A fresh store file in its own temporary directory.
 struct TemporaryStore {
     let directory: URL
     var path: String { directory.appendingPathComponent("jobq.sqlite").path }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-tests-\(UUID().uuidString)")
+        directory = TestScratch.url("jobq-tests")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 

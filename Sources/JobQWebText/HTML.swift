@@ -1,11 +1,10 @@
 import Foundation
-import JobQ
 
 /// HTML text built by the pages. Everything that came from the store or the request goes
 /// through ``escape(_:)`` (text and attribute values alike), so a job named
 /// `<script>` shows as text.
-enum HTML {
-    static func escape(_ text: String) -> String {
+package enum HTML {
+    package static func escape(_ text: String) -> String {
         // Byte by byte: every character that needs escaping is ASCII, and a UTF-8 byte of a
         // longer character is never one of them.
         var out: [UInt8] = []
@@ -24,23 +23,23 @@ enum HTML {
     }
 
     /// A query string from name-value pairs (nil values left out), percent-encoded.
-    static func query(_ items: [(String, String?)]) -> String {
+    package static func query(_ items: [(String, String?)]) -> String {
         let pairs = items.compactMap { name, value in value.map { "\(name)=\(percentEncoded($0))" } }
         return pairs.isEmpty ? "" : "?" + pairs.joined(separator: "&")
     }
 
-    static func percentEncoded(_ text: String) -> String {
+    package static func percentEncoded(_ text: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
     }
 
     /// A state as a coloured badge.
-    static func badge(_ state: String) -> String {
+    package static func badge(_ state: String) -> String {
         "<span class=\"badge state-\(escape(state))\">\(escape(state))</span>"
     }
 
-    static func time(_ date: Date?) -> String {
+    package static func time(_ date: Date?) -> String {
         guard let date else { return "<span class=\"muted\">–</span>" }
         let text = timestamp.string(from: date)
         // A valid HTML date-time as it is (a space may stand for the T).
@@ -56,7 +55,7 @@ enum HTML {
     }()
 
     /// "3m ago", "in 2h".
-    static func relative(_ date: Date, now: Date = Date()) -> String {
+    package static func relative(_ date: Date, now: Date = Date()) -> String {
         let seconds = date.timeIntervalSince(now)
         let magnitude = abs(seconds)
         let text: String
@@ -72,14 +71,14 @@ enum HTML {
 
     /// Bytes of pretty-printed JSON a page shows of one value; the rest is behind a link to the
     /// raw value. A page stays small whatever a job carries, and so does each live refresh.
-    static let jsonRenderLimit = 256 * 1024
+    package static let jsonRenderLimit = 256 * 1024
     /// Levels of nesting that are indented; deeper levels stay at this indentation, so a deeply
     /// nested value cannot make the page grow with the square of its depth.
-    static let jsonIndentLimit = 32
+    package static let jsonIndentLimit = 32
 
     /// JSON text indented for reading, members in their stored order, in one pass over the
     /// input; at most `limit` bytes are written. `complete` is false when the text was cut.
-    static func prettyJSON(_ text: String, limit: Int = jsonRenderLimit) -> (text: String, complete: Bool) {
+    package static func prettyJSON(_ text: String, limit: Int = jsonRenderLimit) -> (text: String, complete: Bool) {
         let input = Array(text.utf8)
         var out: [UInt8] = []
         out.reserveCapacity(min(limit, input.count * 2) + 64)
@@ -138,7 +137,7 @@ enum HTML {
 
     /// A `<pre>` of JSON, or a dash. A value longer than ``jsonRenderLimit`` shows its start and
     /// a link to the whole value at `rawURL`.
-    static func json(_ text: String?, rawURL: String? = nil) -> String {
+    package static func json(_ text: String?, rawURL: String? = nil) -> String {
         guard let text, !text.isEmpty else { return "<span class=\"muted\">–</span>" }
         let (pretty, complete) = prettyJSON(text)
         var html = "<pre class=\"json\">\(escape(pretty))</pre>"
@@ -152,12 +151,12 @@ enum HTML {
 
     /// Text cut to `limit` bytes, with a note when it was cut (a character cut in two shows as
     /// a replacement character).
-    static func capped(_ text: String, limit: Int) -> String {
+    package static func capped(_ text: String, limit: Int) -> String {
         guard text.utf8.count > limit else { return text }
         return String(decoding: text.utf8.prefix(limit), as: UTF8.self) + " … (\(byteCount(text.utf8.count)) in all)"
     }
 
-    static func byteCount(_ count: Int) -> String {
+    package static func byteCount(_ count: Int) -> String {
         count >= 1024 * 1024 ? String(format: "%.1f MiB", Double(count) / 1_048_576)
             : count >= 1024 ? "\(count / 1024) KiB" : "\(count) bytes"
     }
