@@ -179,7 +179,10 @@ struct DashboardSecurityTests {
             let page = try await dashboard.get("/jobs/\(job.id)")
             let took = ContinuousClock.now - started
             #expect(page.status == 200, "\(what)")
-            #expect(took < .seconds(3), "\(what): the page took \(took)")
+            // Alone, in a debug build, both pages take about 0.3 s together; the rendering this
+            // replaced took hours on the first payload (quadratic) and ~2 GB on the second. The
+            // bound leaves room for a machine loaded by the rest of the suite (4 s seen there).
+            #expect(took < .seconds(30), "\(what): the page took \(took)")
             #expect(page.body.utf8.count < 400 * 1024, "\(what): the page is \(page.body.utf8.count) bytes")
             #expect(page.body.contains("/jobs/\(job.id)/raw/payload"), "\(what): a link to the whole value")
             let raw = try await dashboard.get("/jobs/\(job.id)/raw/payload")

@@ -11,7 +11,9 @@ extension SQLStore {
     func complete(
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {
-        try await write(.small) { db in
+        // Start marks alone make nothing claimable: they are news for event followers only, and
+        // wake no worker.
+        try await write(.small, audience: outcomes.isEmpty ? .followers : .workersAndFollowers) { db in
             // Read once the write lock is held: a start is stamped when it commits.
             let now = StoreSQL.now()
             var refused: Set<JobID> = []

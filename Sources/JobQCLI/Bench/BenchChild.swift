@@ -42,21 +42,41 @@ struct BenchChild {
     }
 
     /// Waits for the child on a thread of its own. Returns its exit status and peak RSS in bytes.
+    ///
+    /// On Linux the peak is the child's own high-water mark (`VmHWM` in /proc, read every 10 ms
+    /// until it exits), not wait4's `ru_maxrss`: posix_spawn starts the child on the parent's
+    /// memory (vfork), and exec folds that memory's peak into the child's `ru_maxrss`, so it
+    /// reported the bench's own peak (141 MiB) rather than the worker's (about 50 MiB).
     func wait() async -> (status: Int32, peakRSS: Int) {
         let pid = self.pid
         return await withCheckedContinuation { continuation in
             Thread {
                 var status: Int32 = 0
                 var usage = rusage()
-                while wait4(pid, &status, 0, &usage) == -1, errno == EINTR {}
                 #if os(Linux)
-                let peak = Int(usage.ru_maxrss) * 1024  // KiB on Linux
+                var peak = 0
+                while true {
+                    let done = wait4(pid, &status, WNOHANG, &usage)
+                    if done == pid || (done == -1 && errno != EINTR) { break }
+                    peak = max(peak, Self.highWaterMark(pid) ?? 0)
+                    Thread.sleep(forTimeInterval: 0.01)
+                }
                 #else
+                while wait4(pid, &status, 0, &usage) == -1, errno == EINTR {}
                 let peak = Int(usage.ru_maxrss)  // bytes on macOS
                 #endif
                 continuation.resume(returning: ((status >> 8) & 0xff, peak))
             }.start()
         }
+    }
+
+    /// The process's peak resident memory in bytes so far (`VmHWM`), from /proc.
+    static func highWaterMark(_ pid: pid_t) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kib = Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "")
+        else { return nil }
+        return kib * 1024
     }
 
     func terminate() { kill(pid, SIGTERM) }
