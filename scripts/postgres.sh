@@ -64,7 +64,9 @@ start)
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
         -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=1000 $tls" start >/dev/null
     as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres jobq_test
-    echo "postgres://postgres@127.0.0.1:$port/jobq_test"
+    # Plain connections for the tests (sslmode=disable): TLS is for the tests that ask for it,
+    # and a TLS handshake on every test connection would slow the whole suite.
+    echo "postgres://postgres@127.0.0.1:$port/jobq_test?sslmode=disable"
     ;;
 ca)
     [ -f "$dir/ca.crt" ] && echo "$dir/ca.crt"

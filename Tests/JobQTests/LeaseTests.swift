@@ -125,7 +125,7 @@ struct LeaseTests {
         let group = ServiceGroup(services: [pool], logger: Logger(label: "test"))
         let running = Task { try await group.run() }
         // Before any job finished, the pool claims as many ahead as it has slots.
-        try await eventually(.seconds(10), "two jobs running and two claimed ahead") {
+        try await eventually(.seconds(30), "two jobs running and two claimed ahead") {
             try await queue.jobs(state: .running).count == 4
         }
         #expect(pool.statistics.running == 2, "only `concurrency` jobs run; the rest wait, leased")

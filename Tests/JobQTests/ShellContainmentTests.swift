@@ -60,7 +60,7 @@ struct ShellContainmentTests {
     @Test func outputBeyondTheLimitIsDroppedNotStored() async throws {
         let queue = try JobQueue.inMemory()
         let before = Self.shellScratch()
-        let job = try await queue.enqueue(try JobRequest(executor: "shell", payloadJSON: #"{"script": "yes | head -c 50000000; yes error | head -c 3000000 >&2"}"#))
+        let job = try await queue.enqueue(try JobRequest(executor: "shell", payloadJSON: #"{"script": "yes | head -c 3000000; yes error | head -c 300000 >&2"}"#))
         try await work(queue, executors: [ShellExecutor()], limit: .seconds(120))
         let done = try #require(try await queue.job(job.id))
         #expect(done.state == .succeeded)

@@ -12,9 +12,10 @@ struct PostgresTLSTests {
     /// The CA that signed the test server's certificate (`scripts/postgres.sh ca`; .ci/run sets it).
     static let ca = ProcessInfo.processInfo.environment["JOBQ_TEST_POSTGRES_CA"].flatMap { $0.isEmpty ? nil : $0 }
 
+    /// The test server's URL with `query` in place of its own (which turns TLS off).
     static func url(_ query: String) throws -> String {
         let base = try #require(PostgresTestServer.url)
-        return base + (base.contains("?") ? "&" : "?") + query
+        return String(base.prefix { $0 != "?" }) + "?" + query
     }
 
     static func connects(_ url: String, home: String) async throws {
