@@ -31,11 +31,10 @@ func exercise(target: String, _ bytes: UnsafeBufferPointer<UInt8>) {
                 "an accepted payload is valid JSON")
         }
     case "workflow":
-        if let workflow = try? Workflow(json: text) {
-            // What was accepted validates again as a workflow would be at submission.
-            precondition((try? JSONSerialization.jsonObject(with: Data(text.utf8))) != nil, "an accepted workflow file is JSON")
-            _ = workflow
-        }
+        // Any outcome but a crash. (Not "accepted means JSONSerialization accepts it too": the
+        // fuzzer found files with a key given twice, which the workflow parser takes, keeping the
+        // last value, and JSONSerialization refuses.)
+        _ = try? Workflow(json: text)
     case "dashboard":
         _ = FormBody.parse(text)
         _ = Loopback.isName(Loopback.host(ofAuthority: text))
