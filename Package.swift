@@ -11,6 +11,7 @@ let package = Package(
     name: "jobq",
     platforms: [.macOS(.v15)],
     products: [
+        // The queue on its default store, SQLite (`import JobQ`).
         .library(name: "JobQ", targets: ["JobQ"]),
         // The PostgreSQL store, for workers on many machines. Its own product, so that an
         // embedder who only wants SQLite (and `swift run jobq`) never builds postgres-nio.
@@ -50,14 +51,11 @@ let package = Package(
             capability: .buildTool(),
             dependencies: ["MigrationEmbedder"]
         ),
+        // The core: model, rules, worker, workflows, schedules and the store interface. It
+        // imports neither GRDB nor postgres-nio; each store is its own module.
         .target(
-            name: "JobQ",
+            name: "JobQCore",
             dependencies: [
-                .product(name: "GRDB", package: "GRDB.swift"),
-                // The hot path (claims, completions, inserts, events) binds and steps GRDB's
-                // cached statements through the C API.
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                "CSQLiteTuning",
                 "CProcessControl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -67,13 +65,29 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Instrumentation", package: "swift-distributed-tracing"),
             ],
+            swiftSettings: fuzzInstrumentation
+        ),
+        // The SQLite store: its connections, transactions, schema migrations and change watcher.
+        .target(
+            name: "JobQSQLite",
+            dependencies: [
+                "JobQCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // The hot path (claims, completions, inserts, events) binds and steps GRDB's
+                // cached statements through the C API.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "CSQLiteTuning",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: fuzzInstrumentation,
             plugins: ["EmbedMigrations"]
         ),
+        // What `import JobQ` brings: the core and the SQLite store that `JobQueue(path:)` opens.
+        .target(name: "JobQ", dependencies: ["JobQCore", "JobQSQLite"]),
         .target(
             name: "JobQPostgres",
             dependencies: [
-                "JobQ",
+                "JobQCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -85,7 +99,7 @@ let package = Package(
         .target(
             name: "JobQDashboard",
             dependencies: [
-                "JobQ",
+                "JobQCore",
                 "JobQWebText",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -159,6 +173,8 @@ let package = Package(
             name: "JobQTests",
             dependencies: [
                 "JobQ",
+                "JobQCore",
+                "JobQSQLite",
                 "JobQPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 "JobQDashboard",

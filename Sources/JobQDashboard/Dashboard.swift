@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-import JobQ
+import JobQCore
 import Logging
 import ServiceLifecycle
 import Synchronization

@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-import JobQ
+import JobQCore
 import JobQWebText
 
 extension Dashboard {

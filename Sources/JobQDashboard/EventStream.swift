@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import JobQ
+import JobQCore
 import ServiceLifecycle
 
 extension Dashboard {

@@ -1,5 +1,5 @@
 import Foundation
-import JobQ
+import JobQCore
 import Logging
 import PostgresNIO
 import Synchronization

@@ -1,5 +1,5 @@
 import Foundation
-import JobQ
+import JobQCore
 
 /// Where a PostgreSQL store is and how to log in: read from a `postgres://` URL, with the
 /// password from the URL, else `PGPASSWORD`, else the password file (`PGPASSFILE` or

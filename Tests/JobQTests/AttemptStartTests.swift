@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// An attempt counts when the job starts, not when it is claimed: a job that only sat in a
 /// killed worker's buffer keeps its attempts, and a job that kills its worker every time it

@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Each bad input exits 2 (3 for unknown ids) with a message naming the bad part, and leaves
 /// the store exactly as it was.

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// The reads and actions the dashboard is built on, on every store.
 @Suite("Browsing jobs: search, delete, throughput, batches")

@@ -3,7 +3,8 @@ import GRDB
 import JobQPostgres
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// The `jobq` binary, run as a process on a temporary store.
 @Suite("jobq command line")

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Cron next-fire times against known answers, in UTC and across DST changes in named zones.
 @Suite("Cron expressions")

@@ -6,7 +6,8 @@ import Testing
     import Glibc
 #endif
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Another process's commit wakes an idle pool and an event follower at once, through the
 /// OS's report of the write (inotify), not through polling: the polls here are 10s apart, so

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// The dashboard in a real browser: headless Chromium driven by selenium (Debian's `chromium`
 /// and `chromium-driver`, selenium from PyPI; `.ci/run` installs them) against a `jobq

@@ -5,7 +5,8 @@ import Logging
 import Synchronization
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 @testable import JobQDashboard
 import JobQWebText
 

@@ -3,7 +3,8 @@ import JobQDashboard
 import Synchronization
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// A dashboard served on a free loopback port, stopped when the test ends.
 final class RunningDashboard: Sendable {

@@ -3,7 +3,8 @@ import GRDB
 import Synchronization
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// A migrator whose every call is logged, whose steps can be told to fail, and whose step 3 has
 /// nothing to do.
@@ -34,20 +35,29 @@ struct NotesV1: DataMigrator {
     func migrate(to version: Int, context: DataMigrationContext) async throws { log.append("v1 migrate \(version)") }
 }
 
-/// Keeps its own table in the jobq store and changes it atomically with each step's record.
+/// Keeps its own table in the jobq store and changes it atomically with each step's record,
+/// through the store-neutral `context.write` (the same code on SQLite and PostgreSQL).
 struct Tags: DataMigrator {
     static let name = "tags"
     static let targetVersion = 2
     var failInsideWrite = false
 
     func initialize(_ context: DataMigrationContext) async throws {
-        try await context.write { db in try db.execute(sql: "CREATE TABLE app_tags (name TEXT)") }
+        try await context.write { db in
+            try db.execute("CREATE TABLE app_tags (name TEXT)")
+            try db.execute("INSERT INTO app_tags (name) VALUES (?), (?)", ["urgent", "later"])
+        }
     }
 
     func migrate(to version: Int, context: DataMigrationContext) async throws {
         let fail = failInsideWrite
         try await context.write { db in
-            try db.execute(sql: "ALTER TABLE app_tags ADD COLUMN colour TEXT")
+            try db.execute("ALTER TABLE app_tags ADD COLUMN colour TEXT")
+            let changed = try db.execute("UPDATE app_tags SET colour = ? WHERE name = ?", ["red", "urgent"])
+            let rows = try db.rows("SELECT name, colour FROM app_tags WHERE colour IS NOT NULL")
+            guard changed == 1, rows.count == 1, rows[0]["name"]?.string == "urgent", rows[0]["colour"] == "red" else {
+                throw ExecutorFailure("the step read back \(changed) changed, \(rows)")
+            }
             if fail { throw ExecutorFailure("half-way") }
         }
     }
@@ -95,25 +105,48 @@ struct DataMigrationTests {
         #expect(log.all == ["initialize 1", "migrate 2", "migrate 4"])
     }
 
-    /// `context.write` hands over GRDB's `Database`: SQLite only.
-    @Test func aStepsStoreChangesCommitWithItsRecordOrNotAtAll() async throws {
-        let queue = try JobQueue.inMemory()
+    @Test(arguments: TestStore.all) func aStepsStoreChangesCommitWithItsRecordOrNotAtAll(store: TestStore) async throws {
+        let queue = try await store.open()
         struct TagsV1: DataMigrator {
             static let name = "tags"
             static let targetVersion = 1
-            func initialize(_ context: DataMigrationContext) async throws {
-                try await context.write { db in try db.execute(sql: "CREATE TABLE app_tags (name TEXT)") }
-            }
+            func initialize(_ context: DataMigrationContext) async throws { try await Tags().initialize(context) }
             func migrate(to version: Int, context: DataMigrationContext) async throws {}
         }
         try await queue.runDataMigration(TagsV1())
         await #expect(throws: ExecutorFailure.self) { try await queue.runDataMigration(Tags(failInsideWrite: true)) }
-        let columns = try await queue.sqliteStore!.readDatabase { db in try db.columns(in: "app_tags").map(\.name) }
-        #expect(columns == ["name"], "the failed step's ALTER TABLE was rolled back with its record")
+        let before = try await queue.storedRows("SELECT * FROM app_tags ORDER BY name")
+        #expect(before.map(\.names) == [["name"], ["name"]], "the failed step's ALTER TABLE was rolled back with its record")
         #expect(try await queue.dataMigrators().first?.version == 1)
         try await queue.runDataMigration(Tags())
-        #expect(try await queue.sqliteStore!.readDatabase { db in try db.columns(in: "app_tags").map(\.name) } == ["name", "colour"])
+        let after = try await queue.storedRows("SELECT name, colour FROM app_tags ORDER BY name")
+        #expect(after.map { "\($0["name"] as String)=\(($0["colour"] as String?) ?? "-")" } == ["later=-", "urgent=red"])
         #expect(try await queue.dataMigrators().first?.version == 2)
+    }
+
+    /// `context.writeSQLite` hands over GRDB's `Database` on SQLite, and on another store
+    /// refuses before anything is changed or recorded.
+    @Test(arguments: TestStore.all) func writeSQLiteGivesGRDBOnSQLiteAndARefusalElsewhere(store: TestStore) async throws {
+        let queue = try await store.open()
+        struct Pins: DataMigrator {
+            static let name = "pins"
+            static let targetVersion = 1
+            func initialize(_ context: DataMigrationContext) async throws {
+                try await context.writeSQLite { db in
+                    try db.create(table: "app_pins") { table in table.column("note", .text) }
+                }
+            }
+            func migrate(to version: Int, context: DataMigrationContext) async throws {}
+        }
+        if queue.sqliteStore != nil {
+            try await queue.runDataMigration(Pins())
+            #expect(try await queue.sqliteStore!.readDatabase { db in try db.columns(in: "app_pins").map(\.name) } == ["note"])
+            #expect(try await queue.dataMigrators().map(\.name) == ["pins"])
+        } else {
+            let error = await #expect(throws: JobQueueError.self) { try await queue.runDataMigration(Pins()) }
+            #expect(error?.description.contains("use context.write") == true)
+            #expect(try await queue.dataMigrators().isEmpty, "nothing recorded")
+        }
     }
 
     @Test(arguments: TestStore.all) func aDataMigratorNewerThanTheCodeIsRefused(store: TestStore) async throws {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 @Suite("Dependencies and lanes")
 struct DependencyTests {

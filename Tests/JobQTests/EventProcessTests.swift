@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Events, cancellation, batches and tracking sets across `jobq` processes.
 @Suite("Events and groups across processes", .serialized)

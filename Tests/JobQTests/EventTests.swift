@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Reports progress in a tight loop, then succeeds.
 struct Chatty: Executor {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 @Suite("Built-in executors, through a WorkerPool")
 struct ExecutorTests {

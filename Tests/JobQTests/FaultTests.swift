@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// A store that cannot be used gives a clear error and a non-zero exit, never a crash, and a
 /// healthy store is never harmed by a failed command.

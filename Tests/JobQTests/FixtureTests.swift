@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Stores written by every schema version that shipped, under Tests/Fixtures, each upgraded to
 /// the latest version by the tests. `JOBQ_WRITE_FIXTURES=1 swift test --filter writeFixture`

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// The hand-written JSON and date text of events must equal what Foundation would write.
 @Suite struct FormattingTests {

@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 @Suite("Batches and tracking sets")
 struct GroupTests {

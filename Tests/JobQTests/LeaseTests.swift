@@ -3,7 +3,8 @@ import Logging
 import ServiceLifecycle
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 @Suite("Leases, fencing, timeouts, cancellation and shutdown")
 struct LeaseTests {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// `jobq work --metrics-listen`: a real worker process, scraped over HTTP.
 @Suite("jobq work --metrics-listen")

@@ -3,7 +3,8 @@ import Metrics
 import MetricsTestKit
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// The test process's swift-metrics backend, bootstrapped once (swift-metrics allows one per
 /// process). Tests tell their metrics apart by queue names of their own.

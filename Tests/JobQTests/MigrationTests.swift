@@ -3,7 +3,8 @@ import GRDB
 import Synchronization
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 @Suite("Schema migrations")
 struct MigrationTests {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Several `jobq` processes on one store file, as in production.
 @Suite("Worker processes sharing a store", .serialized)

@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Records the order in which jobs ran.
 final class RunLog: Sendable {

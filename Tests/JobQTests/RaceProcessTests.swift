@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Triggers, unique jobs and schedulers with several processes on one store: the `jobq`
 /// commands, and `jobq-test-helper` processes racing through the library.

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Schedules through the real `jobq` binary: the commands, and schedulers in worker processes.
 @Suite("Schedules across processes", .serialized)

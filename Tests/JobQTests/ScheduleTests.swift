@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Schedules driven by an injected clock: the scheduler's step is called with simulated times.
 @Suite("Schedules")

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// A `shell` job's commands are contained: stopped as a whole process group (also when they
 /// ignore SIGTERM), never outliving their attempt, bounded in what they can write, and blind

@@ -5,7 +5,8 @@ import Synchronization
 import Testing
 import Tracing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// The test process's tracer, bootstrapped once (swift-distributed-tracing allows one per
 /// process). It keeps only the spans started inside ``record(_:)`` (a task-local scope, which

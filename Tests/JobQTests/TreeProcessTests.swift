@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Job trees through the real `jobq` binary: files, drawing, SIGKILL mid-level, two workers.
 @Suite("Job trees across processes", .serialized)

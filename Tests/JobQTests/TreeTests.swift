@@ -3,7 +3,8 @@ import GRDB
 import Synchronization
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// The seed's cookbook, with fixed ids: 3 recipes; recipe rN has N%2+1 images and N+1
 /// ingredients (2 to 4); each ingredient has 1 or 2 images.

@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Event triggers through the library: ordering, dependencies, once, dedupe, control by name.
 @Suite("Event triggers")

@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Unique jobs: a key held by one job at a time, under a partial unique index.
 @Suite("Unique jobs")

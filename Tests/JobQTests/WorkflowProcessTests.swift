@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Dependencies, workflows and lanes through the real `jobq` binary and several processes.
 @Suite("Workflows across processes", .serialized)

@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Writes `{"key": value}` into the shared context; returns what it saw when it started.
 struct SharedWriter: Executor {

@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// A pool whose writes fail for a while (the store locked by another process past the busy
 /// timeout) keeps what it has to write and writes it later; nothing stays `running`.

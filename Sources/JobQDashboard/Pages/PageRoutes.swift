@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-import JobQ
+import JobQCore
 
 extension Dashboard {
     func addPageRoutes<Context: RequestContext>(to router: Router<Context>) {

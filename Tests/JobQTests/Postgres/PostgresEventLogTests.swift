@@ -3,7 +3,8 @@ import PostgresNIO
 import Synchronization
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 @testable import JobQPostgres
 
 /// The PostgreSQL store's promises when many processes write at once: the event feed's ids

@@ -2,7 +2,8 @@ import Foundation
 import JobQPostgres
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Workers on many machines, simulated: separate `jobq work` processes (separate worker ids,
 /// connections and pools) sharing one PostgreSQL queue, one of them killed mid-way.

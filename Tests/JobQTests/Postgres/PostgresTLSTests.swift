@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 @testable import JobQPostgres
 
 /// `sslmode=verify-ca` and `verify-full` check the server's certificate against the CA named

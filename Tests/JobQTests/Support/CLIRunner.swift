@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Runs the built `jobq` binary as a process, as a user would.
 ///

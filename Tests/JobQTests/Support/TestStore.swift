@@ -1,5 +1,6 @@
 import Foundation
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 import JobQPostgres
 import Synchronization
 import Testing

@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import JobQ
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// Names in the temporary directory for what the tests make, removed when the test process
 /// exits, whether its tests passed or failed (a test cannot remove a store a worker it started

@@ -1,0 +1,175 @@
+import Foundation
+import Synchronization
+
+/// A durable job queue, stored in one SQLite file or on a PostgreSQL server.
+///
+/// Open it on a path (created with the current schema if new; an older schema is migrated),
+/// or on a server with `JobQueue(postgres:)` from `JobQPostgres`; enqueue jobs, and run them with a ``WorkerPool``. Any number of processes may open the same
+/// file: producers, workers, and the `jobq` command line.
+///
+/// ```swift
+/// let queue = try JobQueue(path: "jobs.sqlite")
+/// let job = try await queue.enqueue(Sum.self, .init(a: 1, b: 2))
+/// // ... a WorkerPool runs it ...
+/// let done = try await queue.job(job.id)
+/// print(done?.state, try done?.result(as: Sum.Output.self))
+/// ```
+public final class JobQueue: Sendable {
+    package let store: any Store
+    /// The file the store lives in, or nil for an in-memory queue.
+    public var path: String? { store.path }
+
+    private let wakeHandlers = Callbacks()
+    private let metricsHandles = Mutex<JobMetrics?>(nil)
+
+    /// jobq's metrics on the bootstrapped swift-metrics backend, or nil while there is none
+    /// (nothing is counted until one is bootstrapped; see ``JobMetrics``).
+    var metrics: JobMetrics? {
+        metricsHandles.withLock { handles in
+            if handles == nil { handles = JobMetrics.ifBootstrapped() }
+            return handles
+        }
+    }
+
+    package init(store: any Store) {
+        self.store = store
+    }
+
+    // MARK: Enqueueing
+
+    /// Enqueues one job for a typed executor.
+    ///
+    /// ```swift
+    /// let job = try await queue.enqueue(Sum.self, .init(a: 1, b: 2), options: .init(priority: 5))
+    /// ```
+    @discardableResult
+    public func enqueue<E: Executor>(_ executor: E.Type, _ input: E.Input, options: JobOptions = .init()) async throws -> Job {
+        try await enqueue(try JobRequest(executor, input, options: options))
+    }
+
+    /// Enqueues one job.
+    @discardableResult
+    public func enqueue(_ request: JobRequest) async throws -> Job {
+        try await enqueue(contentsOf: [request])[0]
+    }
+
+    /// Enqueues many jobs in one transaction: either all are stored, or (on any error) none.
+    ///
+    /// ```swift
+    /// let requests = try (1...1000).map { try JobRequest(Sum.self, .init(a: $0, b: $0)) }
+    /// let jobs = try await queue.enqueue(contentsOf: requests)
+    /// ```
+    ///
+    /// A request with a ``JobOptions/unique`` key that a job holds gets that job back instead of
+    /// a new one; ``enqueueReportingDuplicates(contentsOf:)`` says which did.
+    @discardableResult
+    public func enqueue(contentsOf requests: some Sequence<JobRequest>) async throws -> [Job] {
+        try await enqueueReportingDuplicates(contentsOf: requests).map(\.job)
+    }
+
+    /// Enqueues like ``enqueue(contentsOf:)`` and says, for each request, whether its unique key
+    /// was already held, so that the job returned is an existing one and nothing was stored.
+    ///
+    /// ```swift
+    /// let request = try JobRequest(Report.self, input, options: .init(unique: UniqueKey("report:42")))
+    /// let outcome = try await queue.enqueueReportingDuplicates(contentsOf: [request])[0]
+    /// if outcome.existed { print("job \(outcome.job.id) is already on it") }
+    /// ```
+    public func enqueueReportingDuplicates(contentsOf requests: some Sequence<JobRequest>) async throws -> [Enqueued] {
+        var requests = Array(requests)
+        if let context = JobTracing.currentContextJSON() {
+            for index in requests.indices where requests[index].traceContextJSON == nil { requests[index].traceContextJSON = context }
+        }
+        let outcomes = try await store.enqueue(requests)
+        if outcomes.contains(where: { !$0.existed && $0.job.state == .ready }) { wakeWorkers() }
+        metrics?.enqueued(outcomes)
+        return outcomes
+    }
+
+    // MARK: Reading
+
+    /// The job with this id, or nil.
+    public func job(_ id: JobID) async throws -> Job? {
+        try await store.job(id)
+    }
+
+    /// Jobs in id order, optionally filtered by queue and state.
+    ///
+    /// ```swift
+    /// let dead = try await queue.jobs(state: .dead, limit: 50)
+    /// ```
+    public func jobs(queue: String? = nil, state: JobState? = nil, limit: Int = 100, after id: JobID? = nil) async throws -> [Job] {
+        guard limit >= 0 else { throw JobQueueError.invalidInput("limit must not be negative, got \(limit)") }
+        return try await store.jobs(queue: queue, state: state, limit: limit, afterID: id)
+    }
+
+    /// Counts per queue and state, paused flags, and the workers seen in the last `liveWithin`.
+    public func status(liveWithin: Duration = .seconds(30)) async throws -> StoreStatus {
+        try await store.status(liveWithin: liveWithin.inSeconds)
+    }
+
+    /// How many jobs on `queues` could be claimed now (ready, or due): a worker's backlog.
+    public func backlog(queues: [String]) async throws -> Int {
+        try await store.backlog(queues: queues)
+    }
+
+    // MARK: Operating
+
+    /// Cancels a job that has not finished yet.
+    ///
+    /// A scheduled, ready or failed job is `cancelled` at once. A running job is marked
+    /// `cancelled` now; its worker cancels the task at its next lease renewal, and any result
+    /// the task still produces is discarded.
+    ///
+    /// - Throws: ``JobQueueError/notFound(_:)`` for an unknown id,
+    ///   ``JobQueueError/invalidState(_:)`` for a job that already finished.
+    @discardableResult
+    public func cancel(_ id: JobID) async throws -> Job {
+        try await store.cancel(id)
+    }
+
+    /// Runs a failed, dead or cancelled job again, now. A dead job gets one more attempt.
+    @discardableResult
+    public func retry(_ id: JobID) async throws -> Job {
+        let job = try await store.retry(id)
+        wakeWorkers()
+        return job
+    }
+
+    /// Stops workers from claiming jobs on `queue`. Running jobs finish; jobs can still be
+    /// enqueued.
+    public func pause(queue: String) async throws {
+        try await store.setPaused(queue, paused: true)
+    }
+
+    /// Lets workers claim jobs on `queue` again.
+    public func resume(queue: String) async throws {
+        try await store.setPaused(queue, paused: false)
+        wakeWorkers()
+    }
+
+    /// Deletes jobs that reached one of `states` (final states only) more than `age` ago.
+    /// Returns how many were deleted.
+    ///
+    /// ```swift
+    /// let removed = try await queue.prune(olderThan: .seconds(7 * 86_400))
+    /// ```
+    @discardableResult
+    public func prune(olderThan age: Duration, states: Set<JobState> = [.succeeded, .dead, .cancelled]) async throws -> Int {
+        guard age >= .zero else { throw JobQueueError.invalidInput("prune age must not be negative") }
+        if let unfinished = states.first(where: { !$0.isFinal }) {
+            throw JobQueueError.invalidInput(
+                "cannot prune \(unfinished.rawValue) jobs: only final states (succeeded, dead, cancelled) can be pruned")
+        }
+        return try await store.prune(finishedBefore: Date().addingTimeInterval(-age.inSeconds), states: states)
+    }
+
+    // MARK: Wake-ups
+
+    /// Wakes idle worker pools of this process, e.g. after an enqueue.
+    func wakeWorkers() { wakeHandlers.callAll() }
+
+    func addWakeHandler(_ handler: @escaping @Sendable () -> Void) -> UUID { wakeHandlers.add(handler) }
+
+    func removeWakeHandler(_ id: UUID) { wakeHandlers.remove(id) }
+}

@@ -1,0 +1,148 @@
+import Foundation
+
+/// Batches: counters kept in the transactions that finish their members, and a one-time firing.
+extension SQLStore {
+    package func createBatch(_ name: String, onComplete: JobRequest?, onSuccess: JobRequest?) async throws -> BatchStatus {
+        for callback in [onComplete, onSuccess].compactMap({ $0 }) {
+            try callback.validate()
+            guard callback.payloadJSON.trimmingCharacters(in: .whitespaces).hasPrefix("{") else {
+                throw JobQueueError.invalidInput(
+                    "a batch callback's payload must be a JSON object (the summary is added under \"batch\"), got \(JSONText.preview(callback.payloadJSON))")
+            }
+        }
+        guard !name.isEmpty, name.count <= 200 else { throw JobQueueError.invalidInput("a batch name must be 1 to 200 characters") }
+        let now = StoreSQL.now()
+        return try await write { db in
+            if try StoreSQL.batch(db, name) != nil {
+                throw JobQueueError.invalidState("batch '\(name)' already exists; pick another name")
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO batches (name, state, on_complete_executor, on_complete_payload, on_success_executor,
+                        on_success_payload, callback_queue, created_at)
+                    VALUES (?, 'open', ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    name, onComplete?.executor, onComplete.map { JSONText.minified($0.payloadJSON) }, onSuccess?.executor,
+                    onSuccess.map { JSONText.minified($0.payloadJSON) },
+                    onComplete?.options.queue ?? onSuccess?.options.queue ?? JobOptions.defaultQueue, now,
+                ])
+            return try StoreSQL.batch(db, name)!
+        }
+    }
+
+    /// Closes a batch: it takes no more members, and fires now if every member has finished.
+    package func closeBatch(_ name: String) async throws -> BatchStatus {
+        let now = StoreSQL.now()
+        return try await write { db in
+            guard let batch = try StoreSQL.batch(db, name) else { throw StoreSQL.noBatch(name) }
+            guard batch.state == .open else {
+                throw JobQueueError.invalidState("batch '\(name)' is already \(batch.state.rawValue)")
+            }
+            try db.execute(sql: "UPDATE batches SET state = 'closed', closed_at = ? WHERE name = ?", arguments: [now, name])
+            try StoreSQL.fireBatchIfDone(db, name: name, lastJob: nil, now: now)
+            return try StoreSQL.batch(db, name)!
+        }
+    }
+
+    package func batch(_ name: String) async throws -> BatchStatus? {
+        try await read { db in try StoreSQL.batch(db, name) }
+    }
+
+}
+
+extension StoreSQL {
+    static func batch(_ db: some SQLTransaction, _ name: String) throws -> BatchStatus? {
+        try db.fetchRow(sql: "SELECT * FROM batches WHERE name = ?", arguments: [name]).map(batchStatus)
+    }
+
+    /// A row of `batches` as its status.
+    static func batchStatus(_ row: SQLRow) -> BatchStatus {
+        BatchStatus(
+            name: row["name"], state: BatchStatus.State(rawValue: row["state"]) ?? .open, total: row["total"],
+            succeeded: row["succeeded"], dead: row["dead"], cancelled: row["cancelled"],
+            completeJobID: row["complete_job_id"], successJobID: row["success_job_id"],
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            closedAt: (row["closed_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            firedAt: (row["fired_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
+    }
+
+    static func noBatch(_ name: String) -> JobQueueError {
+        .notFound("no batch named '\(name)'; create it first (`jobq batch create \(name)`)")
+    }
+
+    /// Counts a new member in, inside the enqueue's transaction. Only open batches take members.
+    static func addToBatch(_ db: some SQLTransaction, name: String) throws {
+        let update = try db.statement(sql: "UPDATE batches SET total = total + 1 WHERE name = ? AND state = 'open'")
+        update.bind(1, name)
+        try update.run()
+        guard db.changesCount == 1 else {
+            if let batch = try batch(db, name) {
+                throw JobQueueError.invalidState("batch '\(name)' is \(batch.state.rawValue) and takes no more jobs; create a new batch")
+            }
+            throw noBatch(name)
+        }
+    }
+
+    /// Counts a member's final state, and fires the batch if it is closed and this was the last.
+    static func batchMemberFinished(_ db: some SQLTransaction, batch name: String, state: JobState, now: Double, job: JobID? = nil) throws {
+        guard let column = ["succeeded": "succeeded", "dead": "dead", "cancelled": "cancelled"][state.rawValue] else { return }
+        try db.execute(
+            sql: "UPDATE batches SET \(column) = \(column) + 1 WHERE name = ? AND state != 'fired'", arguments: [name])
+        try fireBatchIfDone(db, name: name, lastJob: job, now: now)
+    }
+
+    /// Un-counts a member that a retry brought back from a final state, if the batch has not fired.
+    static func batchMemberReopened(_ db: some SQLTransaction, batch name: String, previous state: JobState) throws {
+        guard let column = ["succeeded": "succeeded", "dead": "dead", "cancelled": "cancelled"][state.rawValue] else { return }
+        try db.execute(
+            sql: "UPDATE batches SET \(column) = \(column) - 1 WHERE name = ? AND state != 'fired'", arguments: [name])
+    }
+
+    static func fireBatchIfDone(_ db: some SQLTransaction, name: String, lastJob: JobID?, now: Double) throws {
+        guard let batch = try batch(db, name), batch.state == .closed, batch.pending <= 0 else { return }
+        let summary = try batchSummary(db, batch)
+        let row = try db.fetchRow(sql: "SELECT * FROM batches WHERE name = ?", arguments: [name])!
+        let queue: String = row["callback_queue"]
+        func enqueueCallback(executor: String?, payload: String?) throws -> JobID? {
+            guard let executor, let payload else { return nil }
+            let withSummary = try OrderedJSON.setting("batch", to: summary, in: payload)
+            let request = try JobRequest(executor: executor, payloadJSON: withSummary, options: JobOptions(queue: queue))
+            return try insert(request, db: db, now: now).id
+        }
+        let completeJob = try enqueueCallback(executor: row["on_complete_executor"], payload: row["on_complete_payload"])
+        let successJob = batch.succeeded == batch.total
+            ? try enqueueCallback(executor: row["on_success_executor"], payload: row["on_success_payload"]) : nil
+        try db.execute(
+            sql: "UPDATE batches SET state = 'fired', fired_at = ?, complete_job_id = ?, success_job_id = ? WHERE name = ?",
+            arguments: [now, completeJob, successJob, name])
+        var data = JSONObjectBuilder()
+        data.add("name", string: name)
+        data.add("counts", raw: countsJSON(batch))
+        data.add("completeJob", int: completeJob.map(Int.init))
+        data.add("successJob", int: successJob.map(Int.init))
+        try appendEvent(db, job: lastJob, kind: .batch, queue: nil, executor: nil, batch: name, data: data.text, now: now)
+    }
+
+    static func countsJSON(_ batch: BatchStatus) -> String {
+        "{\"total\":\(batch.total),\"succeeded\":\(batch.succeeded),\"dead\":\(batch.dead),\"cancelled\":\(batch.cancelled)}"
+    }
+
+    /// `{"name", "counts", "results": {"<job id>": result or null}}`; the results are left out
+    /// (with `"resultsOmitted": true`) when they would not fit in a payload.
+    static func batchSummary(_ db: some SQLTransaction, _ batch: BatchStatus) throws -> String {
+        let results = jsonObject(
+            try db.fetchRows(sql: "SELECT id, result FROM jobs WHERE batch = ? ORDER BY id", arguments: [batch.name]).map { row in
+                (String(row["id"] as JobID), (row["result"] as String?).map(JSONText.minified))
+            })
+        var summary = JSONObjectBuilder()
+        summary.add("name", string: batch.name)
+        summary.add("counts", raw: countsJSON(batch))
+        if results.utf8.count < JobRequest.maximumPayloadBytes / 2 {
+            summary.add("results", raw: results)
+        } else {
+            summary.add("resultsOmitted", bool: true)
+        }
+        return summary.text
+    }
+}

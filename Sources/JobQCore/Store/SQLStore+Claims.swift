@@ -1,0 +1,334 @@
+import Foundation
+
+/// The worker's hot path: claim, renew leases, reclaim expired leases.
+extension SQLStore {
+    /// Claims up to `limit` ready jobs from `queues`, in queue order, then by priority (higher
+    /// first), run time and id. One transaction: it first makes due scheduled and retrying jobs
+    /// ready, then claims each unpaused queue in the order of its claim index.
+    ///
+    /// A claimed job is `running` under the worker's lease with its attempt number taken, but
+    /// its attempt has not started (`started_at` is NULL) until ``markStarted(_:workerID:)``
+    /// records it; the first `startingNow` jobs (those the worker hands to free slots at once)
+    /// are marked here, with their `started` events. A claimed job whose worker dies before its
+    /// start is recorded gets its attempt back (``reclaimExpiredLeases()``).
+    package func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int) async throws -> [ClaimedJob] {
+        guard limit > 0 else { return [] }
+        // Jobs made ready here are claimed here or found by other workers' own clocks.
+        return try await write(.small, audience: startingNow > 0 ? .followers : .nobody) { db in
+            // The lease starts when the claim commits, not before it waited for the write lock:
+            // a claim delayed past its lease would otherwise be born expired and reclaimable.
+            let now = StoreSQL.now()
+            let leaseUntil = now + lease.inSeconds
+            let promote = try db.statement(sql: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?")
+            promote.bind(1, now)
+            try promote.run()
+            let pausedQueues = try db.statement(sql: "SELECT name FROM queues WHERE paused <> 0")
+            var paused: Set<String> = []
+            while try pausedQueues.step() { paused.insert(pausedQueues.string(0)) }
+            pausedQueues.reset()
+            var claimed: [ClaimedJob] = []
+            claimed.reserveCapacity(limit)
+            for queue in queues where claimed.count < limit && !paused.contains(queue) {
+                let left = limit - claimed.count
+                claimed += try db.dialect == .sqlite
+                    ? StoreSQL.claimReadingFirst(db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
+                    : StoreSQL.claimReturning(db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
+            }
+            // Workflow steps see the shared context as it is when they start.
+            if claimed.contains(where: { $0.workflowID != nil }) {
+                let context = try db.statement(sql: "SELECT context FROM workflows WHERE id = ?")
+                for index in claimed.indices {
+                    guard let workflow = claimed[index].workflowID else { continue }
+                    context.bind(1, workflow)
+                    if try context.step() { claimed[index].sharedJSON = context.optionalString(0) }
+                    context.reset()
+                }
+            }
+            let starting = min(startingNow, claimed.count)
+            if starting > 0 {
+                var events = StoreSQL.PendingEvents(now: now)
+                _ = try StoreSQL.markStarted(db, claimed[..<starting], workerID: workerID, events: &events)
+                try events.flush(db)
+                for index in 0..<starting { claimed[index].startRecorded = true }
+            }
+            return claimed
+        }
+    }
+
+    /// Extends the leases of the given jobs that this worker still holds, and returns their
+    /// ids; the caller stops the jobs it runs that are not among them (cancelled by an operator,
+    /// or taken over after the lease expired).
+    ///
+    /// By id, never by worker alone: a job whose outcome this worker failed to write and gave up
+    /// on must not be kept alive by renewals, or it would stay `running` for the worker's
+    /// lifetime. A job claimed but not yet registered by the pool misses one renewal, which its
+    /// fresh lease outlasts.
+    package func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID> {
+        guard !ids.isEmpty else { return [] }
+        let list = StoreSQL.jsonArray(ids)
+        return try await write(.small, audience: .nobody) { db in
+            // From the moment of the write, like a claim's lease.
+            let leaseUntil = StoreSQL.now() + lease.inSeconds
+            return try Set(
+                db.fetchAll(JobID.self, sql: """
+                        UPDATE jobs SET lease_until = ? WHERE id IN (\(db.dialect.integers(in: "?")))
+                        AND worker_id = ? AND state = 'running' RETURNING id
+                        """,
+                    arguments: [leaseUntil, list, workerID]))
+        }
+    }
+
+    /// Of the given jobs, those this worker no longer owns: a cheap read, so a pool can notice a
+    /// cancellation within a fraction of a second without taking the write lock.
+    package func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID> {
+        guard !ids.isEmpty else { return [] }
+        let list = StoreSQL.jsonArray(ids)
+        let owned = try await read(.small) { db in
+            try Set(
+                db.fetchAll(JobID.self, sql: """
+                        SELECT id FROM jobs WHERE id IN (\(db.dialect.integers(in: "?")))
+                        AND state = 'running' AND worker_id = ?
+                        """,
+                    arguments: [list, workerID]))
+        }
+        return Set(ids).subtracting(owned)
+    }
+
+    /// Makes running jobs whose lease has expired runnable again (their worker died or hung), or
+    /// dead when that was their last attempt. Returns how many were reclaimed.
+    package func reclaimExpiredLeases() async throws -> Int {
+        let now = StoreSQL.now()
+        let anyExpired = try await read { db in
+            try db.fetchOne(Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND lease_until < ?)",
+                arguments: [now]) ?? false
+        }
+        guard anyExpired else { return 0 }
+        return try await write { db in
+            let expired = try db.fetchRows(sql: """
+                    SELECT \(ClaimedJob.columns), worker_id, started_at FROM jobs
+                    WHERE state = 'running' AND lease_until < ?
+                    """,
+                arguments: [now])
+            let facts = try StoreFacts.read(db)
+            var events = StoreSQL.PendingEvents(now: now)
+            let suspects = try StoreSQL.possiblyStarted(db, unmarked: expired.filter { $0["started_at"] as Double? == nil })
+            for row in expired {
+                let job = ClaimedJob(row)
+                let worker: String? = row["worker_id"]
+                if row["started_at"] as Double? == nil {
+                    // Never counted as an attempt: a suspect's start is committed before it
+                    // runs, so without a mark it certainly never ran; any other job without a
+                    // mark may have started, and becomes a suspect.
+                    let reason = "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted"
+                    if !job.isSuspect, suspects.contains(job.id) {
+                        try db.execute(sql: "UPDATE jobs SET unstarted_deliveries = unstarted_deliveries + 1 WHERE id = ?", arguments: [job.id])
+                    }
+                    try StoreSQL.record(db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events, reason: reason)
+                    continue
+                }
+                let error = "attempt \(job.attempt) lost its lease: worker \(worker ?? "?") stopped renewing it (crashed, killed or hung)"
+                let outcome: AttemptOutcome = job.attempt >= job.maxAttempts
+                    ? .dead(error: error, timedOut: false) : .retry(error: error, at: Date(timeIntervalSince1970: now), timedOut: false)
+                try StoreSQL.record(db, job: job, outcome: outcome, fence: .anyWorker, facts: facts, events: &events)
+            }
+            try events.flush(db)
+            return expired.count
+        }
+    }
+
+    /// Whether any job on `queues` (paused queues aside) is ready, due or running; with
+    /// `includingFuture`, whether any job there is unfinished at all.
+    ///
+    /// Each EXISTS reads one partial index (ready, running, or due-able jobs), so an idle
+    /// pool's poll costs the same with a million finished jobs in the store as with none.
+    package func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool {
+        let now = StoreSQL.now()
+        let list = StoreSQL.jsonArray(queues)
+        return try await read(.small) { db in
+            includingFuture
+                ? try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedSQL[db.dialect], arguments: [list]) ?? false
+                : try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedNowSQL[db.dialect], arguments: [list, now]) ?? false
+        }
+    }
+
+    /// Whether a claim on `queues` would find a job now (ready, or due), and if not, when the
+    /// next scheduled or retrying job falls due: a cheap read, so idle workers look without
+    /// taking the write lock, and wake on the clock only when a job falls due.
+    package func claimOutlook(queues: [String]) async throws -> ClaimOutlook {
+        let now = StoreSQL.now()
+        let list = StoreSQL.jsonArray(queues)
+        return try await read(.small) { db in try StoreSQL.claimOutlook(db, queueList: list, now: now) }
+    }
+
+    /// Counts ready and due jobs on `queues`: the backlog a worker's status line shows. Two
+    /// index-bounded counts, so finished jobs are never visited.
+    package func backlog(queues: [String]) async throws -> Int {
+        let now = StoreSQL.now()
+        let list = StoreSQL.jsonArray(queues)
+        return try await read { db in
+            try db.fetchOne(Int.self, sql: StoreSQL.backlogSQL[db.dialect], arguments: [list, now]) ?? 0
+        }
+    }
+
+    // MARK: Workers
+
+    package func registerWorker(id: String, queues: [String], concurrency: Int) async throws {
+        let now = StoreSQL.now()
+        let host = ProcessInfo.processInfo.hostName
+        let pid = Int(ProcessInfo.processInfo.processIdentifier)
+        let list = StoreSQL.jsonArray(queues)
+        try await write(.large, audience: .nobody) { db in
+            // Forget workers that have not been seen for a day.
+            try db.execute(sql: "DELETE FROM workers WHERE heartbeat_at < ?", arguments: [now - 86_400])
+            try db.execute(
+                sql: """
+                    INSERT INTO workers (id, host, pid, queues, concurrency, started_at, heartbeat_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [id, host, pid, list, concurrency, now, now])
+        }
+    }
+
+    package func heartbeatWorker(id: String) async throws {
+        let now = StoreSQL.now()
+        try await write(.small, audience: .nobody) { db in
+            try db.execute(sql: "UPDATE workers SET heartbeat_at = ? WHERE id = ?", arguments: [now, id])
+        }
+    }
+
+    package func removeWorker(id: String) async throws {
+        try await write(.large, audience: .nobody) { db in
+            try db.execute(sql: "DELETE FROM workers WHERE id = ?", arguments: [id])
+        }
+    }
+}
+
+extension StoreSQL {
+    /// Records that these claimed attempts start now, with a `started` event each; fenced like
+    /// a completion, so a job cancelled or taken over meanwhile is not started. Returns the ids
+    /// the fence refused.
+    static func markStarted(
+        _ db: some SQLTransaction, _ jobs: some Collection<ClaimedJob>, workerID: String, events: inout PendingEvents
+    ) throws -> Set<JobID> {
+        let statement = try db.statement(sql: "UPDATE jobs SET started_at = ?1 WHERE id = ?2 AND state = 'running' AND worker_id = ?3 AND attempt = ?4 AND started_at IS NULL")
+        var refused: Set<JobID> = []
+        for job in jobs {
+            statement.bind(1, job.startTime ?? events.now)
+            statement.bind(2, job.id)
+            statement.bind(3, workerID)
+            statement.bind(4, job.attempt)
+            try statement.run()
+            guard db.changesCount > 0 else {
+                refused.insert(job.id)
+                continue
+            }
+            events.append(startedOf: job, workerID: workerID)
+        }
+        return refused
+    }
+
+    /// Of a dead worker's claimed jobs with no start mark, those that may have started anyway
+    /// (run and died before the mark was written). Slots take buffered jobs in claim order, so
+    /// what started is a prefix of it: the first few in claim order (twice the worker's slots,
+    /// by the claim's own order of priority, run time and id) are suspects; the rest never left
+    /// the buffer.
+    ///
+    /// A suspect is not punished: it goes back to `ready` with its attempt, and from then on its
+    /// start is committed before it runs (one small transaction, for suspects only). So a job
+    /// that kills its worker as it starts has its attempts counted from its second delivery on,
+    /// and ends `dead` after them like any failing job, while a healthy job that merely sat at
+    /// the head of a killed worker's buffer is never ended for it.
+    static func possiblyStarted(_ db: some SQLTransaction, unmarked: [SQLRow]) throws -> Set<JobID> {
+        var suspects: Set<JobID> = []
+        for (worker, rows) in Dictionary(grouping: unmarked, by: { $0["worker_id"] as String? ?? "" }) {
+            let slots = try db.fetchOne(Int.self, sql: "SELECT concurrency FROM workers WHERE id = ?", arguments: [worker]) ?? 4
+            let ordered = rows.map { ClaimedJob($0) }.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
+            suspects.formUnion(ordered.prefix(2 * max(1, slots)).map(\.id))
+        }
+        return suspects
+    }
+
+    /// Claims up to `limit` ready jobs of `queue` with one statement, in claim order: on a
+    /// server, where other claims run at the same time (SQLite reads first:
+    /// ``claimReadingFirst(_:queue:limit:workerID:leaseUntil:)``).
+    static func claimReturning(
+        _ db: some SQLTransaction, queue: String, limit: Int, workerID: String, leaseUntil: Double
+    ) throws -> [ClaimedJob] {
+        let statement = try db.statement(sql: claimSQL[db.dialect])
+        statement.bind(1, workerID)
+        statement.bind(2, leaseUntil)
+        statement.bind(3, queue)
+        statement.bind(4, limit)
+        var rows: [ClaimedJob] = []
+        while try statement.step() { rows.append(ClaimedJob(statement)) }
+        statement.reset()
+        // RETURNING gives no order guarantee; restore the claim order.
+        return rows.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
+    }
+
+    /// One queue's claim. The inner SELECT's ORDER BY is exactly the column order of the
+    /// jobs_claim_order index, so the database walks the index and stops after LIMIT rows,
+    /// skipping rows another claim holds.
+    static let claimSQL = DialectSQL { d in
+        """
+        UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?, lease_until = ?, started_at = NULL
+        WHERE id IN (
+            SELECT id FROM jobs WHERE state = 'ready' AND queue = ?
+            ORDER BY priority DESC, run_at, id LIMIT ? \(d.skipLocked))
+        RETURNING \(ClaimedJob.columns)
+        """
+    }
+
+    private static func unpaused(_ d: SQLDialect) -> String {
+        "queue IN (\(d.texts(in: "?1"))) AND queue NOT IN (SELECT name FROM queues WHERE paused <> 0)"
+    }
+
+    // One EXISTS per state, each on the partial index that holds it (ready jobs by
+    // jobs_claim_order, running ones by jobs_leases, due-able ones by jobs_due): never by
+    // scanning a queue's history. ?1 is the queues (a JSON array), ?2 the time now.
+    private static func anyReady(_ d: SQLDialect) -> String { "EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused(d)))" }
+    private static func anyRunning(_ d: SQLDialect) -> String {
+        "EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_leases")) WHERE state = 'running' AND \(unpaused(d)))"
+    }
+    private static func anyDue(_ d: SQLDialect) -> String {
+        "EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') AND run_at <= ?2 AND \(unpaused(d)))"
+    }
+    private static func anyWaiting(_ d: SQLDialect) -> String {
+        """
+        EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(unpaused(d)))
+            OR EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_waiting")) WHERE state = 'waiting' AND \(unpaused(d)))
+        """
+    }
+
+    /// Something a claim would find now (a ready or due job), and the time the next scheduled
+    /// or retrying job falls due (the first entry of jobs_due on these queues).
+    static let claimOutlookSQL = DialectSQL { d in
+        """
+        SELECT \(anyReady(d)) OR \(anyDue(d)),
+            (SELECT run_at FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(unpaused(d))
+             ORDER BY run_at LIMIT 1)
+        """
+    }
+    /// Work now: ready, running, or due (`StopCondition.queuesEmpty`).
+    static let anyUnfinishedNowSQL = DialectSQL { d in "SELECT \(anyReady(d)) OR \(anyRunning(d)) OR \(anyDue(d))" }
+    /// Work now or later: any job not finished, dependencies' waiting ones included
+    /// (`StopCondition.allJobsFinished`).
+    static let anyUnfinishedSQL = DialectSQL { d in "SELECT \(anyReady(d)) OR \(anyRunning(d)) OR \(anyWaiting(d))" }
+
+    static let backlogSQL = DialectSQL { d in
+        """
+        SELECT (SELECT COUNT(*) FROM jobs WHERE state = 'ready' AND queue IN (\(d.texts(in: "?1"))))
+             + (SELECT COUNT(*) FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') AND run_at <= ?2
+                AND queue IN (\(d.texts(in: "?1"))))
+        """
+    }
+
+    package static func claimOutlook(_ db: some SQLTransaction, queueList: String, now: Double) throws -> ClaimOutlook {
+        let statement = try db.statement(sql: claimOutlookSQL[db.dialect])
+        statement.bind(1, queueList)
+        statement.bind(2, now)
+        defer { statement.reset() }
+        guard try statement.step() else { return ClaimOutlook(claimable: false, nextDue: nil) }
+        return ClaimOutlook(claimable: statement.int64(0) != 0, nextDue: statement.optionalDouble(1))
+    }
+}

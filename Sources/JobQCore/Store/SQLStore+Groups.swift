@@ -1,0 +1,324 @@
+import Foundation
+
+/// How a member (a job or a group) ended, as its group counts it.
+package enum GroupOutcome: String {
+    case succeeded
+    case failed
+    case cancelled
+
+    init(_ state: JobState) {
+        switch state {
+        case .dead: self = .failed
+        case .cancelled: self = .cancelled
+        default: self = .succeeded
+        }
+    }
+}
+
+/// A member of a workflow group: a job, or a group with the jobs of its whole subtree by
+/// outcome (which its parent adds to its own).
+package enum GroupMember {
+    case job(JobID)
+    case group(Int64, jobs: SubtreeJobs)
+}
+
+/// The jobs of a group's whole subtree by how they ended.
+package struct SubtreeJobs: Sendable {
+    var succeeded = 0
+    var failed = 0
+    var cancelled = 0
+
+    var total: Int { succeeded + failed + cancelled }
+
+    init(succeeded: Int = 0, failed: Int = 0, cancelled: Int = 0) {
+        self.succeeded = succeeded
+        self.failed = failed
+        self.cancelled = cancelled
+    }
+
+    init(_ outcome: GroupOutcome) {
+        switch outcome {
+        case .succeeded: succeeded = 1
+        case .failed: failed = 1
+        case .cancelled: cancelled = 1
+        }
+    }
+
+    var json: String { "{\"jobs\":\(total),\"succeeded\":\(succeeded),\"failed\":\(failed),\"cancelled\":\(cancelled)}" }
+}
+
+/// Workflow groups: counters kept by the transactions that finish their members, completion
+/// decided by one comparison, failure handled by the group's policy, and the workflow finished
+/// with its top group.
+extension StoreSQL {
+    /// Counts a member's outcome into its group, and finishes the group when that decides it:
+    /// its last member finished, or (policy `fail`) a member died or was cancelled, or
+    /// (`endsGroup`: a tree job that failed in its own group) the member was the group's reason
+    /// to be.
+    static func groupMemberFinished(
+        _ db: some SQLTransaction, group: Int64, outcome: GroupOutcome, member: GroupMember, cause: String, endsGroup: Bool = false,
+        work: inout [FinishedJob], events: inout PendingEvents
+    ) throws {
+        let jobs: SubtreeJobs
+        switch member {
+        case .job: jobs = SubtreeJobs(outcome)
+        case .group(_, let subtree): jobs = subtree
+        }
+        let statement = try db.statement(sql: """
+                UPDATE workflow_groups SET succeeded = succeeded + ?2, failed = failed + ?6,
+                    cancelled = cancelled + ?7, jobs_succeeded = jobs_succeeded + ?3,
+                    jobs_failed = jobs_failed + ?4, jobs_cancelled = jobs_cancelled + ?5
+                WHERE id = ?1 AND state = 'running'
+                RETURNING on_failure, total, succeeded + failed + cancelled
+                """)
+        statement.bind(1, group)
+        statement.bind(2, outcome == .succeeded ? 1 : 0)
+        statement.bind(3, jobs.succeeded)
+        statement.bind(4, jobs.failed)
+        statement.bind(5, jobs.cancelled)
+        statement.bind(6, outcome == .failed ? 1 : 0)
+        statement.bind(7, outcome == .cancelled ? 1 : 0)
+        // A group that already ended (failed, cancelled) no longer counts its members.
+        guard try statement.step() else { return statement.reset() }
+        let failFast = statement.string(0) == "fail"
+        let total = statement.int(1)
+        let done = statement.int(2)
+        statement.reset()
+        if endsGroup {
+            try finishGroup(db, group, as: outcome, cause: cause, work: &work, events: &events)
+        } else if outcome != .succeeded, failFast {
+            try finishGroup(db, group, as: outcome, cause: cause, work: &work, events: &events)
+        } else if done >= total {
+            try finishGroup(db, group, as: .succeeded, cause: nil, work: &work, events: &events)
+        }
+    }
+
+    /// Ends a running group. A group that did not succeed first ends everything under it: groups
+    /// not finished are cancelled, and jobs not finished are cancelled (a running one's worker
+    /// notices and stops it; its late result is refused by the completion fence). Then its
+    /// `group` event, what waits for it, and its parent (or, for the top group, the workflow).
+    static func finishGroup(
+        _ db: some SQLTransaction, _ id: Int64, as outcome: GroupOutcome, cause: String?, work: inout [FinishedJob], events: inout PendingEvents
+    ) throws {
+        guard
+            let group = try db.fetchRow(sql: """
+                    UPDATE workflow_groups SET state = ?, finished_at = ? WHERE id = ? AND state = 'running'
+                    RETURNING workflow_id, parent_id, kind, name, path, on_failure, total, succeeded, failed, cancelled, tree_node,
+                        jobs_succeeded, jobs_failed, jobs_cancelled
+                    """,
+                arguments: [outcome.rawValue, events.now, id])
+        else { return }
+        let workflow: WorkflowID = group["workflow_id"]
+        let path: String = group["path"]
+        let how = outcome == .failed ? "failed" : "was cancelled"
+        let summary = outcome == .succeeded ? nil : "group \(path) \(how)" + (cause.map { ": \($0)" } ?? "")
+        var counts = (total: group["total"] as Int, succeeded: group["succeeded"] as Int, failed: group["failed"] as Int, cancelled: group["cancelled"] as Int)
+        var jobs = SubtreeJobs(succeeded: group["jobs_succeeded"], failed: group["jobs_failed"], cancelled: group["jobs_cancelled"])
+        if let summary {
+            work += try cancelUnder(db, group: id, reason: summary, events: &events)
+            counts = try memberCounts(db, group: id, total: counts.total)
+            jobs = try subtreeJobs(db, group: id)
+        }
+        let failures = counts.failed + counts.cancelled > 0 ? try failuresJSON(db, group: id) : nil
+        if let node = group["tree_node"] as Int64? {
+            try treeGroupFinished(
+                db, id, node: node, workflow: workflow, path: path, outcome: outcome, jobs: jobs, failures: failures, error: summary,
+                events: &events)
+        } else {
+            var data = JSONObjectBuilder()
+            data.add("group", int: Int(id))
+            data.add("name", string: group["name"])
+            data.add("path", string: path)
+            data.add("kind", string: group["kind"])
+            data.add("state", string: outcome.rawValue)
+            data.add(
+                "counts",
+                raw: "{\"total\":\(counts.total),\"succeeded\":\(counts.succeeded),\"failed\":\(counts.failed),\"cancelled\":\(counts.cancelled)}")
+            if let failures { data.add("failures", raw: failures) }
+            data.add("error", string: summary)
+            events.append(job: nil, kind: .group, queue: nil, executor: nil, batch: nil, data: data.text, workflow: workflow)
+        }
+
+        try resolveDependents(
+            of: .group(id), db, succeeded: outcome == .succeeded, failure: nil, groupFailure: summary, work: &work, events: &events)
+        if let parent = group["parent_id"] as Int64? {
+            try groupMemberFinished(
+                db, group: parent, outcome: outcome, member: .group(id, jobs: jobs), cause: summary ?? "", work: &work, events: &events)
+        } else {
+            try workflowFinished(db, workflow, as: outcome, error: summary, events: &events)
+        }
+    }
+
+    /// The jobs of a group's subtree by outcome, counted from their rows (after a failure, when
+    /// the counters no longer tell the whole story).
+    static func subtreeJobs(_ db: some SQLTransaction, group: Int64) throws -> SubtreeJobs {
+        let rows = try db.fetchRows(sql: """
+                WITH RECURSIVE subtree(id) AS (
+                    SELECT CAST(?1 AS bigint) UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
+                SELECT state, COUNT(*) AS n FROM jobs WHERE group_id IN (SELECT id FROM subtree) GROUP BY state
+                """,
+            arguments: [group])
+        var jobs = SubtreeJobs()
+        for row in rows {
+            switch row["state"] as String {
+            case "succeeded": jobs.succeeded += row["n"] as Int
+            case "dead": jobs.failed += row["n"] as Int
+            case "cancelled": jobs.cancelled += row["n"] as Int
+            default: break
+            }
+        }
+        return jobs
+    }
+
+    /// Cancels the running groups below `group` and every unfinished job at any depth under it.
+    private static func cancelUnder(_ db: some SQLTransaction, group: Int64, reason: String, events: inout PendingEvents) throws -> [FinishedJob] {
+        let subtree = """
+            WITH RECURSIVE subtree(id) AS (
+                SELECT CAST(?1 AS bigint) UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
+            """
+        let cancelledGroups = try db.fetchRows(sql: """
+                \(subtree)
+                UPDATE workflow_groups SET state = 'cancelled', finished_at = ?2
+                WHERE id IN (SELECT id FROM subtree) AND id != ?1 AND state = 'running'
+                RETURNING id, workflow_id, kind, name, path, total, tree_node
+                """,
+            arguments: [group, events.now])
+        let unfinished = try db.fetchAll(JobID.self, sql: """
+                \(subtree)
+                SELECT id FROM jobs WHERE group_id IN (SELECT id FROM subtree)
+                    AND state NOT IN ('succeeded', 'dead', 'cancelled')
+                """,
+            arguments: [group])
+        let ended = try end(db, jobs: unfinished, as: .cancelled, error: reason, events: &events)
+        for row in cancelledGroups {
+            if let node = row["tree_node"] as Int64? {
+                // A tree cancelled from above still tells its end: `subtree`, and `tree` for its root.
+                try treeGroupFinished(
+                    db, row["id"], node: node, workflow: row["workflow_id"], path: row["path"], outcome: .cancelled, jobs: nil,
+                    failures: nil, error: reason, events: &events)
+                continue
+            }
+            var data = JSONObjectBuilder()
+            data.add("group", int: row["id"])
+            data.add("name", string: row["name"])
+            data.add("path", string: row["path"])
+            data.add("kind", string: row["kind"])
+            data.add("state", string: "cancelled")
+            data.add("error", string: reason)
+            events.append(job: nil, kind: .group, queue: nil, executor: nil, batch: nil, data: data.text, workflow: row["workflow_id"])
+        }
+        return ended
+    }
+
+    /// A group's direct members by how they ended, counted from their rows.
+    private static func memberCounts(_ db: some SQLTransaction, group: Int64, total: Int) throws -> (total: Int, succeeded: Int, failed: Int, cancelled: Int) {
+        let rows = try db.fetchRows(sql: """
+                SELECT state, COUNT(*) AS n FROM jobs WHERE group_id = ?1 GROUP BY state
+                UNION ALL
+                SELECT state, COUNT(*) FROM workflow_groups WHERE parent_id = ?1 GROUP BY state
+                """,
+            arguments: [group])
+        var counts = (total: total, succeeded: 0, failed: 0, cancelled: 0)
+        for row in rows {
+            let n: Int = row["n"]
+            switch row["state"] as String {
+            case "succeeded": counts.succeeded += n
+            case "dead", "failed": counts.failed += n
+            case "cancelled": counts.cancelled += n
+            default: break
+            }
+        }
+        return counts
+    }
+
+    /// The group's direct members that did not succeed (at most 50), as a JSON array.
+    private static func failuresJSON(_ db: some SQLTransaction, group: Int64) throws -> String {
+        let rows = try db.fetchRows(sql: """
+                SELECT 'job' AS kind, id, executor AS name, state, error, group_position AS p
+                FROM jobs WHERE group_id = ?1 AND state IN ('dead', 'cancelled')
+                UNION ALL
+                SELECT 'group', id, path, state, NULL, position
+                FROM workflow_groups WHERE parent_id = ?1 AND state IN ('failed', 'cancelled')
+                ORDER BY p LIMIT 50
+                """,
+            arguments: [group])
+        return jsonArray(raw: rows.map { row in
+            var item = JSONObjectBuilder()
+            if row["kind"] as String == "job" {
+                item.add("job", int: row["id"])
+                item.add("executor", string: row["name"])
+                item.add("state", string: row["state"])
+                item.add("error", raw: (row["error"] as String?).map(JSONText.string) ?? "null")
+            } else {
+                item.add("group", int: row["id"])
+                item.add("path", string: row["name"])
+                item.add("state", string: row["state"])
+            }
+            return item.text
+        })
+    }
+
+    /// Ends a workflow with its top group, writing its `workflow` event with its steps' counts.
+    static func workflowFinished(_ db: some SQLTransaction, _ id: WorkflowID, as outcome: GroupOutcome, error: String?, events: inout PendingEvents) throws {
+        guard
+            let row = try db.fetchRow(sql: "UPDATE workflows SET state = ?, finished_at = ?, error = ? WHERE id = ? AND state = 'running' RETURNING name",
+                arguments: [outcome.rawValue, events.now, error, id])
+        else { return }
+        let counts = jsonObject(
+            try db.fetchRows(sql: """
+                    SELECT j.state, COUNT(*) AS n FROM workflow_groups g JOIN jobs j ON j.group_id = g.id
+                    WHERE g.workflow_id = ? GROUP BY j.state ORDER BY j.state
+                    """,
+                arguments: [id]
+            ).map { ($0["state"], String($0["n"] as Int)) })
+        var data = JSONObjectBuilder()
+        data.add("name", string: row["name"])
+        data.add("state", string: outcome.rawValue)
+        data.add("counts", raw: counts)
+        data.add("error", string: error)
+        events.append(job: nil, kind: .workflow, queue: nil, executor: nil, batch: nil, data: data.text, workflow: id)
+    }
+
+    // MARK: Passing results along
+
+    /// Merges the result of the member `from` names (`job:<id>` or `group:<id>`) into a job's
+    /// payload under "previous", as the job is released.
+    static func applyPreviousInput(_ db: some SQLTransaction, job: JobID, from reference: String) throws {
+        let value = try memberResult(db, reference)
+        let read = try db.statement(sql: "SELECT payload FROM jobs WHERE id = ?")
+        read.bind(1, job)
+        guard try read.step() else { return read.reset() }
+        let payload = read.string(0)
+        read.reset()
+        let update = try db.statement(sql: "UPDATE jobs SET payload = ? WHERE id = ?")
+        update.bind(1, try OrderedJSON.setting("previous", to: value, in: payload))
+        update.bind(2, job)
+        try update.run()
+    }
+
+    /// A member's result as JSON text: a job's result (null unless it succeeded); a sequence's
+    /// last member's; a parallel group's members' results as an array, in order.
+    static func memberResult(_ db: some SQLTransaction, _ reference: String) throws -> String {
+        let parts = reference.split(separator: ":", maxSplits: 1)
+        guard parts.count == 2, let id = Int64(parts[1]) else { return "null" }
+        if parts[0] == "job" {
+            return try db.fetchOne(String.self, sql: "SELECT result FROM jobs WHERE id = ? AND state = 'succeeded'", arguments: [id]) ?? "null"
+        }
+        let kind = try db.fetchOne(String.self, sql: "SELECT kind FROM workflow_groups WHERE id = ?", arguments: [id])
+        let members = try db.fetchRows(sql: """
+                SELECT 'job' AS kind, id, group_position AS p FROM jobs WHERE group_id = ?1
+                UNION ALL SELECT 'group', id, position FROM workflow_groups WHERE parent_id = ?1
+                ORDER BY p
+                """,
+            arguments: [id]
+        ).map { "\($0["kind"] as String):\($0["id"] as Int64)" }
+        if kind == "sequence" {
+            return try members.last.map { try memberResult(db, $0) } ?? "null"
+        }
+        if kind == "tree" {
+            // A tree's result is its root job's.
+            return try members.first.map { try memberResult(db, $0) } ?? "null"
+        }
+        return "[" + (try members.map { try memberResult(db, $0) }).joined(separator: ",") + "]"
+    }
+}

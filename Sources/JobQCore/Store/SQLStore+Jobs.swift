@@ -1,0 +1,340 @@
+import Foundation
+
+/// Enqueueing, reading, and the operator's state changes (cancel, retry, pause, prune).
+extension SQLStore {
+    /// Inserts all requests in one transaction: all of them or none. A request whose unique key
+    /// a job holds gets that job instead.
+    package func enqueue(_ requests: [JobRequest]) async throws -> [Enqueued] {
+        for (index, request) in requests.enumerated() {
+            do {
+                try request.validate()
+            } catch {
+                throw requests.count == 1 ? error : .invalidInput("job \(index + 1) of \(requests.count): \(error.description)")
+            }
+        }
+        // A few jobs are a small transaction; a big batch goes to GRDB's writer thread.
+        return try await write(requests.count <= 100 ? .small : .large) { db in
+            // The time is read once the write lock is held, so that creation times follow
+            // commit order (a unique key's next holder is never created before the last let go).
+            let now = StoreSQL.now()
+            return try requests.map { request in
+                if let unique = request.options.unique, let holder = try StoreSQL.takeUniqueKey(db, unique.key, now: now) {
+                    return Enqueued(job: holder, existed: true)
+                }
+                return Enqueued(job: try StoreSQL.insert(request, db: db, now: now), existed: false)
+            }
+        }
+    }
+
+    package func job(_ id: JobID) async throws -> Job? {
+        try await read(.small) { db in
+            try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map { Job($0) }
+        }
+    }
+
+    package func jobs(queue: String?, state: JobState?, limit: Int, afterID: JobID?) async throws -> [Job] {
+        try await read { db in
+            var conditions: [String] = []
+            var arguments: SQLArguments = []
+            if let queue { conditions.append("queue = ?"); arguments += [queue] }
+            if let state { conditions.append("state = ?"); arguments += [state.rawValue] }
+            if let afterID { conditions.append("id > ?"); arguments += [afterID] }
+            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            arguments += [limit]
+            return try db.fetchRows(sql: "SELECT \(Job.columns) FROM jobs \(whereClause) ORDER BY id LIMIT ?", arguments: arguments
+            ).map { Job($0) }
+        }
+    }
+
+    /// Cancels a job that has not finished. A running job's worker notices within a fraction of
+    /// a second, cancels the task, and its late result is refused by the completion fence.
+    package func cancel(_ id: JobID) async throws -> Job {
+        let now = StoreSQL.now()
+        return try await write { db in
+            let job = try StoreSQL.existingJob(db, id)
+            guard !job.state.isFinal else {
+                throw JobQueueError.invalidState("job \(id) is already \(job.state.rawValue); only unfinished jobs can be cancelled")
+            }
+            let row = try db.fetchRow(sql: """
+                    UPDATE jobs SET state = 'cancelled', finished_at = ?, lease_until = NULL
+                    WHERE id = ? RETURNING \(Job.columns)
+                    """,
+                arguments: [now, id])
+            let cancelled = Job(row!)
+            var data = JSONObjectBuilder()
+            data.add("from", string: job.state.rawValue)
+            var events = StoreSQL.PendingEvents(now: now)
+            events.append(
+                job: id, kind: .cancelled, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
+                workflow: job.workflowID)
+            try StoreSQL.settle(db, [FinishedJob(cancelled)], facts: try StoreFacts.read(db), events: &events)
+            try events.flush(db)
+            return cancelled
+        }
+    }
+
+    /// Makes a failed, dead or cancelled job ready to run now. A dead job gets one more attempt
+    /// than it has used; its attempt count is kept as history.
+    package func retry(_ id: JobID) async throws -> Job {
+        let now = StoreSQL.now()
+        return try await write { db in
+            let job = try StoreSQL.existingJob(db, id)
+            guard [.failed, .dead, .cancelled].contains(job.state) else {
+                throw JobQueueError.invalidState(
+                    "job \(id) is \(job.state.rawValue); only failed, dead or cancelled jobs can be retried")
+            }
+            if let workflow = job.workflowID, job.state != .failed {
+                throw JobQueueError.invalidState(
+                    "job \(id) is a step of workflow \(workflow), which has counted its outcome; submit the workflow again instead")
+            }
+            if let key = job.uniqueKey, let holder = try StoreSQL.takeUniqueKey(db, key, now: now), holder.id != id {
+                throw JobQueueError.invalidState(
+                    "job \(id) has unique key '\(key)', which job \(holder.id) (\(holder.state.rawValue)) holds now; "
+                        + "cancel job \(holder.id) or let it finish, then retry job \(id)")
+            }
+            let row = try db.fetchRow(sql: """
+                    UPDATE jobs SET state = 'ready', run_at = ?, finished_at = NULL, lease_until = NULL, unique_hold = unique_key,
+                        unstarted_deliveries = 0,
+                        worker_id = NULL, max_attempts = CASE WHEN max_attempts > attempt THEN max_attempts ELSE attempt + 1 END
+                    WHERE id = ? RETURNING \(Job.columns)
+                    """,
+                arguments: [now, id])
+            let retried = Job(row!)
+            var data = JSONObjectBuilder()
+            data.add("from", string: job.state.rawValue)
+            data.add("maxAttempts", int: retried.maxAttempts)
+            try StoreSQL.appendEvent(
+                db, job: id, kind: .retried, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now)
+            if let batch = job.batch { try StoreSQL.batchMemberReopened(db, batch: batch, previous: job.state) }
+            return retried
+        }
+    }
+
+    package func setPaused(_ queue: String, paused: Bool) async throws {
+        try await write { db in
+            try db.execute(
+                sql: "INSERT INTO queues (name, paused) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET paused = excluded.paused",
+                arguments: [queue, paused])
+        }
+    }
+
+    /// Deletes finished jobs in `states` that finished before `cutoff`. Returns how many.
+    package func prune(finishedBefore cutoff: Date, states: Set<JobState>) async throws -> Int {
+        let names = states.map(\.rawValue).sorted()
+        return try await write { db in
+            let condition = "finished_at IS NOT NULL AND finished_at < ? AND state IN (\(db.dialect.texts(in: "?")))"
+            let arguments: SQLArguments = [cutoff.timeIntervalSince1970, StoreSQL.jsonArray(names)]
+            // Events go with their jobs, so the feed never grows without bound.
+            try db.execute(sql: "DELETE FROM events WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
+            try db.execute(
+                sql: "DELETE FROM dependencies WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
+            try db.execute(
+                sql: "DELETE FROM dependencies WHERE depends_on IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
+            try db.execute(sql: "DELETE FROM jobs WHERE \(condition)", arguments: arguments)
+            let removed = db.changesCount
+            // Finished workflows whose steps are all gone go too, with their groups.
+            try db.execute(
+                sql: """
+                    DELETE FROM workflows WHERE state != 'running' AND finished_at < ?
+                        AND NOT EXISTS (SELECT 1 FROM workflow_groups g JOIN jobs j ON j.group_id = g.id WHERE g.workflow_id = workflows.id)
+                    """,
+                arguments: [cutoff.timeIntervalSince1970])
+            try db.execute(sql: "DELETE FROM workflow_groups WHERE workflow_id NOT IN (SELECT id FROM workflows)")
+            try db.execute(sql: "DELETE FROM tree_nodes WHERE tree_id IN (SELECT id FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows))")
+            try db.execute(sql: "DELETE FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows)")
+            try db.execute(
+                sql: "DELETE FROM events WHERE job_id IS NULL AND created_at < ?", arguments: [cutoff.timeIntervalSince1970])
+            // Dedupe keys of emits are remembered for 24 hours; older ones answer nothing.
+            try db.execute(sql: "DELETE FROM trigger_emits WHERE emitted_at < ?", arguments: [StoreSQL.now() - StoreSQL.dedupeWindow])
+            return removed
+        }
+    }
+
+    package func status(liveWithin: TimeInterval) async throws -> StoreStatus {
+        let cutoff = StoreSQL.now() - liveWithin
+        return try await read { db in
+            var queues: [String: QueueStatus] = [:]
+            func entry(_ name: String) -> QueueStatus {
+                queues[name] ?? QueueStatus(
+                    name: name, paused: false,
+                    counts: Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0.rawValue, 0) }))
+            }
+            for row in try db.fetchRows(sql: StoreSQL.countsSQL[db.dialect]) {
+                let name: String = row["queue"]
+                var status = entry(name)
+                status.counts[row["state"], default: 0] += row["n"] as Int
+                queues[name] = status
+            }
+            for row in try db.fetchRows(sql: "SELECT name, paused FROM queues") {
+                let name: String = row["name"]
+                var status = entry(name)
+                status.paused = row["paused"]
+                queues[name] = status
+            }
+            let workers = try db.fetchRows(sql: "SELECT * FROM workers WHERE heartbeat_at >= ? ORDER BY started_at", arguments: [cutoff]
+            ).map { row in
+                WorkerStatus(
+                    id: row["id"], host: row["host"], pid: row["pid"],
+                    queues: (try? JSONDecoder().decode([String].self, from: Data((row["queues"] as String).utf8))) ?? [],
+                    concurrency: row["concurrency"],
+                    startedAt: Date(timeIntervalSince1970: row["started_at"]),
+                    heartbeatAt: Date(timeIntervalSince1970: row["heartbeat_at"]))
+            }
+            return StoreStatus(
+                queues: queues.values.sorted { $0.name < $1.name }, workers: workers,
+                schemaVersion: try Self.schemaVersion(db),
+                runningWorkflows: try db.fetchOne(Int.self, sql: "SELECT COUNT(*) FROM workflows WHERE state = 'running'") ?? 0)
+        }
+    }
+}
+
+extension StoreSQL {
+    /// Where a workflow step sits, and what it waits for (set by ``submit(_:)``).
+    struct Placement {
+        let workflow: WorkflowID
+        let group: Int64
+        let position: Int
+        /// `job:<id>` or `group:<id>`: the member whose result the step gets as "previous".
+        let inputFrom: String?
+        let edges: [(DependencyTarget, String?)]
+        /// The tree node the job is a job of.
+        var treeNode: Int64? = nil
+    }
+
+    /// Inserts one job inside the caller's transaction, with its `enqueued` event, counting it
+    /// into its batch, appending it to its lane, and recording what it waits for: it is
+    /// `waiting` until those dependencies are met.
+    static func insert(_ request: JobRequest, db: some SQLTransaction, now: Double, placement: Placement? = nil) throws -> Job {
+        let options = request.options
+        if options.unique != nil, placement != nil {
+            throw JobQueueError.invalidInput(
+                "a workflow step or tree node cannot have a unique key (its place in its workflow already makes it one of a kind); "
+                    + "drop `unique` from its options")
+        }
+        var edges = placement?.edges ?? []
+        var failedDependencies: [String] = []
+        var runAtOnce = false
+        for id in Set(options.after).sorted() {
+            let policy = options.dependencyPolicies[id] ?? options.onDependencyFailure
+            let dependency = try Self.existingJob(db, id, role: "dependency")
+            switch dependency.state {
+            case .succeeded:
+                continue
+            case .dead, .cancelled:
+                guard policy == .ignore || policy == .run else {
+                    throw JobQueueError.invalidInput(
+                        "dependency \(id) is already \(dependency.state.rawValue), so a job that waits for it with policy '\(policy.rawValue)' "
+                            + "could never run; retry job \(id) first, or give the policy ignore or run")
+                }
+                failedDependencies.append(
+                    failedDependencyJSON(target: .job(id), failure: FinishedJob(dependency), groupFailure: nil))
+                if policy == .run { runAtOnce = true }
+            default:
+                edges.append((.job(id), options.dependencyPolicies[id]?.rawValue))
+            }
+        }
+        if let lane = options.lane, let previous = try laneDependency(db, lane: lane, policy: options.laneOnFailure, now: now) {
+            edges.append((.job(previous), "lane"))
+        }
+        let unmet = runAtOnce ? 0 : edges.count
+        let insert = try db.statement(sql: insertJobSQL[db.dialect])
+        let runAt = options.runAt?.timeIntervalSince1970 ?? now
+        let state: JobState = unmet > 0 ? .waiting : runAt > now ? .scheduled : .ready
+        insert.bind(1, options.queue)
+        insert.bind(2, request.executor)
+        insert.bind(3, db.dialect.storedJSON(request.payloadJSON))
+        insert.bind(4, options.priority)
+        insert.bind(5, state.rawValue)
+        insert.bind(6, options.maxAttempts)
+        insert.bind(7, runAt)
+        insert.bind(8, options.timeout?.inSeconds)
+        insert.bind(9, now)
+        insert.bind(10, options.name)
+        insert.bind(11, options.batch)
+        insert.bind(12, unmet)
+        insert.bind(13, options.after.isEmpty ? nil : options.onDependencyFailure.rawValue)
+        insert.bind(14, failedDependencies.isEmpty ? nil : "[" + failedDependencies.joined(separator: ",") + "]")
+        insert.bind(15, placement?.workflow)
+        insert.bind(16, placement?.group)
+        insert.bind(17, placement.map { Int64($0.position) })
+        insert.bind(18, placement?.inputFrom)
+        insert.bind(19, options.lane)
+        insert.bind(20, placement?.treeNode)
+        insert.bind(21, options.unique?.key)
+        insert.bind(22, options.unique.map { Int64($0.stateBits) })
+        insert.bind(23, options.unique?.period?.inSeconds)
+        insert.bind(24, request.traceContextJSON)
+        guard try insert.step() else { throw JobQueueError.storeUnavailable("inserting a job returned no row") }
+        let job = Job(insert)
+        insert.reset()
+        if !edges.isEmpty { try insertEdges(db, job: job.id, on: edges) }
+        if let lane = options.lane { try setLaneTail(db, lane: lane, job: job.id) }
+        if let batch = options.batch { try addToBatch(db, name: batch) }
+        var data = JSONObjectBuilder()
+        data.add("state", string: state.rawValue)
+        data.add("runAt", date: job.runAt)
+        data.add("priority", int: job.priority)
+        if unmet > 0 { data.add("waitingFor", int: unmet) }
+        if let lane = options.lane { data.add("lane", string: lane) }
+        try appendEvent(
+            db, job: job.id, kind: .enqueued, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now,
+            workflow: job.workflowID)
+        return job
+    }
+
+    static let insertJobSQL = DialectSQL { d in
+        """
+        INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch,
+            unmet, on_dependency_failure, failed_dependencies, workflow_id, group_id, group_position, input_from, lane, tree_node,
+            unique_key, unique_hold, unique_states, unique_for, trace_context)
+        VALUES (?, ?, \(d.json("?")), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?21, ?21, ?22, ?23, ?24)
+        RETURNING \(Job.columns)
+        """
+    }
+
+    /// Jobs per queue and state, each state counted from the partial index that holds it, so
+    /// that status costs the same whether or not rows are large (and never reads them for
+    /// finished jobs, the bulk of a store). Finished jobs are exactly those with finished_at.
+    static let countsSQL = DialectSQL { d in
+        """
+        SELECT queue, 'ready' AS state, COUNT(*) AS n FROM jobs WHERE state = 'ready' GROUP BY queue
+        UNION ALL
+        SELECT queue, 'running', COUNT(*) FROM jobs \(d.indexedBy("jobs_leases")) WHERE state = 'running' GROUP BY queue
+        UNION ALL
+        SELECT queue, state, COUNT(*) FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') GROUP BY queue, state
+        UNION ALL
+        SELECT queue, state, COUNT(*) FROM jobs \(d.indexedBy("jobs_finished")) WHERE finished_at IS NOT NULL GROUP BY queue, state
+        UNION ALL
+        SELECT queue, 'waiting', COUNT(*) FROM jobs \(d.indexedBy("jobs_waiting")) WHERE state = 'waiting' GROUP BY queue
+        """
+    }
+
+    static func existingJob(_ db: some SQLTransaction, _ id: JobID, role: String? = nil) throws -> Job {
+        guard let row = try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]) else {
+            if let role {
+                // Bad input to the enqueue, rather than a lookup that found nothing.
+                throw JobQueueError.invalidInput(
+                    "\(role) \(id) does not exist; a job can only wait for jobs that are already stored (list them with `jobq list`)")
+            }
+            throw JobQueueError.notFound("no job with id \(id); list jobs with `jobq list`")
+        }
+        return Job(row)
+    }
+
+    package static func jsonArray(_ values: [String]) -> String {
+        "[" + values.map(JSONText.string).joined(separator: ",") + "]"
+    }
+
+    /// Job ids as a JSON array, for `id IN (\(dialect.integers(in: "?")))`.
+    package static func jsonArray(_ ids: some Sequence<JobID>) -> String {
+        "[" + ids.map(String.init).joined(separator: ",") + "]"
+    }
+
+    /// Values that are JSON text already, as a JSON array.
+    package static func jsonArray(raw elements: [String]) -> String { "[" + elements.joined(separator: ",") + "]" }
+
+    /// Members whose values are JSON text already (nil for null), as a JSON object.
+    static func jsonObject(_ members: [(key: String, value: String?)]) -> String {
+        "{" + members.map { JSONText.string($0.key) + ":" + ($0.value ?? "null") }.joined(separator: ",") + "}"
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+
+/// Schedules: stored templates with their next occurrence; the scheduler's tick makes the jobs
+/// of due occurrences and advances each schedule in one transaction.
+extension SQLStore {
+    /// Adds a schedule, or replaces the one of the same name (its count of jobs made starts
+    /// again; the jobs it made stay). Returns it as stored.
+    package func addSchedule(_ schedule: Schedule, now: Date) async throws -> ScheduleStatus {
+        try schedule.validate()
+        var start: Double?
+        var every: Double?
+        var times: Int?
+        var cron: String?
+        var zone = "UTC"
+        let kind: String
+        switch schedule.timing {
+        case .at(let date):
+            kind = "at"
+            start = date.timeIntervalSince1970
+        case .every(let interval, let count, let first):
+            kind = "every"
+            every = interval.inSeconds
+            times = count
+            start = (first ?? now.addingTimeInterval(interval.inSeconds)).timeIntervalSince1970
+        case .cron(let expression, let timeZone):
+            kind = "cron"
+            cron = expression.text
+            zone = timeZone.identifier
+        }
+        let stored = Schedule.Timing.stored(kind: kind, start: start, every: every, times: times, cron: cron, zone: zone)
+        // The first occurrence: an `at` in the past runs at once (as a missed one would).
+        let next: Double? = switch stored {
+        case .at(let date): date.timeIntervalSince1970
+        case .every(_, _, let first?): first.timeIntervalSince1970
+        default: ScheduleClock.occurrence(after: now, timing: stored, made: 0)?.timeIntervalSince1970
+        }
+        let request = schedule.request
+        let options = request.options
+        let seconds = now.timeIntervalSince1970
+        let timing: SQLArguments = [kind, start, every, times, cron, zone]
+        return try await write(.small) { db in
+            let existed = try db.fetchOne(Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM schedules WHERE name = ?)", arguments: [schedule.name]) ?? false
+            try db.execute(
+                sql: """
+                    INSERT INTO schedules (name, executor, payload, queue, priority, max_attempts, timeout, kind, start_at, every, times,
+                        cron, time_zone, missed, catch_up_limit, paused, next_run_at, made, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?, ?)
+                    ON CONFLICT (name) DO UPDATE SET executor = excluded.executor, payload = excluded.payload, queue = excluded.queue,
+                        priority = excluded.priority, max_attempts = excluded.max_attempts, timeout = excluded.timeout,
+                        kind = excluded.kind, start_at = excluded.start_at, every = excluded.every, times = excluded.times,
+                        cron = excluded.cron, time_zone = excluded.time_zone, missed = excluded.missed,
+                        catch_up_limit = excluded.catch_up_limit, paused = 0, next_run_at = excluded.next_run_at, made = 0,
+                        updated_at = excluded.updated_at
+                    """,
+                arguments: [
+                    schedule.name, request.executor, JSONText.minified(request.payloadJSON), options.queue, options.priority, options.maxAttempts,
+                    options.timeout?.inSeconds,
+                ] as SQLArguments + timing + [schedule.missed.rawValue, schedule.catchUpLimit, next, seconds, seconds])
+            try StoreSQL.scheduleEvent(db, name: schedule.name, change: existed ? "replaced" : "added", now: seconds)
+            return try StoreSQL.schedule(db, schedule.name)!
+        }
+    }
+
+    package func schedules() async throws -> [ScheduleStatus] {
+        try await read { db in try db.fetchRows(sql: "SELECT * FROM schedules ORDER BY name").map(ScheduleStatus.init) }
+    }
+
+    package func schedule(_ name: String) async throws -> ScheduleStatus? {
+        try await read(.small) { db in try StoreSQL.schedule(db, name) }
+    }
+
+    /// The jobs a schedule made, newest occurrence first.
+    package func scheduleRuns(_ name: String, limit: Int) async throws -> [Job] {
+        try await read(.small) { db in
+            try db.fetchRows(sql: "SELECT \(Job.columns) FROM jobs WHERE schedule = ? ORDER BY occurrence DESC LIMIT ?", arguments: [name, limit]
+            ).map { Job($0) }
+        }
+    }
+
+    /// Pauses or resumes a schedule. A resumed one continues from `now`: no burst of the
+    /// occurrences it missed while paused.
+    package func setSchedulePaused(_ name: String, paused: Bool, now: Date) async throws -> ScheduleStatus {
+        try await write(.small) { db in
+            guard let status = try StoreSQL.schedule(db, name) else { throw StoreSQL.noSchedule(name) }
+            guard status.paused != paused else { return status }
+            var next = status.nextRunAt
+            if !paused, let waiting = next, waiting < now {
+                next = status.timing.isAt ? waiting : ScheduleClock.occurrence(after: now, timing: status.timing, made: status.made)
+            }
+            try db.execute(
+                sql: "UPDATE schedules SET paused = ?, next_run_at = ?, updated_at = ? WHERE name = ?",
+                arguments: [paused, next?.timeIntervalSince1970, now.timeIntervalSince1970, name])
+            try StoreSQL.scheduleEvent(db, name: name, change: paused ? "paused" : "resumed", now: now.timeIntervalSince1970)
+            return try StoreSQL.schedule(db, name)!
+        }
+    }
+
+    /// Removes a schedule; the jobs it made stay.
+    package func removeSchedule(_ name: String, now: Date) async throws {
+        try await write(.small) { db in
+            try db.execute(sql: "DELETE FROM schedules WHERE name = ?", arguments: [name])
+            guard db.changesCount == 1 else { throw StoreSQL.noSchedule(name) }
+            try StoreSQL.scheduleEvent(db, name: name, change: "removed", now: now.timeIntervalSince1970)
+        }
+    }
+
+    /// The earliest occurrence any active schedule waits for.
+    package func nextScheduledOccurrence() async throws -> Date? {
+        try await read(.small) { db in
+            try db.fetchOne(Double.self, sql: "SELECT MIN(next_run_at) FROM schedules WHERE paused = 0 AND next_run_at IS NOT NULL")
+                .map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
+    /// Makes the jobs of every occurrence due at `now` and advances the schedules, in one
+    /// transaction. A job's (schedule, occurrence) is unique, so a scheduler in another process
+    /// doing the same makes nothing twice. Returns the ids of the jobs made.
+    package func runDueSchedules(now: Date) async throws -> [JobID] {
+        let seconds = now.timeIntervalSince1970
+        return try await write(.small) { db in
+            let due = try db.fetchRows(sql: "SELECT * FROM schedules WHERE paused = 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT 100", arguments: [seconds]
+            ).map(ScheduleStatus.init)
+            var made: [JobID] = []
+            var events = StoreSQL.PendingEvents(now: seconds)
+            for schedule in due {
+                guard let first = schedule.nextRunAt else { continue }
+                // `skip`: one job (keyed by the first missed occurrence), run now; `catchUp`: one
+                // per missed occurrence, the latest `catchUpLimit` of them.
+                var occurrences = schedule.missed == .skip ? [first] : ScheduleClock.occurrences(from: first, through: now, schedule)
+                if case .every(_, let times?, _) = schedule.timing { occurrences = Array(occurrences.prefix(max(0, times - schedule.made))) }
+                var inserted = 0
+                for occurrence in occurrences {
+                    if let id = try StoreSQL.insertOccurrence(db, schedule, occurrence: occurrence.timeIntervalSince1970, now: seconds, events: &events) {
+                        made.append(id)
+                        inserted += 1
+                    }
+                }
+                let total = schedule.made + occurrences.count
+                let following = ScheduleClock.occurrence(after: now, timing: schedule.timing, made: total)
+                try db.execute(
+                    sql: "UPDATE schedules SET next_run_at = ?, made = ?, updated_at = ? WHERE name = ? AND next_run_at = ?",
+                    arguments: [following?.timeIntervalSince1970, total, seconds, schedule.name, first.timeIntervalSince1970])
+            }
+            try events.flush(db)
+            return made
+        }
+    }
+}
+
+extension StoreSQL {
+    static func schedule(_ db: some SQLTransaction, _ name: String) throws -> ScheduleStatus? {
+        try db.fetchRow(sql: "SELECT * FROM schedules WHERE name = ?", arguments: [name]).map(ScheduleStatus.init)
+    }
+
+    /// One job for one occurrence; nil when that occurrence already has its job.
+    static func insertOccurrence(
+        _ db: some SQLTransaction, _ schedule: ScheduleStatus, occurrence: Double, now: Double, events: inout PendingEvents
+    ) throws -> JobID? {
+        let statement = try db.statement(sql: """
+                INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name,
+                    schedule, occurrence)
+                VALUES (?1, ?2, ?3, ?4, 'ready', ?5, ?6, ?7, ?6, ?8, ?8, ?9)
+                ON CONFLICT (schedule, occurrence) WHERE schedule IS NOT NULL DO NOTHING
+                RETURNING id
+                """)
+        statement.bind(1, schedule.queue)
+        statement.bind(2, schedule.executor)
+        statement.bind(3, schedule.payloadJSON)
+        statement.bind(4, schedule.priority)
+        statement.bind(5, schedule.maxAttempts)
+        statement.bind(6, now)
+        statement.bind(7, schedule.timeout?.inSeconds)
+        statement.bind(8, schedule.name)
+        statement.bind(9, occurrence)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        let id = statement.int64(0)
+        var data = JSONObjectBuilder()
+        data.add("state", string: JobState.ready.rawValue)
+        data.add("runAt", date: Date(timeIntervalSince1970: now))
+        data.add("priority", int: schedule.priority)
+        data.add("schedule", string: schedule.name)
+        data.add("occurrence", date: Date(timeIntervalSince1970: occurrence))
+        events.append(job: id, kind: .enqueued, queue: schedule.queue, executor: schedule.executor, batch: nil, data: data.text)
+        return id
+    }
+
+    static func scheduleEvent(_ db: some SQLTransaction, name: String, change: String, now: Double) throws {
+        var data = JSONObjectBuilder()
+        data.add("schedule", string: name)
+        data.add("change", string: change)
+        try appendEvent(db, job: nil, kind: .schedule, queue: nil, executor: nil, batch: nil, data: data.text, now: now)
+    }
+
+    static func noSchedule(_ name: String) -> JobQueueError {
+        .notFound("no schedule named '\(name)'; list schedules with `jobq schedule list`")
+    }
+}
+
+extension Schedule.Timing {
+    var isAt: Bool {
+        if case .at = self { return true }
+        return false
+    }
+
+    /// The timing as stored (an `every` always has its first occurrence).
+    static func stored(kind: String, start: Double?, every: Double?, times: Int?, cron: String?, zone: String) -> Schedule.Timing {
+        switch kind {
+        case "at": return .at(Date(timeIntervalSince1970: start ?? 0))
+        case "every":
+            return .every(.milliseconds(Int64(((every ?? 1) * 1000).rounded())), times: times, start: start.map(Date.init(timeIntervalSince1970:)))
+        default:
+            let expression = (try? CronExpression(cron ?? "")) ?? (try! CronExpression("@yearly"))
+            return .cron(expression, timeZone: TimeZone(identifier: zone) ?? TimeZone(identifier: "UTC")!)
+        }
+    }
+}
+
+extension ScheduleStatus {
+    init(_ row: SQLRow) {
+        name = row["name"]
+        executor = row["executor"]
+        payloadJSON = row["payload"]
+        queue = row["queue"]
+        priority = row["priority"]
+        maxAttempts = row["max_attempts"]
+        timeout = (row["timeout"] as Double?).map(Duration.init(storedSeconds:))
+        timing = Schedule.Timing.stored(
+            kind: row["kind"], start: row["start_at"], every: row["every"], times: row["times"], cron: row["cron"], zone: row["time_zone"])
+        missed = Schedule.MissedPolicy(rawValue: row["missed"]) ?? .skip
+        catchUpLimit = row["catch_up_limit"]
+        paused = row["paused"]
+        nextRunAt = (row["next_run_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+        made = row["made"]
+        createdAt = Date(timeIntervalSince1970: row["created_at"])
+        updatedAt = Date(timeIntervalSince1970: row["updated_at"])
+    }
+}

@@ -1,0 +1,421 @@
+import Foundation
+
+/// A tree node as the transactions that run a tree read it.
+package struct TreeNodeRow: Sendable {
+    let id: Int64
+    let treeID: Int64
+    let parentID: Int64?
+    let name: String
+    let path: String
+    let executor: String
+    let each: String?
+    let withObject: String?
+    let onFailure: TreeNode.FailurePolicy
+    let queue: String
+    let priority: Int
+    let maxAttempts: Int
+    let timeout: Double?
+    let leaf: Bool
+    /// The group of the tree's root job: the whole tree.
+    let rootGroup: Int64
+
+    static let columns = """
+        n.id, n.tree_id, n.parent_id, n.name, n.path, n.executor, n.each_pointer, n.with_object, n.on_failure, n.queue,
+        n.priority, n.max_attempts, n.timeout, n.leaf, t.root_group
+        """
+
+    init(_ row: some ColumnReader) {
+        id = row.int64(0)
+        treeID = row.int64(1)
+        parentID = row.optionalInt64(2)
+        name = row.string(3)
+        path = row.string(4)
+        executor = row.string(5)
+        each = row.optionalString(6)
+        withObject = row.optionalString(7)
+        onFailure = TreeNode.FailurePolicy(rawValue: row.string(8)) ?? .failTree
+        queue = row.string(9)
+        priority = row.int(10)
+        maxAttempts = row.int(11)
+        timeout = row.optionalDouble(12)
+        leaf = row.int(13) != 0
+        rootGroup = row.int64(14)
+    }
+
+    /// Whether its jobs get a group of their own (to hold what their success creates). The
+    /// root's job always has one: it is the tree.
+    var ownsGroups: Bool { !leaf || parentID == nil }
+}
+
+/// The tree nodes one transaction has read, so that a completion batch of a thousand leaves
+/// reads their node once.
+package struct TreeNodeCache {
+    private var nodes: [Int64: TreeNodeRow] = [:]
+    private var children: [Int64: [TreeNodeRow]] = [:]
+
+    mutating func node(_ db: some SQLTransaction, _ id: Int64) throws -> TreeNodeRow {
+        if let node = nodes[id] { return node }
+        let statement = try db.statement(sql: "SELECT \(TreeNodeRow.columns) FROM tree_nodes n JOIN trees t ON t.id = n.tree_id WHERE n.id = ?")
+        statement.bind(1, id)
+        defer { statement.reset() }
+        guard try statement.step() else {
+            throw JobQueueError.storeUnavailable("tree node \(id) is missing from the store")
+        }
+        let node = TreeNodeRow(statement)
+        nodes[id] = node
+        return node
+    }
+
+    mutating func children(_ db: some SQLTransaction, of id: Int64) throws -> [TreeNodeRow] {
+        if let cached = children[id] { return cached }
+        let statement = try db.statement(sql: """
+                SELECT \(TreeNodeRow.columns) FROM tree_nodes n JOIN trees t ON t.id = n.tree_id
+                WHERE n.parent_id = ? ORDER BY n.position
+                """)
+        statement.bind(1, id)
+        var rows: [TreeNodeRow] = []
+        while try statement.step() { rows.append(TreeNodeRow(statement)) }
+        statement.reset()
+        children[id] = rows
+        for row in rows { nodes[row.id] = row }
+        return rows
+    }
+}
+
+// MARK: Submitting
+
+extension WorkflowCompiler {
+    /// Stores a tree's nodes, its budget, and its root job in the group that stands for the
+    /// whole tree; what follows the tree waits for that group.
+    mutating func compile(
+        _ tree: JobTree, group parent: Int64, position: Int, path: String, waitsFor: [Predecessor], contained: Bool, previous: String?
+    ) throws -> Compiled {
+        let treeID = try db.fetchOne(Int64.self, sql: "INSERT INTO trees (workflow_id, max_jobs, jobs) VALUES (?, ?, 1) RETURNING id", arguments: [workflow, tree.maxJobs])!
+        let root = try insertNode(tree.root, tree: treeID, parent: nil, position: 0, path: tree.root.name)
+        let group = try db.fetchOne(Int64.self, sql: """
+                INSERT INTO workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total, tree_node)
+                VALUES (?, ?, ?, 'tree', ?, ?, 'continue', 'running', 1, ?) RETURNING id
+                """,
+            arguments: [workflow, parent, position, tree.root.name, path, root])!
+        try db.execute(sql: "UPDATE trees SET root_group = ? WHERE id = ?", arguments: [group, treeID])
+        var options = tree.root.options
+        options.name = tree.root.name
+        let request = try JobRequest(executor: tree.root.executor, payloadJSON: tree.inputJSON, options: options)
+        let placement = StoreSQL.Placement(
+            workflow: workflow, group: group, position: 0, inputFrom: previous,
+            edges: waitsFor.map { ($0.target, $0.contained ? DependencyPolicy.ignore.rawValue : nil) }, treeNode: root)
+        let job = try StoreSQL.insert(request, db: db, now: events.now, placement: placement)
+        if job.state != .waiting, let previous { try StoreSQL.applyPreviousInput(db, job: job.id, from: previous) }
+        return Compiled(reference: "group:\(group)", exits: [Predecessor(target: .group(group), contained: contained)], hasSteps: true)
+    }
+
+    private func insertNode(_ node: TreeNode, tree: Int64, parent: Int64?, position: Int, path: String) throws -> Int64 {
+        let withObject = node.with.map { JSONText.minified(JSONValue.object($0).jsonText) }
+        let id = try db.fetchOne(Int64.self, sql: """
+                INSERT INTO tree_nodes (tree_id, parent_id, position, name, path, executor, each_pointer, with_object, on_failure,
+                    queue, priority, max_attempts, timeout, leaf)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                """,
+            arguments: [
+                tree, parent, position, node.name, path, node.executor, node.each, withObject, node.onFailure.rawValue,
+                node.options.queue, node.options.priority, node.options.maxAttempts, node.options.timeout?.inSeconds,
+                node.children.isEmpty,
+            ])!
+        for (index, child) in node.children.enumerated() {
+            _ = try insertNode(child, tree: tree, parent: id, position: index, path: "\(path)/\(child.name)")
+        }
+        return id
+    }
+}
+
+// MARK: Running
+
+extension StoreSQL {
+    /// A job of a tree finished: on success its children are created (in this transaction),
+    /// then it counts into its group; on failure its node's policy decides whether the tree
+    /// fails or only this job's subtree.
+    static func treeJobFinished(
+        _ db: some SQLTransaction, _ job: FinishedJob, node id: Int64, group: Int64, nodes: inout TreeNodeCache,
+        work: inout [FinishedJob], events: inout PendingEvents
+    ) throws {
+        let node = try nodes.node(db, id)
+        if job.state == .succeeded {
+            if !node.leaf { try expand(db, job, node: node, group: group, nodes: &nodes, work: &work, events: &events) }
+            try groupMemberFinished(db, group: group, outcome: .succeeded, member: .job(job.id), cause: "", work: &work, events: &events)
+            return
+        }
+        let cause = try failureText(db, job, node: node)
+        if node.onFailure == .failTree {
+            try finishGroup(db, node.rootGroup, as: .failed, cause: cause, work: &work, events: &events)
+        } else {
+            try groupMemberFinished(
+                db, group: group, outcome: GroupOutcome(job.state), member: .job(job.id), cause: cause, endsGroup: node.ownsGroups,
+                work: &work, events: &events)
+        }
+    }
+
+    /// "node cookbook/recipe (job 14, input "r2") died: boom"
+    private static func failureText(_ db: some SQLTransaction, _ job: FinishedJob, node: TreeNodeRow) throws -> String {
+        let input = try db.fetchOne(String.self, sql: "SELECT payload FROM jobs WHERE id = ?", arguments: [job.id]) ?? "null"
+        let how = job.state == .dead ? "died" : "was cancelled"
+        return "node \(node.path) (job \(job.id), input \(JSONText.preview(input))) \(how)" + (job.error.map { ": \($0)" } ?? "")
+    }
+
+    /// Creates the jobs of each child node from a succeeded job's result, in its group.
+    private static func expand(
+        _ db: some SQLTransaction, _ job: FinishedJob, node: TreeNodeRow, group: Int64, nodes: inout TreeNodeCache,
+        work: inout [FinishedJob], events: inout PendingEvents
+    ) throws {
+        guard let workflow = job.workflowID,
+            let parent = try db.fetchRow(sql: "SELECT j.result, g.path, g.total FROM jobs j JOIN workflow_groups g ON g.id = ?2 WHERE j.id = ?1",
+                arguments: [job.id, group])
+        else { return }
+        let result: String = parent["result"] ?? "null"
+        let path: String = parent["path"]
+        var position: Int = parent["total"]
+        let start = position
+        var inserter = TreeJobInserter(db: db, workflow: workflow, now: events.now)
+        for child in try nodes.children(db, of: node.id) {
+            let inputs: [String]
+            do {
+                inputs = try childInputs(result: result, child: child, parentJob: job.id)
+            } catch let failure as TreeExpansionFailure {
+                work.append(try inserter.insertFailed(child, message: failure.message, parentJob: job.id, group: group, position: position, path: "\(path)/\(child.name)", events: &events))
+                position += 1
+                continue
+            }
+            if inputs.isEmpty { continue }
+            if let over = try reserve(db, tree: child.treeID, jobs: inputs.count) {
+                let message = "its fan-out of \(inputs.count) jobs from job \(job.id) would bring the tree to \(over.jobs + inputs.count) jobs, "
+                    + "over its limit of \(over.max); raise the tree's maxJobs if that many are meant"
+                work.append(try inserter.insertFailed(child, message: message, parentJob: job.id, group: group, position: position, path: "\(path)/\(child.name)", events: &events))
+                position += 1
+                continue
+            }
+            for (index, input) in inputs.enumerated() {
+                try inserter.insert(child, payload: input, group: group, position: position, path: "\(path)/\(child.name)[\(index)]", events: &events)
+                position += 1
+            }
+        }
+        if position > start {
+            try db.execute(sql: "UPDATE workflow_groups SET total = total + ? WHERE id = ?", arguments: [position - start, group])
+        }
+    }
+
+    /// Counts `jobs` more into the tree's budget; nil when they fit, else the tree's count and limit.
+    private static func reserve(_ db: some SQLTransaction, tree: Int64, jobs: Int) throws -> (jobs: Int, max: Int)? {
+        let statement = try db.statement(sql: "UPDATE trees SET jobs = jobs + ?1 WHERE id = ?2 AND jobs + ?1 <= max_jobs")
+        statement.bind(1, jobs)
+        statement.bind(2, tree)
+        try statement.run()
+        if db.changesCount == 1 { return nil }
+        let row = try db.fetchRow(sql: "SELECT jobs, max_jobs FROM trees WHERE id = ?", arguments: [tree])
+        return (row?["jobs"] ?? 0, row?["max_jobs"] ?? 0)
+    }
+
+    /// The inputs of a child node's jobs, as JSON text: the parent's whole result, or each
+    /// element of the array its `each` points at; `with` merged into each.
+    private static func childInputs(result: String, child: TreeNodeRow, parentJob: JobID) throws -> [String] {
+        var values: [OrderedJSON]
+        let document: OrderedJSON
+        do {
+            document = try OrderedJSON.parse(result)
+        } catch {
+            throw TreeExpansionFailure(message: "the result of job \(parentJob) is not JSON (\(error))")
+        }
+        if let each = child.each {
+            let pointer: JSONPointer
+            do {
+                pointer = try JSONPointer(each)
+            } catch {
+                throw TreeExpansionFailure(message: "'each': \(error.description)")
+            }
+            guard let found = document.value(at: pointer.tokens) else {
+                throw TreeExpansionFailure(message: "'each' \(JSONText.string(each)) points at nothing in the result of job \(parentJob)")
+            }
+            guard case .array(let elements) = found else {
+                throw TreeExpansionFailure(
+                    message: "'each' \(JSONText.string(each)) points at a value of type \(found.typeName) in the result of job \(parentJob), "
+                        + "not at an array")
+            }
+            values = elements
+        } else {
+            values = [document]
+        }
+        if let with = child.withObject, let patch = try? OrderedJSON.parse(with) {
+            values = values.map { value in
+                let base: OrderedJSON =
+                    if case .object = value { value } else { .object([.init(rawKey: "\"input\"", key: "input", value: value)]) }
+                return base.patched(with: patch)
+            }
+        }
+        return values.map(\.text)
+    }
+}
+
+/// Why a child node could not get its jobs from its parent's result.
+package struct TreeExpansionFailure: Error {
+    let message: String
+}
+
+/// Inserts the jobs (and, for nodes with children, their groups) that a success creates.
+package struct TreeJobInserter<Transaction: SQLTransaction> {
+    let db: Transaction
+    let workflow: WorkflowID
+    let now: Double
+    /// The `enqueued` event's data by priority: the same for every job one success creates.
+    private var enqueuedData: [Int: String] = [:]
+
+    init(db: Transaction, workflow: WorkflowID, now: Double) {
+        self.db = db
+        self.workflow = workflow
+        self.now = now
+    }
+
+    /// A ready job of `node` with `payload`, in `group` at `position`; a node with children
+    /// gets a group of its own around the job, at that position instead.
+    mutating func insert(_ node: TreeNodeRow, payload: String, group: Int64, position: Int, path: String, events: inout StoreSQL.PendingEvents) throws {
+        let (jobGroup, jobPosition) = try place(node, group: group, position: position, path: path)
+        let statement = try db.statement(sql: """
+                INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name,
+                    workflow_id, group_id, group_position, tree_node)
+                VALUES (?1, ?2, ?3, ?4, 'ready', ?5, ?6, ?7, ?6, ?8, ?9, ?10, ?11, ?12) RETURNING id
+                """)
+        statement.bind(1, node.queue)
+        statement.bind(2, node.executor)
+        statement.bind(3, payload)
+        statement.bind(4, node.priority)
+        statement.bind(5, node.maxAttempts)
+        statement.bind(6, now)
+        statement.bind(7, node.timeout)
+        statement.bind(8, node.name)
+        statement.bind(9, workflow)
+        statement.bind(10, jobGroup)
+        statement.bind(11, Int64(jobPosition))
+        statement.bind(12, node.id)
+        guard try statement.step() else { throw JobQueueError.storeUnavailable("inserting a tree job returned no row") }
+        let id = statement.int64(0)
+        statement.reset()
+        let data = enqueuedData[node.priority] ?? {
+            var data = JSONObjectBuilder()
+            data.add("state", string: JobState.ready.rawValue)
+            data.add("runAt", date: Date(timeIntervalSince1970: now))
+            data.add("priority", int: node.priority)
+            enqueuedData[node.priority] = data.text
+            return data.text
+        }()
+        events.append(job: id, kind: .enqueued, queue: node.queue, executor: node.executor, batch: nil, data: data, workflow: workflow)
+    }
+
+    /// A job of `node` that is dead from the start, carrying why its inputs could not be made:
+    /// the node's failure, handled by its policy like any other.
+    mutating func insertFailed(
+        _ node: TreeNodeRow, message: String, parentJob: JobID, group: Int64, position: Int, path: String, events: inout StoreSQL.PendingEvents
+    ) throws -> FinishedJob {
+        let (jobGroup, jobPosition) = try place(node, group: group, position: position, path: path)
+        var payload = JSONObjectBuilder()
+        payload.add("parentJob", int: Int(parentJob))
+        payload.add("each", string: node.each)
+        let id = try db.fetchOne(Int64.self, sql: """
+                INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, finished_at,
+                    name, error, workflow_id, group_id, group_position, tree_node)
+                VALUES (?, ?, ?, ?, 'dead', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                """,
+            arguments: [
+                node.queue, node.executor, payload.text, node.priority, node.maxAttempts, now, node.timeout, now, now, node.name, message,
+                workflow, jobGroup, jobPosition, node.id,
+            ])!
+        var enqueued = JSONObjectBuilder()
+        enqueued.add("state", string: JobState.dead.rawValue)
+        events.append(job: id, kind: .enqueued, queue: node.queue, executor: node.executor, batch: nil, data: enqueued.text, workflow: workflow)
+        var dead = JSONObjectBuilder()
+        dead.add("attempt", int: 0)
+        dead.add("error", string: message)
+        events.append(job: id, kind: .dead, queue: node.queue, executor: node.executor, batch: nil, data: dead.text, workflow: workflow)
+        return FinishedJob(
+            id: id, queue: node.queue, executor: node.executor, batch: nil, workflowID: workflow, groupID: jobGroup, lane: nil,
+            treeNode: node.id, state: .dead, error: message)
+    }
+
+    /// The group and position of a new job: its own group (created here) for a node with
+    /// children, else the parent's group.
+    private func place(_ node: TreeNodeRow, group: Int64, position: Int, path: String) throws -> (group: Int64, position: Int) {
+        guard !node.leaf else { return (group, position) }
+        let statement = try db.statement(sql: """
+                INSERT INTO workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total, tree_node)
+                VALUES (?, ?, ?, 'tree', ?, ?, 'continue', 'running', 1, ?) RETURNING id
+                """)
+        statement.bind(1, workflow)
+        statement.bind(2, group)
+        statement.bind(3, Int64(position))
+        statement.bind(4, node.name)
+        statement.bind(5, path)
+        statement.bind(6, node.id)
+        guard try statement.step() else { throw JobQueueError.storeUnavailable("inserting a tree group returned no row") }
+        let id = statement.int64(0)
+        statement.reset()
+        return (id, 0)
+    }
+}
+
+// MARK: Completion
+
+extension StoreSQL {
+    /// Writes the `subtree` event of a tree group that finished (a job and everything below it),
+    /// and for the tree's root group the `tree` event, exactly once, in the transaction of the
+    /// last job below.
+    static func treeGroupFinished(
+        _ db: some SQLTransaction, _ group: Int64, node: Int64, workflow: WorkflowID, path: String, outcome: GroupOutcome, jobs: SubtreeJobs?,
+        failures: String?, error: String?, events: inout PendingEvents
+    ) throws {
+        guard let row = try db.fetchRow(sql: "SELECT path, parent_id, tree_id FROM tree_nodes WHERE id = ?", arguments: [node]) else { return }
+        let job = try db.fetchOne(JobID.self, sql: "SELECT id FROM jobs WHERE group_id = ? AND group_position = 0", arguments: [group])
+        var data = JSONObjectBuilder()
+        data.add("group", int: Int(group))
+        data.add("node", string: row["path"])
+        data.add("path", string: path)
+        if let job { data.add("job", int: Int(job)) }
+        data.add("state", string: outcome.rawValue)
+        // A subtree cancelled from above (jobs nil) is not counted: its tree's event counts all.
+        data.add("counts", raw: jobs?.json)
+        if let failures { data.add("failures", raw: failures) }
+        data.add("error", string: error)
+        events.append(job: job, kind: .subtree, queue: nil, executor: nil, batch: nil, data: data.text, workflow: workflow)
+        guard row["parent_id"] as Int64? == nil else { return }
+        let jobs = try jobs ?? subtreeJobs(db, group: group)
+
+        var tree = JSONObjectBuilder()
+        tree.add("tree", int: row["tree_id"])
+        tree.add("group", int: Int(group))
+        tree.add("node", string: row["path"])
+        tree.add("path", string: path)
+        if let job { tree.add("job", int: Int(job)) }
+        tree.add("state", string: outcome.rawValue)
+        tree.add("counts", raw: jobs.json)
+        if jobs.failed + jobs.cancelled > 0 { tree.add("failures", raw: try treeFailuresJSON(db, group: group)) }
+        tree.add("error", string: error)
+        events.append(job: job, kind: .tree, queue: nil, executor: nil, batch: nil, data: tree.text, workflow: workflow)
+    }
+
+    /// The jobs of a tree that died or were cancelled (dead ones first, at most 50), as a JSON
+    /// array of `{"job", "node", "state", "error"}`.
+    private static func treeFailuresJSON(_ db: some SQLTransaction, group: Int64) throws -> String {
+        let rows = try db.fetchRows(sql: """
+                WITH RECURSIVE subtree(id) AS (
+                    SELECT CAST(?1 AS bigint) UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
+                SELECT j.id, n.path, j.state, j.error
+                FROM jobs j JOIN tree_nodes n ON n.id = j.tree_node
+                WHERE j.group_id IN (SELECT id FROM subtree) AND j.state IN ('dead', 'cancelled')
+                ORDER BY CASE WHEN j.state = 'cancelled' THEN 1 ELSE 0 END, j.id LIMIT 50
+                """,
+            arguments: [group])
+        return jsonArray(raw: rows.map { row in
+            var item = JSONObjectBuilder()
+            item.add("job", int: row["id"])
+            item.add("node", string: row["path"])
+            item.add("state", string: row["state"])
+            item.add("error", raw: (row["error"] as String?).map(JSONText.string) ?? "null")
+            return item.text
+        })
+    }
+}

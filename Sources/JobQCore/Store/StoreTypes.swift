@@ -1,0 +1,159 @@
+import Foundation
+
+
+/// What an idle worker learns from one read: whether a claim would find a job now, and when
+/// the next scheduled or retrying job on its queues falls due (seconds since 1970).
+package struct ClaimOutlook: Sendable, Hashable {
+    package var claimable: Bool
+    package var nextDue: Double?
+}
+
+/// A job a worker has claimed: what it needs to run the attempt, and the fence it must present
+/// to record the outcome (`id`, `attempt` and the worker's token).
+package struct ClaimedJob: Sendable, Hashable {
+    package let id: JobID
+    package let queue: String
+    package let executor: String
+    package let payloadJSON: String
+    package let priority: Int
+    package let attempt: Int
+    package let maxAttempts: Int
+    package let runAt: Double
+    package let timeout: Duration?
+    package let name: String?
+    package let batch: String?
+    /// The state a re-entrant executor asked to continue from.
+    package let checkpointJSON: String?
+    package let snoozes: Int
+    package let workflowID: WorkflowID?
+    /// The innermost workflow group the job belongs to.
+    package let groupID: Int64?
+    package let lane: String?
+    /// Dependencies that failed and that this job ignored or ran despite, as a JSON array.
+    package let failedDependenciesJSON: String?
+    /// The job tree node it is a job of.
+    package let treeNode: Int64?
+    /// The enqueuer's trace context (JSON object), which the attempt's span continues.
+    package let traceContextJSON: String?
+    /// Whether a worker once died holding it, possibly started but with no start mark: such a
+    /// job's start is committed before it runs (see ``Store/reclaimExpiredLeases()``).
+    package let isSuspect: Bool
+    /// The workflow's shared context when the job was claimed (set by the claim).
+    package var sharedJSON: String?
+    /// Whether the claim recorded the attempt's start (a job handed to a free slot at once);
+    /// otherwise the worker records it, durably, just before the job runs.
+    package var startRecorded = false
+    /// When the worker started the attempt (its start mark is written later, with its time).
+    package var startTime: Double?
+
+    package static let columns = columns(attempt: "attempt")
+
+    /// ``columns`` with `attempt` read as the expression given (a claim that reads before it
+    /// updates reads `attempt + 1`).
+    package static func columns(attempt: String) -> String {
+        """
+        id, queue, executor, payload, priority, \(attempt), max_attempts, run_at, timeout, name, batch, checkpoint, snoozes,
+        workflow_id, group_id, lane, failed_dependencies, tree_node, trace_context, unstarted_deliveries
+        """
+    }
+
+    /// Reads a row selected with ``columns``, in that order (a GRDB row, a stepped statement, or
+    /// a PostgreSQL row).
+    package init(_ row: some ColumnReader) {
+        id = row.int64(0)
+        queue = row.string(1)
+        executor = row.string(2)
+        payloadJSON = row.string(3)
+        priority = row.int(4)
+        attempt = row.int(5)
+        maxAttempts = row.int(6)
+        runAt = row.double(7)
+        timeout = row.optionalDouble(8).map(Duration.init(storedSeconds:))
+        name = row.optionalString(9)
+        batch = row.optionalString(10)
+        checkpointJSON = row.optionalString(11)
+        snoozes = row.int(12)
+        workflowID = row.optionalInt64(13)
+        groupID = row.optionalInt64(14)
+        lane = row.optionalString(15)
+        failedDependenciesJSON = row.optionalString(16)
+        treeNode = row.optionalInt64(17)
+        traceContextJSON = row.optionalString(18)
+        isSuspect = row.int(19) > 0
+    }
+
+    /// The data of its `started` event, the same in every store.
+    package func startedEventData(workerID: String) -> String {
+        "{\"attempt\":\(attempt),\"worker\":\(JSONText.string(workerID))}"
+    }
+
+    /// Whether finishing it matters beyond its own row: a batch, a workflow group, a lane.
+    package var isMember: Bool { batch != nil || groupID != nil || lane != nil }
+}
+
+/// How an attempt ended, as the store records it.
+package enum AttemptOutcome: Sendable {
+    /// Succeeded with this JSON result, and these writes to the workflow's shared context
+    /// (key, JSON text), committed with the success.
+    case succeeded(resultJSON: String, sharedWrites: [SharedWrite] = [])
+    /// Failed (or timed out); retry at the given time.
+    case retry(error: String, at: Date, timedOut: Bool)
+    /// Failed for good.
+    case dead(error: String, timedOut: Bool)
+    /// Not finished (the worker is shutting down): back to `ready`, the attempt not counted.
+    case released
+    /// The executor asked to run again at `until`, optionally from a checkpoint; the attempt
+    /// is not counted.
+    case snoozed(until: Date, checkpointJSON: String?)
+
+    package var isSuccess: Bool {
+        if case .succeeded = self { true } else { false }
+    }
+}
+
+/// What `jobq status` shows for one queue.
+public struct QueueStatus: Sendable, Hashable, Codable {
+    public var name: String
+    public var paused: Bool
+    /// Jobs per state; states with no jobs are present with 0.
+    public var counts: [String: Int]
+}
+
+/// A worker pool that heartbeated recently.
+public struct WorkerStatus: Sendable, Hashable, Codable {
+    public var id: String
+    public var host: String
+    public var pid: Int
+    public var queues: [String]
+    public var concurrency: Int
+    public var startedAt: Date
+    public var heartbeatAt: Date
+}
+
+/// A snapshot of a store: every queue's counts and the live workers.
+public struct StoreStatus: Sendable, Hashable, Codable {
+    public var queues: [QueueStatus]
+    public var workers: [WorkerStatus]
+    public var schemaVersion: Int
+    /// Workflows not finished yet.
+    public var runningWorkflows: Int
+}
+
+/// How hard the store pushes writes to disk.
+public enum Durability: Sendable, Hashable {
+    /// `synchronous=NORMAL` in WAL mode: a committed job survives a crash of the process;
+    /// the last transactions before a power loss or OS crash may roll back. The default.
+    case normal
+    /// `synchronous=FULL`: every commit is synced to disk before it returns, so it also
+    /// survives power loss, at the cost of one fsync per transaction.
+    case full
+}
+
+/// What opening a store does when its schema is older than this jobq.
+public enum SchemaMigrationPolicy: Sendable, Hashable {
+    /// Apply the pending migrations (after a backup of a store that holds data). The default.
+    case applyPending
+    /// Refuse to open, with ``JobQueueError/incompatibleStore(_:)``: for deployments that
+    /// migrate as a separate step (`jobq migrate up`) before starting workers.
+    case refuseIfPending
+}

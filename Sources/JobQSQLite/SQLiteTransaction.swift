@@ -1,0 +1,47 @@
+import JobQCore
+import GRDB
+
+/// A GRDB `Database` inside one of ``SQLiteStore``'s transactions, as a ``SQLTransaction``.
+struct SQLiteTransaction: SQLTransaction {
+    let db: Database
+
+    var dialect: SQLDialect { .sqlite }
+
+    func statement(sql: String) throws -> RawStatement { try RawStatement(db, sql: sql) }
+
+    func execute(sql: String, arguments: SQLArguments) throws {
+        try db.execute(sql: sql, arguments: Self.arguments(arguments))
+    }
+
+    func fetchRows(sql: String, arguments: SQLArguments) throws -> [SQLRow] {
+        let rows = try Row.fetchAll(db, sql: sql, arguments: Self.arguments(arguments))
+        guard let first = rows.first else { return [] }
+        let names = Array(first.columnNames)
+        return rows.map { row in SQLRow(names: names, values: row.databaseValues.map(Self.value)) }
+    }
+
+    var changesCount: Int { db.changesCount }
+
+    private static func arguments(_ arguments: SQLArguments) -> StatementArguments {
+        StatementArguments(arguments.values.map { value -> DatabaseValue in
+            switch value {
+            case .null: .null
+            case .integer(let value): value.databaseValue
+            case .real(let value): value.databaseValue
+            case .text(let value): value.databaseValue
+            }
+        })
+    }
+
+    private static func value(_ value: DatabaseValue) -> SQLValue {
+        switch value.storage {
+        case .null: .null
+        case .int64(let value): .integer(value)
+        case .double(let value): .real(value)
+        case .string(let value): .text(value)
+        case .blob(let data): .text(String(decoding: data, as: UTF8.self))
+        }
+    }
+}
+
+extension RawStatement: SQLStatement {}
