@@ -6,8 +6,9 @@ import Foundation
 /// Every durable state change is one method and one transaction, with all its consequences (a
 /// dependent unlocked, a group or tree completed, a schedule advanced, an event written) in
 /// that same transaction. `JobQueue`, `WorkerPool`, workflows, schedules and the CLI talk to
-/// this protocol only; ``SQLiteStore`` is one implementation, and a store on a database server
-/// is another, so that nothing above this seam knows which one it uses.
+/// this protocol only. Each store is a module of its own: `SQLiteStore` in `JobQSQLite`, and
+/// `ServerStore` over PostgreSQL in `JobQPostgres`; nothing above this seam knows which one it
+/// uses, and the core imports neither GRDB nor postgres-nio.
 ///
 /// Times are wall-clock `Date`s or Unix seconds, as each method says.
 package protocol Store: AnyObject, Sendable {

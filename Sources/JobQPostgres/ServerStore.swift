@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// A store on a database server: jobq's SQL (the `SQLStore` extensions) run in the server's
 /// transactions. Workers on many machines share it; each machine's processes learn of the

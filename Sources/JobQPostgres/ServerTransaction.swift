@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 import Synchronization
 
 /// A ``SQLServerSession`` as a ``SQLTransaction``: jobq's SQL, written with SQLite's `?` and

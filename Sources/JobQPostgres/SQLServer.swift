@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// A database server that holds a jobq store (PostgreSQL, in `JobQPostgres`): the sessions its
 /// transactions run on, and what it offers besides SQL. ``JobQueue/init(server:)`` wraps one in
