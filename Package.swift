@@ -20,6 +20,7 @@ let package = Package(
         // an app of your own or to run with `jobq dashboard` / `jobq work --metrics-listen`.
         .library(name: "JobQDashboard", targets: ["JobQDashboard"]),
         .executable(name: "jobq", targets: ["JobQCLI"]),
+        .executable(name: "jobq-bench", targets: ["jobq-bench"]),
     ],
     traits: [
         // `--traits Postgres` gives the `jobq` binary `--db postgres://...`. Off by default, so
@@ -120,15 +121,35 @@ let package = Package(
             name: "CSQLiteTuning",
             linkerSettings: [.linkedLibrary("sqlite3")]
         ),
+        // What jobq's command-line tools share: exit codes and errors, help text, store
+        // locations, tables.
+        .target(
+            name: "JobQCommandLine",
+            dependencies: ["JobQCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        // `jobq-bench`: jobq beside minimal raw queues on this machine. Not part of the `jobq`
+        // binary; it runs the `jobq` built next to it for its cross-process workloads.
+        .executableTarget(
+            name: "jobq-bench",
+            dependencies: [
+                "JobQ",
+                "JobQCommandLine",
+                .target(name: "JobQPostgres", condition: .when(traits: ["Postgres"])),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // The raw baselines use the SQLite C API directly.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "JobQCLI",
             dependencies: [
                 "JobQ",
+                "JobQCommandLine",
                 .target(name: "JobQPostgres", condition: .when(traits: ["Postgres"])),
                 .target(name: "JobQDashboard", condition: .when(traits: ["Dashboard"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                // The raw-SQLite baseline of `jobq bench` uses the C API directly.
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -180,6 +201,7 @@ let package = Package(
                 "JobQDashboard",
                 "JobQWebText",
                 "JobQCLI",
+                "jobq-bench",
                 "jobq-test-helper",
                 "jobq-chaos",
                 "jobq-fuzz",

@@ -1,4 +1,5 @@
 import ArgumentParser
+import JobQCommandLine
 import Foundation
 import JobQ
 import Logging

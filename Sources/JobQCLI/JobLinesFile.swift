@@ -1,4 +1,5 @@
 import Foundation
+import JobQCommandLine
 import JobQ
 import Synchronization
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import JobQCommandLine
 import JobQ
 
 struct JobQCommand: AsyncParsableCommand {
@@ -15,7 +16,7 @@ struct JobQCommand: AsyncParsableCommand {
             ShowCommand.self, CancelCommand.self, RetryCommand.self, PauseCommand.self, ResumeCommand.self,
             PruneCommand.self, MigrateCommand.self, EventsCommand.self, WaitCommand.self, BatchCommand.self,
             TrackCommand.self, WorkflowCommand.self, LaneCommand.self, ScheduleCommand.self, TriggerCommand.self,
-            EmitCommand.self, BenchCommand.self, DashboardCommand.self,
+            EmitCommand.self, DashboardCommand.self,
         ]
     )
 }

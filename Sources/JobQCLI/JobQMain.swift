@@ -1,4 +1,5 @@
 import ArgumentParser
+import JobQCommandLine
 import Foundation
 import JobQ
 
@@ -38,38 +39,13 @@ enum JobQMain {
     }
 
     /// Prints the error where it belongs and returns the exit code.
-    static func report(_ error: Error) -> Int32 {
-        switch error {
-        case let error as CLIError:
-            printError(error.message)
-            return error.exitCode.rawValue
-        case let error as JobQueueError:
-            printError(error.description)
-            return ExitStatus.of(error).rawValue
-        case let code as ExitCode:
-            return code.rawValue
-        default:
-            let code = JobQCommand.exitCode(for: error)
-            let message = JobQCommand.fullMessage(for: error)
-            if code == .success {
-                print(message)
-                return 0
-            }
-            if !message.isEmpty { printError(message) }
-            // Every parsing and validation error is a usage error: exit 2.
-            return ExitStatus.usage.rawValue
-        }
-    }
+    static func report(_ error: Error) -> Int32 { ExitStatus.report(error, of: JobQCommand.self) }
 
     static func exit(code: Int32) -> Never {
         Foundation.exit(code)
     }
 }
 
-func printError(_ message: String) {
-    let text = message.hasPrefix("Error:") || message.hasPrefix("error:") ? message : "error: \(message)"
-    FileHandle.standardError.write(Data((text + "\n").utf8))
-}
 
 /// Lets the store options come before the subcommand (`jobq --db PATH list`), as global options
 /// do in most tools. Argument parser reads them as options of each subcommand, so they are moved

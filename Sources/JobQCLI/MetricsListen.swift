@@ -1,3 +1,4 @@
+import JobQCommandLine
 import JobQ
 import Logging
 import ServiceLifecycle

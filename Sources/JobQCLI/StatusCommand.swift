@@ -1,4 +1,5 @@
 import ArgumentParser
+import JobQCommandLine
 import Foundation
 import JobQ
 
@@ -48,19 +49,6 @@ struct StatusCommand: AsyncParsableCommand {
     }
 }
 
-/// Left-aligned columns separated by two spaces.
-enum Table {
-    static func render(_ rows: [[String]]) -> String {
-        guard let width = rows.map(\.count).max() else { return "" }
-        var widths = [Int](repeating: 0, count: width)
-        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
-        return rows.map { row in
-            row.enumerated().map { i, cell in
-                i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
-            }.joined(separator: "  ")
-        }.joined(separator: "\n")
-    }
-}
 
 func isoString(_ date: Date) -> String {
     date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import JobQCommandLine
 import Foundation
 import JobQ
 
@@ -54,37 +55,6 @@ let postgresLogger: Logger = {
     return logger
 }()
 #endif
-
-/// Where a store lives: a file, or a PostgreSQL database named by a URL.
-enum StoreLocation {
-    case file(String)
-    case postgres(String)
-
-    init(_ text: String) {
-        let lowered = text.lowercased()
-        self = lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") ? .postgres(text) : .file(text)
-    }
-
-    /// The location for messages: a URL without its password.
-    var description: String {
-        switch self {
-        case .file(let path): path
-        case .postgres(let url): Self.redacted(url)
-        }
-    }
-
-    static func redacted(_ url: String) -> String {
-        guard var components = URLComponents(string: url) else { return "postgres://…" }
-        if components.password != nil { components.password = "***" }
-        return components.string ?? "postgres://…"
-    }
-
-    static func withoutPostgres(_ url: String) -> CLIError {
-        CLIError.usage(
-            "--db \(redacted(url)): this jobq was built without PostgreSQL support; build it with "
-                + "`swift build -c release --traits Postgres` (see README, \"PostgreSQL\")")
-    }
-}
 
 /// Parses a duration option, naming the option in the error.
 func parseDuration(_ text: String, option: String) throws -> Duration {

@@ -1,18 +1,18 @@
 import Foundation
 import Testing
 
-/// `jobq bench` runs every workload and reports each figure (numbers are not asserted: speed is
+/// `jobq-bench` runs every workload and reports each figure (numbers are not asserted: speed is
 /// measured by the bench, not by tests).
-@Suite("jobq bench")
+@Suite("jobq-bench")
 struct BenchTests {
     @Test func benchReportsEveryWorkloadWithItsBaseline() async throws {
         let result = try await CLI.run(
             [
-                "bench", "--quick", "--json", "--enqueue-jobs", "50", "--bulk-jobs", "1000", "--drain-jobs", "200",
+                "--quick", "--json", "--enqueue-jobs", "50", "--bulk-jobs", "1000", "--drain-jobs", "200",
                 "--latency-jobs", "5", "--finished-jobs", "2000", "--future-jobs", "200", "--memory-backlog", "2000",
                 "--memory-jobs", "100", "--group-members", "100", "--sequence-steps", "20", "--tree-fan-out", "5",
                 "--idle-seconds", "1",
-            ], db: nil)
+            ], db: nil, executable: CLI.benchBinary)
         #expect(result.status == 0, "\(result.stderr)")
         struct Report: Decodable {
             struct Row: Decodable { var workload: String; var value: Double; var unit: String; var ratio: Double? }
@@ -62,7 +62,7 @@ struct BenchTests {
     }
 
     @Test func breakdownTakesTheDistanceToTheMinimalQueueApart() async throws {
-        let result = try await CLI.run(["bench", "--breakdown", "--json", "--enqueue-jobs", "50", "--drain-jobs", "300"], db: nil)
+        let result = try await CLI.run(["--breakdown", "--json", "--enqueue-jobs", "50", "--drain-jobs", "300"], db: nil, executable: CLI.benchBinary)
         #expect(result.status == 0, "\(result.stderr)")
         struct Report: Decodable {
             struct Row: Decodable { var workload: String; var value: Double; var ratio: Double? }
@@ -83,8 +83,32 @@ struct BenchTests {
     }
 
     @Test func badSizesAreRefused() async throws {
-        let result = try await CLI.run(["bench", "--drain-jobs", "0"], db: nil)
+        let result = try await CLI.run(["--drain-jobs", "0"], db: nil, executable: CLI.benchBinary)
         #expect(result.status == 2)
         #expect(result.stderr.contains("at least 1"))
+    }
+
+    /// The shipped `jobq` carries no bench: `jobq --help` does not list it and `jobq bench`
+    /// is an unknown command; `jobq-bench --help` explains itself.
+    @Test func theBenchIsItsOwnExecutable() async throws {
+        let help = try await CLI.run(["--help"], db: nil)
+        #expect(help.status == 0)
+        #expect(!help.stdout.contains("bench"), "\(help.stdout)")
+        let old = try await CLI.run(["bench", "--quick"], db: nil)
+        #expect(old.status == 2)
+        let benchHelp = try await CLI.run(["--help"], db: nil, executable: CLI.benchBinary)
+        #expect(benchHelp.status == 0)
+        #expect(benchHelp.stdout.contains("USAGE: jobq-bench"))
+        #expect(benchHelp.stdout.contains("--jobq <path>"))
+    }
+
+    /// Without a `jobq` to run as a worker, the cross-process workloads stop with an error that
+    /// says how to get one, before measuring anything.
+    @Test func aMissingJobqIsAClearError() async throws {
+        let result = try await CLI.run(
+            ["--quick", "--jobq", "/nonexistent/jobq", "--enqueue-jobs", "20", "--bulk-jobs", "100", "--drain-jobs", "50"], db: nil,
+            executable: CLI.benchBinary)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("--jobq /nonexistent/jobq: not an executable file"), "\(result.stderr)")
     }
 }

@@ -159,7 +159,7 @@ struct CLITests {
     /// Help reads as paragraphs at 80 columns: no prose line ends early where the next line's
     /// first word would have fitted (the source's own line breaks used to leave a word or two
     /// dangling after every line), while example commands keep lines of their own.
-    @Test(arguments: [["work"], ["dashboard"], ["workflow"], ["batch"], ["trigger"], ["trigger", "add"], ["emit"], ["bench"],
+    @Test(arguments: [["work"], ["dashboard"], ["workflow"], ["batch"], ["trigger"], ["trigger", "add"], ["emit"],
         ["events"], ["migrate"], ["demo"], ["enqueue"], ["schedule"], []])
     func helpWrapsAsParagraphs(command: [String]) async throws {
         let help = try await CLI.run(command + ["--help"], db: nil, environment: ["COLUMNS": "80"])

@@ -11,6 +11,9 @@ import Testing
 /// thread pool (two threads on a two-core machine), and a test that blocked one in
 /// `waitUntilExit` would starve the worker pools of the tests running beside it.
 enum CLI {
+    /// The `jobq-bench` binary next to `jobq`.
+    static var benchBinary: URL { binary.deletingLastPathComponent().appendingPathComponent("jobq-bench") }
+
     /// The `jobq` binary next to the test bundle, or `$JOBQ_BINARY`.
     static var binary: URL {
         if let path = ProcessInfo.processInfo.environment["JOBQ_BINARY"] { return URL(fileURLWithPath: path) }
@@ -39,7 +42,7 @@ enum CLI {
     /// cores saturated for fifteen seconds, long enough to starve the in-process worker pools
     /// (and their heartbeats) of the tests beside them.
     @discardableResult
-    static func run(_ arguments: [String], db: String?, environment: [String: String] = [:]) async throws -> Result {
+    static func run(_ arguments: [String], db: String?, environment: [String: String] = [:], executable: URL? = nil) async throws -> Result {
         await RunGate.shared.enter()
         defer { RunGate.shared.leave() }
         let scratch = TestScratch.url("jobq-cli")
@@ -47,7 +50,7 @@ enum CLI {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let outPath = scratch.appendingPathComponent("stdout").path
         let errPath = scratch.appendingPathComponent("stderr").path
-        let child = try start(arguments, db: db, environment: environment, stdoutPath: outPath, stderrPath: errPath)
+        let child = try start(arguments, db: db, environment: environment, stdoutPath: outPath, stderrPath: errPath, executable: executable)
         // A run that hangs fails its test instead of holding a slot (and the whole run) forever.
         let watchdog = Task {
             try await Task.sleep(for: .seconds(300))
@@ -64,10 +67,11 @@ enum CLI {
 
     /// Starts `jobq ARGS...` without waiting, its output going to the given files.
     static func start(
-        _ arguments: [String], db: String?, environment: [String: String] = [:], stdoutPath: String, stderrPath: String
+        _ arguments: [String], db: String?, environment: [String: String] = [:], stdoutPath: String, stderrPath: String,
+        executable: URL? = nil
     ) throws -> Child {
         try Child(
-            executable: binary, arguments: (db.map { ["--db", $0] } ?? []) + arguments, environment: environment,
+            executable: executable ?? binary, arguments: (db.map { ["--db", $0] } ?? []) + arguments, environment: environment,
             stdoutPath: stdoutPath, stderrPath: stderrPath)
     }
 

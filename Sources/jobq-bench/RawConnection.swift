@@ -1,4 +1,5 @@
 import Foundation
+import JobQCommandLine
 import GRDBSQLite
 
 /// One SQLite connection through the C API, for the bench's raw baselines (jobq's statements

@@ -1,4 +1,5 @@
 import Foundation
+import JobQCommandLine
 import GRDBSQLite
 
 #if canImport(Glibc)
@@ -30,7 +31,7 @@ enum MinimalRawLatency {
     static func measure(path: String, count: Int) async throws -> Samples {
         let connection = try Connection(path: path, create: true)
         let watch = try WALWatch(databasePath: path)
-        let child = try BenchChild(["bench", "--minimal-raw-worker", path, "--latency-jobs", String(count)])
+        let child = try BenchChild(.bench, ["--minimal-raw-worker", path, "--latency-jobs", String(count)])
         defer { child.terminate() }
         // Wait for the worker's "ready" row (id 0), so that it is idle before the first job.
         let readyBy = ContinuousClock.now + .seconds(10)

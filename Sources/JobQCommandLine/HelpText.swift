@@ -13,7 +13,7 @@
 ///     Closing a batch lets it fire once its members are final.
 ///     """)
 /// ```
-func helpText(_ source: String) -> String {
+package func helpText(_ source: String) -> String {
     var lines: [String] = []
     var paragraph: [Substring] = []
     func endParagraph() {

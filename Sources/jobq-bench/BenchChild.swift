@@ -1,4 +1,6 @@
 import Foundation
+import Synchronization
+import JobQCommandLine
 
 #if canImport(Glibc)
 import Glibc
@@ -6,20 +8,58 @@ import Glibc
 import Darwin
 #endif
 
-/// Runs `jobq` itself as a child process for the cross-process workloads, and reads its peak
-/// resident memory from the kernel when it exits (wait4's `ru_maxrss`).
+/// Runs a `jobq` worker (or the bench itself, for the minimal raw queue's worker) as a child
+/// process for the cross-process workloads, and follows its peak resident memory.
 struct BenchChild {
+    /// Which program a child runs.
+    enum Program {
+        /// The `jobq` binary (`--jobq`, else the one next to this bench).
+        case jobq
+        /// This bench binary.
+        case bench
+    }
+
     let pid: pid_t
 
-    static var executable: String {
+    /// `--jobq`, when given.
+    static let jobqOverride = Mutex<String?>(nil)
+
+    static var ownExecutable: String {
         #if os(Linux)
         if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
         #endif
         return CommandLine.arguments[0]
     }
 
+    static func executable(_ program: Program) throws -> String {
+        switch program {
+        case .bench:
+            return ownExecutable
+        case .jobq:
+            if let given = jobqOverride.withLock({ $0 }) {
+                guard FileManager.default.isExecutableFile(atPath: given) else {
+                    throw CLIError.usage("--jobq \(given): not an executable file; give the path of a built jobq")
+                }
+                return given
+            }
+            let sibling = URL(fileURLWithPath: ownExecutable).deletingLastPathComponent().appendingPathComponent("jobq").path
+            guard FileManager.default.isExecutableFile(atPath: sibling) else {
+                throw CLIError.usage(
+                    "the cross-process workloads run `jobq work`, and there is no jobq next to this bench (\(sibling)); "
+                        + "build it with the same configuration and traits (`swift build -c release --product jobq`) or pass --jobq PATH")
+            }
+            return sibling
+        }
+    }
+
+    /// Starts `jobq ARGUMENTS...`.
     init(_ arguments: [String]) throws {
-        let argv = ([Self.executable] + arguments).map { strdup($0) } + [nil]
+        try self.init(.jobq, arguments)
+    }
+
+    init(_ program: Program, _ arguments: [String]) throws {
+        let executable = try Self.executable(program)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var environment = ProcessInfo.processInfo.environment
         environment["JOBQ_LOG_LEVEL"] = "error"
@@ -36,8 +76,8 @@ struct BenchChild {
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, Self.executable, &actions, nil, argv, envp)
-        guard result == 0 else { throw CLIError.failure("bench: cannot start \(Self.executable): \(String(cString: strerror(result)))") }
+        let result = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        guard result == 0 else { throw CLIError.failure("bench: cannot start \(executable): \(String(cString: strerror(result)))") }
         self.pid = pid
     }
 

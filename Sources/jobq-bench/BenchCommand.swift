@@ -1,11 +1,12 @@
 import ArgumentParser
+import JobQCommandLine
 import Foundation
 import JobQ
 
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench",
-        abstract: "Measure jobq against raw SQLite on this machine: enqueue, drain, latency, flat cost, memory.",
+        commandName: "jobq-bench",
+        abstract: "Measure jobq against a minimal raw queue on this machine: enqueue, drain, latency, flat cost, memory.",
         discussion: helpText("""
             Every workload runs on a fresh store in the temporary directory. Each figure is also
             printed as a ratio of the raw-SQLite baseline measured in the same run (the same
@@ -37,6 +38,13 @@ struct BenchCommand: AsyncParsableCommand {
     /// The minimal raw queue's worker, run by the bench itself in a child process.
     @Option(help: .hidden) var minimalRawWorker: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The jobq binary the cross-process workloads run as workers.",
+            discussion: "Default: the `jobq` next to this jobq-bench, built with the same traits.",
+            valueName: "path"))
+    var jobq: String?
+
     @Option(help: "Jobs for the one-at-a-time enqueue.") var enqueueJobs: Int?
     @Option(help: "Jobs for the bulk enqueue.") var bulkJobs: Int?
     @Option(help: "Jobs per drain.") var drainJobs: Int?
@@ -66,6 +74,7 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let jobq { BenchChild.jobqOverride.withLock { $0 = jobq } }
         if let minimalRawWorker {
             #if os(Linux)
             try MinimalRawLatency.runWorker(path: minimalRawWorker, count: try size(latencyJobs, 200, 30))
@@ -74,6 +83,8 @@ struct BenchCommand: AsyncParsableCommand {
             throw CLIError.usage("--minimal-raw-worker needs Linux (inotify)")
             #endif
         }
+        // Find the worker binary before measuring anything.
+        _ = try BenchChild.executable(.jobq)
         if let db {
             guard case .postgres(let url) = StoreLocation(db) else {
                 throw CLIError.usage("--db: the bench takes a PostgreSQL URL (postgres://...); on SQLite it uses scratch files of its own")

@@ -1,5 +1,6 @@
 #if Postgres
 import Foundation
+import JobQCommandLine
 import JobQ
 import JobQPostgres
 import Logging
