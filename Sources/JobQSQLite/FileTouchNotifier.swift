@@ -17,8 +17,7 @@ import Synchronization
 ///
 /// A thread that waits in `poll` on Linux, not a Dispatch read source, because the source costs
 /// two thread wake-ups per report (Dispatch's event thread, then a worker thread for the
-/// handler): on a 2-core VM the thread cut the 99th percentile of that step from ~1.6 ms to
-/// ~0.4 ms.
+/// handler), which showed in the 99th percentile of pick-up latency (`docs/performance.md`).
 ///
 /// The directory is watched, not the file, because the file comes and goes: SQLite deletes a
 /// store's WAL when its last connection closes and creates it again at the next write.

@@ -24,8 +24,8 @@ extension JobQueue {
     ///   `IN (SELECT ...)` list, `RETURNING` rows) has a cache of its own, so a claim made and
     ///   freed several such blocks, each fresh memory from the OS once the allocator had given
     ///   the last one back: 21 page faults each. Pages are then allocated one at a time, as
-    ///   caches need them. On a 2-core VM this took a claim's UPDATE from ~110 to ~55 µs and
-    ///   the idle worker's check for claimable work from ~105 to ~55 µs.
+    ///   caches need them, which halves the time of a claim's UPDATE and of an idle worker's
+    ///   check for claimable work (`docs/performance.md`).
     ///
     /// Safe to skip: jobq is correct without it, only slower to pick up a lone job.
     @discardableResult

@@ -7,9 +7,8 @@ import Synchronization
 /// so that no commit waits for it.
 ///
 /// SQLite's default is to checkpoint inside the commit that takes the WAL past 1000 pages: that
-/// commit copies every page and syncs the database file before it returns, ~5 ms on this
-/// project's VM where a commit takes ~50 µs, so about one job in sixty paid it (the 99th
-/// percentile of a lone job's round trip). Here the store's writer connection reports the WAL's
+/// commit copies every page and syncs the database file before it returns, about a hundred
+/// commits' time, and a lone job that paid it set the 99th percentile of pick-up latency. Here the store's writer connection reports the WAL's
 /// size after each commit (``install(on:)``, `sqlite3_wal_hook`, which replaces SQLite's own
 /// checkpoint), and past ``backgroundThreshold`` pages a passive checkpoint runs on this
 /// object's connection: it takes no write lock, so writers go on meanwhile.
@@ -17,14 +16,13 @@ import Synchronization
 /// A WAL is started over only when a write begins with every page of it copied back, which a
 /// writer that never pauses (a drain, a loop of enqueues) never gives a background checkpoint:
 /// then the commit that takes the WAL past ``inlineThreshold`` pages checkpoints itself, as
-/// SQLite would have done at 1000, and the WAL starts over. At 8000 pages that cost a loop of
-/// single enqueues ~15% (a bigger WAL, written further out); at 2000, nothing measurable.
+/// SQLite would have done at 1000, and the WAL starts over. A larger threshold slows single
+/// enqueues (a bigger WAL, written further out).
 ///
 /// Each background checkpoint syncs the WAL and the database file. Started again after every
 /// commit past the threshold, they ran back to back while a writer never paused, each copying
-/// the few pages committed since the last: 15 times the syncs of inline checkpoints, which slowed
-/// the commits beside them (single enqueues ran ~7% slower than with SQLite's inline
-/// checkpoints). So a background checkpoint starts only once the WAL holds
+/// the few pages committed since the last: many times the syncs of inline checkpoints, which
+/// slowed the commits beside them. So a background checkpoint starts only once the WAL holds
 /// ``backgroundStep`` pages more than the last one copied.
 final class WALCheckpointer: Sendable {
     /// Pages in the WAL after which a background checkpoint starts (SQLite's own default).

@@ -52,8 +52,8 @@ extension WorkerPool {
         /// job has not started: if the process is killed it runs again after its lease without
         /// having used an attempt. Default 1024: on short jobs, fewer and larger claim
         /// transactions write each page of the jobs table and its indexes to the WAL fewer times,
-        /// and the half left when the pool claims more lasts longer than the claim takes (drains
-        /// of 100k short jobs: +10% over 256 at concurrency 4, +14% at 1; 256 was +25-30% over 64).
+        /// and the half left when the pool claims more lasts longer than the claim takes
+        /// (measurements in `docs/performance.md`).
         public var prefetch = 1024
         /// After starting this many jobs, stop claiming, finish what runs, release what was
         /// claimed ahead, and return (like a worker that is recycled every N jobs). nil: no limit.
