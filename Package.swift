@@ -20,7 +20,7 @@ let package = Package(
         // an app of your own or to run with `jobq dashboard` / `jobq work --metrics-listen`.
         .library(name: "JobQDashboard", targets: ["JobQDashboard"]),
         .executable(name: "jobq", targets: ["JobQCLI"]),
-        .executable(name: "jobq-bench", targets: ["jobq-bench"]),
+        .executable(name: "jobq-bench", targets: ["jobq-bench"])
     ],
     traits: [
         // `--traits Postgres` gives the `jobq` binary `--db postgres://...`. Off by default, so
@@ -28,7 +28,9 @@ let package = Package(
         .trait(name: "Postgres", description: "The jobq command line opens PostgreSQL stores (builds postgres-nio)."),
         // `--traits Dashboard` gives the `jobq` binary `jobq dashboard` and
         // `jobq work --metrics-listen`. Off by default for the same reason.
-        .trait(name: "Dashboard", description: "The jobq command line serves the web dashboard and /metrics (builds Hummingbird)."),
+        .trait(
+            name: "Dashboard",
+            description: "The jobq command line serves the web dashboard and /metrics (builds Hummingbird).")
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -41,7 +43,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2")
     ],
     targets: [
         // Turns the numbered SQL files in Migrations/ into Swift source at build time,
@@ -64,7 +66,7 @@ let package = Package(
                 // trace. Both are API-only packages: free until a backend is bootstrapped.
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing")
             ],
             swiftSettings: fuzzInstrumentation
         ),
@@ -78,7 +80,7 @@ let package = Package(
                 // cached statements through the C API.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 "CSQLiteTuning",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             swiftSettings: fuzzInstrumentation,
             plugins: ["EmbedMigrations"]
@@ -90,7 +92,7 @@ let package = Package(
             dependencies: [
                 "JobQCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             plugins: ["EmbedMigrations"]
         ),
@@ -109,7 +111,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]
         ),
         // The SQLite settings that need C (sqlite3_config is variadic), for
@@ -139,7 +141,7 @@ let package = Package(
                 // The raw baselines use the SQLite C API directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         .executableTarget(
@@ -151,7 +153,7 @@ let package = Package(
                 .target(name: "JobQDashboard", condition: .when(traits: ["Dashboard"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]
         ),
         // README's library quickstart, compiled as written (a test checks the two agree).
@@ -160,7 +162,7 @@ let package = Package(
             dependencies: [
                 "JobQ",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]
         ),
         // A program the tests run as a process (kill -9 in the middle of a data migration).
@@ -175,7 +177,7 @@ let package = Package(
             name: "jobq-chaos",
             dependencies: [
                 "JobQ", "JobQPostgres", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")
             ],
             path: "Tests/Helpers/Chaos"
         ),
@@ -183,9 +185,11 @@ let package = Package(
         // scripts/fuzz.sh builds it with -sanitize=fuzzer.
         .executableTarget(
             name: "jobq-fuzz",
-            dependencies: ["JobQ", "JobQWebText"],
+            // The parsers live in the core: the fuzzer builds neither GRDB nor a store.
+            dependencies: ["JobQCore", "JobQWebText"],
             path: "Tests/Helpers/Fuzz",
-            swiftSettings: fuzzing ? fuzzInstrumentation + [.define("FUZZING"), .unsafeFlags(["-parse-as-library"])] : [],
+            swiftSettings: fuzzing
+                ? fuzzInstrumentation + [.define("FUZZING"), .unsafeFlags(["-parse-as-library"])] : [],
             linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer"])] : []
         ),
         // Tests that need a PostgreSQL server (.ci/run starts one; see README's development
@@ -210,9 +214,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
-                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing")
             ]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -33,7 +33,10 @@ final class TerminalOutput: Sendable {
     func writeLine(_ line: String) {
         statusShown.withLock { shown in
             var text = line + "\n"
-            if shown { text = "\r\u{1B}[K" + text; shown = false }
+            if shown {
+                text = "\r\u{1B}[K" + text
+                shown = false
+            }
             FileHandle.standardError.write(Data(text.utf8))
         }
     }
@@ -49,7 +52,10 @@ final class TerminalOutput: Sendable {
     /// Ends the status line so later output starts on a fresh line.
     func endStatus() {
         statusShown.withLock { shown in
-            if shown { FileHandle.standardError.write(Data("\n".utf8)); shown = false }
+            if shown {
+                FileHandle.standardError.write(Data("\n".utf8))
+                shown = false
+            }
         }
     }
 }
@@ -58,7 +64,9 @@ enum CLILogging {
     static let bootstrap: Void = {
         LoggingSystem.bootstrap { label in
             let level: Logger.Level
-            if let text = ProcessInfo.processInfo.environment["JOBQ_LOG_LEVEL"], let parsed = Logger.Level(rawValue: text) {
+            if let text = ProcessInfo.processInfo.environment["JOBQ_LOG_LEVEL"],
+                let parsed = Logger.Level(rawValue: text)
+            {
                 level = parsed
             } else {
                 level = .info

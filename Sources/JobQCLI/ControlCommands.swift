@@ -1,7 +1,7 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 
 struct CancelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -69,20 +69,24 @@ struct PruneCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Age, e.g. 7d, 12h.", valueName: "duration"))
     var olderThan: String
 
-    @Option(name: .customLong("state"), help: "Only this final state (succeeded, dead, cancelled). Repeatable. Default: all three.")
+    @Option(
+        name: .customLong("state"),
+        help: "Only this final state (succeeded, dead, cancelled). Repeatable. Default: all three.")
     var states: [String] = []
 
     func run() async throws {
         let age = try parseDuration(olderThan, option: "--older-than")
         var selected: Set<JobState> = [.succeeded, .dead, .cancelled]
         if !states.isEmpty {
-            selected = try Set(states.map { text in
-                let state = try parseState(text, option: "--state")
-                guard state.isFinal else {
-                    throw CLIError.usage("--state: only final states can be pruned (succeeded, dead, cancelled), not '\(text)'")
-                }
-                return state
-            })
+            selected = try Set(
+                states.map { text in
+                    let state = try parseState(text, option: "--state")
+                    guard state.isFinal else {
+                        throw CLIError.usage(
+                            "--state: only final states can be pruned (succeeded, dead, cancelled), not '\(text)'")
+                    }
+                    return state
+                })
         }
         let removed = try await store.open().prune(olderThan: age, states: selected)
         print("pruned \(removed) job(s)")

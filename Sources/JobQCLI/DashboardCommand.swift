@@ -1,19 +1,21 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 import Logging
 import ServiceLifecycle
 
 #if Dashboard
-import JobQDashboard
+    import JobQDashboard
 #endif
 
 struct DashboardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dashboard",
-        abstract: "Serve the web dashboard: queues, jobs, workflows, schedules, triggers, batches, with live updates and actions.",
-        discussion: helpText("""
+        abstract:
+            "Serve the web dashboard: queues, jobs, workflows, schedules, triggers, batches, with live updates and actions.",
+        discussion: helpText(
+            """
             Listens on 127.0.0.1:8080 by default. Without an access token it answers only requests
             from this machine (a loopback peer naming localhost, 127.x.y.z or [::1] as its Host). On
             any address beyond loopback it refuses to start without an access token (--token-file or
@@ -27,16 +29,21 @@ struct DashboardCommand: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
-    @Option(help: ArgumentHelp("Where to listen. A port alone listens on 127.0.0.1; port 0 picks a free one.", valueName: "[host:]port"))
+    @Option(
+        help: ArgumentHelp(
+            "Where to listen. A port alone listens on 127.0.0.1; port 0 picks a free one.", valueName: "[host:]port"))
     var listen: String = "127.0.0.1:8080"
 
-    @Option(help: ArgumentHelp(
-        "A file holding the access token every request must carry (default: $JOBQ_DASHBOARD_TOKEN).", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "A file holding the access token every request must carry (default: $JOBQ_DASHBOARD_TOKEN).",
+            valueName: "path"))
     var tokenFile: String?
 
-    @Option(help: ArgumentHelp(
-        "The access token itself. Other users of this machine can read it in the process list: prefer --token-file.",
-        valueName: "token"))
+    @Option(
+        help: ArgumentHelp(
+            "The access token itself. Other users of this machine can read it in the process list: prefer --token-file.",
+            valueName: "token"))
     var token: String?
 
     @Flag(help: "Show everything, change nothing: no action buttons, every POST refused.")
@@ -44,39 +51,45 @@ struct DashboardCommand: AsyncParsableCommand {
 
     func run() async throws {
         #if Dashboard
-        let address = try ListenAddress(option: "--listen", listen)
-        if case .file(let path) = store.location, !FileManager.default.fileExists(atPath: path) {
-            throw CLIError.usage("no jobq store at \(path): give the store to show with --db (or $JOBQ_DB)")
-        }
-        let accessToken = try self.accessToken()
-        let options = Dashboard.Options(
-            storeName: store.location.description, access: accessToken.map { .token($0) } ?? .loopbackOnly, readOnly: readOnly)
-        CLILogging.bootstrap
-        let logger = Logger(label: "jobq.dashboard")
-        if token != nil {
-            logger.warning("--token is visible to other users of this machine in the process list; prefer --token-file or JOBQ_DASHBOARD_TOKEN")
-        }
-        do {
-            // Checked before the store is opened: a refused start changes nothing.
-            try DashboardServer.check(address: address, options: options)
-        } catch {
-            throw CLIError.usage(error.description)
-        }
-        // Read-only opens the store as it is: no migration, no backup.
-        var store = self.store
-        if readOnly { store.requireMigrated = true }
-        let queue = try await store.open()
-        let server = try DashboardServer(queue: queue, address: address, options: options, logger: logger) { bound in
-            logger.info("dashboard at http://\(bound)/ (store \(options.storeName)\(options.readOnly ? ", read-only" : ""))")
-        }
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [.init(service: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+            let address = try ListenAddress(option: "--listen", listen)
+            if case .file(let path) = store.location, !FileManager.default.fileExists(atPath: path) {
+                throw CLIError.usage("no jobq store at \(path): give the store to show with --db (or $JOBQ_DB)")
+            }
+            let accessToken = try self.accessToken()
+            let options = Dashboard.Options(
+                storeName: store.location.description, access: accessToken.map { .token($0) } ?? .loopbackOnly,
+                readOnly: readOnly)
+            CLILogging.bootstrap
+            let logger = Logger(label: "jobq.dashboard")
+            if token != nil {
+                logger.warning(
+                    "--token is visible to other users of this machine in the process list; prefer --token-file or JOBQ_DASHBOARD_TOKEN"
+                )
+            }
+            do {
+                // Checked before the store is opened: a refused start changes nothing.
+                try DashboardServer.check(address: address, options: options)
+            } catch {
+                throw CLIError.usage(error.description)
+            }
+            // Read-only opens the store as it is: no migration, no backup.
+            var store = self.store
+            if readOnly { store.requireMigrated = true }
+            let queue = try await store.open()
+            let server = try DashboardServer(queue: queue, address: address, options: options, logger: logger) {
+                bound in
+                logger.info(
+                    "dashboard at http://\(bound)/ (store \(options.storeName)\(options.readOnly ? ", read-only" : ""))"
+                )
+            }
+            let group = ServiceGroup(
+                configuration: ServiceGroupConfiguration(
+                    services: [.init(service: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await group.run()
         #else
-        throw CLIError.usage(
-            "jobq dashboard: this jobq was built without the dashboard; build it with "
-                + "`swift build -c release --traits Dashboard` (see README, \"Metrics, traces and the dashboard\")")
+            throw CLIError.usage(
+                "jobq dashboard: this jobq was built without the dashboard; build it with "
+                    + "`swift build -c release --traits Dashboard` (see README, \"Metrics, traces and the dashboard\")")
         #endif
     }
 
@@ -85,10 +98,13 @@ struct DashboardCommand: AsyncParsableCommand {
     func accessToken() throws -> String? {
         if let tokenFile {
             guard let text = try? String(contentsOfFile: tokenFile, encoding: .utf8) else {
-                throw CLIError.usage("--token-file \(tokenFile): cannot read it; give a readable file that holds the access token")
+                throw CLIError.usage(
+                    "--token-file \(tokenFile): cannot read it; give a readable file that holds the access token")
             }
             let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !token.isEmpty else { throw CLIError.usage("--token-file \(tokenFile) is empty; write the access token into it") }
+            guard !token.isEmpty else {
+                throw CLIError.usage("--token-file \(tokenFile) is empty; write the access token into it")
+            }
             return token
         }
         if let token { return token }

@@ -1,14 +1,15 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 import Logging
 
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Enqueue a few hundred mixed jobs on a fresh store and work them, then summarize.",
-        discussion: helpText("""
+        discussion: helpText(
+            """
             The mix: sums, echoes, short sleeps, shell commands, jobs delayed by a second or two,
             jobs that fail once and succeed on retry, and jobs that fail until they are dead; and a
             small workflow: a sum, then three steps in parallel, then one that gets their results.
@@ -17,7 +18,9 @@ struct DemoCommand: AsyncParsableCommand {
             """)
     )
 
-    @Option(help: ArgumentHelp("Store file for the demo (must not exist yet). Default: a new temporary file.", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "Store file for the demo (must not exist yet). Default: a new temporary file.", valueName: "path"))
     var db: String?
 
     @Option(help: "How many jobs to enqueue.")
@@ -27,12 +30,19 @@ struct DemoCommand: AsyncParsableCommand {
     var concurrency: Int = 8
 
     func run() async throws {
-        guard (1...1_000_000).contains(jobs) else { throw CLIError.usage("--jobs must be from 1 to 1000000, got \(jobs)") }
-        guard (1...1024).contains(concurrency) else { throw CLIError.usage("--concurrency must be from 1 to 1024, got \(concurrency)") }
-        let path = db ?? FileManager.default.temporaryDirectory
+        guard (1...1_000_000).contains(jobs) else {
+            throw CLIError.usage("--jobs must be from 1 to 1000000, got \(jobs)")
+        }
+        guard (1...1024).contains(concurrency) else {
+            throw CLIError.usage("--concurrency must be from 1 to 1024, got \(concurrency)")
+        }
+        let path =
+            db
+            ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("jobq-demo-\(UUID().uuidString.prefix(8).lowercased()).sqlite").path
         guard !FileManager.default.fileExists(atPath: path) else {
-            throw CLIError.usage("\(path) already exists; the demo needs a fresh store (omit --db to use a temporary file)")
+            throw CLIError.usage(
+                "\(path) already exists; the demo needs a fresh store (omit --db to use a temporary file)")
         }
         CLILogging.bootstrap
         let queue = try JobQueue(path: path)
@@ -43,7 +53,9 @@ struct DemoCommand: AsyncParsableCommand {
         try await queue.enqueue(contentsOf: requests)
         print("enqueued \(requests.count) jobs: \(DemoJobs.describe(requests))")
         let workflow = try await queue.submit(try DemoJobs.workflow())
-        print("submitted workflow \(workflow): a sum, then a parallel group of three, then a step that gets their results")
+        print(
+            "submitted workflow \(workflow): a sum, then a parallel group of three, then a step that gets their results"
+        )
 
         var options = WorkerPool.Options()
         options.retryBackoff = RetryBackoff(base: .milliseconds(200), maximum: .seconds(2))
@@ -63,7 +75,8 @@ struct DemoCommand: AsyncParsableCommand {
         print("")
         print("summary after \(String(format: "%.1f", elapsed))s:")
         for state in JobState.allCases where (counts[state.rawValue] ?? 0) > 0 {
-            print("  \(state.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(counts[state.rawValue] ?? 0)")
+            print(
+                "  \(state.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(counts[state.rawValue] ?? 0)")
         }
         let retried = try await queue.jobs(state: .succeeded, limit: Int.max).filter { $0.attempt > 1 }.count
         print("  \(retried) job(s) succeeded after a retry")
@@ -83,7 +96,9 @@ struct DemoCommand: AsyncParsableCommand {
         print("              \(jobq) list --state dead")
         print("              \(jobq) workflow show \(workflow)")
         if InvocationHint.command != "jobq" {
-            print("install jobq: see README, \"Installing the command line\" (swift build -c release, then copy .build/release/jobq)")
+            print(
+                "install jobq: see README, \"Installing the command line\" (swift build -c release, then copy .build/release/jobq)"
+            )
         }
         let unfinished = JobState.allCases.filter { !$0.isFinal }.reduce(0) { $0 + (counts[$1.rawValue] ?? 0) }
         if unfinished > 0 {
@@ -100,26 +115,32 @@ enum DemoJobs {
             let priority = Int(generator.next() % 4)
             switch index % 25 {
             case 0...9:
-                let a = Int(generator.next() % 1000), b = Int(generator.next() % 1000)
+                let a = Int(generator.next() % 1000)
+                let b = Int(generator.next() % 1000)
                 return try JobRequest(SumExecutor.self, .init(a: a, b: b), options: .init(priority: priority))
             case 10...13:
-                return try JobRequest(executor: "echo", payloadJSON: #"{"greeting":"hello","n":\#(index)}"#, options: .init(priority: priority))
+                return try JobRequest(
+                    executor: "echo", payloadJSON: #"{"greeting":"hello","n":\#(index)}"#,
+                    options: .init(priority: priority))
             case 14...17:
                 let seconds = Double(generator.next() % 150 + 10) / 1000
                 return try JobRequest(SleepExecutor.self, .init(seconds: seconds), options: .init(priority: priority))
             case 18, 19:
-                return try JobRequest(ShellExecutor.self, .init(argv: ["echo", "job \(index)"]), options: .init(priority: priority))
+                return try JobRequest(
+                    ShellExecutor.self, .init(argv: ["echo", "job \(index)"]), options: .init(priority: priority))
             case 20, 21:
                 let delay = Duration.milliseconds(Int64(1000 + generator.next() % 1500))
                 let a = Int(generator.next() % 1000)
-                return try JobRequest(SumExecutor.self, .init(a: a, b: 1), options: .init(priority: priority, delay: delay))
+                return try JobRequest(
+                    SumExecutor.self, .init(a: a, b: 1), options: .init(priority: priority, delay: delay))
             case 22, 23:
                 return try JobRequest(
                     FailExecutor.self, .init(message: "flaky: fails on the first attempt", succeedFromAttempt: 2),
                     options: .init(priority: priority, maxAttempts: 3))
             default:
                 return try JobRequest(
-                    FailExecutor.self, .init(message: "always fails"), options: .init(priority: priority, maxAttempts: 2))
+                    FailExecutor.self, .init(message: "always fails"),
+                    options: .init(priority: priority, maxAttempts: 2))
             }
         }
     }

@@ -1,13 +1,14 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 
 struct EnqueueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "enqueue",
         abstract: "Add a job (or every job in a JSON Lines file) to the store.",
-        discussion: helpText("""
+        discussion: helpText(
+            """
             Examples:
               jobq enqueue sum --param a=1 --param b=2
               jobq enqueue sleep --payload '{"seconds": 0.5}' --delay 30s --priority 5
@@ -47,7 +48,9 @@ struct EnqueueCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The job's input as JSON.", valueName: "json"))
     var payload: String?
 
-    @Option(name: .customLong("param"), help: ArgumentHelp("A payload field, key=value. Repeatable.", valueName: "key=value"))
+    @Option(
+        name: .customLong("param"),
+        help: ArgumentHelp("A payload field, key=value. Repeatable.", valueName: "key=value"))
     var params: [String] = []
 
     @Option(help: "Higher runs first within a queue.")
@@ -78,10 +81,15 @@ struct EnqueueCommand: AsyncParsableCommand {
             valueName: "id[:policy]"))
     var after: [String] = []
 
-    @Option(help: ArgumentHelp("What a dependency that dies or is cancelled does: cancel (default), fail, ignore, run.", valueName: "policy"))
+    @Option(
+        help: ArgumentHelp(
+            "What a dependency that dies or is cancelled does: cancel (default), fail, ignore, run.",
+            valueName: "policy"))
     var onDependencyFailure: String?
 
-    @Option(help: ArgumentHelp("Append the job to this lane: its jobs run one at a time, in append order.", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "Append the job to this lane: its jobs run one at a time, in append order.", valueName: "name"))
     var lane: String?
 
     @Option(help: ArgumentHelp("Set the lane's failure policy: continue (default) or halt.", valueName: "policy"))
@@ -93,7 +101,9 @@ struct EnqueueCommand: AsyncParsableCommand {
             valueName: "key"))
     var unique: String?
 
-    @Option(help: ArgumentHelp("Keep the key this long after the job finishes (default: until it finishes).", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp(
+            "Keep the key this long after the job finishes (default: until it finishes).", valueName: "duration"))
     var uniqueFor: String?
 
     @Option(
@@ -122,15 +132,19 @@ struct EnqueueCommand: AsyncParsableCommand {
             let job = outcome.job
             print(json ? job.jsonLine : String(job.id))
             if outcome.existed {
-                printError("job \(job.id) (\(job.state.rawValue)) already holds unique key '\(job.uniqueKey ?? "")'; nothing was enqueued")
+                printError(
+                    "job \(job.id) (\(job.state.rawValue)) already holds unique key '\(job.uniqueKey ?? "")'; nothing was enqueued"
+                )
             }
         }
     }
 
     func makeRequests() throws -> [JobRequest] {
         if let file {
-            guard executor == nil, payload == nil, params.isEmpty, command.isEmpty, name == nil, batch == nil, after.isEmpty,
-                onDependencyFailure == nil, lane == nil, laneOnFailure == nil, unique == nil, uniqueFor == nil, uniqueStates == nil
+            guard executor == nil, payload == nil, params.isEmpty, command.isEmpty, name == nil, batch == nil,
+                after.isEmpty,
+                onDependencyFailure == nil, lane == nil, laneOnFailure == nil, unique == nil, uniqueFor == nil,
+                uniqueStates == nil
             else {
                 throw CLIError.usage(
                     "--file takes its executors, payloads, names, batches, dependencies lanes and unique keys from the file; drop the "
@@ -140,7 +154,8 @@ struct EnqueueCommand: AsyncParsableCommand {
             return try JobLinesFile.read(path: file, allowUnknownExecutors: anyExecutor)
         }
         guard let executor else {
-            throw CLIError.usage("name an executor (e.g. `jobq enqueue sum --param a=1 --param b=2`) or pass --file jobs.jsonl")
+            throw CLIError.usage(
+                "name an executor (e.g. `jobq enqueue sum --param a=1 --param b=2`) or pass --file jobs.jsonl")
         }
         try checkExecutorName(executor, allowUnknown: anyExecutor)
         let payloadJSON = try makePayload(executor: executor)
@@ -155,7 +170,8 @@ struct EnqueueCommand: AsyncParsableCommand {
     private func makePayload(executor: String) throws -> String {
         let given = [payload != nil, !params.isEmpty, !command.isEmpty].filter { $0 }.count
         guard given <= 1 else {
-            throw CLIError.usage("give the payload one way: --payload JSON, --param key=value, or (for shell) a command after --")
+            throw CLIError.usage(
+                "give the payload one way: --payload JSON, --param key=value, or (for shell) a command after --")
         }
         if !command.isEmpty {
             guard executor == ShellExecutor.name else {
@@ -179,7 +195,8 @@ struct EnqueueCommand: AsyncParsableCommand {
             let key = String(param[..<equals])
             let value = String(param[param.index(after: equals)...])
             guard object[key] == nil else { throw CLIError.usage("--param: key '\(key)' is given twice") }
-            object[key] = (try? JSONSerialization.jsonObject(with: Data(value.utf8), options: [.fragmentsAllowed])) ?? value
+            object[key] =
+                (try? JSONSerialization.jsonObject(with: Data(value.utf8), options: [.fragmentsAllowed])) ?? value
         }
         return try jsonText(object)
     }
@@ -201,13 +218,18 @@ struct EnqueueCommand: AsyncParsableCommand {
         guard maxAttempts >= 1, maxAttempts <= 1000 else {
             throw CLIError.usage("--max-attempts must be from 1 to 1000, got \(maxAttempts)")
         }
-        var options = JobOptions(queue: queue, priority: priority, runAt: runAt, maxAttempts: maxAttempts, name: name, batch: batch)
+        var options = JobOptions(
+            queue: queue, priority: priority, runAt: runAt, maxAttempts: maxAttempts, name: name, batch: batch)
         do {
-            if let onDependencyFailure { options.onDependencyFailure = try DependencyPolicy(parsing: onDependencyFailure) }
+            if let onDependencyFailure {
+                options.onDependencyFailure = try DependencyPolicy(parsing: onDependencyFailure)
+            }
             for item in after {
                 let parts = item.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
                 guard let id = JobID(parts[0]), id > 0 else {
-                    throw CLIError.usage("--after '\(item)': expected a job id, optionally with a policy, e.g. --after 12 or --after 12:ignore")
+                    throw CLIError.usage(
+                        "--after '\(item)': expected a job id, optionally with a policy, e.g. --after 12 or --after 12:ignore"
+                    )
                 }
                 options.after.append(id)
                 if parts.count == 2 { options.dependencyPolicies[id] = try DependencyPolicy(parsing: String(parts[1])) }
@@ -233,7 +255,9 @@ struct EnqueueCommand: AsyncParsableCommand {
 extension EnqueueCommand {
     private func makeUniqueKey() throws -> UniqueKey? {
         guard let unique else {
-            guard uniqueFor == nil, uniqueStates == nil else { throw CLIError.usage("--unique-for and --unique-states need --unique KEY") }
+            guard uniqueFor == nil, uniqueStates == nil else {
+                throw CLIError.usage("--unique-for and --unique-states need --unique KEY")
+            }
             return nil
         }
         let period = try uniqueFor.map { try parseDuration($0, option: "--unique-for") }
@@ -266,7 +290,8 @@ func checkExecutorName(_ name: String, allowUnknown: Bool) throws {
 }
 
 func jsonText(_ object: Any) throws -> String {
-    let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
+    let data = try JSONSerialization.data(
+        withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
     return String(decoding: data, as: UTF8.self)
 }
 

@@ -1,13 +1,14 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 
 struct EventsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "events",
         abstract: "Print the event feed: every job's lifecycle, batches and tracking sets.",
-        discussion: helpText("""
+        discussion: helpText(
+            """
             Without --follow, prints the events after --since (default: from the start) and exits.
             With --follow, keeps printing new events as they are committed, by any process.
             Each event's id is its cursor: resume with --since ID, with no gap and no duplicate.
@@ -47,9 +48,12 @@ struct EventsCommand: AsyncParsableCommand {
         guard since >= 0 else { throw CLIError.usage("--since must not be negative, got \(since)") }
         var kindSet: Set<EventKind> = []
         for text in kinds {
-            do { kindSet.insert(try EventKind(parsing: text)) } catch { throw CLIError.usage("--kind: \(error.description)") }
+            do { kindSet.insert(try EventKind(parsing: text)) } catch {
+                throw CLIError.usage("--kind: \(error.description)")
+            }
         }
-        let filter = EventFilter(jobIDs: Set(jobs), executor: executor, queue: queue, batch: batch, workflow: workflow, kinds: kindSet)
+        let filter = EventFilter(
+            jobIDs: Set(jobs), executor: executor, queue: queue, batch: batch, workflow: workflow, kinds: kindSet)
         let jobQueue = try await store.open()
         if follow {
             for try await event in jobQueue.events(filter, since: since) { emit(event) }
@@ -80,4 +84,3 @@ struct EventsCommand: AsyncParsableCommand {
         fflush(nil)
     }
 }
-

@@ -1,13 +1,14 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 
 struct BatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "batch",
         abstract: "Group jobs into a batch that fires callbacks once when all of them finished.",
-        discussion: helpText("""
+        discussion: helpText(
+            """
             jobq batch create import --on-complete echo --payload '{"notify": "ops"}'
             jobq enqueue sum --param a=1 --param b=2 --batch import
             jobq batch close import
@@ -53,25 +54,31 @@ struct BatchCreateCommand: AsyncParsableCommand {
         let complete = try callback(onComplete, payload, option: "--payload")
         let success = try callback(onSuccess, successPayload, option: "--success-payload")
         let batch = try await store.open().createBatch(name, onComplete: complete, onSuccess: success)
-        print("batch \(batch.name) created; add jobs with `jobq enqueue ... --batch \(batch.name)`, then `jobq batch close \(batch.name)`")
+        print(
+            "batch \(batch.name) created; add jobs with `jobq enqueue ... --batch \(batch.name)`, then `jobq batch close \(batch.name)`"
+        )
     }
 }
 
 struct BatchCloseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "close", abstract: "Seal a batch: it fires once every member has finished (at once if it has none).")
+        commandName: "close",
+        abstract: "Seal a batch: it fires once every member has finished (at once if it has none).")
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The batch's name.") var name: String
 
     func run() async throws {
         let batch = try await store.open().closeBatch(name)
-        print(batch.state == .fired ? "batch \(name) closed and fired" : "batch \(name) closed; \(batch.pending) job(s) pending")
+        print(
+            batch.state == .fired
+                ? "batch \(name) closed and fired" : "batch \(name) closed; \(batch.pending) job(s) pending")
     }
 }
 
 struct BatchShowCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show a batch's counters and callbacks.")
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Show a batch's counters and callbacks.")
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The batch's name.") var name: String
@@ -85,12 +92,14 @@ struct BatchShowCommand: AsyncParsableCommand {
             print(try encodeJSON(batch))
             return
         }
-        print(Table.render([
-            ["name", batch.name], ["state", batch.state.rawValue], ["total", String(batch.total)],
-            ["succeeded", String(batch.succeeded)], ["dead", String(batch.dead)], ["cancelled", String(batch.cancelled)],
-            ["pending", String(batch.pending)], ["completeJob", batch.completeJobID.map(String.init) ?? "-"],
-            ["successJob", batch.successJobID.map(String.init) ?? "-"],
-        ]))
+        print(
+            Table.render([
+                ["name", batch.name], ["state", batch.state.rawValue], ["total", String(batch.total)],
+                ["succeeded", String(batch.succeeded)], ["dead", String(batch.dead)],
+                ["cancelled", String(batch.cancelled)],
+                ["pending", String(batch.pending)], ["completeJob", batch.completeJobID.map(String.init) ?? "-"],
+                ["successJob", batch.successJobID.map(String.init) ?? "-"]
+            ]))
     }
 }
 
@@ -107,14 +116,18 @@ struct TrackAddCommand: AsyncParsableCommand {
     @OptionGroup var store: StoreOptions
     @Argument(help: "The set's name.") var name: String
 
-    @Option(name: .customLong("member"), help: "An executor name, or job:NAME for jobs enqueued with --name NAME. Repeatable.")
+    @Option(
+        name: .customLong("member"),
+        help: "An executor name, or job:NAME for jobs enqueued with --name NAME. Repeatable.")
     var members: [String] = []
 
     func run() async throws {
         guard !members.isEmpty else { throw CLIError.usage("give at least one --member (an executor, or job:NAME)") }
         var parsed: [TrackingMember] = []
         for text in members {
-            do { parsed.append(try TrackingMember(parsing: text)) } catch { throw CLIError.usage("--member: \(error.description)") }
+            do { parsed.append(try TrackingMember(parsing: text)) } catch {
+                throw CLIError.usage("--member: \(error.description)")
+            }
         }
         let set = try await store.open().addTrackingSet(name, members: parsed)
         print("tracking set \(set.name): \(set.members.joined(separator: ", "))")
@@ -135,7 +148,9 @@ struct TrackListCommand: AsyncParsableCommand {
         }
         var rows = [["NAME", "ROUND", "MEMBERS", "FRESH"]]
         for set in sets {
-            rows.append([set.name, String(set.round), set.members.joined(separator: ","), set.fresh.joined(separator: ",")])
+            rows.append([
+                set.name, String(set.round), set.members.joined(separator: ","), set.fresh.joined(separator: ",")
+            ])
         }
         print(Table.render(rows))
     }

@@ -8,7 +8,8 @@ enum InvocationHint {
         guard let executable = Bundle.main.executableURL?.resolvingSymlinksInPath() else { return "jobq" }
         let fileManager = FileManager.default
         func same(_ path: String) -> Bool {
-            fileManager.isExecutableFile(atPath: path) && URL(fileURLWithPath: path).resolvingSymlinksInPath() == executable
+            fileManager.isExecutableFile(atPath: path)
+                && URL(fileURLWithPath: path).resolvingSymlinksInPath() == executable
         }
         let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? ""
         if searchPath.split(separator: ":").contains(where: { same("\($0)/jobq") }) { return "jobq" }

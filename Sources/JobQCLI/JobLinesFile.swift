@@ -1,6 +1,6 @@
 import Foundation
-import JobQCommandLine
 import JobQ
+import JobQCommandLine
 import Synchronization
 
 /// Reads `jobq enqueue --file`: one JSON object per line. Blank lines are skipped. Every error
@@ -35,7 +35,8 @@ enum JobLinesFile {
                     result = .failure(.usage("\(path) line \(index + 1): \(error.message)"))
                     break
                 } catch {
-                    result = .failure(.usage("\(path) line \(index + 1): \((error as? JobQueueError)?.description ?? "\(error)")"))
+                    result = .failure(
+                        .usage("\(path) line \(index + 1): \((error as? JobQueueError)?.description ?? "\(error)")"))
                     break
                 }
             }

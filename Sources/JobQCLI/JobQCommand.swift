@@ -1,12 +1,13 @@
 import ArgumentParser
-import JobQCommandLine
 import JobQ
+import JobQCommandLine
 
 struct JobQCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobq",
         abstract: "A durable job queue on SQLite.",
-        discussion: helpText("""
+        discussion: helpText(
+            """
             The store is one SQLite file: --db PATH, else $JOBQ_DB, else ./jobq.sqlite.
             Exit codes: 0 success, 1 the job or operation failed, 2 usage or bad input, 3 not found.
             """),
@@ -16,7 +17,7 @@ struct JobQCommand: AsyncParsableCommand {
             ShowCommand.self, CancelCommand.self, RetryCommand.self, PauseCommand.self, ResumeCommand.self,
             PruneCommand.self, MigrateCommand.self, EventsCommand.self, WaitCommand.self, BatchCommand.self,
             TrackCommand.self, WorkflowCommand.self, LaneCommand.self, ScheduleCommand.self, TriggerCommand.self,
-            EmitCommand.self, DashboardCommand.self,
+            EmitCommand.self, DashboardCommand.self
         ]
     )
 }

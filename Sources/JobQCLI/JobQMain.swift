@@ -1,7 +1,7 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 
 /// Runs the command line and turns every error into a message and a documented exit code:
 /// 0 success, 1 the job or operation failed, 2 usage or bad input, 3 not found.
@@ -29,7 +29,8 @@ enum JobQMain {
     static func refuseInvalidUTF8Arguments() throws {
         for index in 1..<Int(CommandLine.argc) {
             guard let raw = CommandLine.unsafeArgv[index] else { continue }
-            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw))
+            let bytes = UnsafeBufferPointer(
+                start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw))
             if String(validating: bytes, as: UTF8.self) == nil {
                 throw CLIError.usage(
                     "argument \(index) is not valid UTF-8 (\(String(decoding: bytes, as: UTF8.self))); jobq stores text as given, "
@@ -45,7 +46,6 @@ enum JobQMain {
         Foundation.exit(code)
     }
 }
-
 
 /// Lets the store options come before the subcommand (`jobq --db PATH list`), as global options
 /// do in most tools. Argument parser reads them as options of each subcommand, so they are moved

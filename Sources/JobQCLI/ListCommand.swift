@@ -1,7 +1,7 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 
 struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -72,7 +72,7 @@ struct ShowCommand: AsyncParsableCommand {
             ["priority", String(job.priority)], ["attempt", "\(job.attempt) of \(job.maxAttempts)"],
             ["payload", job.payloadJSON], ["result", job.resultJSON ?? "-"], ["error", job.error ?? "-"],
             ["runAt", isoString(job.runAt)], ["timeout", job.timeout.map(DurationParser.format) ?? "-"],
-            ["createdAt", isoString(job.createdAt)],
+            ["createdAt", isoString(job.createdAt)]
         ]
         rows.append(["startedAt", job.startedAt.map(isoString) ?? "-"])
         rows.append(["finishedAt", job.finishedAt.map(isoString) ?? "-"])

@@ -1,10 +1,10 @@
-import JobQCommandLine
 import JobQ
+import JobQCommandLine
 import Logging
 import ServiceLifecycle
 
 #if Dashboard
-import JobQDashboard
+    import JobQDashboard
 #endif
 
 /// `jobq work --metrics-listen`: Prometheus metrics and a health check over HTTP.
@@ -16,30 +16,30 @@ struct MetricsListen {
     /// that the pool counts into it.
     init(_ text: String) throws {
         #if Dashboard
-        let address = try ListenAddress(option: "--metrics-listen", text)
-        let export = PrometheusExport.bootstrap()
-        service = { queue, logger in
-            MetricsServer(export: export, queue: queue, address: address, logger: logger) { bound in
-                logger.info("metrics at http://\(bound)/metrics, health at http://\(bound)/healthz")
+            let address = try ListenAddress(option: "--metrics-listen", text)
+            let export = PrometheusExport.bootstrap()
+            service = { queue, logger in
+                MetricsServer(export: export, queue: queue, address: address, logger: logger) { bound in
+                    logger.info("metrics at http://\(bound)/metrics, health at http://\(bound)/healthz")
+                }
             }
-        }
         #else
-        throw CLIError.usage(
-            "--metrics-listen: this jobq was built without the HTTP endpoints; build it with "
-                + "`swift build -c release --traits Dashboard` (see README, \"Metrics, traces and the dashboard\")")
+            throw CLIError.usage(
+                "--metrics-listen: this jobq was built without the HTTP endpoints; build it with "
+                    + "`swift build -c release --traits Dashboard` (see README, \"Metrics, traces and the dashboard\")")
         #endif
     }
 }
 
 #if Dashboard
-extension ListenAddress {
-    /// An address given to the command line; a bad one is a usage error (exit 2).
-    init(option: String, _ text: String) throws {
-        do {
-            try self.init(text, option: option)
-        } catch {
-            throw CLIError.usage(error.description)
+    extension ListenAddress {
+        /// An address given to the command line; a bad one is a usage error (exit 2).
+        init(option: String, _ text: String) throws {
+            do {
+                try self.init(text, option: option)
+            } catch {
+                throw CLIError.usage(error.description)
+            }
         }
     }
-}
 #endif

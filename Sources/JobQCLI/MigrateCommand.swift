@@ -1,17 +1,18 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 
 #if Postgres
-import JobQPostgres
+    import JobQPostgres
 #endif
 
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
         abstract: "Show or apply the store's schema migrations.",
-        discussion: helpText("""
+        discussion: helpText(
+            """
             Every command migrates an older store when it opens it; `jobq migrate up` does it as a
             separate step (e.g. before starting workers), with a dry run and a choice of target.
             Before migrating a store that holds data, a backup is written next to it:
@@ -61,16 +62,19 @@ struct MigrateStatusCommand: AsyncParsableCommand {
             return try JobQueue.schemaStatus(path: path)
         case .postgres(let url):
             #if Postgres
-            let settings = try PostgresSettings(url: url)
-            let (version, pending) = try await PostgresSchema.pending(settings, logger: postgresLogger)
-            // Data migrators are recorded in the store's tables, which exist once it is migrated.
-            let migrators = pending.isEmpty
-                ? try await JobQueue(postgres: settings, migrations: .refuseIfPending, logger: postgresLogger).dataMigrators() : []
-            return SchemaStatus(
-                path: store.location.description, currentVersion: version, latestVersion: PostgresSchema.latestVersion, applied: [],
-                pending: pending, dataMigrators: migrators)
+                let settings = try PostgresSettings(url: url)
+                let (version, pending) = try await PostgresSchema.pending(settings, logger: postgresLogger)
+                // Data migrators are recorded in the store's tables, which exist once it is migrated.
+                let migrators =
+                    pending.isEmpty
+                    ? try await JobQueue(postgres: settings, migrations: .refuseIfPending, logger: postgresLogger)
+                        .dataMigrators() : []
+                return SchemaStatus(
+                    path: store.location.description, currentVersion: version,
+                    latestVersion: PostgresSchema.latestVersion, applied: [],
+                    pending: pending, dataMigrators: migrators)
             #else
-            throw StoreLocation.withoutPostgres(url)
+                throw StoreLocation.withoutPostgres(url)
             #endif
         }
     }
@@ -101,9 +105,10 @@ struct MigrateUpCommand: AsyncParsableCommand {
         let verb = dryRun ? "would apply" : "applied"
         for name in report.migrations { print("\(verb) \(name)") }
         if let backup = report.backupPath { print("backup: \(backup)") }
-        print(dryRun
-            ? "dry run: the store stays at version \(report.fromVersion); \(report.toVersion) after `jobq migrate up`"
-            : "schema is at version \(report.toVersion) (was \(report.fromVersion))")
+        print(
+            dryRun
+                ? "dry run: the store stays at version \(report.fromVersion); \(report.toVersion) after `jobq migrate up`"
+                : "schema is at version \(report.toVersion) (was \(report.fromVersion))")
     }
 
     private func migrate() async throws -> SchemaMigrationReport {
@@ -112,24 +117,26 @@ struct MigrateUpCommand: AsyncParsableCommand {
             return try JobQueue.migrateSchema(path: path, to: to, backup: !noBackup, dryRun: dryRun)
         case .postgres(let url):
             #if Postgres
-            let settings = try PostgresSettings(url: url)
-            if let to, to != PostgresSchema.latestVersion {
-                throw CLIError.usage(
-                    "--to \(to): a PostgreSQL store migrates to this jobq's latest version (\(PostgresSchema.latestVersion)) only; "
-                        + "leave --to out")
-            }
-            let (version, pending) = try await PostgresSchema.pending(settings, logger: postgresLogger)
-            if dryRun || pending.isEmpty {
+                let settings = try PostgresSettings(url: url)
+                if let to, to != PostgresSchema.latestVersion {
+                    throw CLIError.usage(
+                        "--to \(to): a PostgreSQL store migrates to this jobq's latest version (\(PostgresSchema.latestVersion)) only; "
+                            + "leave --to out")
+                }
+                let (version, pending) = try await PostgresSchema.pending(settings, logger: postgresLogger)
+                if dryRun || pending.isEmpty {
+                    return SchemaMigrationReport(
+                        fromVersion: version, toVersion: pending.isEmpty ? version : PostgresSchema.latestVersion,
+                        migrations: pending,
+                        backupPath: nil, dryRun: dryRun)
+                }
+                // No backup file: a database server's backups are its own (pg_dump, base backups).
+                let report = try await PostgresSchema.migrate(settings, logger: postgresLogger)
                 return SchemaMigrationReport(
-                    fromVersion: version, toVersion: pending.isEmpty ? version : PostgresSchema.latestVersion, migrations: pending,
-                    backupPath: nil, dryRun: dryRun)
-            }
-            // No backup file: a database server's backups are its own (pg_dump, base backups).
-            let report = try await PostgresSchema.migrate(settings, logger: postgresLogger)
-            return SchemaMigrationReport(
-                fromVersion: report.fromVersion, toVersion: report.toVersion, migrations: report.applied, backupPath: nil, dryRun: false)
+                    fromVersion: report.fromVersion, toVersion: report.toVersion, migrations: report.applied,
+                    backupPath: nil, dryRun: false)
             #else
-            throw StoreLocation.withoutPostgres(url)
+                throw StoreLocation.withoutPostgres(url)
             #endif
         }
     }

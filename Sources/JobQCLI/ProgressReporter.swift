@@ -29,7 +29,7 @@ final class ProgressReporter: Service, Sendable {
         let elapsed = (ContinuousClock.now - started).inSeconds
         let rate = elapsed > 0 ? Double(stats.finished) / elapsed : 0
         var parts = [
-            "done \(stats.succeeded)", "failed \(stats.retried)", "dead \(stats.dead)", "running \(stats.running)",
+            "done \(stats.succeeded)", "failed \(stats.retried)", "dead \(stats.dead)", "running \(stats.running)"
         ]
         if let backlog { parts.append("backlog \(backlog)") }
         parts.append(String(format: "%.0f jobs/s", rate))
@@ -42,6 +42,7 @@ final class ProgressReporter: Service, Sendable {
         let elapsed = (ContinuousClock.now - started).inSeconds
         TerminalOutput.shared.writeLine(
             "worked \(String(format: "%.1f", elapsed))s: \(stats.succeeded) succeeded, \(stats.retried) failed attempts (will retry), "
-                + "\(stats.dead) dead, \(stats.released) released" + String(format: ", %.0f jobs/s", elapsed > 0 ? Double(stats.finished) / elapsed : 0))
+                + "\(stats.dead) dead, \(stats.released) released"
+                + String(format: ", %.0f jobs/s", elapsed > 0 ? Double(stats.finished) / elapsed : 0))
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,7 +26,8 @@ struct StatusCommand: AsyncParsableCommand {
             rows.append([entry.name, entry.paused ? "yes" : "no"] + states.map { String(entry.counts[$0] ?? 0) })
         }
         if status.queues.isEmpty {
-            print("no jobs yet in \(store.location.description); add one with `jobq enqueue sum --param a=1 --param b=2`")
+            print(
+                "no jobs yet in \(store.location.description); add one with `jobq enqueue sum --param a=1 --param b=2`")
         } else {
             print(Table.render(rows))
         }
@@ -41,14 +42,13 @@ struct StatusCommand: AsyncParsableCommand {
             for worker in status.workers {
                 workerRows.append([
                     worker.id, worker.queues.joined(separator: ","), String(worker.concurrency),
-                    isoString(worker.startedAt), isoString(worker.heartbeatAt),
+                    isoString(worker.startedAt), isoString(worker.heartbeatAt)
                 ])
             }
             print(Table.render(workerRows))
         }
     }
 }
-
 
 func isoString(_ date: Date) -> String {
     date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))

@@ -1,11 +1,11 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 
 #if Postgres
-import JobQPostgres
-import Logging
+    import JobQPostgres
+    import Logging
 #endif
 
 /// The options every command that touches a store takes.
@@ -17,10 +17,17 @@ struct StoreOptions: ParsableArguments {
             discussion: "Default: $JOBQ_DB, else ./jobq.sqlite.", valueName: "path-or-url"))
     var db: String?
 
-    @Flag(name: .long, help: "Sync every commit to disk (synchronous=FULL): survives power loss, costs an fsync per commit. SQLite only.")
+    @Flag(
+        name: .long,
+        help:
+            "Sync every commit to disk (synchronous=FULL): survives power loss, costs an fsync per commit. SQLite only."
+    )
     var durable = false
 
-    @Flag(help: "Refuse to open a store that needs schema migrations (run `jobq migrate up` first) instead of migrating it.")
+    @Flag(
+        help:
+            "Refuse to open a store that needs schema migrations (run `jobq migrate up` first) instead of migrating it."
+    )
     var requireMigrated = false
 
     /// What --db (or $JOBQ_DB) says, as given.
@@ -39,21 +46,21 @@ struct StoreOptions: ParsableArguments {
             return try JobQueue(path: path, durability: durable ? .full : .normal, migrations: migrations)
         case .postgres(let url):
             #if Postgres
-            return try await JobQueue(postgres: url, migrations: migrations, logger: postgresLogger)
+                return try await JobQueue(postgres: url, migrations: migrations, logger: postgresLogger)
             #else
-            throw StoreLocation.withoutPostgres(url)
+                throw StoreLocation.withoutPostgres(url)
             #endif
         }
     }
 }
 
 #if Postgres
-/// postgres-nio's own logging stays quiet unless something is wrong.
-let postgresLogger: Logger = {
-    var logger = Logger(label: "jobq.postgres")
-    logger.logLevel = .warning
-    return logger
-}()
+    /// postgres-nio's own logging stays quiet unless something is wrong.
+    let postgresLogger: Logger = {
+        var logger = Logger(label: "jobq.postgres")
+        logger.logLevel = .warning
+        return logger
+    }()
 #endif
 
 /// Parses a duration option, naming the option in the error.

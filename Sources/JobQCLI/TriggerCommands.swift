@@ -1,27 +1,30 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 
 struct TriggerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trigger",
         abstract: "Tasks that an emitted event enqueues (`jobq emit EVENT`), by priority and dependencies.",
-        discussion: helpText("""
+        discussion: helpText(
+            """
             jobq trigger add app.launched migrate shell --payload '{"script": "./migrate"}' --priority 10 --once
             jobq trigger add app.launched warm-cache echo --depends-on migrate
             jobq emit app.launched --payload '{"version": "2.1"}'
             jobq trigger list
             """),
         subcommands: [
-            TriggerAddCommand.self, TriggerListCommand.self, TriggerPauseCommand.self, TriggerResumeCommand.self, TriggerRemoveCommand.self,
+            TriggerAddCommand.self, TriggerListCommand.self, TriggerPauseCommand.self, TriggerResumeCommand.self,
+            TriggerRemoveCommand.self
         ])
 }
 
 struct TriggerAddCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add", abstract: "Add a task for an event, or replace the event's task of that name.",
-        discussion: helpText("""
+        discussion: helpText(
+            """
             The task's payload must be a JSON object; each emit sets the emitted payload in it under "event".
             --depends-on names tasks of the same event that must exist already; a cycle is refused.
             --once runs the task at the first emit after it is added, and never again.
@@ -33,7 +36,9 @@ struct TriggerAddCommand: AsyncParsableCommand {
     @Argument(help: "The executor of its jobs.") var executor: String
     @Option(help: ArgumentHelp("The job's payload, a JSON object.", valueName: "json")) var payload: String = "{}"
     @Option(help: "Higher runs first: the jobs of one emit are claimed in priority order.") var priority: Int = 0
-    @Option(name: .customLong("depends-on"), help: ArgumentHelp("A task of the same event to wait for. Repeatable.", valueName: "task"))
+    @Option(
+        name: .customLong("depends-on"),
+        help: ArgumentHelp("A task of the same event to wait for. Repeatable.", valueName: "task"))
     var dependsOn: [String] = []
     @Flag(help: "Run only at the first emit of the event after this task is added.") var once = false
     @Option(help: "The jobs' queue.") var queue: String = JobOptions.defaultQueue
@@ -51,8 +56,10 @@ struct TriggerAddCommand: AsyncParsableCommand {
         } catch {
             throw CLIError.usage("--payload: \(error.description)")
         }
-        let status = try await store.open().addTrigger(Trigger(event: event, task: task, request: request, dependsOn: dependsOn, once: once))
-        var line = "trigger \(status.event)/\(status.task): \(status.executor) on queue \(status.queue), priority \(status.priority)"
+        let status = try await store.open().addTrigger(
+            Trigger(event: event, task: task, request: request, dependsOn: dependsOn, once: once))
+        var line =
+            "trigger \(status.event)/\(status.task): \(status.executor) on queue \(status.queue), priority \(status.priority)"
         if !status.dependsOn.isEmpty { line += ", after \(status.dependsOn.joined(separator: ", "))" }
         if status.once { line += status.ranOnceAt == nil ? ", once" : ", once (already ran)" }
         print(line)
@@ -79,10 +86,11 @@ struct TriggerListCommand: AsyncParsableCommand {
         var rows = [["EVENT", "TASK", "EXECUTOR", "QUEUE", "PRIORITY", "DEPENDS ON", "STATE"]]
         for trigger in triggers {
             let state =
-                trigger.paused ? "paused" : trigger.once ? (trigger.ranOnceAt.map { "ran once \(isoString($0))" } ?? "once") : "active"
+                trigger.paused
+                ? "paused" : trigger.once ? (trigger.ranOnceAt.map { "ran once \(isoString($0))" } ?? "once") : "active"
             rows.append([
                 trigger.event, trigger.task, trigger.executor, trigger.queue, String(trigger.priority),
-                trigger.dependsOn.isEmpty ? "-" : trigger.dependsOn.joined(separator: ","), state,
+                trigger.dependsOn.isEmpty ? "-" : trigger.dependsOn.joined(separator: ","), state
             ])
         }
         print(Table.render(rows))
@@ -91,7 +99,8 @@ struct TriggerListCommand: AsyncParsableCommand {
 
 struct TriggerPauseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "pause", abstract: "Stop a task from running when its event is emitted (tasks that depend on it go without it).")
+        commandName: "pause",
+        abstract: "Stop a task from running when its event is emitted (tasks that depend on it go without it).")
     @OptionGroup var store: StoreOptions
     @Argument(help: "The event's name.") var event: String
     @Argument(help: "The task's name.") var task: String
@@ -103,7 +112,8 @@ struct TriggerPauseCommand: AsyncParsableCommand {
 }
 
 struct TriggerResumeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Let a paused task run at the next emit of its event.")
+    static let configuration = CommandConfiguration(
+        commandName: "resume", abstract: "Let a paused task run at the next emit of its event.")
     @OptionGroup var store: StoreOptions
     @Argument(help: "The event's name.") var event: String
     @Argument(help: "The task's name.") var task: String
@@ -115,7 +125,8 @@ struct TriggerResumeCommand: AsyncParsableCommand {
 }
 
 struct TriggerRemoveCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a task; the jobs it made stay.")
+    static let configuration = CommandConfiguration(
+        commandName: "remove", abstract: "Remove a task; the jobs it made stay.")
     @OptionGroup var store: StoreOptions
     @Argument(help: "The event's name.") var event: String
     @Argument(help: "The task's name.") var task: String
@@ -128,8 +139,10 @@ struct TriggerRemoveCommand: AsyncParsableCommand {
 
 struct EmitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "emit", abstract: "Emit an event: enqueue every active task registered for it, in one transaction; print their ids.",
-        discussion: helpText("""
+        commandName: "emit",
+        abstract: "Emit an event: enqueue every active task registered for it, in one transaction; print their ids.",
+        discussion: helpText(
+            """
             jobq emit app.launched
             jobq emit order.paid --payload '{"order": 1042}' --dedupe order-1042
 
@@ -140,8 +153,10 @@ struct EmitCommand: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The event's name.") var event: String
-    @Option(help: ArgumentHelp("The event's payload, JSON; each job gets it under \"event\".", valueName: "json")) var payload: String = "{}"
-    @Option(help: ArgumentHelp("Enqueue nothing if an emit of this event had this key within 24 hours.", valueName: "key"))
+    @Option(help: ArgumentHelp("The event's payload, JSON; each job gets it under \"event\".", valueName: "json"))
+    var payload: String = "{}"
+    @Option(
+        help: ArgumentHelp("Enqueue nothing if an emit of this event had this key within 24 hours.", valueName: "key"))
     var dedupe: String?
     @Flag(help: "Print each job as one JSON object per line instead of its id.") var json = false
 
@@ -149,9 +164,12 @@ struct EmitCommand: AsyncParsableCommand {
         let emitted = try await store.open().emit(event, payloadJSON: payload, dedupe: dedupe)
         for job in emitted.jobs { print(json ? job.jsonLine : String(job.id)) }
         if emitted.deduplicated {
-            printError("event '\(event)' was already emitted with dedupe key '\(dedupe ?? "")' within 24 hours; nothing was enqueued")
+            printError(
+                "event '\(event)' was already emitted with dedupe key '\(dedupe ?? "")' within 24 hours; nothing was enqueued"
+            )
         } else if emitted.jobs.isEmpty {
-            printError("event '\(event)' has no active tasks; nothing was enqueued (`jobq trigger list` shows the triggers)")
+            printError(
+                "event '\(event)' has no active tasks; nothing was enqueued (`jobq trigger list` shows the triggers)")
         }
     }
 }

@@ -1,12 +1,13 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 
 struct WaitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wait",
-        abstract: "Wait until jobs (or a workflow) finish. Exit 0 if all succeeded, 1 if any died or was cancelled, 124 on timeout.",
+        abstract:
+            "Wait until jobs (or a workflow) finish. Exit 0 if all succeeded, 1 if any died or was cancelled, 124 on timeout.",
         discussion: "On a terminal it draws a progress bar; an unknown id exits 3.")
 
     @OptionGroup var store: StoreOptions
@@ -14,14 +15,19 @@ struct WaitCommand: AsyncParsableCommand {
     @Argument(help: "The jobs' ids.")
     var ids: [Int64] = []
 
-    @Option(help: ArgumentHelp("Wait for this workflow instead: exit 0 if it succeeded, 1 if it failed or was cancelled.", valueName: "id"))
+    @Option(
+        help: ArgumentHelp(
+            "Wait for this workflow instead: exit 0 if it succeeded, 1 if it failed or was cancelled.", valueName: "id")
+    )
     var workflow: Int64?
 
     @Option(help: ArgumentHelp("Give up after this long (exit 124).", valueName: "duration"))
     var timeout: String?
 
     func run() async throws {
-        guard ids.isEmpty != (workflow == nil) else { throw CLIError.usage("name job ids or --workflow ID (one of the two)") }
+        guard ids.isEmpty != (workflow == nil) else {
+            throw CLIError.usage("name job ids or --workflow ID (one of the two)")
+        }
         let limit = try timeout.map { try parseDuration($0, option: "--timeout") }
         let queue = try await store.open()
         let deadline = limit.map { ContinuousClock.now + $0 }
@@ -44,7 +50,8 @@ struct WaitCommand: AsyncParsableCommand {
             if finished == jobs.count { break }
             if let deadline, ContinuousClock.now >= deadline {
                 output.endStatus()
-                printError("timed out after \(timeout ?? ""): \(jobs.count - finished) of \(jobs.count) job(s) not finished")
+                printError(
+                    "timed out after \(timeout ?? ""): \(jobs.count - finished) of \(jobs.count) job(s) not finished")
                 throw ExitCode(124)
             }
             // Reading a few rows ten times a second is cheaper than following the feed, and
@@ -58,11 +65,14 @@ struct WaitCommand: AsyncParsableCommand {
         if jobs.contains(where: { $0.state != .succeeded }) { throw ExitCode(1) }
     }
 
-    private func wait(for id: WorkflowID, queue: JobQueue, deadline: ContinuousClock.Instant?, output: TerminalOutput) async throws {
+    private func wait(for id: WorkflowID, queue: JobQueue, deadline: ContinuousClock.Instant?, output: TerminalOutput)
+        async throws
+    {
         while true {
             guard let workflow = try await queue.workflow(id) else {
                 output.endStatus()
-                throw CLIError(message: "no workflow with id \(id); list workflows with `jobq workflow list`", exitCode: .notFound)
+                throw CLIError(
+                    message: "no workflow with id \(id); list workflows with `jobq workflow list`", exitCode: .notFound)
             }
             if output.isTerminal { output.status(Self.bar(workflow.jobs)) }
             if workflow.state.isFinal {

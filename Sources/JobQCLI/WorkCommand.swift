@@ -1,7 +1,7 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -10,7 +10,8 @@ struct WorkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "work",
         abstract: "Run jobs with the built-in executors (shell, sleep, sum, echo, fail).",
-        discussion: helpText("""
+        discussion: helpText(
+            """
             Runs until SIGTERM or SIGINT: then it stops claiming, lets running jobs finish within
             --grace, releases the rest (back to ready, the attempt not counted) and exits 0.
             With --until-empty it exits 0 once no job on its queues is ready or running.
@@ -26,7 +27,9 @@ struct WorkCommand: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
-    @Option(name: .customLong("queue"), help: "A queue to claim from, in order of preference. Repeatable. Default: default.")
+    @Option(
+        name: .customLong("queue"), help: "A queue to claim from, in order of preference. Repeatable. Default: default."
+    )
     var queues: [String] = []
 
     @Option(help: "Jobs run at once.")
@@ -35,7 +38,10 @@ struct WorkCommand: AsyncParsableCommand {
     @Flag(help: "Exit once no job on these queues is ready or running (delayed jobs and pending retries don't count).")
     var untilEmpty = false
 
-    @Flag(help: "Exit once every job on these queues is final: waits for retries and delayed jobs (and jobs waiting for dependencies).")
+    @Flag(
+        help:
+            "Exit once every job on these queues is final: waits for retries and delayed jobs (and jobs waiting for dependencies)."
+    )
     var untilFinished = false
 
     @Option(help: ArgumentHelp("How long a claimed job stays owned without a heartbeat.", valueName: "duration"))
@@ -44,10 +50,15 @@ struct WorkCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("On shutdown, how long running jobs get to finish.", valueName: "duration"))
     var grace: String = "10s"
 
-    @Option(help: ArgumentHelp("Wait before the first retry; doubles each attempt (with jitter), up to 1h.", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp(
+            "Wait before the first retry; doubles each attempt (with jitter), up to 1h.", valueName: "duration"))
     var backoff: String = "1s"
 
-    @Option(help: "At most this many jobs claimed ahead of free slots (as many as finish in ~50ms), so one claim serves several jobs; 0: none.")
+    @Option(
+        help:
+            "At most this many jobs claimed ahead of free slots (as many as finish in ~50ms), so one claim serves several jobs; 0: none."
+    )
     var prefetch: Int = WorkerPool.Options().prefetch
 
     @Option(help: "Exit 0 after running this many jobs (recycle the worker).")
@@ -59,9 +70,10 @@ struct WorkCommand: AsyncParsableCommand {
     @Flag(help: "Run `shell` jobs on a PostgreSQL store (SQLite stores always run them).")
     var allowShell = false
 
-    @Option(help: ArgumentHelp(
-        "Serve Prometheus metrics on http://ADDRESS/metrics and a health check on /healthz. A port alone listens on 127.0.0.1; port 0 picks a free one. Off by default.",
-        valueName: "[host:]port"))
+    @Option(
+        help: ArgumentHelp(
+            "Serve Prometheus metrics on http://ADDRESS/metrics and a health check on /healthz. A port alone listens on 127.0.0.1; port 0 picks a free one. Off by default.",
+            valueName: "[host:]port"))
     var metricsListen: String?
 
     func run() async throws {
@@ -79,12 +91,17 @@ struct WorkCommand: AsyncParsableCommand {
         let logger = Logger(label: "jobq.worker")
         var executors = BuiltinExecutors.all
         if case .postgres = store.location, !allowShell {
-            executors = executors.filter { !($0 is ShellExecutor) } + [
-                ShellRefusal(reason: "this worker does not run shell jobs: on a PostgreSQL store, start `jobq work` with --allow-shell to run them")
-            ]
+            executors =
+                executors.filter { !($0 is ShellExecutor) } + [
+                    ShellRefusal(
+                        reason:
+                            "this worker does not run shell jobs: on a PostgreSQL store, start `jobq work` with --allow-shell to run them"
+                    )
+                ]
         }
         let pool = WorkerPool(
-            queue: queue, queues: queueNames, concurrency: concurrency, executors: executors, options: options, logger: logger)
+            queue: queue, queues: queueNames, concurrency: concurrency, executors: executors, options: options,
+            logger: logger)
         let server = metrics.map { $0.service(queue, Logger(label: "jobq.metrics")) }
         try await runPool(pool, beside: server.map { [$0] } ?? [], logger: logger)
     }
@@ -92,12 +109,18 @@ struct WorkCommand: AsyncParsableCommand {
     func poolOptions() throws -> WorkerPool.Options {
         var options = WorkerPool.Options()
         options.lease = try parseDuration(lease, option: "--lease")
-        guard options.lease >= .milliseconds(300) else { throw CLIError.usage("--lease must be at least 300ms, got \(lease)") }
+        guard options.lease >= .milliseconds(300) else {
+            throw CLIError.usage("--lease must be at least 300ms, got \(lease)")
+        }
         options.shutdownGracePeriod = try parseDuration(grace, option: "--grace")
         options.retryBackoff = RetryBackoff(base: try parseDuration(backoff, option: "--backoff"))
-        guard !(untilEmpty && untilFinished) else { throw CLIError.usage("give --until-empty or --until-finished, not both") }
+        guard !(untilEmpty && untilFinished) else {
+            throw CLIError.usage("give --until-empty or --until-finished, not both")
+        }
         options.stopWhen = untilEmpty ? .queuesEmpty : untilFinished ? .allJobsFinished : .never
-        guard (0...10_000).contains(prefetch) else { throw CLIError.usage("--prefetch must be from 0 to 10000, got \(prefetch)") }
+        guard (0...10_000).contains(prefetch) else {
+            throw CLIError.usage("--prefetch must be from 0 to 10000, got \(prefetch)")
+        }
         options.prefetch = prefetch
         options.runsScheduler = !noScheduler
         if let maxJobs {
@@ -118,7 +141,7 @@ func runPool(_ pool: WorkerPool, beside others: [any Service] = [], logger: Logg
         configuration: ServiceGroupConfiguration(
             services: [
                 .init(service: pool, successTerminationBehavior: .gracefullyShutdownGroup),
-                .init(service: reporter),
+                .init(service: reporter)
             ] + others.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
@@ -131,7 +154,12 @@ func runPool(_ pool: WorkerPool, beside others: [any Service] = [], logger: Logg
 final class SecondInterrupt {
     private final class Counter: Sendable {
         let value = Mutex(0)
-        func increment() -> Int { value.withLock { $0 += 1; return $0 } }
+        func increment() -> Int {
+            value.withLock {
+                $0 += 1
+                return $0
+            }
+        }
     }
 
     private let source: any DispatchSourceSignal
@@ -141,8 +169,10 @@ final class SecondInterrupt {
         source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         source.setEventHandler {
             if counter.increment() >= 2 {
-                FileHandle.standardError.write(Data(
-                    "\nsecond interrupt: exiting now; running jobs are taken over by other workers when their leases expire\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "\nsecond interrupt: exiting now; running jobs are taken over by other workers when their leases expire\n"
+                            .utf8))
                 _exit(130)
             }
         }

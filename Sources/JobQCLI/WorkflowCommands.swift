@@ -1,13 +1,14 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 
 struct WorkflowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "workflow",
         abstract: "Submit, inspect and cancel workflows: nested sequence and parallel groups of jobs.",
-        discussion: helpText("""
+        discussion: helpText(
+            """
             jobq workflow submit nightly.json --context '{"region": "eu"}'
             jobq workflow show 1
             jobq workflow list --state running
@@ -19,12 +20,15 @@ struct WorkflowCommand: AsyncParsableCommand {
             {"executor": "sum", "payload": {...}, "name": "n", "queue": "q", "input": "previous"})
             or groups, to any depth.
             """),
-        subcommands: [WorkflowSubmitCommand.self, WorkflowShowCommand.self, WorkflowListCommand.self, WorkflowCancelCommand.self])
+        subcommands: [
+            WorkflowSubmitCommand.self, WorkflowShowCommand.self, WorkflowListCommand.self, WorkflowCancelCommand.self
+        ])
 }
 
 struct WorkflowSubmitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "submit", abstract: "Store a workflow file (all of it in one transaction, or nothing) and print its id.")
+        commandName: "submit",
+        abstract: "Store a workflow file (all of it in one transaction, or nothing) and print its id.")
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The workflow file (JSON); - reads standard input.") var file: String
@@ -38,7 +42,9 @@ struct WorkflowSubmitCommand: AsyncParsableCommand {
     func run() async throws {
         let text: String
         do {
-            let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
+            let data =
+                file == "-"
+                ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
             guard let decoded = String(data: data, encoding: .utf8) else {
                 throw CLIError.usage("\(file) is not valid UTF-8 text")
             }
@@ -52,14 +58,17 @@ struct WorkflowSubmitCommand: AsyncParsableCommand {
         do {
             workflow = try Workflow(json: text, knownExecutors: anyExecutor ? nil : Set(BuiltinExecutors.names))
             if let context {
-                guard case .object(let extra) = try JSONDecoder().decode(JSONValue.self, from: Data(context.utf8)) else {
+                guard case .object(let extra) = try JSONDecoder().decode(JSONValue.self, from: Data(context.utf8))
+                else {
                     throw CLIError.usage("--context must be a JSON object, e.g. '{\"region\": \"eu\"}'")
                 }
                 workflow.context.merge(extra) { _, new in new }
             }
         } catch let error as JobQueueError {
-            throw CLIError.usage(anyExecutor || !error.description.contains("unknown executor")
-                ? error.description : error.description + ". If your own WorkerPool registers it, pass --any-executor")
+            throw CLIError.usage(
+                anyExecutor || !error.description.contains("unknown executor")
+                    ? error.description
+                    : error.description + ". If your own WorkerPool registers it, pass --any-executor")
         } catch is DecodingError {
             throw CLIError.usage("--context is not valid JSON; give a JSON object, e.g. '{\"region\": \"eu\"}'")
         }
@@ -71,7 +80,8 @@ struct WorkflowSubmitCommand: AsyncParsableCommand {
 struct WorkflowShowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show", abstract: "Draw a workflow's groups as a tree with each step's state, times and result.",
-        discussion: "A job tree is drawn as its nodes with their jobs counted by state; --jobs draws every job of it instead.")
+        discussion:
+            "A job tree is drawn as its nodes with their jobs counted by state; --jobs draws every job of it instead.")
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The workflow's id.") var id: Int64
@@ -80,13 +90,15 @@ struct WorkflowShowCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard let workflow = try await store.open().workflow(id) else {
-            throw CLIError(message: "no workflow with id \(id); list workflows with `jobq workflow list`", exitCode: .notFound)
+            throw CLIError(
+                message: "no workflow with id \(id); list workflows with `jobq workflow list`", exitCode: .notFound)
         }
         if json {
             print(workflow.json)
             return
         }
-        var header = "workflow \(workflow.id)" + (workflow.name.map { " \"\($0)\"" } ?? "") + ": \(workflow.state.rawValue)"
+        var header =
+            "workflow \(workflow.id)" + (workflow.name.map { " \"\($0)\"" } ?? "") + ": \(workflow.state.rawValue)"
         header += ", created \(isoString(workflow.createdAt))"
         if let finished = workflow.finishedAt { header += ", finished \(isoString(finished))" }
         print(header)
@@ -99,12 +111,17 @@ struct WorkflowShowCommand: AsyncParsableCommand {
     /// The group and its members, one per line, drawn with box characters; a job tree in
     /// `trees` (by its group) as its nodes.
     static func tree(
-        _ group: WorkflowStatus.Group, trees: [Int64: TreeStatus] = [:], prefix: String = "", isLast: Bool = true, isRoot: Bool = true
+        _ group: WorkflowStatus.Group, trees: [Int64: TreeStatus] = [:], prefix: String = "", isLast: Bool = true,
+        isRoot: Bool = true
     ) -> [String] {
         let branch = isRoot ? "" : (isLast ? "└─ " : "├─ ")
-        if let tree = trees[group.id] { return nodes(tree, state: group.state, prefix: prefix, branch: branch, isLast: isLast, isRoot: isRoot) }
+        if let tree = trees[group.id] {
+            return nodes(tree, state: group.state, prefix: prefix, branch: branch, isLast: isLast, isRoot: isRoot)
+        }
         let counts = group.counts
-        var line = "\(group.kind.rawValue)" + (group.name.map { " \"\($0)\"" } ?? "") + " \(group.path)  \(group.state.rawValue)"
+        var line =
+            "\(group.kind.rawValue)" + (group.name.map { " \"\($0)\"" } ?? "")
+            + " \(group.path)  \(group.state.rawValue)"
         line += "  \(counts.succeeded + counts.failed + counts.cancelled)/\(counts.total) done"
         if counts.failed > 0 { line += ", \(counts.failed) failed" }
         if counts.cancelled > 0 { line += ", \(counts.cancelled) cancelled" }
@@ -124,8 +141,13 @@ struct WorkflowShowCommand: AsyncParsableCommand {
     }
 
     /// A job tree as its nodes, each with its jobs by state: `recipe  each /recipeIDs  3 jobs: 2 done, 1 running`.
-    static func nodes(_ tree: TreeStatus, state: WorkflowState, prefix: String, branch: String, isLast: Bool, isRoot: Bool) -> [String] {
-        var lines = [prefix + branch + "tree \(tree.nodes.first?.path ?? "")  \(state.rawValue)  \(tree.jobsCreated) of at most \(tree.maxJobs) jobs"]
+    static func nodes(
+        _ tree: TreeStatus, state: WorkflowState, prefix: String, branch: String, isLast: Bool, isRoot: Bool
+    ) -> [String] {
+        var lines = [
+            prefix + branch
+                + "tree \(tree.nodes.first?.path ?? "")  \(state.rawValue)  \(tree.jobsCreated) of at most \(tree.maxJobs) jobs"
+        ]
         let base = isRoot ? "" : prefix + (isLast ? "   " : "│  ")
         let children = Dictionary(grouping: tree.nodes) { $0.parentID ?? 0 }
         func draw(_ node: TreeStatus.Node, prefix: String, isLast: Bool) {
@@ -149,7 +171,9 @@ struct WorkflowShowCommand: AsyncParsableCommand {
         guard total > 0 else { return "no jobs yet" }
         var parts = ["\(jobs[.succeeded, default: 0]) done"]
         let running = jobs[.running, default: 0]
-        let pending = jobs[.ready, default: 0] + jobs[.scheduled, default: 0] + jobs[.waiting, default: 0] + jobs[.failed, default: 0]
+        let pending =
+            jobs[.ready, default: 0] + jobs[.scheduled, default: 0] + jobs[.waiting, default: 0]
+            + jobs[.failed, default: 0]
         if running > 0 { parts.append("\(running) running") }
         if pending > 0 { parts.append("\(pending) to run") }
         if let dead = jobs[.dead], dead > 0 { parts.append("\(dead) failed") }
@@ -185,7 +209,9 @@ struct WorkflowListCommand: AsyncParsableCommand {
 
     func run() async throws {
         let filter: WorkflowState?
-        do { filter = try state.map { try WorkflowState(parsing: $0) } } catch { throw CLIError.usage("--state: \(error)") }
+        do { filter = try state.map { try WorkflowState(parsing: $0) } } catch {
+            throw CLIError.usage("--state: \(error)")
+        }
         guard limit >= 0 else { throw CLIError.usage("--limit must not be negative, got \(limit)") }
         let workflows = try await store.open().workflows(state: filter, limit: limit)
         if json {
@@ -193,15 +219,19 @@ struct WorkflowListCommand: AsyncParsableCommand {
             return
         }
         guard !workflows.isEmpty else {
-            print("no workflows" + (filter.map { " \($0.rawValue)" } ?? "") + "; submit one with `jobq workflow submit FILE.json`")
+            print(
+                "no workflows" + (filter.map { " \($0.rawValue)" } ?? "")
+                    + "; submit one with `jobq workflow submit FILE.json`")
             return
         }
         var rows = [["ID", "NAME", "STATE", "STEPS", "CREATED", "ERROR"]]
         for workflow in workflows {
-            let steps = workflow.stepCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            let steps = workflow.stepCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+                separator: ", ")
             rows.append([
-                String(workflow.id), workflow.name ?? "-", workflow.state.rawValue, steps, isoString(workflow.createdAt),
-                workflow.error.map(WorkflowShowCommand.summary) ?? "",
+                String(workflow.id), workflow.name ?? "-", workflow.state.rawValue, steps,
+                isoString(workflow.createdAt),
+                workflow.error.map(WorkflowShowCommand.summary) ?? ""
             ])
         }
         print(Table.render(rows))
@@ -215,7 +245,9 @@ struct WorkflowCancelCommand: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The workflow's id.") var id: Int64
-    @Option(help: ArgumentHelp("Only this group: its name, or its path as `workflow show` prints it.", valueName: "name|path"))
+    @Option(
+        help: ArgumentHelp(
+            "Only this group: its name, or its path as `workflow show` prints it.", valueName: "name|path"))
     var group: String?
 
     func run() async throws {
@@ -236,7 +268,8 @@ struct LaneCommand: AsyncParsableCommand {
 }
 
 struct LaneShowCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "show", abstract: "List a lane's jobs in append order.")
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "List a lane's jobs in append order.")
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The lane's name.") var name: String
@@ -245,20 +278,26 @@ struct LaneShowCommand: AsyncParsableCommand {
     func run() async throws {
         guard let lane = try await store.open().lane(name) else {
             throw CLIError(
-                message: "no lane named '\(name)'; a lane is created by the first job appended to it (`jobq enqueue ... --lane \(name)`)",
+                message:
+                    "no lane named '\(name)'; a lane is created by the first job appended to it (`jobq enqueue ... --lane \(name)`)",
                 exitCode: .notFound)
         }
         if json {
-            print("{\"lane\":\(jsonString(lane.name)),\"onFailure\":\"\(lane.onFailure.rawValue)\",\"haltedBy\":\(lane.haltedBy.map(String.init) ?? "null")}")
+            print(
+                "{\"lane\":\(jsonString(lane.name)),\"onFailure\":\"\(lane.onFailure.rawValue)\",\"haltedBy\":\(lane.haltedBy.map(String.init) ?? "null")}"
+            )
             for job in lane.jobs { print(job.jsonLine) }
             return
         }
-        print("lane \(lane.name): on failure \(lane.onFailure.rawValue)" + (lane.haltedBy.map { ", HALTED by job \($0) (`jobq lane resume \(lane.name)`)" } ?? ""))
+        print(
+            "lane \(lane.name): on failure \(lane.onFailure.rawValue)"
+                + (lane.haltedBy.map { ", HALTED by job \($0) (`jobq lane resume \(lane.name)`)" } ?? ""))
         var rows = [["ID", "EXECUTOR", "STATE", "STARTED", "FINISHED", "ERROR"]]
         for job in lane.jobs {
             rows.append([
-                String(job.id), job.executor, job.state.rawValue, job.startedAt.map(isoString) ?? "", job.finishedAt.map(isoString) ?? "",
-                job.error.map(WorkflowShowCommand.summary) ?? "",
+                String(job.id), job.executor, job.state.rawValue, job.startedAt.map(isoString) ?? "",
+                job.finishedAt.map(isoString) ?? "",
+                job.error.map(WorkflowShowCommand.summary) ?? ""
             ])
         }
         print(Table.render(rows))
@@ -270,7 +309,8 @@ struct LaneShowCommand: AsyncParsableCommand {
 }
 
 struct LaneResumeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Let a halted lane run its next job.")
+    static let configuration = CommandConfiguration(
+        commandName: "resume", abstract: "Let a halted lane run its next job.")
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The lane's name.") var name: String

@@ -42,15 +42,20 @@ extension JobQueue {
         // Checked before dividing: a zero interval must be an error, not a crash.
         guard interval > .zero, window >= interval, window / interval <= 1000 else {
             throw JobQueueError.invalidInput(
-                "throughput needs an interval above 0 that fits the window at most 1000 times, got \(window) over \(interval)")
+                "throughput needs an interval above 0 that fits the window at most 1000 times, got \(window) over \(interval)"
+            )
         }
         let buckets = Int((window / interval).rounded(.up))
-        return try await store.throughput(of: queues, since: Date().addingTimeInterval(-window.inSeconds), interval: interval.inSeconds, buckets: buckets)
+        return try await store.throughput(
+            of: queues, since: Date().addingTimeInterval(-window.inSeconds), interval: interval.inSeconds,
+            buckets: buckets)
     }
 
     /// Batches, newest first.
     public func batches(limit: Int = 100) async throws -> [BatchStatus] {
-        guard (1...1000).contains(limit) else { throw JobQueueError.invalidInput("limit must be from 1 to 1000, got \(limit)") }
+        guard (1...1000).contains(limit) else {
+            throw JobQueueError.invalidInput("limit must be from 1 to 1000, got \(limit)")
+        }
         return try await store.batches(limit: limit)
     }
 }

@@ -49,7 +49,8 @@ extension JobQueue {
                         // The newest id and the matches below it come from one snapshot, so a
                         // selective filter does not rescan the same unmatched events each time.
                         while true {
-                            let (newest, page) = try await store.eventsUpToNewest(after: position, filter: filter, limit: 500)
+                            let (newest, page) = try await store.eventsUpToNewest(
+                                after: position, filter: filter, limit: 500)
                             for event in page { continuation.yield(event) }
                             guard page.count == 500, let last = page.last else {
                                 position = max(position, newest)
@@ -70,7 +71,9 @@ extension JobQueue {
 
     /// Events after `cursor` matching `filter`, oldest first, at most `limit`: one page of the
     /// feed, without waiting for more.
-    public func events(after cursor: Int64, filter: EventFilter = EventFilter(), limit: Int = 1000) async throws -> [JobEvent] {
+    public func events(after cursor: Int64, filter: EventFilter = EventFilter(), limit: Int = 1000) async throws
+        -> [JobEvent]
+    {
         guard limit >= 0 else { throw JobQueueError.invalidInput("limit must not be negative, got \(limit)") }
         return try await store.events(after: cursor, filter: filter, limit: limit)
     }
@@ -154,8 +157,10 @@ extension JobQueue {
                     struct Details: Decodable { var error: String? }
                     let details = try? event.data(as: Details.self)
                     let resultJSON = event.kind == .succeeded ? try await store.job(job.id)?.resultJSON : nil
-                    let state: JobState = event.kind == .succeeded ? .succeeded : (event.kind == .dead ? .dead : .cancelled)
-                    handlers.onFinish?(JobFinish(jobID: job.id, state: state, resultJSON: resultJSON, error: details?.error))
+                    let state: JobState =
+                        event.kind == .succeeded ? .succeeded : (event.kind == .dead ? .dead : .cancelled)
+                    handlers.onFinish?(
+                        JobFinish(jobID: job.id, state: state, resultJSON: resultJSON, error: details?.error))
                     return
                 default:
                     break

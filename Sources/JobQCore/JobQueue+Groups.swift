@@ -12,7 +12,9 @@ extension JobQueue {
     /// try await queue.createBatch("nightly", onComplete: try JobRequest(executor: "echo", payloadJSON: "{}"))
     /// ```
     @discardableResult
-    public func createBatch(_ name: String, onComplete: JobRequest? = nil, onSuccess: JobRequest? = nil) async throws -> BatchStatus {
+    public func createBatch(_ name: String, onComplete: JobRequest? = nil, onSuccess: JobRequest? = nil) async throws
+        -> BatchStatus
+    {
         try await store.createBatch(name, onComplete: onComplete, onSuccess: onSuccess)
     }
 

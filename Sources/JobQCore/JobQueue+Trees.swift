@@ -20,7 +20,9 @@ extension JobQueue {
     public func submit(
         _ tree: TreeNode, input: some Encodable & Sendable, name: String? = nil, maxJobs: Int = JobTree.defaultMaxJobs
     ) async throws -> WorkflowID {
-        try await submit(Workflow(name: name, root: WorkflowGroup(.sequence, [.tree(try JobTree(tree, input: input, maxJobs: maxJobs))])))
+        try await submit(
+            Workflow(
+                name: name, root: WorkflowGroup(.sequence, [.tree(try JobTree(tree, input: input, maxJobs: maxJobs))])))
     }
 
     /// Submits a job tree and calls `handlers` as its subtrees and the tree finish, whichever
@@ -36,7 +38,11 @@ extension JobQueue {
         let feed = events(EventFilter(workflow: id, kinds: [.subtree, .tree]), since: cursor)
         Task {
             for try await event in feed {
-                guard let finish = try event.data(as: SubtreeFinish.Fields.self).map({ SubtreeFinish(event: event, fields: $0) }) else { continue }
+                guard
+                    let finish = try event.data(as: SubtreeFinish.Fields.self).map({
+                        SubtreeFinish(event: event, fields: $0)
+                    })
+                else { continue }
                 if event.kind == .subtree {
                     handlers.onSubtree?(finish)
                 } else {
@@ -62,7 +68,9 @@ public struct TreeHandlers: Sendable {
     /// Once, when the tree finished.
     public var onFinish: (@Sendable (SubtreeFinish) -> Void)?
 
-    public init(onSubtree: (@Sendable (SubtreeFinish) -> Void)? = nil, onFinish: (@Sendable (SubtreeFinish) -> Void)? = nil) {
+    public init(
+        onSubtree: (@Sendable (SubtreeFinish) -> Void)? = nil, onFinish: (@Sendable (SubtreeFinish) -> Void)? = nil
+    ) {
         self.onSubtree = onSubtree
         self.onFinish = onFinish
     }
@@ -84,7 +92,11 @@ public struct SubtreeFinish: Sendable, Hashable {
     public var event: JobEvent
 
     struct Fields: Decodable {
-        struct Counts: Decodable { var succeeded: Int; var failed: Int; var cancelled: Int }
+        struct Counts: Decodable {
+            var succeeded: Int
+            var failed: Int
+            var cancelled: Int
+        }
         var node: String
         var job: JobID?
         var state: WorkflowState

@@ -31,7 +31,8 @@ extension JobQueue {
     public func submit(_ workflow: Workflow, handlers: WorkflowHandlers) async throws -> WorkflowID {
         let cursor = try await store.latestEventID()
         let id = try await submit(workflow)
-        let feed = events(EventFilter(workflow: id, kinds: [.succeeded, .dead, .cancelled, .group, .workflow]), since: cursor)
+        let feed = events(
+            EventFilter(workflow: id, kinds: [.succeeded, .dead, .cancelled, .group, .workflow]), since: cursor)
         let store = self.store
         Task {
             for try await event in feed {
@@ -39,15 +40,24 @@ extension JobQueue {
                 case .succeeded, .dead, .cancelled:
                     guard let jobID = event.jobID else { continue }
                     let job = try await store.job(jobID)
-                    struct Details: Decodable { var error: String?; var reason: String? }
+                    struct Details: Decodable {
+                        var error: String?
+                        var reason: String?
+                    }
                     let details = try? event.data(as: Details.self)
-                    let state: JobState = event.kind == .succeeded ? .succeeded : (event.kind == .dead ? .dead : .cancelled)
+                    let state: JobState =
+                        event.kind == .succeeded ? .succeeded : (event.kind == .dead ? .dead : .cancelled)
                     handlers.onStepFinish?(
-                        JobFinish(jobID: jobID, state: state, resultJSON: job?.resultJSON, error: details?.error ?? details?.reason))
+                        JobFinish(
+                            jobID: jobID, state: state, resultJSON: job?.resultJSON,
+                            error: details?.error ?? details?.reason))
                 case .group:
                     handlers.onGroupFinish?(event)
                 case .workflow:
-                    struct Details: Decodable { var state: WorkflowState; var error: String? }
+                    struct Details: Decodable {
+                        var state: WorkflowState
+                        var error: String?
+                    }
                     guard let details = try event.data(as: Details.self) else { continue }
                     handlers.onFinish?(WorkflowFinish(workflowID: id, state: details.state, error: details.error))
                     return
@@ -65,7 +75,9 @@ extension JobQueue {
     }
 
     /// Workflows, newest first, optionally in one state; `before` pages back by id.
-    public func workflows(state: WorkflowState? = nil, limit: Int = 100, before: WorkflowID? = nil) async throws -> [WorkflowSummary] {
+    public func workflows(state: WorkflowState? = nil, limit: Int = 100, before: WorkflowID? = nil) async throws
+        -> [WorkflowSummary]
+    {
         guard limit >= 0 else { throw JobQueueError.invalidInput("limit must not be negative, got \(limit)") }
         return try await store.workflows(state: state, limit: limit, before: before)
     }

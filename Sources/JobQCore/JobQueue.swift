@@ -43,7 +43,9 @@ public final class JobQueue: Sendable {
     /// let job = try await queue.enqueue(Sum.self, .init(a: 1, b: 2), options: .init(priority: 5))
     /// ```
     @discardableResult
-    public func enqueue<E: Executor>(_ executor: E.Type, _ input: E.Input, options: JobOptions = .init()) async throws -> Job {
+    public func enqueue<E: Executor>(_ executor: E.Type, _ input: E.Input, options: JobOptions = .init()) async throws
+        -> Job
+    {
         try await enqueue(try JobRequest(executor, input, options: options))
     }
 
@@ -78,7 +80,9 @@ public final class JobQueue: Sendable {
     public func enqueueReportingDuplicates(contentsOf requests: some Sequence<JobRequest>) async throws -> [Enqueued] {
         var requests = Array(requests)
         if let context = JobTracing.currentContextJSON() {
-            for index in requests.indices where requests[index].traceContextJSON == nil { requests[index].traceContextJSON = context }
+            for index in requests.indices where requests[index].traceContextJSON == nil {
+                requests[index].traceContextJSON = context
+            }
         }
         let outcomes = try await store.enqueue(requests)
         if outcomes.contains(where: { !$0.existed && $0.job.state == .ready }) { wakeWorkers() }
@@ -98,7 +102,9 @@ public final class JobQueue: Sendable {
     /// ```swift
     /// let dead = try await queue.jobs(state: .dead, limit: 50)
     /// ```
-    public func jobs(queue: String? = nil, state: JobState? = nil, limit: Int = 100, after id: JobID? = nil) async throws -> [Job] {
+    public func jobs(queue: String? = nil, state: JobState? = nil, limit: Int = 100, after id: JobID? = nil)
+        async throws -> [Job]
+    {
         guard limit >= 0 else { throw JobQueueError.invalidInput("limit must not be negative, got \(limit)") }
         return try await store.jobs(queue: queue, state: state, limit: limit, afterID: id)
     }
@@ -155,11 +161,14 @@ public final class JobQueue: Sendable {
     /// let removed = try await queue.prune(olderThan: .seconds(7 * 86_400))
     /// ```
     @discardableResult
-    public func prune(olderThan age: Duration, states: Set<JobState> = [.succeeded, .dead, .cancelled]) async throws -> Int {
+    public func prune(olderThan age: Duration, states: Set<JobState> = [.succeeded, .dead, .cancelled]) async throws
+        -> Int
+    {
         guard age >= .zero else { throw JobQueueError.invalidInput("prune age must not be negative") }
         if let unfinished = states.first(where: { !$0.isFinal }) {
             throw JobQueueError.invalidInput(
-                "cannot prune \(unfinished.rawValue) jobs: only final states (succeeded, dead, cancelled) can be pruned")
+                "cannot prune \(unfinished.rawValue) jobs: only final states (succeeded, dead, cancelled) can be pruned"
+            )
         }
         return try await store.prune(finishedBefore: Date().addingTimeInterval(-age.inSeconds), states: states)
     }

@@ -88,7 +88,9 @@ public struct Dashboard: Sendable {
         addActionRoutes(to: router)
         addStreamRoute(to: router)
         router.get("assets/dashboard.css") { _, _ in Self.asset(DashboardAssets.css, type: "text/css; charset=utf-8") }
-        router.get("assets/dashboard.js") { _, _ in Self.asset(DashboardAssets.javascript, type: "text/javascript; charset=utf-8") }
+        router.get("assets/dashboard.js") { _, _ in
+            Self.asset(DashboardAssets.javascript, type: "text/javascript; charset=utf-8")
+        }
         let queue = self.queue
         router.get("healthz") { _, context -> Response in await Response.health(of: queue, logger: context.logger) }
     }
@@ -136,7 +138,8 @@ public struct DashboardServer: Service {
     /// - Throws: ``DashboardError`` when `address` is beyond loopback and no access token is set,
     ///   or the token is short.
     public init(
-        queue: JobQueue, address: ListenAddress, options: Dashboard.Options, logger: Logger = Logger(label: "jobq.dashboard"),
+        queue: JobQueue, address: ListenAddress, options: Dashboard.Options,
+        logger: Logger = Logger(label: "jobq.dashboard"),
         onListening: @escaping @Sendable (ListenAddress) -> Void = { _ in }
     ) throws(DashboardError) {
         try Self.check(address: address, options: options)
@@ -154,10 +157,13 @@ public struct DashboardServer: Service {
         guard address.isLoopback || options.accessToken != nil else {
             throw DashboardError(
                 message: "the dashboard would listen on \(address), beyond this machine, without an access token: "
-                    + "give one with --token-file or JOBQ_DASHBOARD_TOKEN (every request must then carry it), or listen on 127.0.0.1")
+                    + "give one with --token-file or JOBQ_DASHBOARD_TOKEN (every request must then carry it), or listen on 127.0.0.1"
+            )
         }
         if let token = options.accessToken, token.count < Dashboard.minimumTokenLength {
-            throw DashboardError(message: "the access token is \(token.count) characters long; use at least 16 (e.g. `openssl rand -hex 24`)")
+            throw DashboardError(
+                message:
+                    "the access token is \(token.count) characters long; use at least 16 (e.g. `openssl rand -hex 24`)")
         }
     }
 }

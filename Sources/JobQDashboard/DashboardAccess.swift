@@ -3,7 +3,6 @@ import Hummingbird
 import NIOCore
 import Synchronization
 
-
 extension Dashboard {
     /// Who may use a dashboard. There is no default: whoever mounts the dashboard chooses.
     ///

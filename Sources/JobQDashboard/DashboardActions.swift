@@ -55,7 +55,8 @@ extension Dashboard {
                 status: .seeOther,
                 headers: [
                     .location: "/",
-                    .setCookie: "\(Self.sessionCookie)=\(session); Path=/; Max-Age=\(sessions.lifetimeSeconds); HttpOnly; SameSite=Strict",
+                    .setCookie:
+                        "\(Self.sessionCookie)=\(session); Path=/; Max-Age=\(sessions.lifetimeSeconds); HttpOnly; SameSite=Strict"
                 ])
         }
     }
@@ -72,7 +73,8 @@ extension Dashboard {
                 let form = try await Self.form(request)
                 guard let given = form["csrf"], constantTimeEqual(given, formToken) else {
                     return Pages.error(
-                        .forbidden, "Refused: the form token is missing or stale. Reload the page and try again.", dashboard: self)
+                        .forbidden, "Refused: the form token is missing or stale. Reload the page and try again.",
+                        dashboard: self)
                 }
                 return Response(status: .seeOther, headers: [.location: try await perform(context, form)])
             } catch {

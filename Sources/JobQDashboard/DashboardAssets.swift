@@ -4,9 +4,10 @@ enum DashboardAssets {
 
     /// A tree node's indentation by its depth class (`depth-0` … `depth-N`): a class, because the
     /// content security policy allows no inline `style` attribute. Deeper nodes share the last.
-    static let treeDepthCSS = (0...maximumTreeDepthClass).map { depth in
-        "li.tree-node.depth-\(depth) { padding-left: calc(.7rem + \(depth) * 1.5rem); }"
-    }.joined(separator: "\n") + "\n"
+    static let treeDepthCSS =
+        (0...maximumTreeDepthClass).map { depth in
+            "li.tree-node.depth-\(depth) { padding-left: calc(.7rem + \(depth) * 1.5rem); }"
+        }.joined(separator: "\n") + "\n"
     static let maximumTreeDepthClass = 16
 
     private static let baseCSS = """

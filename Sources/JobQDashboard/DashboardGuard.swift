@@ -17,7 +17,9 @@ import JobQWebText
 struct DashboardGuard<Context: RequestContext>: RouterMiddleware {
     let dashboard: Dashboard
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         var response = try await check(request, context: context, next: next)
         response.headers[.contentSecurityPolicy] =
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -28,14 +30,18 @@ struct DashboardGuard<Context: RequestContext>: RouterMiddleware {
         return response
     }
 
-    private func check(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    private func check(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
         let path = request.uri.path
         let token = dashboard.options.accessToken
         if let token, token.count < Dashboard.minimumTokenLength {
             // A dashboard mounted with a short (or empty) token would accept a guessable one.
             return Pages.error(
-                .internalServerError, "This dashboard's access token is shorter than \(Dashboard.minimumTokenLength) characters, "
-                    + "so it refuses every request: give it a longer one (e.g. `openssl rand -hex 24`).", dashboard: dashboard)
+                .internalServerError,
+                "This dashboard's access token is shorter than \(Dashboard.minimumTokenLength) characters, "
+                    + "so it refuses every request: give it a longer one (e.g. `openssl rand -hex 24`).",
+                dashboard: dashboard)
         }
         if token == nil, let problem = Self.loopbackProblem(request, context: context) {
             return Pages.error(.forbidden, problem, dashboard: dashboard)
@@ -46,14 +52,18 @@ struct DashboardGuard<Context: RequestContext>: RouterMiddleware {
                 return Pages.error(.forbidden, problem, dashboard: dashboard)
             }
             if dashboard.options.readOnly, path != "/login" {
-                return Pages.error(.forbidden, "This dashboard is read-only (--read-only): actions are refused.", dashboard: dashboard)
+                return Pages.error(
+                    .forbidden, "This dashboard is read-only (--read-only): actions are refused.", dashboard: dashboard)
             }
         }
-        if token != nil, !path.hasPrefix("/assets/"), path != "/login", path != "/healthz", !bearer, !carriesSession(request) {
+        if token != nil, !path.hasPrefix("/assets/"), path != "/login", path != "/healthz", !bearer,
+            !carriesSession(request)
+        {
             if request.method == .get, path != "/events/stream" {
                 return Pages.login(dashboard: dashboard, status: .unauthorized, message: nil)
             }
-            return Pages.error(.forbidden, "This request does not carry the dashboard's access token.", dashboard: dashboard)
+            return Pages.error(
+                .forbidden, "This request does not carry the dashboard's access token.", dashboard: dashboard)
         }
         return try await next(request, context)
     }
@@ -65,7 +75,8 @@ struct DashboardGuard<Context: RequestContext>: RouterMiddleware {
                 + "request context reports the peer address (DashboardRequestContext), or give it an access token."
         }
         guard let address = peer.ipAddress, Loopback.isAddress(address) else {
-            return "This dashboard answers only to this machine; to reach it from elsewhere, start it with an access token "
+            return
+                "This dashboard answers only to this machine; to reach it from elsewhere, start it with an access token "
                 + "(--token-file or JOBQ_DASHBOARD_TOKEN)."
         }
         guard Loopback.isName(Loopback.host(ofAuthority: request.head.authority ?? "")) else {
@@ -86,7 +97,8 @@ struct DashboardGuard<Context: RequestContext>: RouterMiddleware {
         }
         if let origin {
             guard origin == "http://\(host)" || origin == "https://\(host)" else {
-                return "Refused: the request came from another origin (\(origin)); actions are taken only from the dashboard's own pages."
+                return
+                    "Refused: the request came from another origin (\(origin)); actions are taken only from the dashboard's own pages."
             }
         }
         if site == nil, origin == nil, !bearer {
@@ -97,7 +109,9 @@ struct DashboardGuard<Context: RequestContext>: RouterMiddleware {
     }
 
     static func carriesBearer(_ token: String, _ request: Request) -> Bool {
-        guard let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer ") else { return false }
+        guard let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer ") else {
+            return false
+        }
         return constantTimeEqual(String(authorization.dropFirst(7)), token)
     }
 
@@ -117,7 +131,8 @@ struct DashboardGuard<Context: RequestContext>: RouterMiddleware {
 
 /// Equal strings, compared in time that does not depend on where they differ.
 func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8), y = Array(b.utf8)
+    let x = Array(a.utf8)
+    let y = Array(b.utf8)
     guard x.count == y.count else { return false }
     return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
 }

@@ -15,12 +15,14 @@ extension Dashboard {
             var cursor: Int64?
             if let last = request.headers[.lastEventID] {
                 guard let id = Int64(last), id >= 0 else {
-                    return Pages.error(.badRequest, "Last-Event-ID '\(last)' is not an event id (a whole number)", dashboard: self)
+                    return Pages.error(
+                        .badRequest, "Last-Event-ID '\(last)' is not an event id (a whole number)", dashboard: self)
                 }
                 cursor = id
             }
             guard streams.enter() else {
-                return Pages.error(.serviceUnavailable, "Too many live update streams are open; try again later.", dashboard: self)
+                return Pages.error(
+                    .serviceUnavailable, "Too many live update streams are open; try again later.", dashboard: self)
             }
             let start: Int64
             do {
@@ -35,7 +37,8 @@ extension Dashboard {
             let logger = context.logger
             let body = ResponseBody { writer in
                 defer { streams.leave() }
-                let (items, continuation) = AsyncStream<StreamItem>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
+                let (items, continuation) = AsyncStream<StreamItem>.makeStream(
+                    bufferingPolicy: .bufferingNewest(10_000))
                 let forward = Task {
                     do {
                         for try await event in feed { continuation.yield(.event(event)) }
@@ -72,7 +75,9 @@ extension Dashboard {
             }
             return Response(
                 status: .ok,
-                headers: [.contentType: "text/event-stream", .cacheControl: "no-store", .init("X-Accel-Buffering")!: "no"],
+                headers: [
+                    .contentType: "text/event-stream", .cacheControl: "no-store", .init("X-Accel-Buffering")!: "no"
+                ],
                 body: body)
         }
     }

@@ -4,7 +4,7 @@ import Logging
 /// The Hummingbird application jobq's servers run: `router` on `address`, reporting the address
 /// it got (the port the system picked, when 0 was asked for).
 typealias HTTPApplication<Context: RequestContext> = Application<RouterResponder<Context>>
-    where Context: InitializableFromSource<ApplicationRequestContextSource>
+where Context: InitializableFromSource<ApplicationRequestContextSource>
 
 extension ListenAddress {
     func application<Context>(

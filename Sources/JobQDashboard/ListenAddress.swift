@@ -32,14 +32,19 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
             host = String(trimmed[..<colon])
             portText = String(trimmed[trimmed.index(after: colon)...])
             guard !host.contains(":") else {
-                throw ListenAddressError(message: "\(option) '\(text)': write an IPv6 address in brackets, e.g. [::1]:9464")
+                throw ListenAddressError(
+                    message: "\(option) '\(text)': write an IPv6 address in brackets, e.g. [::1]:9464")
             }
         }
         guard !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".-:_%".contains($0) }) else {
-            throw ListenAddressError(message: "\(option) '\(text)' has no usable host: give HOST:PORT, e.g. 127.0.0.1:9464, or a port alone")
+            throw ListenAddressError(
+                message: "\(option) '\(text)' has no usable host: give HOST:PORT, e.g. 127.0.0.1:9464, or a port alone")
         }
         guard let port = Int(portText), (0...65535).contains(port) else {
-            throw ListenAddressError(message: "\(option) '\(text)' has no port from 0 to 65535: give HOST:PORT, e.g. 127.0.0.1:9464, or a port alone")
+            throw ListenAddressError(
+                message:
+                    "\(option) '\(text)' has no port from 0 to 65535: give HOST:PORT, e.g. 127.0.0.1:9464, or a port alone"
+            )
         }
         self.host = host
         self.port = port

@@ -20,7 +20,8 @@ public struct MetricsServer: Service {
     /// - Parameter onListening: Called with the address the server got (its port, when 0 was
     ///   asked for).
     public init(
-        export: PrometheusExport, queue: JobQueue, address: ListenAddress, logger: Logger = Logger(label: "jobq.metrics"),
+        export: PrometheusExport, queue: JobQueue, address: ListenAddress,
+        logger: Logger = Logger(label: "jobq.metrics"),
         onListening: @escaping @Sendable (ListenAddress) -> Void = { _ in }
     ) {
         let router = Router()

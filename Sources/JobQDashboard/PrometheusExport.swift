@@ -34,9 +34,11 @@ public struct PrometheusExport: Sendable {
         let buckets: [Duration] = [
             .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
             .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500),
-            .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(300), .seconds(600),
+            .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(300), .seconds(600)
         ]
-        factory.durationHistogramBuckets = ["jobq_job_duration_seconds": buckets, "jobq_job_queue_wait_seconds": buckets]
+        factory.durationHistogramBuckets = [
+            "jobq_job_duration_seconds": buckets, "jobq_job_queue_wait_seconds": buckets
+        ]
         return factory
     }
 

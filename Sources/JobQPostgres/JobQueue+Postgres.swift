@@ -19,7 +19,8 @@ extension JobQueue {
     ///     password in it, `PGPASSWORD` and then `~/.pgpass` are used. Never logged.
     ///   - migrations: Whether an older schema is migrated on open (the default) or refused.
     public convenience init(
-        postgres url: String, migrations: SchemaMigrationPolicy = .applyPending, logger: Logger = Logger(label: "jobq.postgres")
+        postgres url: String, migrations: SchemaMigrationPolicy = .applyPending,
+        logger: Logger = Logger(label: "jobq.postgres")
     ) async throws {
         try await self.init(postgres: try PostgresSettings(url: url), migrations: migrations, logger: logger)
     }
@@ -30,7 +31,8 @@ extension JobQueue {
     /// let queue = try await JobQueue(postgres: URL(string: "postgres://jobq@db.internal/jobs")!)
     /// ```
     public convenience init(
-        postgres url: URL, migrations: SchemaMigrationPolicy = .applyPending, logger: Logger = Logger(label: "jobq.postgres")
+        postgres url: URL, migrations: SchemaMigrationPolicy = .applyPending,
+        logger: Logger = Logger(label: "jobq.postgres")
     ) async throws {
         try await self.init(postgres: url.absoluteString, migrations: migrations, logger: logger)
     }

@@ -29,7 +29,9 @@ struct PostgresCommitWatch: OtherCommitsWatch {
         }
     }
 
-    func run(pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool, onCommit: @escaping @Sendable () -> Void) async {
+    func run(pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool, onCommit: @escaping @Sendable () -> Void)
+        async
+    {
         let poll = max(pollInterval, .seconds(1))
         let warned = Flag()
         var first = true
@@ -50,7 +52,9 @@ struct PostgresCommitWatch: OtherCommitsWatch {
                 return
             } catch {
                 if Task.isCancelled { return }
-                logger.warning("listening for PostgreSQL notifications failed: \(PostgresConnector.explain(error)); retrying in 1s")
+                logger.warning(
+                    "listening for PostgreSQL notifications failed: \(PostgresConnector.explain(error)); retrying in 1s"
+                )
                 try? await Task.sleep(for: .seconds(1))
             }
         }
@@ -79,7 +83,8 @@ struct PostgresCommitWatch: OtherCommitsWatch {
                 try await Task.sleep(for: .seconds(1))
                 if !heard.withLock({ $0 }), warned.setForTheFirstTime() {
                     logger.warning(
-                        "PostgreSQL notifications do not arrive (a pooler in transaction mode?); looking for work every \(poll)")
+                        "PostgreSQL notifications do not arrive (a pooler in transaction mode?); looking for work every \(poll)"
+                    )
                 }
                 // The poll, whether or not notifications work.
                 while !Task.isCancelled {

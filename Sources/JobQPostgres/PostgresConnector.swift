@@ -45,14 +45,18 @@ package struct PostgresConnector: Sendable {
     /// `~/.postgresql/root.crt`; never silently the system's (any public certificate would pass).
     private func verificationRoots() throws -> PostgresSettings.RootCertificates {
         if let roots = settings.rootCertificates { return roots }
-        if let path = settings.defaultRootCertificatePath, FileManager.default.fileExists(atPath: path) { return .file(path) }
+        if let path = settings.defaultRootCertificatePath, FileManager.default.fileExists(atPath: path) {
+            return .file(path)
+        }
         throw JobQueueError.invalidInput(
             "sslmode=\(settings.tls.rawValue) checks the server's certificate against a CA, and none is named: add "
                 + "sslrootcert=/path/to/ca.pem to the PostgreSQL URL (or put it in ~/.postgresql/root.crt), "
                 + "or sslrootcert=system to trust any publicly issued certificate")
     }
 
-    private static func context(verification: CertificateVerification, roots: PostgresSettings.RootCertificates?) throws -> NIOSSLContext {
+    private static func context(verification: CertificateVerification, roots: PostgresSettings.RootCertificates?) throws
+        -> NIOSSLContext
+    {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.certificateVerification = verification
         if case .file(let path) = roots {
@@ -73,7 +77,8 @@ package struct PostgresConnector: Sendable {
     package func connect() async throws -> PostgresConnection {
         let connection: PostgresConnection
         do {
-            connection = try await PostgresConnection.connect(configuration: try configuration(), id: Self.ids.next(), logger: logger)
+            connection = try await PostgresConnection.connect(
+                configuration: try configuration(), id: Self.ids.next(), logger: logger)
         } catch {
             // Cancelled before the socket connected, postgres-nio fails with
             // `clientClosedConnection`: the caller's cancellation, not the server's fault.
@@ -95,7 +100,8 @@ package struct PostgresConnector: Sendable {
     package func connectBlocking() throws -> PostgresConnection {
         do {
             return try PostgresConnection.connect(
-                on: PostgresConnection.defaultEventLoopGroup.any(), configuration: try configuration(), id: Self.ids.next(), logger: logger
+                on: PostgresConnection.defaultEventLoopGroup.any(), configuration: try configuration(),
+                id: Self.ids.next(), logger: logger
             ).wait()
         } catch {
             throw unavailable(error)
@@ -125,5 +131,10 @@ package struct PostgresConnector: Sendable {
 /// Connection ids for postgres-nio's logs.
 private final class IDSource: Sendable {
     private let counter = Mutex(0)
-    func next() -> Int { counter.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        counter.withLock {
+            $0 += 1
+            return $0
+        }
+    }
 }

@@ -31,7 +31,9 @@ public enum PostgresSchema {
 
     /// Applies every pending migration. Waits while another process migrates.
     @discardableResult
-    public static func migrate(_ settings: PostgresSettings, logger: Logger = Logger(label: "jobq.postgres")) async throws -> Report {
+    public static func migrate(_ settings: PostgresSettings, logger: Logger = Logger(label: "jobq.postgres"))
+        async throws -> Report
+    {
         let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
         do {
             let report = try await migrate(on: connection, logger: logger)
@@ -45,7 +47,9 @@ public enum PostgresSchema {
 
     /// The database's schema version, after refusing a newer or edited schema; 0 when jobq's
     /// schema was never applied there.
-    public static func version(_ settings: PostgresSettings, logger: Logger = Logger(label: "jobq.postgres")) async throws -> Int {
+    public static func version(_ settings: PostgresSettings, logger: Logger = Logger(label: "jobq.postgres"))
+        async throws -> Int
+    {
         let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
         do {
             let version = try await check(on: connection, logger: logger).version
@@ -122,7 +126,8 @@ public enum PostgresSchema {
                 }
             } catch {
                 throw JobQueueError.storeUnavailable(
-                    "schema migration \(migration.name) failed and was rolled back: \(PostgresConnector.explain(transactionCause(error)))")
+                    "schema migration \(migration.name) failed and was rolled back: \(PostgresConnector.explain(transactionCause(error)))"
+                )
             }
             logger.info("applied schema migration \(migration.name)")
             report.applied.append(migration.name)
@@ -134,7 +139,8 @@ public enum PostgresSchema {
     static func check(
         on connection: PostgresConnection, logger: Logger, migrations: [PostgresMigration] = PostgresMigration.postgres
     ) async throws -> (version: Int, pending: [PostgresMigration]) {
-        let exists = try await connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger)
+        let exists =
+            try await connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger)
             .collect().first?.decode(Bool.self) ?? false
         var applied: [(version: Int, name: String, checksum: String)] = []
         if exists {
@@ -170,7 +176,9 @@ public enum PostgresSchema {
 
     /// The error inside postgres-nio's transaction wrapper.
     private static func transactionCause(_ error: any Error) -> any Error {
-        if let error = error as? PostgresTransactionError { return error.closureError ?? error.beginError ?? error.commitError ?? error }
+        if let error = error as? PostgresTransactionError {
+            return error.closureError ?? error.beginError ?? error.commitError ?? error
+        }
         return error
     }
 }

@@ -72,11 +72,13 @@ enum PostgresScript {
             case "$":
                 // $tag$ ... $tag$ (the tag may be empty); a lone $ (a parameter like $1) is code.
                 var tagEnd = index + 1
-                while tagEnd < characters.count, characters[tagEnd] == "_" || characters[tagEnd].properties.isAlphabetic { tagEnd += 1 }
+                while tagEnd < characters.count, characters[tagEnd] == "_" || characters[tagEnd].properties.isAlphabetic
+                { tagEnd += 1 }
                 if tagEnd < characters.count, characters[tagEnd] == "$" {
                     let delimiter = Array(characters[index...tagEnd])
                     guard let end = find(delimiter, from: tagEnd + 1) else {
-                        throw JobQueueError.invalidInput("a \(String(String.UnicodeScalarView(delimiter))) quoted text in the SQL is not closed")
+                        throw JobQueueError.invalidInput(
+                            "a \(String(String.UnicodeScalarView(delimiter))) quoted text in the SQL is not closed")
                     }
                     hasCode = true
                     copy(until: end + delimiter.count)

@@ -31,7 +31,9 @@ final class PostgresServer: SQLServer {
         self.logger = logger
         let connector = PostgresConnector(settings: settings, logger: logger)
         writer = SessionSlot(name: "jobq.postgres.writer", connector: connector)
-        self.readers = (0..<max(1, readers)).map { SessionSlot(name: "jobq.postgres.reader\($0)", connector: connector) }
+        self.readers = (0..<max(1, readers)).map {
+            SessionSlot(name: "jobq.postgres.reader\($0)", connector: connector)
+        }
     }
 
     var dialect: SQLDialect { .postgres }
@@ -44,12 +46,14 @@ final class PostgresServer: SQLServer {
 
     /// The lock, and the notifications for `audience`, in one round trip.
     private static let prelude: [CommitAudience: String] = {
-        func notify(_ interest: CommitInterest) -> String { ", pg_notify('\(PostgresCommitWatch.channel(for: interest))', '')" }
+        func notify(_ interest: CommitInterest) -> String {
+            ", pg_notify('\(PostgresCommitWatch.channel(for: interest))', '')"
+        }
         let lock = "SELECT pg_advisory_xact_lock(\(writeLockKey))"
         return [
             .workersAndFollowers: lock + notify(.claimableWork) + notify(.events),
             .followers: lock + notify(.events),
-            .nobody: lock,
+            .nobody: lock
         ]
     }()
 
@@ -98,7 +102,9 @@ private final class SessionSlot: @unchecked Sendable {
         }
     }
 
-    private func runTransaction<T>(begin: String, prelude: String?, _ body: (any SQLServerSession) throws -> T) throws -> T {
+    private func runTransaction<T>(begin: String, prelude: String?, _ body: (any SQLServerSession) throws -> T) throws
+        -> T
+    {
         let session = try connected()
         do {
             _ = try session.run(begin, [])

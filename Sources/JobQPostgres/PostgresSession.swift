@@ -86,7 +86,9 @@ private struct InferredText: PostgresEncodable {
     static var psqlType: PostgresDataType { PostgresDataType(0) }
     static var psqlFormat: PostgresFormat { .text }
 
-    func encode<JSONEncoder: PostgresJSONEncoder>(into byteBuffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+    func encode<JSONEncoder: PostgresJSONEncoder>(
+        into byteBuffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
+    ) {
         byteBuffer.writeString(text)
     }
 }
@@ -97,8 +99,10 @@ enum PostgresStoreError {
         if let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] {
             let message = error.serverInfo?[.message] ?? "\(error.code)"
             // Integrity violations are jobq's to turn into clear errors (or bugs to fix): say which statement.
-            return JobQueueError.storeUnavailable("PostgreSQL refused a statement: \(message) (SQLSTATE \(state)) in: \(sql.prefix(300))")
+            return JobQueueError.storeUnavailable(
+                "PostgreSQL refused a statement: \(message) (SQLSTATE \(state)) in: \(sql.prefix(300))")
         }
-        return JobQueueError.storeUnavailable("PostgreSQL connection failed: \(PostgresConnector.explain(error)); check that the server runs")
+        return JobQueueError.storeUnavailable(
+            "PostgreSQL connection failed: \(PostgresConnector.explain(error)); check that the server runs")
     }
 }

@@ -65,10 +65,12 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
                 "'\(Self.redacted(url))' is not a PostgreSQL URL; write postgres://user@host:port/database")
         }
         guard let host = components.host, !host.isEmpty else {
-            throw JobQueueError.invalidInput("the PostgreSQL URL \(Self.redacted(url)) names no host; write postgres://user@host:port/database")
+            throw JobQueueError.invalidInput(
+                "the PostgreSQL URL \(Self.redacted(url)) names no host; write postgres://user@host:port/database")
         }
         guard let user = components.user, !user.isEmpty else {
-            throw JobQueueError.invalidInput("the PostgreSQL URL \(Self.redacted(url)) names no user; write postgres://user@host:port/database")
+            throw JobQueueError.invalidInput(
+                "the PostgreSQL URL \(Self.redacted(url)) names no user; write postgres://user@host:port/database")
         }
         let database = String(components.path.drop { $0 == "/" })
         guard !database.isEmpty, !database.contains("/") else {
@@ -87,12 +89,14 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
                     tls = mode
                 } else {
                     throw JobQueueError.invalidInput(
-                        "sslmode=\(value) in the PostgreSQL URL is not one of disable, allow, prefer, require, verify-ca, verify-full")
+                        "sslmode=\(value) in the PostgreSQL URL is not one of disable, allow, prefer, require, verify-ca, verify-full"
+                    )
                 }
             case "sslrootcert":
                 let value = item.value ?? ""
                 guard !value.isEmpty else {
-                    throw JobQueueError.invalidInput("sslrootcert in the PostgreSQL URL is empty: give a PEM file of CA certificates, or system")
+                    throw JobQueueError.invalidInput(
+                        "sslrootcert in the PostgreSQL URL is empty: give a PEM file of CA certificates, or system")
                 }
                 rootCertificates = value == "system" ? .system : .file(value)
             default:
@@ -116,7 +120,9 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
             self.password = password
         } else {
             let file = environment["PGPASSFILE"] ?? environment["HOME"].map { $0 + "/.pgpass" }
-            self.password = file.flatMap { Self.passwordFromFile($0, host: host, port: self.port, database: database, user: user) }
+            self.password = file.flatMap {
+                Self.passwordFromFile($0, host: host, port: self.port, database: database, user: user)
+            }
         }
     }
 
@@ -125,13 +131,16 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         var parameters: [String] = []
         if tls != .prefer { parameters.append("sslmode=\(tls.rawValue)") }
         switch rootCertificates {
-        case .file(let path): parameters.append("sslrootcert=\(path.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? path)")
+        case .file(let path):
+            parameters.append(
+                "sslrootcert=\(path.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? path)")
         case .system: parameters.append("sslrootcert=system")
         case nil: break
         }
         let tlsPart = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
         let hostPart = host.contains(":") ? "[\(host)]" : host
-        return "postgres://\(Self.percentEncoded(username))@\(hostPart):\(port)/\(Self.percentEncoded(database))\(tlsPart)"
+        return
+            "postgres://\(Self.percentEncoded(username))@\(hostPart):\(port)/\(Self.percentEncoded(database))\(tlsPart)"
     }
 
     /// The same as `description`: the password stays out of `debugPrint` and `dump` too.
@@ -140,7 +149,9 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
     /// A URL as text, with any password replaced by `***`, for messages about a URL that did
     /// not parse.
     static func redacted(_ url: String) -> String {
-        guard let schemeEnd = url.range(of: "://"), let at = url[schemeEnd.upperBound...].lastIndex(of: "@") else { return url }
+        guard let schemeEnd = url.range(of: "://"), let at = url[schemeEnd.upperBound...].lastIndex(of: "@") else {
+            return url
+        }
         let userInfo = url[schemeEnd.upperBound..<at]
         guard let colon = userInfo.firstIndex(of: ":") else { return url }
         return String(url[..<colon]) + ":***" + String(url[at...])

@@ -18,12 +18,16 @@ final class ServerStore: SQLStore {
         _ size: TransactionSize, audience: CommitAudience, _ body: @escaping @Sendable (ServerTransaction) throws -> T
     ) async throws -> T {
         let dialect = server.dialect
-        let result = try await server.write(audience: audience) { session in try body(ServerTransaction(session: session, dialect: dialect)) }
+        let result = try await server.write(audience: audience) { session in
+            try body(ServerTransaction(session: session, dialect: dialect))
+        }
         commitObservers.callAll()
         return result
     }
 
-    func read<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (ServerTransaction) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (ServerTransaction) throws -> T)
+        async throws -> T
+    {
         let dialect = server.dialect
         return try await server.read { session in try body(ServerTransaction(session: session, dialect: dialect)) }
     }
@@ -36,7 +40,9 @@ final class ServerStore: SQLStore {
 
     func removeCommitObserver(_ token: UUID) { commitObservers.remove(token) }
 
-    func otherCommitsWatch(for interest: CommitInterest) -> (any OtherCommitsWatch)? { server.otherCommitsWatch(for: interest) }
+    func otherCommitsWatch(for interest: CommitInterest) -> (any OtherCommitsWatch)? {
+        server.otherCommitsWatch(for: interest)
+    }
 
     /// A look at the server costs a round trip; the claim loop looks itself.
     func claimOutlookHere(queues: [String]) -> ClaimOutlook? { nil }

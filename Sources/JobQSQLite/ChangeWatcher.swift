@@ -65,7 +65,8 @@ private final class CommitWatch: Sendable {
     private let state = Mutex(State())
 
     init(
-        watcher: ChangeWatcher, pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool, onCommit: @escaping @Sendable () -> Void
+        watcher: ChangeWatcher, pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool,
+        onCommit: @escaping @Sendable () -> Void
     ) {
         self.watcher = watcher
         self.onCommit = onCommit
@@ -79,7 +80,9 @@ private final class CommitWatch: Sendable {
         let interval = notifier == nil ? pollInterval : max(pollInterval, .milliseconds(100))
         poll = DispatchSource.makeTimerSource(queue: queue)
         let nanoseconds = Int(min(interval.inSeconds * 1e9, 1e12))
-        poll.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds), leeway: .nanoseconds(nanoseconds / 10))
+        poll.schedule(
+            deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds),
+            leeway: .nanoseconds(nanoseconds / 10))
         poll.setEventHandler { box.value?.check(.poll) }
         box.value = self
         poll.resume()

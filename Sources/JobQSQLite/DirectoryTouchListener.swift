@@ -1,4 +1,5 @@
 import JobQCore
+
 #if canImport(Glibc)
     import Foundation
     import Glibc
@@ -112,13 +113,14 @@ import JobQCore
         private func listen() {
             var fds = [
                 pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: stopReading, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stopReading, events: Int16(POLLIN), revents: 0)
             ]
             while true {
                 let wakeAt = state.withLock { state in
                     state.subscribers.values.filter(\.pending).compactMap(\.pausedUntil).min()
                 }
-                let timeout = wakeAt.map { Int32(max(0, ((($0 - ContinuousClock.now).inSeconds) * 1000).rounded(.up))) } ?? -1
+                let timeout =
+                    wakeAt.map { Int32(max(0, ((($0 - ContinuousClock.now).inSeconds) * 1000).rounded(.up))) } ?? -1
                 fds[0].revents = 0
                 fds[1].revents = 0
                 if poll(&fds, 2, timeout) < 0 {

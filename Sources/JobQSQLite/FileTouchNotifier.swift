@@ -35,8 +35,9 @@ final class FileTouchNotifier: Sendable {
 
         init?(path: String, queue: DispatchQueue, onTouch: @escaping @Sendable () -> Void) {
             let url = URL(fileURLWithPath: path)
-            guard let (listener, id) = DirectoryTouchListener.subscribe(
-                directory: url.deletingLastPathComponent().path, fileName: url.lastPathComponent, onTouch: onTouch)
+            guard
+                let (listener, id) = DirectoryTouchListener.subscribe(
+                    directory: url.deletingLastPathComponent().path, fileName: url.lastPathComponent, onTouch: onTouch)
             else { return nil }
             self.listener = listener
             self.id = id
@@ -76,7 +77,8 @@ final class FileTouchNotifier: Sendable {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
             let descriptor = open(directory, O_EVTONLY)
             guard descriptor >= 0 else { return nil }
-            let source = DispatchSource.makeFileSystemObjectSource(fileDescriptor: descriptor, eventMask: [.write], queue: queue)
+            let source = DispatchSource.makeFileSystemObjectSource(
+                fileDescriptor: descriptor, eventMask: [.write], queue: queue)
             source.setCancelHandler { close(descriptor) }
             directorySource = source
             source.setEventHandler { [weak self] in self?.armFileWatch() }

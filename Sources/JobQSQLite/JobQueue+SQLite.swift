@@ -26,7 +26,9 @@ extension JobQueue {
         path: String, durability: Durability = .normal, migrations: SchemaMigrationPolicy = .applyPending,
         backupBeforeMigrating: Bool = true
     ) throws {
-        self.init(store: try SQLiteStore(path: path, durability: durability, policy: migrations, backup: backupBeforeMigrating))
+        self.init(
+            store: try SQLiteStore(
+                path: path, durability: durability, policy: migrations, backup: backupBeforeMigrating))
     }
 
     /// A queue that lives in memory only, for tests and previews. Only pools in this process

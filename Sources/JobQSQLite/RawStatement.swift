@@ -1,6 +1,6 @@
-import JobQCore
 import GRDB
 import GRDBSQLite
+import JobQCore
 
 /// One of GRDB's cached statements, bound, stepped and read through the SQLite C API.
 ///

@@ -1,7 +1,7 @@
 import Foundation
-import JobQCore
 import GRDB
 import GRDBSQLite
+import JobQCore
 import Synchronization
 
 /// The SQLite store: GRDB's transactions on one file, for the state changes every ``SQLStore``
@@ -26,7 +26,9 @@ final class SQLiteStore: SQLStore {
     /// and applies pending schema migrations (or refuses, by `policy`).
     /// With `policy` nil, the schema is left as found (for `jobq migrate up`, which migrates
     /// step by step itself).
-    init(path: String?, durability: Durability, policy: SchemaMigrationPolicy? = .applyPending, backup: Bool = true) throws {
+    init(path: String?, durability: Durability, policy: SchemaMigrationPolicy? = .applyPending, backup: Bool = true)
+        throws
+    {
         self.path = path
         walPath = path.map { $0 + "-wal" }
         checkpointer = path.map { WALCheckpointer(path: $0) }
@@ -44,7 +46,8 @@ final class SQLiteStore: SQLStore {
         do {
             if let path {
                 if policy == .refuseIfPending, !FileManager.default.fileExists(atPath: path) {
-                    throw JobQueueError.incompatibleStore("there is no store at \(path); create it with `jobq migrate up`")
+                    throw JobQueueError.incompatibleStore(
+                        "there is no store at \(path); create it with `jobq migrate up`")
                 }
                 if policy == .refuseIfPending {
                     // Refusing must leave the file untouched: checked on a read-only connection
@@ -101,7 +104,8 @@ final class SQLiteStore: SQLStore {
         while true {
             do {
                 return try DatabasePool(path: path, configuration: config)
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline {
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline
+            {
                 Thread.sleep(forTimeInterval: .random(in: 0.002...0.02))
             }
         }
@@ -126,20 +130,21 @@ final class SQLiteStore: SQLStore {
     }
 
     static func explain(_ error: DatabaseError, path: String?) -> String {
-        let where_ = path ?? "in-memory store"
+        let location = path ?? "in-memory store"
         switch error.resultCode {
         case .SQLITE_NOTADB:
-            return "\(where_) is not a jobq store (not an SQLite database); pass the right --db path"
+            return "\(location) is not a jobq store (not an SQLite database); pass the right --db path"
         case .SQLITE_CORRUPT:
-            return "\(where_) is corrupted (\(error.message ?? "")); restore it from a backup"
+            return "\(location) is corrupted (\(error.message ?? "")); restore it from a backup"
         case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN:
-            return "cannot open \(where_) for writing: \(error.message ?? "\(error)"); check the file and directory permissions"
+            return
+                "cannot open \(location) for writing: \(error.message ?? "\(error)"); check the file and directory permissions"
         case .SQLITE_FULL:
-            return "the disk holding \(where_) is full; free space and retry"
+            return "the disk holding \(location) is full; free space and retry"
         case .SQLITE_BUSY:
-            return "\(where_) stayed locked by another process for \(Int(busyTimeout))s; retry"
+            return "\(location) stayed locked by another process for \(Int(busyTimeout))s; retry"
         default:
-            return "store \(where_): \(error.message ?? "\(error)")"
+            return "store \(location): \(error.message ?? "\(error)")"
         }
     }
 
@@ -161,7 +166,9 @@ final class SQLiteStore: SQLStore {
         try await writeDatabase(size, announced: audience != .nobody) { db in try body(SQLiteTransaction(db: db)) }
     }
 
-    func read<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T)
+        async throws -> T
+    {
         try await readDatabase(size) { db in try body(SQLiteTransaction(db: db)) }
     }
 
@@ -230,7 +237,9 @@ final class SQLiteStore: SQLStore {
     /// thread hand-offs of an asynchronous read (tens of microseconds each on a busy or
     /// virtualized machine). The rare read that would wait for a lock (another process
     /// recovering the WAL after a crash, say) and a `.large` one run on GRDB's reader threads.
-    func readDatabase<T: Sendable>(_ size: TransactionSize = .large, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func readDatabase<T: Sendable>(_ size: TransactionSize = .large, _ body: @escaping @Sendable (Database) throws -> T)
+        async throws -> T
+    {
         let path = self.path
         if size == .small {
             do {
@@ -241,13 +250,14 @@ final class SQLiteStore: SQLStore {
         }
         return try await withCheckedThrowingContinuation { continuation in
             writer.asyncRead { result in
-                continuation.resume(with: Result {
-                    do {
-                        return try body(try result.get())
-                    } catch {
-                        throw Self.mapped(error, path: path)
-                    }
-                })
+                continuation.resume(
+                    with: Result {
+                        do {
+                            return try body(try result.get())
+                        } catch {
+                            throw Self.mapped(error, path: path)
+                        }
+                    })
             }
         }
     }
@@ -287,7 +297,9 @@ final class SQLiteStore: SQLStore {
     func claimOutlookHere(queues: [String]) -> ClaimOutlook? {
         let now = StoreSQL.now()
         let list = StoreSQL.jsonArray(queues)
-        return try? readHereUnlessLocked { db in try StoreSQL.claimOutlook(SQLiteTransaction(db: db), queueList: list, now: now) }
+        return try? readHereUnlessLocked { db in
+            try StoreSQL.claimOutlook(SQLiteTransaction(db: db), queueList: list, now: now)
+        }
     }
 
     func othersCommitVersion() -> Int? {

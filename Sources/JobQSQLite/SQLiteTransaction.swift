@@ -1,5 +1,5 @@
-import JobQCore
 import GRDB
+import JobQCore
 
 /// A GRDB `Database` inside one of ``SQLiteStore``'s transactions, as a ``SQLTransaction``.
 struct SQLiteTransaction: SQLTransaction {
@@ -23,14 +23,15 @@ struct SQLiteTransaction: SQLTransaction {
     var changesCount: Int { db.changesCount }
 
     private static func arguments(_ arguments: SQLArguments) -> StatementArguments {
-        StatementArguments(arguments.values.map { value -> DatabaseValue in
-            switch value {
-            case .null: .null
-            case .integer(let value): value.databaseValue
-            case .real(let value): value.databaseValue
-            case .text(let value): value.databaseValue
-            }
-        })
+        StatementArguments(
+            arguments.values.map { value -> DatabaseValue in
+                switch value {
+                case .null: .null
+                case .integer(let value): value.databaseValue
+                case .real(let value): value.databaseValue
+                case .text(let value): value.databaseValue
+                }
+            })
     }
 
     private static func value(_ value: DatabaseValue) -> SQLValue {

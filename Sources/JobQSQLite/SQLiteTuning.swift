@@ -1,5 +1,5 @@
-import JobQCore
 import CSQLiteTuning
+import JobQCore
 
 extension JobQueue {
     /// Sets SQLite's process-wide configuration for jobq's workload. Call it first thing in

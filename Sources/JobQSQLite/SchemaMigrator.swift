@@ -49,7 +49,8 @@ struct SchemaMigrator {
             if checksum != migration.checksum {
                 throw JobQueueError.incompatibleStore(
                     "schema migration \(migration.name) was applied with checksum \(checksum.prefix(12)) but this jobq embeds \(migration.checksum.prefix(12)): "
-                        + "the file was edited after it shipped. Restore the original file and add schema changes as a new numbered migration")
+                        + "the file was edited after it shipped. Restore the original file and add schema changes as a new numbered migration"
+                )
             }
         }
         return (version, migrations.filter { $0.version > version })
@@ -79,7 +80,8 @@ struct SchemaMigrator {
                     try db.execute(sql: migration.sql)
                 } catch let error as DatabaseError {
                     throw JobQueueError.storeUnavailable(
-                        "schema migration \(migration.name) failed: \(error.message ?? "\(error)"); the store is unchanged at version \(version)")
+                        "schema migration \(migration.name) failed: \(error.message ?? "\(error)"); the store is unchanged at version \(version)"
+                    )
                 }
                 try db.execute(
                     sql: "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
@@ -136,7 +138,8 @@ struct SchemaMigrator {
         let fd = open(backupPath, O_CREAT | O_EXCL | O_WRONLY, 0o600)
         guard fd >= 0 else {
             throw JobQueueError.storeUnavailable(
-                "cannot write the backup \(backupPath) before migrating: \(String(cString: strerror(errno))); free space or pass --no-backup")
+                "cannot write the backup \(backupPath) before migrating: \(String(cString: strerror(errno))); free space or pass --no-backup"
+            )
         }
         close(fd)
         do {
@@ -149,13 +152,15 @@ struct SchemaMigrator {
             try source.close()
         } catch {
             try? FileManager.default.removeItem(atPath: backupPath)
-            throw JobQueueError.storeUnavailable("cannot back up \(path) before migrating: \(error); free space or pass --no-backup")
+            throw JobQueueError.storeUnavailable(
+                "cannot back up \(path) before migrating: \(error); free space or pass --no-backup")
         }
         return backupPath
     }
 
     static func newerStoreError(found: Int, latest: Int) -> JobQueueError {
         .incompatibleStore(
-            "the store is at schema version \(found), newer than this jobq knows (version \(latest)); upgrade jobq to open it")
+            "the store is at schema version \(found), newer than this jobq knows (version \(latest)); upgrade jobq to open it"
+        )
     }
 }

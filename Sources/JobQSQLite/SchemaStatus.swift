@@ -30,7 +30,8 @@ extension JobQueue {
         let reader = try openReadOnly(path)
         let (version, pending) = try SchemaMigrator(writer: reader, path: path).check()
         return try reader.read { db in
-            let applied = try db.tableExists("schema_migrations")
+            let applied =
+                try db.tableExists("schema_migrations")
                 ? Row.fetchAll(db, sql: "SELECT * FROM schema_migrations ORDER BY version").map { row in
                     AppliedSchemaMigration(
                         version: row["version"], name: row["name"], checksum: row["checksum"],
@@ -51,7 +52,9 @@ extension JobQueue {
     /// print(report.migrations, report.backupPath ?? "no backup")
     /// ```
     @discardableResult
-    public static func migrateSchema(path: String, to target: Int? = nil, backup: Bool = true, dryRun: Bool = false) throws -> SchemaMigrationReport {
+    public static func migrateSchema(path: String, to target: Int? = nil, backup: Bool = true, dryRun: Bool = false)
+        throws -> SchemaMigrationReport
+    {
         let status = try schemaStatus(path: path)
         let goal = target ?? status.latestVersion
         guard goal <= status.latestVersion else {
@@ -60,17 +63,20 @@ extension JobQueue {
         }
         guard goal >= status.currentVersion else {
             throw JobQueueError.invalidInput(
-                "--to \(goal): the store is already at version \(status.currentVersion); jobq does not migrate down (restore a backup instead)")
+                "--to \(goal): the store is already at version \(status.currentVersion); jobq does not migrate down (restore a backup instead)"
+            )
         }
         let planned = SchemaMigration.all.filter { $0.version > status.currentVersion && $0.version <= goal }
         var report = SchemaMigrationReport(
-            fromVersion: status.currentVersion, toVersion: goal, migrations: planned.map(\.name), backupPath: nil, dryRun: dryRun)
+            fromVersion: status.currentVersion, toVersion: goal, migrations: planned.map(\.name), backupPath: nil,
+            dryRun: dryRun)
         if dryRun || planned.isEmpty {
             if planned.isEmpty { report.toVersion = status.currentVersion }
             return report
         }
         let store = try SQLiteStore(path: path, durability: .normal, policy: nil)
-        let (applied, backupPath) = try SchemaMigrator(writer: store.writer, path: path).migrate(to: goal, backup: backup)
+        let (applied, backupPath) = try SchemaMigrator(writer: store.writer, path: path).migrate(
+            to: goal, backup: backup)
         report.migrations = applied.map(\.name)
         report.backupPath = backupPath
         return report

@@ -1,6 +1,6 @@
-import JobQCore
 import Dispatch
 import GRDBSQLite
+import JobQCore
 import Synchronization
 
 /// Copies a store's WAL back into the database file on a connection and a thread of its own,
@@ -53,23 +53,27 @@ final class WALCheckpointer: Sendable {
     /// whoever installs the hook keeps the checkpointer alive as long as the connection (the
     /// store's GRDB configuration does). After ``close()`` reports start nothing.
     func install(on connection: OpaquePointer) {
-        sqlite3_wal_hook(connection, { context, connection, _, pages in
-            guard let context else { return SQLITE_OK }
-            let checkpointer = Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue()
-            if pages >= WALCheckpointer.inlineThreshold {
-                // Behind: checkpoint here, as SQLite's own hook does (the write lock is released).
-                sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            } else if pages >= WALCheckpointer.backgroundThreshold {
-                checkpointer.checkpointSoon(walPages: pages)
-            }
-            return SQLITE_OK
-        }, Unmanaged.passUnretained(self).toOpaque())
+        sqlite3_wal_hook(
+            connection,
+            { context, connection, _, pages in
+                guard let context else { return SQLITE_OK }
+                let checkpointer = Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue()
+                if pages >= WALCheckpointer.inlineThreshold {
+                    // Behind: checkpoint here, as SQLite's own hook does (the write lock is released).
+                    sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                } else if pages >= WALCheckpointer.backgroundThreshold {
+                    checkpointer.checkpointSoon(walPages: pages)
+                }
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     private func checkpointSoon(walPages: Int32) {
         let start = flags.withLock { flags in
             if walPages < flags.copiedUpTo { flags.copiedUpTo = 0 }  // the WAL started over
-            guard !flags.scheduled, !flags.closed, walPages >= flags.copiedUpTo + Self.backgroundStep else { return false }
+            guard !flags.scheduled, !flags.closed, walPages >= flags.copiedUpTo + Self.backgroundStep else {
+                return false
+            }
             flags.scheduled = true
             return true
         }

@@ -97,7 +97,13 @@ package enum HTML {
             index += 1
             if inString {
                 out.append(byte)
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 continue
             }
             switch byte {
@@ -143,8 +149,10 @@ package enum HTML {
         var html = "<pre class=\"json\">\(escape(pretty))</pre>"
         if !complete {
             let whole = "the whole value (\(byteCount(text.utf8.count)))"
-            html += "<p class=\"muted\">Shown: the first \(byteCount(jsonRenderLimit)). "
-                + (rawURL.map { "<a href=\"\(escape($0))\">Open \(whole)</a>.</p>" } ?? "Read \(whole) with <code>jobq show</code>.</p>")
+            html +=
+                "<p class=\"muted\">Shown: the first \(byteCount(jsonRenderLimit)). "
+                + (rawURL.map { "<a href=\"\(escape($0))\">Open \(whole)</a>.</p>" }
+                    ?? "Read \(whole) with <code>jobq show</code>.</p>")
         }
         return html
     }
@@ -157,7 +165,8 @@ package enum HTML {
     }
 
     package static func byteCount(_ count: Int) -> String {
-        count >= 1024 * 1024 ? String(format: "%.1f MiB", Double(count) / 1_048_576)
+        count >= 1024 * 1024
+            ? String(format: "%.1f MiB", Double(count) / 1_048_576)
             : count >= 1024 ? "\(count / 1024) KiB" : "\(count) bytes"
     }
 }

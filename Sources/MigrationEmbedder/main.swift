@@ -24,7 +24,8 @@ var source = """
     let embeddedMigrationFiles: [(name: String, sql: String)] = [
 
     """
-for path in arguments.dropFirst().sorted(by: { ($0 as NSString).lastPathComponent < ($1 as NSString).lastPathComponent }) {
+for path in arguments.dropFirst().sorted(by: { ($0 as NSString).lastPathComponent < ($1 as NSString).lastPathComponent }
+) {
     let name = (path as NSString).lastPathComponent
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
         FileHandle.standardError.write(Data("error: cannot read migration \(path) as UTF-8\n".utf8))

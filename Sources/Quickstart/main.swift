@@ -4,7 +4,10 @@ import ServiceLifecycle
 
 struct Sum: Executor {
     static let name = "sum"
-    struct Input: Codable, Sendable { var a: Int; var b: Int }
+    struct Input: Codable, Sendable {
+        var a: Int
+        var b: Int
+    }
     struct Output: Codable, Sendable { var sum: Int }
 
     func run(_ input: Input, context: JobContext) async throws -> Output {

@@ -21,11 +21,15 @@ extension BenchCommand {
             ("without the jobs_leases index", Variant(droppedIndexes: ["jobs_leases"])),
             ("without the jobs_finished index", Variant(droppedIndexes: ["jobs_finished"])),
             ("without the events_job index", Variant(droppedIndexes: ["events_job"])),
-            ("without all five", Variant(events: false, storesResult: false, droppedIndexes: ["jobs_leases", "jobs_finished", "events_job"])),
+            (
+                "without all five",
+                Variant(
+                    events: false, storesResult: false, droppedIndexes: ["jobs_leases", "jobs_finished", "events_job"])
+            )
         ]
         let insertVariants: [(String, Variant)] = [
             ("without the enqueued event row", Variant(events: false)),
-            ("without the events_job index", Variant(droppedIndexes: ["events_job"])),
+            ("without the events_job index", Variant(droppedIndexes: ["events_job"]))
         ]
         progress("jobq's statements raw, in full")
         let fullInsertsBefore = try bench.raw(inserts: inserts, variant: Variant())
@@ -52,24 +56,38 @@ extension BenchCommand {
         let rawDrain = "jobq's statements raw, claim+complete in batches of 100"
         var rows = [
             Row(workload: "minimal raw queue: single-insert commits", value: minimal.insertsPerSecond, unit: "jobs/s"),
-            Row(workload: rawInserts, value: fullInserts, unit: "jobs/s",
-                baseline: "minimal raw queue", baselineValue: minimal.insertsPerSecond, ratio: fullInserts / minimal.insertsPerSecond),
+            Row(
+                workload: rawInserts, value: fullInserts, unit: "jobs/s",
+                baseline: "minimal raw queue", baselineValue: minimal.insertsPerSecond,
+                ratio: fullInserts / minimal.insertsPerSecond)
         ]
         for (name, value, isInsert) in measured where isInsert {
-            rows.append(Row(workload: "  \(name)", value: value, unit: "jobs/s", baseline: "in full", baselineValue: fullInserts, ratio: value / fullInserts))
+            rows.append(
+                Row(
+                    workload: "  \(name)", value: value, unit: "jobs/s", baseline: "in full",
+                    baselineValue: fullInserts, ratio: value / fullInserts))
         }
         rows += [
-            Row(workload: "jobq: enqueue, one per transaction", value: single, unit: "jobs/s",
+            Row(
+                workload: "jobq: enqueue, one per transaction", value: single, unit: "jobs/s",
                 baseline: "jobq's statements raw", baselineValue: fullInserts, ratio: single / fullInserts),
-            Row(workload: "minimal raw queue: claim+complete, batches of 100", value: minimal.drainedPerSecond, unit: "jobs/s"),
-            Row(workload: rawDrain, value: fullDrain, unit: "jobs/s",
-                baseline: "minimal raw queue", baselineValue: minimal.drainedPerSecond, ratio: fullDrain / minimal.drainedPerSecond),
+            Row(
+                workload: "minimal raw queue: claim+complete, batches of 100", value: minimal.drainedPerSecond,
+                unit: "jobs/s"),
+            Row(
+                workload: rawDrain, value: fullDrain, unit: "jobs/s",
+                baseline: "minimal raw queue", baselineValue: minimal.drainedPerSecond,
+                ratio: fullDrain / minimal.drainedPerSecond)
         ]
         for (name, value, isInsert) in measured where !isInsert {
-            rows.append(Row(workload: "  \(name)", value: value, unit: "jobs/s", baseline: "in full", baselineValue: fullDrain, ratio: value / fullDrain))
+            rows.append(
+                Row(
+                    workload: "  \(name)", value: value, unit: "jobs/s", baseline: "in full", baselineValue: fullDrain,
+                    ratio: value / fullDrain))
         }
         rows.append(
-            Row(workload: "jobq: drain in-process, concurrency 1", value: drained, unit: "jobs/s",
+            Row(
+                workload: "jobq: drain in-process, concurrency 1", value: drained, unit: "jobs/s",
                 baseline: "jobq's statements raw", baselineValue: fullDrain, ratio: drained / fullDrain))
         return rows
     }

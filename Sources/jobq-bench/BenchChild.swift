@@ -1,11 +1,11 @@
 import Foundation
-import Synchronization
 import JobQCommandLine
+import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Runs a `jobq` worker (or the bench itself, for the minimal raw queue's worker) as a child
@@ -26,7 +26,7 @@ struct BenchChild {
 
     static var ownExecutable: String {
         #if os(Linux)
-        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
+            if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
         #endif
         return CommandLine.arguments[0]
     }
@@ -42,11 +42,13 @@ struct BenchChild {
                 }
                 return given
             }
-            let sibling = URL(fileURLWithPath: ownExecutable).deletingLastPathComponent().appendingPathComponent("jobq").path
+            let sibling = URL(fileURLWithPath: ownExecutable).deletingLastPathComponent().appendingPathComponent("jobq")
+                .path
             guard FileManager.default.isExecutableFile(atPath: sibling) else {
                 throw CLIError.usage(
                     "the cross-process workloads run `jobq work`, and there is no jobq next to this bench (\(sibling)); "
-                        + "build it with the same configuration and traits (`swift build -c release --product jobq`) or pass --jobq PATH")
+                        + "build it with the same configuration and traits (`swift build -c release --product jobq`) or pass --jobq PATH"
+                )
             }
             return sibling
         }
@@ -60,15 +62,15 @@ struct BenchChild {
     init(_ program: Program, _ arguments: [String]) throws {
         let executable = try Self.executable(program)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for pointer in argv { free(pointer) } }
         var environment = ProcessInfo.processInfo.environment
         environment["JOBQ_LOG_LEVEL"] = "error"
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { envp.forEach { free($0) } }
+        defer { for pointer in envp { free(pointer) } }
         #if canImport(Glibc)
-        var actions = posix_spawn_file_actions_t()
+            var actions = posix_spawn_file_actions_t()
         #else
-        var actions: posix_spawn_file_actions_t? = nil
+            var actions: posix_spawn_file_actions_t? = nil
         #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -77,7 +79,9 @@ struct BenchChild {
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         var pid: pid_t = 0
         let result = posix_spawn(&pid, executable, &actions, nil, argv, envp)
-        guard result == 0 else { throw CLIError.failure("bench: cannot start \(executable): \(String(cString: strerror(result)))") }
+        guard result == 0 else {
+            throw CLIError.failure("bench: cannot start \(executable): \(String(cString: strerror(result)))")
+        }
         self.pid = pid
     }
 
@@ -94,16 +98,16 @@ struct BenchChild {
                 var status: Int32 = 0
                 var usage = rusage()
                 #if os(Linux)
-                var peak = 0
-                while true {
-                    let done = wait4(pid, &status, WNOHANG, &usage)
-                    if done == pid || (done == -1 && errno != EINTR) { break }
-                    peak = max(peak, Self.highWaterMark(pid) ?? 0)
-                    Thread.sleep(forTimeInterval: 0.01)
-                }
+                    var peak = 0
+                    while true {
+                        let done = wait4(pid, &status, WNOHANG, &usage)
+                        if done == pid || (done == -1 && errno != EINTR) { break }
+                        peak = max(peak, Self.highWaterMark(pid) ?? 0)
+                        Thread.sleep(forTimeInterval: 0.01)
+                    }
                 #else
-                while wait4(pid, &status, 0, &usage) == -1, errno == EINTR {}
-                let peak = Int(usage.ru_maxrss)  // bytes on macOS
+                    while wait4(pid, &status, 0, &usage) == -1, errno == EINTR {}
+                    let peak = Int(usage.ru_maxrss)  // bytes on macOS
                 #endif
                 continuation.resume(returning: ((status >> 8) & 0xff, peak))
             }.start()
@@ -124,15 +128,15 @@ struct BenchChild {
     /// User plus system CPU time the child has used so far, from /proc; nil elsewhere.
     func cpuSeconds() -> Double? {
         #if os(Linux)
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let end = stat.lastIndex(of: ")")
-        else { return nil }
-        // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
-        let fields = stat[stat.index(after: end)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let end = stat.lastIndex(of: ")")
+            else { return nil }
+            // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+            let fields = stat[stat.index(after: end)...].split(separator: " ")
+            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+            return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
         #else
-        return nil
+            return nil
         #endif
     }
 }

@@ -1,13 +1,15 @@
 import ArgumentParser
-import JobQCommandLine
 import Foundation
 import JobQ
+import JobQCommandLine
 
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobq-bench",
-        abstract: "Measure jobq against a minimal raw queue on this machine: enqueue, drain, latency, flat cost, memory.",
-        discussion: helpText("""
+        abstract:
+            "Measure jobq against a minimal raw queue on this machine: enqueue, drain, latency, flat cost, memory.",
+        discussion: helpText(
+            """
             Every workload runs on a fresh store in the temporary directory. Each figure is also
             printed as a ratio of the raw-SQLite baseline measured in the same run (the same
             statements through the SQLite C API, no jobq code, event rows included), because
@@ -25,13 +27,17 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Measure with synchronous=FULL (what --durable costs), jobq and baseline alike.")
     var durable = false
 
-    @Flag(help: "Instead of the workloads: what each of jobq's promises costs SQLite (jobq's statements run raw without the event rows, without the result, without each index a job passes through), beside the minimal raw queue and jobq itself.")
+    @Flag(
+        help:
+            "Instead of the workloads: what each of jobq's promises costs SQLite (jobq's statements run raw without the event rows, without the result, without each index a job passes through), beside the minimal raw queue and jobq itself."
+    )
     var breakdown = false
 
     @Option(
         help: ArgumentHelp(
             "A PostgreSQL database to bench (postgres://...) instead of scratch SQLite files.",
-            discussion: "It must hold no jobs: the bench fills and empties it. Needs a jobq built with --traits Postgres.",
+            discussion:
+                "It must hold no jobs: the bench fills and empties it. Needs a jobq built with --traits Postgres.",
             valueName: "url"))
     var db: String?
 
@@ -77,23 +83,25 @@ struct BenchCommand: AsyncParsableCommand {
         if let jobq { BenchChild.jobqOverride.withLock { $0 = jobq } }
         if let minimalRawWorker {
             #if os(Linux)
-            try MinimalRawLatency.runWorker(path: minimalRawWorker, count: try size(latencyJobs, 200, 30))
-            return
+                try MinimalRawLatency.runWorker(path: minimalRawWorker, count: try size(latencyJobs, 200, 30))
+                return
             #else
-            throw CLIError.usage("--minimal-raw-worker needs Linux (inotify)")
+                throw CLIError.usage("--minimal-raw-worker needs Linux (inotify)")
             #endif
         }
         // Find the worker binary before measuring anything.
         _ = try BenchChild.executable(.jobq)
         if let db {
             guard case .postgres(let url) = StoreLocation(db) else {
-                throw CLIError.usage("--db: the bench takes a PostgreSQL URL (postgres://...); on SQLite it uses scratch files of its own")
+                throw CLIError.usage(
+                    "--db: the bench takes a PostgreSQL URL (postgres://...); on SQLite it uses scratch files of its own"
+                )
             }
             #if Postgres
-            try output(try await postgresBench(url: url))
-            return
+                try output(try await postgresBench(url: url))
+                return
             #else
-            throw StoreLocation.withoutPostgres(url)
+                throw StoreLocation.withoutPostgres(url)
             #endif
         }
         let enqueueCount = try size(enqueueJobs, 3_000, 300)
@@ -152,10 +160,11 @@ struct BenchCommand: AsyncParsableCommand {
         let inProcess = try await bench.latency(latencyCount, crossProcess: false)
         let crossProcess = try await bench.latency(latencyCount, crossProcess: true)
         #if os(Linux)
-        progress("latency of the minimal raw queue across processes")
-        let rawLatency: MinimalRawLatency.Samples? = try await MinimalRawLatency.measure(path: bench.freshPath(), count: latencyCount)
+            progress("latency of the minimal raw queue across processes")
+            let rawLatency: MinimalRawLatency.Samples? = try await MinimalRawLatency.measure(
+                path: bench.freshPath(), count: latencyCount)
         #else
-        let rawLatency: MinimalRawLatency.Samples? = nil
+            let rawLatency: MinimalRawLatency.Samples? = nil
         #endif
         progress("an idle worker's CPU over \(idleFor)s")
         let idleCPU = try await bench.idleWorkerCPU(seconds: idleFor)
@@ -166,51 +175,78 @@ struct BenchCommand: AsyncParsableCommand {
 
         let batchedCycle = "raw claim+complete, batches of 100"
         var rows = [
-            Row(workload: "enqueue, one per transaction", value: single, unit: "jobs/s",
+            Row(
+                workload: "enqueue, one per transaction", value: single, unit: "jobs/s",
                 baseline: "raw single-insert commits", baselineValue: rawSingle, ratio: single / rawSingle),
-            Row(workload: "enqueue, bulk (batches of 1,000)", value: bulk, unit: "jobs/s",
+            Row(
+                workload: "enqueue, bulk (batches of 1,000)", value: bulk, unit: "jobs/s",
                 baseline: "raw inserts, batches of 1,000", baselineValue: rawBulk, ratio: bulk / rawBulk),
-            Row(workload: "drain in-process, concurrency 1", value: drain1, unit: "jobs/s",
+            Row(
+                workload: "drain in-process, concurrency 1", value: drain1, unit: "jobs/s",
                 baseline: batchedCycle, baselineValue: rawCycle100, ratio: drain1 / rawCycle100),
-            Row(workload: "drain in-process, concurrency 4", value: drain4, unit: "jobs/s",
+            Row(
+                workload: "drain in-process, concurrency 4", value: drain4, unit: "jobs/s",
                 baseline: batchedCycle, baselineValue: rawCycle100, ratio: drain4 / rawCycle100),
-            Row(workload: "drain through `jobq work` (concurrency 4)", value: drainProcess, unit: "jobs/s",
+            Row(
+                workload: "drain through `jobq work` (concurrency 4)", value: drainProcess, unit: "jobs/s",
                 baseline: batchedCycle, baselineValue: rawCycle100, ratio: drainProcess / rawCycle100),
-            Row(workload: "drain a parallel group of \(members) steps (concurrency 4)", value: group, unit: "steps/s",
-                baseline: "plain drain of \(members) jobs, concurrency 4", baselineValue: plainForGroup, ratio: group / plainForGroup),
-            Row(workload: "a sequence of \(sequence) steps, one hand-off each", value: steps, unit: "steps/s",
-                baseline: "raw claim+complete, one job per transaction", baselineValue: rawCycle1, ratio: steps / rawCycle1),
-            Row(workload: "a tree of 1 -> \(fanOut) -> \(fanOut * fanOut) jobs, end to end (concurrency 4)", value: tree.jobsPerSecond,
+            Row(
+                workload: "drain a parallel group of \(members) steps (concurrency 4)", value: group, unit: "steps/s",
+                baseline: "plain drain of \(members) jobs, concurrency 4", baselineValue: plainForGroup,
+                ratio: group / plainForGroup),
+            Row(
+                workload: "a sequence of \(sequence) steps, one hand-off each", value: steps, unit: "steps/s",
+                baseline: "raw claim+complete, one job per transaction", baselineValue: rawCycle1,
+                ratio: steps / rawCycle1),
+            Row(
+                workload: "a tree of 1 -> \(fanOut) -> \(fanOut * fanOut) jobs, end to end (concurrency 4)",
+                value: tree.jobsPerSecond,
                 unit: "jobs/s", baseline: "plain drain of \(treeJobs) jobs, concurrency 4", baselineValue: plainForTree,
                 ratio: tree.jobsPerSecond / plainForTree),
             Row(workload: "the tree's last leaf to its tree event", value: tree.lastLeafToTreeEvent, unit: "ms"),
             Row(workload: "raw claim+complete, one job per transaction", value: rawCycle1, unit: "jobs/s"),
-            Row(workload: "raw single-insert commits, no event rows", value: bareSingle, unit: "jobs/s",
+            Row(
+                workload: "raw single-insert commits, no event rows", value: bareSingle, unit: "jobs/s",
                 baseline: "raw single-insert commits", baselineValue: rawSingle, ratio: bareSingle / rawSingle),
-            Row(workload: "raw claim+complete, batches of 100, no event rows", value: bareCycle100, unit: "jobs/s",
-                baseline: batchedCycle, baselineValue: rawCycle100, ratio: bareCycle100 / rawCycle100),
+            Row(
+                workload: "raw claim+complete, batches of 100, no event rows", value: bareCycle100, unit: "jobs/s",
+                baseline: batchedCycle, baselineValue: rawCycle100, ratio: bareCycle100 / rawCycle100)
         ]
         // The physical limit: every jobq figure against the smallest queue SQLite can be here.
         let limit = "minimal raw queue"
         rows += [
             Row(workload: "minimal raw queue: single-insert commits", value: minimal.insertsPerSecond, unit: "jobs/s"),
-            Row(workload: "minimal raw queue: claim+complete, batches of 100", value: minimal.drainedPerSecond, unit: "jobs/s"),
-            Row(workload: "enqueue, one per transaction, vs the \(limit)", value: single, unit: "jobs/s",
-                baseline: "\(limit) single inserts", baselineValue: minimal.insertsPerSecond, ratio: single / minimal.insertsPerSecond),
-            Row(workload: "drain in-process, concurrency 1, vs the \(limit)", value: drain1, unit: "jobs/s",
-                baseline: "\(limit) claim+complete", baselineValue: minimal.drainedPerSecond, ratio: drain1 / minimal.drainedPerSecond),
-            Row(workload: "drain in-process, concurrency 4, vs the \(limit)", value: drain4, unit: "jobs/s",
-                baseline: "\(limit) claim+complete", baselineValue: minimal.drainedPerSecond, ratio: drain4 / minimal.drainedPerSecond),
-            Row(workload: "drain through `jobq work`, vs the \(limit)", value: drainProcess, unit: "jobs/s",
-                baseline: "\(limit) claim+complete", baselineValue: minimal.drainedPerSecond, ratio: drainProcess / minimal.drainedPerSecond),
+            Row(
+                workload: "minimal raw queue: claim+complete, batches of 100", value: minimal.drainedPerSecond,
+                unit: "jobs/s"),
+            Row(
+                workload: "enqueue, one per transaction, vs the \(limit)", value: single, unit: "jobs/s",
+                baseline: "\(limit) single inserts", baselineValue: minimal.insertsPerSecond,
+                ratio: single / minimal.insertsPerSecond),
+            Row(
+                workload: "drain in-process, concurrency 1, vs the \(limit)", value: drain1, unit: "jobs/s",
+                baseline: "\(limit) claim+complete", baselineValue: minimal.drainedPerSecond,
+                ratio: drain1 / minimal.drainedPerSecond),
+            Row(
+                workload: "drain in-process, concurrency 4, vs the \(limit)", value: drain4, unit: "jobs/s",
+                baseline: "\(limit) claim+complete", baselineValue: minimal.drainedPerSecond,
+                ratio: drain4 / minimal.drainedPerSecond),
+            Row(
+                workload: "drain through `jobq work`, vs the \(limit)", value: drainProcess, unit: "jobs/s",
+                baseline: "\(limit) claim+complete", baselineValue: minimal.drainedPerSecond,
+                ratio: drainProcess / minimal.drainedPerSecond)
         ]
         rows += [
             Row(workload: "latency in-process p50", value: percentile(inProcess.roundTrip, 50), unit: "ms"),
             Row(workload: "latency in-process p99", value: percentile(inProcess.roundTrip, 99), unit: "ms"),
             Row(workload: "latency across processes p50", value: percentile(crossProcess.roundTrip, 50), unit: "ms"),
             Row(workload: "latency across processes p99", value: percentile(crossProcess.roundTrip, 99), unit: "ms"),
-            Row(workload: "latency across processes, enqueue to done in the worker, p50", value: percentile(crossProcess.pickedUpAndDone, 50), unit: "ms"),
-            Row(workload: "latency across processes, enqueue to done in the worker, p99", value: percentile(crossProcess.pickedUpAndDone, 99), unit: "ms"),
+            Row(
+                workload: "latency across processes, enqueue to done in the worker, p50",
+                value: percentile(crossProcess.pickedUpAndDone, 50), unit: "ms"),
+            Row(
+                workload: "latency across processes, enqueue to done in the worker, p99",
+                value: percentile(crossProcess.pickedUpAndDone, 99), unit: "ms")
         ]
         if let rawLatency {
             // The latency limit: the minimal raw queue across two processes. Its ratio is the
@@ -218,26 +254,33 @@ struct BenchCommand: AsyncParsableCommand {
             let trip = "\(limit) round trip across processes"
             let oneWay = "\(limit) one way across processes"
             let (limitTrip, limitOneWay) = (percentile(rawLatency.roundTrip, 50), percentile(rawLatency.oneWay, 50))
-            let (jobqTrip, jobqOneWay) = (percentile(crossProcess.roundTrip, 50), percentile(crossProcess.pickedUpAndDone, 50))
+            let (jobqTrip, jobqOneWay) = (
+                percentile(crossProcess.roundTrip, 50), percentile(crossProcess.pickedUpAndDone, 50)
+            )
             rows += [
                 Row(workload: "\(trip), p50", value: limitTrip, unit: "ms"),
                 Row(workload: "\(trip), p99", value: percentile(rawLatency.roundTrip, 99), unit: "ms"),
                 Row(workload: "\(oneWay), p50", value: limitOneWay, unit: "ms"),
-                Row(workload: "latency across processes p50, vs the \(limit)", value: jobqTrip, unit: "ms",
+                Row(
+                    workload: "latency across processes p50, vs the \(limit)", value: jobqTrip, unit: "ms",
                     baseline: "\(trip) p50", baselineValue: limitTrip, ratio: limitTrip / jobqTrip),
-                Row(workload: "enqueue to done in the worker p50, vs the \(limit)", value: jobqOneWay, unit: "ms",
-                    baseline: "\(oneWay) p50", baselineValue: limitOneWay, ratio: limitOneWay / jobqOneWay),
+                Row(
+                    workload: "enqueue to done in the worker p50, vs the \(limit)", value: jobqOneWay, unit: "ms",
+                    baseline: "\(oneWay) p50", baselineValue: limitOneWay, ratio: limitOneWay / jobqOneWay)
             ]
         }
         if let idleCPU {
-            rows.append(Row(workload: "CPU of an idle `jobq work` over \(idleFor)s", value: idleCPU, unit: "% of a core"))
+            rows.append(
+                Row(workload: "CPU of an idle `jobq work` over \(idleFor)s", value: idleCPU, unit: "% of a core"))
         } else {
             FileHandle.standardError.write(Data("bench: an idle worker's CPU is not measured here (no /proc)\n".utf8))
         }
         rows += [
-            Row(workload: "claim throughput, \(finished) finished + \(future) future jobs", value: flat.full, unit: "jobs/s",
+            Row(
+                workload: "claim throughput, \(finished) finished + \(future) future jobs", value: flat.full,
+                unit: "jobs/s",
                 baseline: "the same on an empty store", baselineValue: flat.empty, ratio: flat.full / flat.empty),
-            Row(workload: "peak RSS of a worker, \(backlog)-job backlog", value: Double(peak) / 1_048_576, unit: "MiB"),
+            Row(workload: "peak RSS of a worker, \(backlog)-job backlog", value: Double(peak) / 1_048_576, unit: "MiB")
         ]
         try output(rows)
     }
@@ -246,7 +289,8 @@ struct BenchCommand: AsyncParsableCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(
+                positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
             print(String(decoding: try encoder.encode(["results": rows]), as: UTF8.self))
             return
         }
@@ -254,7 +298,9 @@ struct BenchCommand: AsyncParsableCommand {
         for row in rows {
             let fractional = ["ms", "MiB", "% of a core"].contains(row.unit)
             let value = String(format: fractional ? "%.2f %@" : "%.0f %@", row.value, row.unit)
-            let baseline = row.baselineValue.map { String(format: fractional ? "%.2f (%@)" : "%.0f (%@)", $0, row.baseline ?? "") } ?? ""
+            let baseline =
+                row.baselineValue.map { String(format: fractional ? "%.2f (%@)" : "%.0f (%@)", $0, row.baseline ?? "") }
+                ?? ""
             table.append([row.workload, value, baseline, row.ratio.map { String(format: "%.2f", $0) } ?? ""])
         }
         print(Table.render(table))

@@ -1,6 +1,6 @@
 import Foundation
-import JobQCommandLine
 import JobQ
+import JobQCommandLine
 import Logging
 
 /// The workflow workloads of `jobq bench`: what groups and hand-offs cost next to plain jobs.
@@ -45,7 +45,9 @@ extension BenchWorkloads {
 
     static func expectSucceeded(_ queue: JobQueue, _ id: WorkflowID) async throws {
         let state = try await queue.workflow(id)?.state
-        guard state == .succeeded else { throw CLIError.failure("bench: the workflow ended \(state?.rawValue ?? "missing")") }
+        guard state == .succeeded else {
+            throw CLIError.failure("bench: the workflow ended \(state?.rawValue ?? "missing")")
+        }
     }
 }
 
@@ -53,7 +55,10 @@ extension BenchWorkloads {
 /// `{"items": [n × {"children": m}]}`: the root fans out to n middle jobs, each to m leaves.
 struct BenchFanOut: Executor {
     static let name = "bench-fan-out"
-    struct Input: Codable, Sendable { var children: Int?; var grandchildren: Int? }
+    struct Input: Codable, Sendable {
+        var children: Int?
+        var grandchildren: Int?
+    }
     struct Item: Codable, Sendable { var children: Int? }
     struct Output: Codable, Sendable { var items: [Item] }
     func run(_ input: Input, context: JobContext) async throws -> Output {
@@ -70,11 +75,15 @@ extension BenchWorkloads {
         let path = freshPath()
         let queue = try open(path)
         let tree = TreeNode(BenchFanOut.self) {
-            TreeNode(BenchFanOut.self, name: "middle", each: "/items") { TreeNode(BenchFanOut.self, name: "leaf", each: "/items") }
+            TreeNode(BenchFanOut.self, name: "middle", each: "/items") {
+                TreeNode(BenchFanOut.self, name: "leaf", each: "/items")
+            }
         }
         let pool = Self.quietPool(queue, executors: [BenchFanOut()])
         let start = ContinuousClock.now
-        let id = try await queue.submit(tree, input: BenchFanOut.Input(children: fanOut, grandchildren: fanOut), maxJobs: 1 + fanOut + fanOut * fanOut)
+        let id = try await queue.submit(
+            tree, input: BenchFanOut.Input(children: fanOut, grandchildren: fanOut),
+            maxJobs: 1 + fanOut + fanOut * fanOut)
         try await pool.run()
         let elapsed = (ContinuousClock.now - start).inSeconds
         try await Self.expectSucceeded(queue, id)

@@ -1,6 +1,6 @@
 import Foundation
-import JobQCommandLine
 import JobQ
+import JobQCommandLine
 import Logging
 
 /// The jobq side of `jobq bench`: each workload on a fresh store in a scratch directory.
@@ -17,7 +17,8 @@ struct BenchWorkloads {
     func rawStore(_ path: String) throws -> RawSQLite { try RawSQLite(path: path, durable: durability == .full) }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-bench-\(UUID().uuidString.prefix(8))")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "jobq-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
@@ -74,7 +75,8 @@ struct BenchWorkloads {
         options.stopWhen = .queuesEmpty
         var logger = Logger(label: "jobq.bench")
         logger.logLevel = .error
-        let pool = WorkerPool(queue: queue, concurrency: concurrency, executors: [SumExecutor()], options: options, logger: logger)
+        let pool = WorkerPool(
+            queue: queue, concurrency: concurrency, executors: [SumExecutor()], options: options, logger: logger)
         let start = ContinuousClock.now
         try await pool.run()
         let elapsed = (ContinuousClock.now - start).inSeconds
@@ -99,7 +101,9 @@ struct BenchWorkloads {
         let (status, _) = await child.wait()
         let elapsed = (ContinuousClock.now - start).inSeconds
         let done = try await queue.status().queues.first?.counts["succeeded"] ?? 0
-        guard status == 0, done == count else { throw CLIError.failure("bench: the worker process exited \(status) after \(done) of \(count) jobs") }
+        guard status == 0, done == count else {
+            throw CLIError.failure("bench: the worker process exited \(status) after \(done) of \(count) jobs")
+        }
         return Double(count) / elapsed
     }
 
@@ -107,7 +111,9 @@ struct BenchWorkloads {
     /// jobs one after the other, with an idle worker in this process or in another one; and
     /// from the enqueue's commit to the worker's (`pickedUpAndDone`: the jobs' own created_at
     /// and finished_at, both stamped inside their transactions), which is the trip one way.
-    mutating func latency(_ count: Int, crossProcess: Bool) async throws -> (roundTrip: [Double], pickedUpAndDone: [Double]) {
+    mutating func latency(_ count: Int, crossProcess: Bool) async throws -> (
+        roundTrip: [Double], pickedUpAndDone: [Double]
+    ) {
         let path = freshPath()
         let queue = try open(path)
         var child: BenchChild?
@@ -116,7 +122,9 @@ struct BenchWorkloads {
             child = try BenchChild(["--db", path] + workerFlags + ["work", "--concurrency", "4"])
             // Let the worker start and go idle.
             try await queue.enqueue(try Self.sumRequest(0))
-            for try await event in queue.events(EventFilter(kinds: [.succeeded]), since: 0, pollInterval: .milliseconds(1)) {
+            for try await event in queue.events(
+                EventFilter(kinds: [.succeeded]), since: 0, pollInterval: .milliseconds(1))
+            {
                 _ = event
                 break
             }
@@ -133,7 +141,8 @@ struct BenchWorkloads {
         }
         var samples: [Double] = []
         var ids: [JobID] = []
-        let feed = queue.events(EventFilter(kinds: [.succeeded]), since: try await queue.latestEventID(), pollInterval: .milliseconds(1))
+        let feed = queue.events(
+            EventFilter(kinds: [.succeeded]), since: try await queue.latestEventID(), pollInterval: .milliseconds(1))
         var iterator = feed.makeAsyncIterator()
         for index in 0..<count {
             let start = ContinuousClock.now
@@ -214,7 +223,8 @@ struct BenchWorkloads {
         let path = freshPath()
         _ = try open(path)
         try rawStore(path).fill(count: backlog, state: "ready", runAtOffset: -1)
-        let child = try BenchChild(["--db", path] + workerFlags + ["work", "--concurrency", "4", "--max-jobs", String(jobs)])
+        let child = try BenchChild(
+            ["--db", path] + workerFlags + ["work", "--concurrency", "4", "--max-jobs", String(jobs)])
         let (status, peak) = await child.wait()
         guard status == 0 else { throw CLIError.failure("bench: the memory worker exited \(status)") }
         return peak
@@ -222,13 +232,17 @@ struct BenchWorkloads {
 
     /// The minimal raw queue on a fresh file: single-insert commits, then claim+complete of
     /// `jobs` in batches of 100.
-    mutating func minimalRaw(inserts: Int, drain jobs: Int) throws -> (insertsPerSecond: Double, drainedPerSecond: Double) {
+    mutating func minimalRaw(inserts: Int, drain jobs: Int) throws -> (
+        insertsPerSecond: Double, drainedPerSecond: Double
+    ) {
         let queue = try MinimalRawQueue(path: freshPath(), durable: durability == .full)
         let insertRate = try queue.insert(count: inserts)
         // The drain takes the single inserts too: top them up to `jobs` in one go.
         _ = try queue.insert(count: max(0, jobs - inserts), batch: 1000)
         let (done, drainRate) = try queue.claimAndComplete(batch: 100)
-        guard done == max(jobs, inserts) else { throw CLIError.failure("minimal raw queue: drained \(done) of \(max(jobs, inserts))") }
+        guard done == max(jobs, inserts) else {
+            throw CLIError.failure("minimal raw queue: drained \(done) of \(max(jobs, inserts))")
+        }
         return (insertRate, drainRate)
     }
 
@@ -265,7 +279,8 @@ struct BenchWorkloads {
         let raw = try rawStore(path)
         for index in variant.droppedIndexes { try raw.exec("DROP INDEX \(index)") }
         try raw.fill(count: jobs, state: "ready", runAtOffset: -1)
-        let (done, rate) = try raw.claimAndComplete(batch: batch, events: variant.events, storesResult: variant.storesResult)
+        let (done, rate) = try raw.claimAndComplete(
+            batch: batch, events: variant.events, storesResult: variant.storesResult)
         guard done == jobs else { throw CLIError.failure("raw SQLite: drained \(done) of \(jobs)") }
         return rate
     }

@@ -10,7 +10,8 @@ final class MinimalRawQueue {
 
     init(path: String, durable: Bool) throws {
         connection = try RawConnection(path: path, label: "minimal raw queue", create: true, durable: durable)
-        try exec("""
+        try exec(
+            """
             CREATE TABLE IF NOT EXISTS q (id INTEGER PRIMARY KEY, state INTEGER NOT NULL, payload TEXT NOT NULL, result TEXT);
             CREATE INDEX IF NOT EXISTS q_ready ON q (state, id);
             """)
@@ -30,7 +31,7 @@ final class MinimalRawQueue {
         while done < count {
             try exec("BEGIN IMMEDIATE")
             for _ in 0..<min(batch, count - done) {
-                sqlite3_bind_text(insert, 1, #"{"a":1,"b":2}"#, -1, SQLITE_TRANSIENT_VALUE)
+                sqlite3_bind_text(insert, 1, #"{"a":1,"b":2}"#, -1, sqliteTransient)
                 _ = sqlite3_step(insert)
                 sqlite3_reset(insert)
                 done += 1
@@ -43,7 +44,9 @@ final class MinimalRawQueue {
     /// Claims (state 0 -> 1) and completes (1 -> 2, with a result) every ready job, `batch` per
     /// claim transaction and per completion transaction. Returns jobs per second.
     func claimAndComplete(batch: Int) throws -> (jobs: Int, perSecond: Double) {
-        let claim = try prepare("UPDATE q SET state = 1 WHERE id IN (SELECT id FROM q WHERE state = 0 ORDER BY id LIMIT ?) RETURNING id, payload")
+        let claim = try prepare(
+            "UPDATE q SET state = 1 WHERE id IN (SELECT id FROM q WHERE state = 0 ORDER BY id LIMIT ?) RETURNING id, payload"
+        )
         let complete = try prepare("UPDATE q SET state = 2, result = ? WHERE id = ?")
         defer {
             sqlite3_finalize(claim)
@@ -64,7 +67,7 @@ final class MinimalRawQueue {
             if ids.isEmpty { break }
             try exec("BEGIN IMMEDIATE")
             for id in ids {
-                sqlite3_bind_text(complete, 1, #"{"sum":3}"#, -1, SQLITE_TRANSIENT_VALUE)
+                sqlite3_bind_text(complete, 1, #"{"sum":3}"#, -1, sqliteTransient)
                 sqlite3_bind_int64(complete, 2, id)
                 _ = sqlite3_step(complete)
                 sqlite3_reset(complete)

@@ -1,6 +1,6 @@
 import Foundation
-import JobQCommandLine
 import GRDBSQLite
+import JobQCommandLine
 
 /// One SQLite connection through the C API, for the bench's raw baselines (jobq's statements
 /// raw, the minimal raw queue, its latency across processes): opened in WAL mode with jobq's
@@ -18,7 +18,9 @@ final class RawConnection {
         guard sqlite3_open_v2(path, &db, flags, nil) == SQLITE_OK else {
             throw CLIError.failure("\(label): cannot open \(path)")
         }
-        try exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(durable ? "FULL" : "NORMAL"); PRAGMA busy_timeout = 10000")
+        try exec(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = \(durable ? "FULL" : "NORMAL"); PRAGMA busy_timeout = 10000"
+        )
     }
 
     /// Closes once the statements still prepared are finalized (their owners do that).
@@ -36,7 +38,9 @@ final class RawConnection {
     /// A statement prepared to be kept; the caller finalizes it.
     func prepare(_ sql: String) throws -> OpaquePointer {
         var statement: OpaquePointer?
-        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
+        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
+            let statement
+        else {
             throw CLIError.failure("\(label): cannot prepare \(sql.prefix(80)): \(String(cString: sqlite3_errmsg(db)))")
         }
         return statement

@@ -47,7 +47,8 @@ final class RawSQLite {
     private static let eventSQL = """
         INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES (?, ?, 'default', 'sum', NULL, ?, ?)
         """
-    private static let promoteSQL = "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?"
+    private static let promoteSQL =
+        "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?"
     private static let pausedSQL = "SELECT name FROM queues WHERE paused"
     private static let trackingSQL = "SELECT EXISTS (SELECT 1 FROM tracking_members)"
     // jobq's plain successes: up to 64 per UPDATE, each row under the worker's fence.
@@ -63,8 +64,8 @@ final class RawSQLite {
     /// Appends one event row, as jobq does for every transition.
     private func event(_ statement: OpaquePointer?, job: Int64, kind: String, data: String, now: Double) {
         sqlite3_bind_int64(statement, 1, job)
-        sqlite3_bind_text(statement, 2, kind, -1, SQLITE_TRANSIENT_VALUE)
-        sqlite3_bind_text(statement, 3, data, -1, SQLITE_TRANSIENT_VALUE)
+        sqlite3_bind_text(statement, 2, kind, -1, sqliteTransient)
+        sqlite3_bind_text(statement, 3, data, -1, sqliteTransient)
         sqlite3_bind_double(statement, 4, now)
         _ = sqlite3_step(statement)
         sqlite3_reset(statement)
@@ -86,12 +87,13 @@ final class RawSQLite {
         for chunk in rows.chunks(of: 64) {
             let statement = try self.statement(
                 "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES "
-                    + Array(repeating: "(?, ?, 'default', 'sum', NULL, ?, ?)", count: chunk.count).joined(separator: ", "))
+                    + Array(repeating: "(?, ?, 'default', 'sum', NULL, ?, ?)", count: chunk.count).joined(
+                        separator: ", "))
             for (offset, row) in chunk.enumerated() {
                 let base = Int32(offset * 4)
                 sqlite3_bind_int64(statement, base + 1, row.job)
-                sqlite3_bind_text(statement, base + 2, kind, -1, SQLITE_TRANSIENT_VALUE)
-                sqlite3_bind_text(statement, base + 3, row.data, -1, SQLITE_TRANSIENT_VALUE)
+                sqlite3_bind_text(statement, base + 2, kind, -1, sqliteTransient)
+                sqlite3_bind_text(statement, base + 3, row.data, -1, sqliteTransient)
                 sqlite3_bind_double(statement, base + 4, now)
             }
             _ = sqlite3_step(statement)
@@ -121,14 +123,16 @@ final class RawSQLite {
             try exec("BEGIN IMMEDIATE")
             for _ in 0..<min(batch, count - done) {
                 let now = Date().timeIntervalSince1970
-                sqlite3_bind_text(statement, 1, payload, -1, SQLITE_TRANSIENT_VALUE)
+                sqlite3_bind_text(statement, 1, payload, -1, sqliteTransient)
                 sqlite3_bind_double(statement, 2, now)
                 sqlite3_bind_double(statement, 3, now)
                 var id: Int64 = 0
                 while sqlite3_step(statement) == SQLITE_ROW { id = sqlite3_column_int64(statement, 0) }
                 sqlite3_reset(statement)
                 if events {
-                    event(eventInsert, job: id, kind: "enqueued", data: #"{"state":"ready","runAt":"2026-11-21T17:00:00.000Z","priority":0}"#, now: now)
+                    event(
+                        eventInsert, job: id, kind: "enqueued",
+                        data: #"{"state":"ready","runAt":"2026-11-21T17:00:00.000Z","priority":0}"#, now: now)
                 }
                 done += 1
             }
@@ -142,7 +146,9 @@ final class RawSQLite {
     /// per-transaction checks unless `events` is false. Returns jobs per second.
     /// `storesResult: false` completes with a NULL result (and no result in the event), which
     /// shows what keeping results costs.
-    func claimAndComplete(batch: Int, events: Bool = true, storesResult: Bool = true) throws -> (jobs: Int, perSecond: Double) {
+    func claimAndComplete(batch: Int, events: Bool = true, storesResult: Bool = true) throws -> (
+        jobs: Int, perSecond: Double
+    ) {
         let claim = try prepare(Self.claimReadSQL)
         let promote = try prepare(Self.promoteSQL)
         let paused = try prepare(Self.pausedSQL)
@@ -174,7 +180,9 @@ final class RawSQLite {
                 run(mark)
             }
             if events {
-                try self.events(claimed.map { (job: $0.id, data: #"{"attempt":\#($0.attempt),"worker":"raw"}"#) }, kind: "started", now: now)
+                try self.events(
+                    claimed.map { (job: $0.id, data: #"{"attempt":\#($0.attempt),"worker":"raw"}"#) }, kind: "started",
+                    now: now)
             }
             try exec("COMMIT")
             if claimed.isEmpty { break }
@@ -188,7 +196,7 @@ final class RawSQLite {
                     sqlite3_bind_int64(complete, base, job.id)
                     sqlite3_bind_int64(complete, base + 1, job.attempt)
                     if storesResult {
-                        sqlite3_bind_text(complete, base + 2, #"{"sum":3}"#, -1, SQLITE_TRANSIENT_VALUE)
+                        sqlite3_bind_text(complete, base + 2, #"{"sum":3}"#, -1, sqliteTransient)
                     } else {
                         sqlite3_bind_null(complete, base + 2)
                     }
@@ -197,7 +205,9 @@ final class RawSQLite {
             }
             if events {
                 let result = storesResult ? #","result":{"sum":3}"# : ""
-                try self.events(claimed.map { (job: $0.id, data: #"{"attempt":\#($0.attempt)\#(result)}"#) }, kind: "succeeded", now: now)
+                try self.events(
+                    claimed.map { (job: $0.id, data: #"{"attempt":\#($0.attempt)\#(result)}"#) }, kind: "succeeded",
+                    now: now)
             }
             try exec("COMMIT")
             total += claimed.count
@@ -212,7 +222,8 @@ final class RawSQLite {
         let finished = state == "succeeded" ? "\(now - 60)" : "NULL"
         let result = state == "succeeded" ? #"'{"sum":3}'"# : "NULL"
         try exec("BEGIN IMMEDIATE")
-        try exec("""
+        try exec(
+            """
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(count))
             INSERT INTO jobs (queue, executor, payload, priority, state, attempt, max_attempts, run_at, created_at, finished_at, result)
             SELECT 'default', 'sum', '{"a":' || i || ',"b":1}', 0, '\(state)', \(state == "succeeded" ? 1 : 0), 3,
@@ -226,4 +237,4 @@ final class RawSQLite {
 }
 
 /// SQLITE_TRANSIENT: SQLite copies the bound text before the call returns.
-let SQLITE_TRANSIENT_VALUE = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

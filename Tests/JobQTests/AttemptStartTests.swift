@@ -15,22 +15,27 @@ struct AttemptStartTests {
     @Test func aDrainRecordsEveryStartOnceAndBeforeItsSuccess() async throws {
         let store = try TemporaryStore()
         let queue = try store.open()
-        let jobs = try await queue.enqueue(contentsOf: (0..<500).map { index in
-            try JobRequest(executor: "sum", payloadJSON: #"{"a": \#(index), "b": 1}"#)
-        })
+        let jobs = try await queue.enqueue(
+            contentsOf: (0..<500).map { index in
+                try JobRequest(executor: "sum", payloadJSON: #"{"a": \#(index), "b": 1}"#)
+            })
         for concurrency in [1, 4] {
             if concurrency == 4 {
-                _ = try await queue.enqueue(contentsOf: (0..<500).map { index in
-                    try JobRequest(executor: "sum", payloadJSON: #"{"a": \#(index), "b": 2}"#)
-                })
+                _ = try await queue.enqueue(
+                    contentsOf: (0..<500).map { index in
+                        try JobRequest(executor: "sum", payloadJSON: #"{"a": \#(index), "b": 2}"#)
+                    })
             }
-            let pool = WorkerPool(queue: queue, concurrency: concurrency, executors: [SumExecutor()], options: quickOptions())
+            let pool = WorkerPool(
+                queue: queue, concurrency: concurrency, executors: [SumExecutor()], options: quickOptions())
             try await pool.run()
         }
         let all = try await queue.jobs(limit: 2000)
         #expect(all.count == 1000 && jobs.count == 500)
         #expect(all.allSatisfy { $0.state == .succeeded && $0.attempt == 1 })
-        #expect(all.allSatisfy { job in job.startedAt.map { start in job.finishedAt.map { start <= $0 } ?? false } ?? false })
+        #expect(
+            all.allSatisfy { job in job.startedAt.map { start in job.finishedAt.map { start <= $0 } ?? false } ?? false
+            })
         var kinds: [JobID: [EventKind]] = [:]
         var cursor: Int64 = 0
         while true {
@@ -40,7 +45,9 @@ struct AttemptStartTests {
             cursor = last.id
         }
         #expect(kinds.count == 1000)
-        #expect(kinds.values.allSatisfy { $0 == [.enqueued, .started, .succeeded] }, "\(kinds.values.first { $0 != [.enqueued, .started, .succeeded] } ?? [])")
+        #expect(
+            kinds.values.allSatisfy { $0 == [.enqueued, .started, .succeeded] },
+            "\(kinds.values.first { $0 != [.enqueued, .started, .succeeded] } ?? [])")
     }
 
     @Test func jobsClaimedAheadIntoAKilledWorkerKeepTheirAttempts() async throws {
@@ -52,14 +59,20 @@ struct AttemptStartTests {
         // They run until the test lets them go, so that no load on the machine ends them first.
         let release = store.directory.appendingPathComponent("release").path
         let script = "until [ -e \(release) ]; do sleep 0.05; done"
-        let blockers = try await queue.enqueue(contentsOf: (0..<4).map { _ in
-            try JobRequest(executor: "shell", payloadJSON: #"{"script": "\#(script)"}"#, options: .init(priority: 10, maxAttempts: 2))
-        })
-        let quick = try await queue.enqueue(contentsOf: (0..<4).map { index in
-            try JobRequest(executor: "sum", payloadJSON: #"{"a": \#(index), "b": 1}"#, options: .init(maxAttempts: 1))
-        })
+        let blockers = try await queue.enqueue(
+            contentsOf: (0..<4).map { _ in
+                try JobRequest(
+                    executor: "shell", payloadJSON: #"{"script": "\#(script)"}"#,
+                    options: .init(priority: 10, maxAttempts: 2))
+            })
+        let quick = try await queue.enqueue(
+            contentsOf: (0..<4).map { index in
+                try JobRequest(
+                    executor: "sum", payloadJSON: #"{"a": \#(index), "b": 1}"#, options: .init(maxAttempts: 1))
+            })
         let worker = try CLI.startDetached(
-            ["work", "--concurrency", "4", "--lease", "3s"], db: db, logPath: store.directory.appendingPathComponent("worker.log").path)
+            ["work", "--concurrency", "4", "--lease", "3s"], db: db,
+            logPath: store.directory.appendingPathComponent("worker.log").path)
         try await EventProcessTests.waitFor("the blockers to start and the rest to be claimed", timeout: 60) {
             let jobs = try await queue.jobs(limit: 100)
             return jobs.filter { $0.startedAt != nil }.count == 4 && jobs.filter { $0.state == .running }.count == 8
@@ -67,7 +80,9 @@ struct AttemptStartTests {
         // Claimed, leased, but not started: no attempt has begun, no `started` event.
         let buffered = try await queue.jobs(state: .running, limit: 100).filter { $0.startedAt == nil }
         #expect(Set(buffered.map(\.id)) == Set(quick.map(\.id)))
-        #expect(Set(try await queue.events(after: 0, filter: EventFilter(kinds: [.started]), limit: 100).map(\.jobID)) == Set(blockers.map(\.id)))
+        #expect(
+            Set(try await queue.events(after: 0, filter: EventFilter(kinds: [.started]), limit: 100).map(\.jobID))
+                == Set(blockers.map(\.id)))
         kill(worker.processIdentifier, SIGKILL)
         await worker.wait()
         _ = FileManager.default.createFile(atPath: release, contents: nil)
@@ -76,7 +91,8 @@ struct AttemptStartTests {
         #expect(rescue.status == 0, "\(rescue.stderr)")
         for job in quick {
             let done = try #require(try await queue.job(job.id))
-            #expect(done.state == .succeeded, "job \(job.id) with one attempt was not burned by the kill: \(done.state)")
+            #expect(
+                done.state == .succeeded, "job \(job.id) with one attempt was not burned by the kill: \(done.state)")
             #expect(done.attempt == 1)
         }
         // The blockers did start: their killed attempts count, and each ran once more.
@@ -91,13 +107,15 @@ struct AttemptStartTests {
     @Test func aJobThatKillsItsWorkerEveryTimeEndsDeadAfterItsAttempts() async throws {
         let store = try TemporaryStore()
         let queue = try store.open()
-        let poison = try await queue.enqueue(try JobRequest(executor: "crash", payloadJSON: "{}", options: .init(maxAttempts: 3)))
+        let poison = try await queue.enqueue(
+            try JobRequest(executor: "crash", payloadJSON: "{}", options: .init(maxAttempts: 3)))
         var crashes = 0
         for run in 0..<8 {
             let worker = try RaceProcessTests.race(store, "crash\(run)", ["crash-worker"])
             let watchdog = Task {
                 try await Task.sleep(for: .seconds(60))
-                Issue.record("crash-worker run \(run) did not end within 60s: \(RaceProcessTests.output(store, "crash\(run)"))")
+                Issue.record(
+                    "crash-worker run \(run) did not end within 60s: \(RaceProcessTests.output(store, "crash\(run)"))")
                 kill(worker.processIdentifier, SIGKILL)
             }
             await worker.wait()
@@ -112,7 +130,9 @@ struct AttemptStartTests {
         // The first crash may come before its start mark was written: the job then becomes a
         // suspect, whose start is committed before it runs, and each later crash counts an
         // attempt. It ends dead after its 3 attempts, one crash more at most.
-        #expect((3...4).contains(crashes), "the job ended dead after its attempts and the worker then found nothing to run: \(crashes)")
+        #expect(
+            (3...4).contains(crashes),
+            "the job ended dead after its attempts and the worker then found nothing to run: \(crashes)")
         let dead = try #require(try await queue.job(poison.id))
         #expect(dead.state == .dead && dead.attempt == 3)
         let error = dead.error ?? ""

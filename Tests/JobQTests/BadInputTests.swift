@@ -21,7 +21,9 @@ struct BadInputTests {
         Case(arguments: ["enqueue", "sum", "--payload", #"{"a":1}"#, "--param", "b=2"], status: 2, message: "one way"),
         Case(arguments: ["enqueue", "sum", "--delay", "soon"], status: 2, message: "invalid duration 'soon'"),
         Case(arguments: ["enqueue", "sum", "--delay", "10"], status: 2, message: "has no unit"),
-        Case(arguments: ["enqueue", "sum", "--delay", "1s", "--at", "2030-01-01T00:00:00Z"], status: 2, message: "not both"),
+        Case(
+            arguments: ["enqueue", "sum", "--delay", "1s", "--at", "2030-01-01T00:00:00Z"], status: 2,
+            message: "not both"),
         Case(arguments: ["enqueue", "sum", "--at", "tomorrow"], status: 2, message: "ISO 8601"),
         Case(arguments: ["enqueue", "sum", "--timeout", "0s"], status: 2, message: "--timeout"),
         Case(arguments: ["enqueue", "sum", "--max-attempts", "0"], status: 2, message: "--max-attempts"),
@@ -33,7 +35,11 @@ struct BadInputTests {
         Case(arguments: ["enqueue"], status: 2, message: "name an executor"),
         Case(arguments: ["enqueue", "--file"], status: 2, message: "--file"),
         Case(arguments: ["enqueue", "--file", "/nonexistent/jobs.jsonl"], status: 2, message: "cannot read"),
-        Case(arguments: ["enqueue", "sum", "--queue", "it's'; DROP TABLE jobs;--", "--payload", #"{"a":"'; DELETE FROM jobs;--"}"#, "--max-attempts", "1001"], status: 2, message: "--max-attempts"),
+        Case(
+            arguments: [
+                "enqueue", "sum", "--queue", "it's'; DROP TABLE jobs;--", "--payload",
+                #"{"a":"'; DELETE FROM jobs;--"}"#, "--max-attempts", "1001"
+            ], status: 2, message: "--max-attempts"),
         Case(arguments: ["list", "--state", "finished"], status: 2, message: "unknown state 'finished'"),
         Case(arguments: ["list", "--limit", "-1"], status: 2, message: "--limit"),
         Case(arguments: ["prune", "--older-than", "7x"], status: 2, message: "unknown unit 'x'"),
@@ -45,13 +51,17 @@ struct BadInputTests {
         Case(arguments: ["cancel", "777"], status: 3, message: "no job with id 777"),
         Case(arguments: ["retry", "777"], status: 3, message: "no job with id 777"),
         Case(arguments: ["frobnicate"], status: 2, message: "frobnicate"),
-        Case(arguments: ["enqueue", "echo", "--payload", "\"" + String(repeating: "x", count: 100_000) + "\"", "--max-attempts", "0"], status: 2, message: "--max-attempts"),
+        Case(
+            arguments: [
+                "enqueue", "echo", "--payload", "\"" + String(repeating: "x", count: 100_000) + "\"", "--max-attempts",
+                "0"
+            ], status: 2, message: "--max-attempts"),
         Case(arguments: ["enqueue", "sum", "--priority", "-99999999999999999999"], status: 2, message: "--priority"),
         Case(arguments: ["events", "--since", "-5"], status: 2, message: "--since"),
         Case(arguments: ["wait", "1", "--timeout", "forever"], status: 2, message: "invalid duration 'forever'"),
         Case(arguments: ["batch", "close", "nope"], status: 3, message: "no batch named 'nope'"),
         Case(arguments: ["track", "add", "t"], status: 2, message: "--member"),
-        Case(arguments: ["migrate", "up", "--to", "-1"], status: 2, message: "--to"),
+        Case(arguments: ["migrate", "up", "--to", "-1"], status: 2, message: "--to")
     ]
 
     /// Every table's rows, to compare before and after.
@@ -59,7 +69,9 @@ struct BadInputTests {
         try DatabaseQueue(path: path).read { db in
             var text = ""
             for table in ["jobs", "queues", "workers", "schema_migrations"] {
-                for row in try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1") { text += "\(table): \(row)\n" }
+                for row in try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1") {
+                    text += "\(table): \(row)\n"
+                }
             }
             return text
         }
@@ -79,7 +91,10 @@ struct BadInputTests {
     }
 
     @Test(arguments: [
-        (#"{"executor": "sum", "payload": {"a": 1, "b": 2}}"# + "\n" + #"{"executor": "sum", "payload": "#, "line 2", "not valid JSON"),
+        (
+            #"{"executor": "sum", "payload": {"a": 1, "b": 2}}"# + "\n" + #"{"executor": "sum", "payload": "#, "line 2",
+            "not valid JSON"
+        ),
         (#"{"executor": "sum"}"# + "\n\n" + #"{"executor": "bogus"}"#, "line 3", "unknown executor 'bogus'"),
         (#"["not", "an", "object"]"#, "line 1", "expected a JSON object"),
         (#"{"executor": "sum", "priority": "high"}"#, "line 1", "'priority' must be a whole number"),
@@ -87,7 +102,7 @@ struct BadInputTests {
         (#"{"executor": "sum", "colour": "red"}"#, "line 1", "unknown key 'colour'"),
         (#"{"executor": "sum", "delay": "5 minutes"}"#, "line 1", "invalid duration"),
         (#"{"payload": {}}"#, "line 1", "'executor' is missing"),
-        ("", "has no jobs", "has no jobs"),
+        ("", "has no jobs", "has no jobs")
     ])
     func malformedFileIsRefusedWhole(content: String, line: String, message: String) async throws {
         let store = try TemporaryStore()
@@ -105,7 +120,9 @@ struct BadInputTests {
     @Test func payloadOverTheSizeLimitIsRefused() async throws {
         let store = try TemporaryStore()
         let file = store.directory.appendingPathComponent("big.jsonl")
-        let line = #"{"executor": "echo", "payload": ""# + String(repeating: "x", count: JobRequest.maximumPayloadBytes + 10) + #""}"#
+        let line =
+            #"{"executor": "echo", "payload": ""# + String(repeating: "x", count: JobRequest.maximumPayloadBytes + 10)
+            + #""}"#
         try line.write(to: file, atomically: true, encoding: .utf8)
         let result = try await CLI.run(["enqueue", "--file", file.path], db: store.path)
         #expect(result.status == 2)
@@ -142,7 +159,8 @@ struct InvalidUTF8ArgumentTests {
         // Only a shell can hand jobq the raw byte 0xFF: Swift strings are always UTF-8.
         let script = #"exec "$0" --db "$1" enqueue sum --payload "$(printf '{"a":"\377"}')""#
         let child = try Child(
-            executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", script, CLI.binary.path, store.path], environment: [:],
+            executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", script, CLI.binary.path, store.path],
+            environment: [:],
             stdoutPath: out, stderrPath: err)
         await child.wait()
         #expect(child.terminationStatus == 2)

@@ -11,11 +11,16 @@ struct BenchTests {
                 "--quick", "--json", "--enqueue-jobs", "50", "--bulk-jobs", "1000", "--drain-jobs", "200",
                 "--latency-jobs", "5", "--finished-jobs", "2000", "--future-jobs", "200", "--memory-backlog", "2000",
                 "--memory-jobs", "100", "--group-members", "100", "--sequence-steps", "20", "--tree-fan-out", "5",
-                "--idle-seconds", "1",
+                "--idle-seconds", "1"
             ], db: nil, executable: CLI.benchBinary)
         #expect(result.status == 0, "\(result.stderr)")
         struct Report: Decodable {
-            struct Row: Decodable { var workload: String; var value: Double; var unit: String; var ratio: Double? }
+            struct Row: Decodable {
+                var workload: String
+                var value: Double
+                var unit: String
+                var ratio: Double?
+            }
             var results: [Row]
         }
         let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
@@ -23,7 +28,7 @@ struct BenchTests {
         for expected in [
             "enqueue, one per transaction", "enqueue, bulk (batches of 1,000)", "drain in-process, concurrency 1",
             "drain in-process, concurrency 4", "drain through `jobq work` (concurrency 4)", "latency in-process p50",
-            "latency across processes p99",
+            "latency across processes p99"
         ] {
             #expect(names.contains(expected), "missing \(expected)")
         }
@@ -33,7 +38,8 @@ struct BenchTests {
         let treeEvent = "the tree's last leaf to its tree event"
         // An idle worker may well use no measurable CPU in a second (the kernel counts 10ms ticks).
         let mayBeZero = [treeEvent, "CPU of an idle `jobq work` over 1s"]
-        #expect(report.results.filter { !mayBeZero.contains($0.workload) }.allSatisfy { $0.value > 0 && $0.value.isFinite })
+        #expect(
+            report.results.filter { !mayBeZero.contains($0.workload) }.allSatisfy { $0.value > 0 && $0.value.isFinite })
         #expect(report.results.first { $0.workload == treeEvent }?.value == 0)
         #expect(names.contains("raw claim+complete, batches of 100, no event rows"))
         #expect(names.contains("drain a parallel group of 100 steps (concurrency 4)"))
@@ -41,15 +47,20 @@ struct BenchTests {
         #expect(names.contains("a tree of 1 -> 5 -> 25 jobs, end to end (concurrency 4)"))
         #if os(Linux)
             // 15 throughput ratios, and 2 latency ratios to the minimal raw queue across processes.
-            #expect(report.results.filter { $0.ratio != nil }.count == 17, "every throughput figure has a ratio to its baseline")
+            #expect(
+                report.results.filter { $0.ratio != nil }.count == 17,
+                "every throughput figure has a ratio to its baseline")
             for latencyLimit in [
                 "minimal raw queue round trip across processes, p50", "minimal raw queue one way across processes, p50",
-                "latency across processes p50, vs the minimal raw queue", "enqueue to done in the worker p50, vs the minimal raw queue",
+                "latency across processes p50, vs the minimal raw queue",
+                "enqueue to done in the worker p50, vs the minimal raw queue"
             ] {
                 #expect(names.contains(latencyLimit), "missing \(latencyLimit)")
             }
         #else
-            #expect(report.results.filter { $0.ratio != nil }.count == 15, "every throughput figure has a ratio to its baseline")
+            #expect(
+                report.results.filter { $0.ratio != nil }.count == 15,
+                "every throughput figure has a ratio to its baseline")
         #endif
         // The physical limit beside jobq: the minimal raw queue, and jobq's figures against it.
         #expect(names.contains("minimal raw queue: single-insert commits"))
@@ -62,24 +73,34 @@ struct BenchTests {
     }
 
     @Test func breakdownTakesTheDistanceToTheMinimalQueueApart() async throws {
-        let result = try await CLI.run(["--breakdown", "--json", "--enqueue-jobs", "50", "--drain-jobs", "300"], db: nil, executable: CLI.benchBinary)
+        let result = try await CLI.run(
+            ["--breakdown", "--json", "--enqueue-jobs", "50", "--drain-jobs", "300"], db: nil,
+            executable: CLI.benchBinary)
         #expect(result.status == 0, "\(result.stderr)")
         struct Report: Decodable {
-            struct Row: Decodable { var workload: String; var value: Double; var ratio: Double? }
+            struct Row: Decodable {
+                var workload: String
+                var value: Double
+                var ratio: Double?
+            }
             var results: [Row]
         }
         let rows = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8)).results
         let names = rows.map { $0.workload.trimmingCharacters(in: .whitespaces) }
         for expected in [
-            "minimal raw queue: single-insert commits", "jobq's statements raw, single-insert commits", "without the enqueued event row",
-            "jobq: enqueue, one per transaction", "jobq's statements raw, claim+complete in batches of 100", "without event rows",
-            "without the stored result", "without the jobs_leases index", "without the jobs_finished index", "without the events_job index",
-            "without all five", "jobq: drain in-process, concurrency 1",
+            "minimal raw queue: single-insert commits", "jobq's statements raw, single-insert commits",
+            "without the enqueued event row",
+            "jobq: enqueue, one per transaction", "jobq's statements raw, claim+complete in batches of 100",
+            "without event rows",
+            "without the stored result", "without the jobs_leases index", "without the jobs_finished index",
+            "without the events_job index",
+            "without all five", "jobq: drain in-process, concurrency 1"
         ] {
             #expect(names.contains(expected), "missing \(expected)")
         }
         #expect(rows.allSatisfy { $0.value > 0 && $0.value.isFinite })
-        #expect(rows.filter { $0.ratio != nil }.count == rows.count - 2, "every row but the two minimal ones is a ratio")
+        #expect(
+            rows.filter { $0.ratio != nil }.count == rows.count - 2, "every row but the two minimal ones is a ratio")
     }
 
     @Test func badSizesAreRefused() async throws {
@@ -106,7 +127,10 @@ struct BenchTests {
     /// says how to get one, before measuring anything.
     @Test func aMissingJobqIsAClearError() async throws {
         let result = try await CLI.run(
-            ["--quick", "--jobq", "/nonexistent/jobq", "--enqueue-jobs", "20", "--bulk-jobs", "100", "--drain-jobs", "50"], db: nil,
+            [
+                "--quick", "--jobq", "/nonexistent/jobq", "--enqueue-jobs", "20", "--bulk-jobs", "100", "--drain-jobs",
+                "50"
+            ], db: nil,
             executable: CLI.benchBinary)
         #expect(result.status == 2)
         #expect(result.stderr.contains("--jobq /nonexistent/jobq: not an executable file"), "\(result.stderr)")

@@ -11,8 +11,10 @@ struct BrowsingTests {
         let queue = try await store.open()
         var requests: [JobRequest] = []
         for index in 1...7 {
-            requests.append(try JobRequest(executor: index.isMultiple(of: 2) ? "sum" : "echo", payloadJSON: #"{"a":1,"b":2}"#,
-                options: .init(queue: index <= 4 ? "a" : "b", name: index == 3 ? "third" : nil)))
+            requests.append(
+                try JobRequest(
+                    executor: index.isMultiple(of: 2) ? "sum" : "echo", payloadJSON: #"{"a":1,"b":2}"#,
+                    options: .init(queue: index <= 4 ? "a" : "b", name: index == 3 ? "third" : nil)))
         }
         let jobs = try await queue.enqueue(contentsOf: requests)
         let ids = jobs.map(\.id)
@@ -29,18 +31,26 @@ struct BrowsingTests {
         await #expect(throws: JobQueueError.self) { try await queue.jobs(matching: JobQuery(limit: 0)) }
     }
 
-    @Test(arguments: TestStore.all) func deleteRemovesOnlyFinishedJobsOutsideWorkflowsAndLanes(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func deleteRemovesOnlyFinishedJobsOutsideWorkflowsAndLanes(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
         let done = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#))
-        let dead = try await queue.enqueue(try JobRequest(executor: "fail", payloadJSON: "{}", options: .init(maxAttempts: 1)))
-        let laned = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(lane: "l")))
+        let dead = try await queue.enqueue(
+            try JobRequest(executor: "fail", payloadJSON: "{}", options: .init(maxAttempts: 1)))
+        let laned = try await queue.enqueue(
+            try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(lane: "l")))
         let flow = try await queue.submit(try Workflow { try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#) })
         try await work(queue)
-        let waiting = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(runAt: Date().addingTimeInterval(3600))))
+        let waiting = try await queue.enqueue(
+            try JobRequest(
+                executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(runAt: Date().addingTimeInterval(3600)))
+        )
 
         try await queue.delete(dead.id)
         #expect(try await queue.job(dead.id) == nil)
-        #expect(try await queue.events(after: 0, filter: EventFilter(jobIDs: [dead.id])).isEmpty, "its events went with it")
+        #expect(
+            try await queue.events(after: 0, filter: EventFilter(jobIDs: [dead.id])).isEmpty, "its events went with it")
         try await queue.delete(done.id)
         #expect(try await queue.job(done.id) == nil)
 
@@ -52,20 +62,35 @@ struct BrowsingTests {
         await #expect(throws: JobQueueError.self) { try await queue.delete(999_999) }
     }
 
-    @Test(arguments: TestStore.all) func throughputCountsWhatFinishedInTheWindowByInterval(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func throughputCountsWhatFinishedInTheWindowByInterval(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
-        try await queue.enqueue(contentsOf: (1...3).map { _ in try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(queue: "t")) })
-        try await queue.enqueue(try JobRequest(executor: "fail", payloadJSON: "{}", options: .init(queue: "t", maxAttempts: 1)))
-        let later = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(queue: "t", runAt: Date().addingTimeInterval(60))))
+        try await queue.enqueue(
+            contentsOf: (1...3).map { _ in
+                try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(queue: "t"))
+            })
+        try await queue.enqueue(
+            try JobRequest(executor: "fail", payloadJSON: "{}", options: .init(queue: "t", maxAttempts: 1)))
+        let later = try await queue.enqueue(
+            try JobRequest(
+                executor: "sum", payloadJSON: #"{"a":1,"b":2}"#,
+                options: .init(queue: "t", runAt: Date().addingTimeInterval(60))))
         try await queue.cancel(later.id)
         try await work(queue, queues: ["t"])
-        let hour = try #require(try await queue.throughput(of: ["t", "empty"], over: .seconds(3600), interval: .seconds(300)).first { $0.queue == "t" })
+        let hour = try #require(
+            try await queue.throughput(of: ["t", "empty"], over: .seconds(3600), interval: .seconds(300)).first {
+                $0.queue == "t"
+            })
         #expect(hour.succeeded.count == 12)
-        #expect(hour.succeeded.last == 3 && hour.succeeded.dropLast().allSatisfy { $0 == 0 }, "all in the latest interval")
+        #expect(
+            hour.succeeded.last == 3 && hour.succeeded.dropLast().allSatisfy { $0 == 0 }, "all in the latest interval")
         #expect(hour.dead.last == 1 && hour.cancelled.last == 1 && hour.total == 5)
         let empty = try await queue.throughput(of: ["empty"])
         #expect(empty.count == 1 && empty[0].total == 0)
-        await #expect(throws: JobQueueError.self) { try await queue.throughput(of: ["t"], over: .seconds(60), interval: .zero) }
+        await #expect(throws: JobQueueError.self) {
+            try await queue.throughput(of: ["t"], over: .seconds(60), interval: .zero)
+        }
     }
 
     @Test(arguments: TestStore.all) func batchesAreListedNewestFirst(store: TestStore) async throws {

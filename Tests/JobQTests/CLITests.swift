@@ -46,7 +46,8 @@ struct CLITests {
         #expect(try await CLI.run(["work", "--until-empty", "--backoff", "50ms"] + allowShell, db: db).status == 0)
 
         #expect(try await Self.job(db, sum)["result"] as? [String: Int] == ["sum": 3])
-        #expect(try await Self.job(db, echo)["result"] as? NSDictionary == ["hello": "world", "n": [1, 2]] as NSDictionary)
+        #expect(
+            try await Self.job(db, echo)["result"] as? NSDictionary == ["hello": "world", "n": [1, 2]] as NSDictionary)
         #expect(try await Self.job(db, sleep)["state"] as? String == "succeeded")
         let shellResult = try #require(try await Self.job(db, shell)["result"] as? [String: Any])
         #expect(shellResult["stdout"] as? String == "a b-$c", "arguments pass through without a shell")
@@ -60,7 +61,10 @@ struct CLITests {
     @Test func jobJSONHasTheDocumentedFields() async throws {
         let store = try TemporaryStore()
         let result = try await CLI.run(
-            ["enqueue", "sum", "--payload", #"{"a":1,"b":2}"#, "--queue", "math", "--priority", "7", "--delay", "1h", "--timeout", "30s", "--json"],
+            [
+                "enqueue", "sum", "--payload", #"{"a":1,"b":2}"#, "--queue", "math", "--priority", "7", "--delay", "1h",
+                "--timeout", "30s", "--json"
+            ],
             db: store.path)
         #expect(result.status == 0, "\(result.stderr)")
         let job = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
@@ -69,7 +73,8 @@ struct CLITests {
         let start = try #require(readme.range(of: "print jobs as:\n\n```json\n"))
         let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
         let example = try #require(
-            try JSONSerialization.jsonObject(with: Data(readme[start.upperBound..<end.lowerBound].replacingOccurrences(of: "\n", with: "").utf8))
+            try JSONSerialization.jsonObject(
+                with: Data(readme[start.upperBound..<end.lowerBound].replacingOccurrences(of: "\n", with: "").utf8))
                 as? [String: Any])
         #expect(Set(job.keys) == Set(example.keys), "README's job JSON lists the fields jobq prints")
         #expect(job["state"] as? String == "scheduled")
@@ -84,11 +89,11 @@ struct CLITests {
         let store = try TemporaryStore()
         let file = store.directory.appendingPathComponent("jobs.jsonl")
         try """
-            {"executor": "sum", "payload": {"a": 1, "b": 2}, "priority": 3}
+        {"executor": "sum", "payload": {"a": 1, "b": 2}, "priority": 3}
 
-            {"executor": "echo", "payload": "hi", "queue": "other", "delay": "1m"}
-            {"executor": "sleep", "payload": {"seconds": 0}, "maxAttempts": 1, "timeout": "5s"}
-            """.write(to: file, atomically: true, encoding: .utf8)
+        {"executor": "echo", "payload": "hi", "queue": "other", "delay": "1m"}
+        {"executor": "sleep", "payload": {"seconds": 0}, "maxAttempts": 1, "timeout": "5s"}
+        """.write(to: file, atomically: true, encoding: .utf8)
         let result = try await CLI.run(["enqueue", "--file", file.path], db: store.path)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.split(separator: "\n").count == 3)
@@ -103,7 +108,8 @@ struct CLITests {
     @Test(arguments: TestStore.all) func statusCountsByQueueAndState(kind: TestStore) async throws {
         let db = try await kind.location()
         try await CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=1"], db: db)
-        try await CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=1", "--queue", "q2", "--delay", "1h"], db: db)
+        try await CLI.run(
+            ["enqueue", "sum", "--param", "a=1", "--param", "b=1", "--queue", "q2", "--delay", "1h"], db: db)
         try await CLI.run(["pause", "q2"], db: db)
         let status = try await CLI.run(["status", "--json"], db: db)
         #expect(status.status == 0)
@@ -120,7 +126,8 @@ struct CLITests {
 
     @Test(arguments: TestStore.all) func operatorCommandsAndTheirExitCodes(kind: TestStore) async throws {
         let db = try await kind.location()
-        let id = try await CLI.run(["enqueue", "fail", "--max-attempts", "1"], db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let id = try await CLI.run(["enqueue", "fail", "--max-attempts", "1"], db: db).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         #expect(try await CLI.run(["work", "--until-empty"], db: db).status == 0)
         #expect(try await Self.job(db, id)["state"] as? String == "dead")
         #expect(try await CLI.run(["cancel", id], db: db).status == 1, "a dead job cannot be cancelled")
@@ -159,21 +166,26 @@ struct CLITests {
     /// Help reads as paragraphs at 80 columns: no prose line ends early where the next line's
     /// first word would have fitted (the source's own line breaks used to leave a word or two
     /// dangling after every line), while example commands keep lines of their own.
-    @Test(arguments: [["work"], ["dashboard"], ["workflow"], ["batch"], ["trigger"], ["trigger", "add"], ["emit"],
-        ["events"], ["migrate"], ["demo"], ["enqueue"], ["schedule"], []])
+    @Test(arguments: [
+        ["work"], ["dashboard"], ["workflow"], ["batch"], ["trigger"], ["trigger", "add"], ["emit"],
+        ["events"], ["migrate"], ["demo"], ["enqueue"], ["schedule"], []
+    ])
     func helpWrapsAsParagraphs(command: [String]) async throws {
         let help = try await CLI.run(command + ["--help"], db: nil, environment: ["COLUMNS": "80"])
         #expect(help.status == 0)
         // The discussion: from the line after OVERVIEW's paragraph to USAGE.
         let lines = help.stdout.components(separatedBy: "\n")
-        guard let usage = lines.firstIndex(where: { $0.hasPrefix("USAGE:") }), let blank = lines.firstIndex(of: "") else { return }
+        guard let usage = lines.firstIndex(where: { $0.hasPrefix("USAGE:") }), let blank = lines.firstIndex(of: "")
+        else { return }
         let discussion = Array(lines[blank..<usage])
         #expect(discussion.contains { !$0.isEmpty } || command.isEmpty, "\(command) has no discussion")
         for (line, next) in zip(discussion, discussion.dropFirst()) {
             let prose = { (text: String) in !text.isEmpty && !text.hasPrefix("jobq ") && !text.hasPrefix(" ") }
             guard prose(line), prose(next), let word = next.split(separator: " ").first else { continue }
             // ArgumentParser fills lines to 79 columns of 80.
-            #expect(line.count + 1 + word.count > 79, "jobq \(command.joined(separator: " ")) --help breaks early:\n\(line)\n\(next)")
+            #expect(
+                line.count + 1 + word.count > 79,
+                "jobq \(command.joined(separator: " ")) --help breaks early:\n\(line)\n\(next)")
         }
     }
 
@@ -205,7 +217,9 @@ struct CLITests {
                 executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", hint], environment: [:], stdoutPath: out,
                 stderrPath: store.directory.appendingPathComponent("hint.err").path)
             await shell.wait()
-            #expect(shell.terminationStatus == 0, "`\(hint)` failed: \((try? String(contentsOfFile: out, encoding: .utf8)) ?? "")")
+            #expect(
+                shell.terminationStatus == 0,
+                "`\(hint)` failed: \((try? String(contentsOfFile: out, encoding: .utf8)) ?? "")")
         }
     }
 }
@@ -224,7 +238,9 @@ struct WorkUntilFinishedTests {
         let flaky = ["enqueue", "fail", "--payload", #"{"succeedFromAttempt": 2}"#]
         let first = try await CLI.run(flaky, db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await CLI.run(["work", "--until-empty", "--backoff", "1s"], db: db).status == 0)
-        #expect(try await CLITests.job(db, first)["state"] as? String == "failed", "--until-empty leaves a job waiting for its retry")
+        #expect(
+            try await CLITests.job(db, first)["state"] as? String == "failed",
+            "--until-empty leaves a job waiting for its retry")
         let second = try await CLI.run(flaky, db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await CLI.run(["work", "--until-finished", "--backoff", "100ms"], db: db).status == 0)
         for id in [first, second] { #expect(try await CLITests.job(db, id)["state"] as? String == "succeeded") }
@@ -249,14 +265,18 @@ struct CLIPostgresURLTests {
     /// `jobq migrate status` and `up` on a new database: one migration pending, then applied.
     @Test(.enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
     func migrateStatusAndUpOnANewDatabase() async throws {
-        try await PostgresTestServer.withFreshDatabase { settings in try await Self.migrateStatusAndUp(url: settings.description) }
+        try await PostgresTestServer.withFreshDatabase { settings in
+            try await Self.migrateStatusAndUp(url: settings.description)
+        }
     }
 
     static func migrateStatusAndUp(url: String) async throws {
         let before = try await CLI.run(["migrate", "status", "--json"], db: url)
         #expect(before.status == 0, "\(before.stderr)")
         let status = try #require(try JSONSerialization.jsonObject(with: Data(before.stdout.utf8)) as? [String: Any])
-        #expect(status["currentVersion"] as? Int == 0 && (status["pending"] as? [String])?.count == PostgresSchema.latestVersion)
+        #expect(
+            status["currentVersion"] as? Int == 0
+                && (status["pending"] as? [String])?.count == PostgresSchema.latestVersion)
         let dry = try await CLI.run(["migrate", "up", "--dry-run"], db: url)
         #expect(dry.stdout.contains("would apply 0001_create_store.sql"), "\(dry.stdout)\(dry.stderr)")
         let up = try await CLI.run(["migrate", "up"], db: url)

@@ -21,8 +21,12 @@ struct ChaosTests {
         #expect(line.contains("jobs 500/500 acknowledged"))
         #expect(line.contains("attempts burned by jobs that never started: 0 "))
         #expect(line.contains("lost 0, duplicates 0, over-attempts 0, event gaps 0, batch firings 1 (callbacks 1)"))
-        #expect(line.contains("workflows final once 4/4 (succeeded 4), trees final once 2/2 (succeeded 2, wrong job counts 0)"))
-        #expect(line.contains("schedule jobs 20/20 (occurrences 20), trigger jobs 8+8/8+8 (once 1, out of order 0), unique jobs "))
+        #expect(
+            line.contains(
+                "workflows final once 4/4 (succeeded 4), trees final once 2/2 (succeeded 2, wrong job counts 0)"))
+        #expect(
+            line.contains(
+                "schedule jobs 20/20 (occurrences 20), trigger jobs 8+8/8+8 (once 1, out of order 0), unique jobs "))
         #expect(line.contains(" (overlaps 0), lane jobs 25 (overlaps 0), waiting 0, integrity ok, busy errors 0"))
     }
 }

@@ -30,7 +30,7 @@ struct CronTests {
         ("0 0 * * 7", "2026-02-01T00:00:00Z", "2026-02-08T00:00:00Z"),
         // `5/20`: from 5, every 20.
         ("5/20 * * * *", "2026-01-01T00:46:00Z", "2026-01-01T01:05:00Z"),
-        ("0 8-18/5 * * *", "2026-01-01T13:00:00Z", "2026-01-01T18:00:00Z"),
+        ("0 8-18/5 * * *", "2026-01-01T13:00:00Z", "2026-01-01T18:00:00Z")
     ])
     func nextInUTC(expression: String, after: String, expected: String) throws {
         let cron = try CronExpression(expression)
@@ -47,13 +47,16 @@ struct CronTests {
         // first time.
         ("America/New_York", "30 1 * * *", "2026-10-31T12:00:00Z", ["2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z"]),
         // Every half hour: the repeated 01:00 and 01:30 are not run again.
-        ("America/New_York", "*/30 * * * *", "2026-11-01T05:00:00Z", ["2026-11-01T05:30:00Z", "2026-11-01T07:00:00Z", "2026-11-01T07:30:00Z"]),
+        (
+            "America/New_York", "*/30 * * * *", "2026-11-01T05:00:00Z",
+            ["2026-11-01T05:30:00Z", "2026-11-01T07:00:00Z", "2026-11-01T07:30:00Z"]
+        ),
         // Berlin springs forward on 2026-03-29 at 02:00 CET (01:00Z).
         ("Europe/Berlin", "30 2 * * *", "2026-03-28T12:00:00Z", ["2026-03-29T01:00:00Z", "2026-03-30T00:30:00Z"]),
         // ...and falls back on 2026-10-25 at 03:00 CEST (01:00Z): 02:30 runs once, in summer time.
         ("Europe/Berlin", "30 2 * * *", "2026-10-24T12:00:00Z", ["2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z"]),
         // A zone without DST.
-        ("Asia/Tokyo", "0 9 * * *", "2026-01-01T00:00:00Z", ["2026-01-02T00:00:00Z", "2026-01-03T00:00:00Z"]),
+        ("Asia/Tokyo", "0 9 * * *", "2026-01-01T00:00:00Z", ["2026-01-02T00:00:00Z", "2026-01-03T00:00:00Z"])
     ])
     func nextAcrossDaylightSavingChanges(zone: String, expression: String, after: String, expected: [String]) throws {
         let cron = try CronExpression(expression)
@@ -71,7 +74,7 @@ struct CronTests {
         ("0 0 * FOO *", "month field 'FOO': 'FOO' is not a number or a name"),
         ("0 0 1,,2 * *", "an empty item in a list"),
         ("@every", "unknown macro '@every'"),
-        ("0 0 * * 8", "day-of-week field '8': 8 is out of range 0-7"),
+        ("0 0 * * 8", "day-of-week field '8': 8 is out of range 0-7")
     ])
     func badExpressionsPointAtTheBadPart(expression: String, message: String) {
         #expect {
@@ -83,7 +86,10 @@ struct CronTests {
     }
 
     @Test func nextFiveAreConsecutive() throws {
-        let dates = try CronExpression("0 0 * * *").next(5, after: Self.date("2026-02-26T12:00:00Z"), in: TimeZone(identifier: "UTC")!)
-        #expect(dates.map { ISO8601.string($0) } == ["2026-02-27", "2026-02-28", "2026-03-01", "2026-03-02", "2026-03-03"].map { "\($0)T00:00:00.000Z" })
+        let dates = try CronExpression("0 0 * * *").next(
+            5, after: Self.date("2026-02-26T12:00:00Z"), in: TimeZone(identifier: "UTC")!)
+        #expect(
+            dates.map { ISO8601.string($0) }
+                == ["2026-02-27", "2026-02-28", "2026-03-01", "2026-03-02", "2026-03-03"].map { "\($0)T00:00:00.000Z" })
     }
 }

@@ -2,12 +2,12 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import JobQCore
+@testable import JobQSQLite
+
 #if canImport(Glibc)
     import Glibc
 #endif
-
-@testable import JobQCore
-@testable import JobQSQLite
 
 /// Another process's commit wakes an idle pool and an event follower at once, through the
 /// OS's report of the write (inotify), not through polling: the polls here are 10s apart, so
@@ -28,14 +28,17 @@ struct CrossProcessWakeTests {
             // Started and idle: its first look at the store found nothing.
             try await pause(0.5)
             for round in 0..<3 {
-                let result = try await CLI.run(["enqueue", "sum", "--payload", #"{"a": \#(round), "b": 1}"#], db: store.path)
+                let result = try await CLI.run(
+                    ["enqueue", "sum", "--payload", #"{"a": \#(round), "b": 1}"#], db: store.path)
                 try #require(result.status == 0, "\(result.stderr)")
                 let id = try #require(JobID(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
                 let enqueued = Date()
                 try await EventProcessTests.waitFor("job \(id) to be done", timeout: 10) {
                     try await queue.job(id)?.state == .succeeded
                 }
-                #expect(Date().timeIntervalSince(enqueued) < 3, "round \(round): picked up after \(Date().timeIntervalSince(enqueued))s")
+                #expect(
+                    Date().timeIntervalSince(enqueued) < 3,
+                    "round \(round): picked up after \(Date().timeIntervalSince(enqueued))s")
             }
         }
 
@@ -83,7 +86,8 @@ struct CommitAnnouncementTests {
             let file = directory.appendingPathComponent("store.sqlite-wal").path
             #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
             let reports = Reports()
-            let notifier = try #require(FileTouchNotifier(path: file, queue: DispatchQueue(label: "test")) { reports.add() })
+            let notifier = try #require(
+                FileTouchNotifier(path: file, queue: DispatchQueue(label: "test")) { reports.add() })
             defer { notifier.cancel() }
             let handle = try #require(FileHandle(forWritingAtPath: file))
             for _ in 0..<20 { try handle.write(contentsOf: Data(repeating: 1, count: 4096)) }
@@ -102,64 +106,69 @@ struct CommitAnnouncementTests {
         }
 
         #if os(Linux)
-        /// Notifiers of one directory share its listener (one thread, one inotify instance):
-        /// each still hears its own file only, and one leaving does not silence the others.
-        @Test func notifiersOfOneDirectoryShareItsListenerButEachHearsItsOwnFile() async throws {
-            let directory = TestScratch.url("jobq-touch")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let first = directory.appendingPathComponent("a.sqlite-wal").path
-            let second = directory.appendingPathComponent("b.sqlite-wal").path
-            for file in [first, second] { #expect(FileManager.default.createFile(atPath: file, contents: nil)) }
-            let firstReports = Reports()
-            let secondReports = Reports()
-            let alsoFirstReports = Reports()
-            let queue = DispatchQueue(label: "test")
-            let firstNotifier = try #require(FileTouchNotifier(path: first, queue: queue) { firstReports.add() })
-            let secondNotifier = try #require(FileTouchNotifier(path: second, queue: queue) { secondReports.add() })
-            defer { secondNotifier.cancel() }
-            let alsoFirst = try #require(FileTouchNotifier(path: first, queue: queue) { alsoFirstReports.add() })
-            defer { alsoFirst.cancel() }
-            #expect(utimensat(AT_FDCWD, first, nil, 0) == 0)
-            try await EventProcessTests.waitFor("both watchers of the first file to hear it", timeout: 20) {
-                firstReports.value == 1 && alsoFirstReports.value == 1
+            /// Notifiers of one directory share its listener (one thread, one inotify instance):
+            /// each still hears its own file only, and one leaving does not silence the others.
+            @Test func notifiersOfOneDirectoryShareItsListenerButEachHearsItsOwnFile() async throws {
+                let directory = TestScratch.url("jobq-touch")
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let first = directory.appendingPathComponent("a.sqlite-wal").path
+                let second = directory.appendingPathComponent("b.sqlite-wal").path
+                for file in [first, second] { #expect(FileManager.default.createFile(atPath: file, contents: nil)) }
+                let firstReports = Reports()
+                let secondReports = Reports()
+                let alsoFirstReports = Reports()
+                let queue = DispatchQueue(label: "test")
+                let firstNotifier = try #require(FileTouchNotifier(path: first, queue: queue) { firstReports.add() })
+                let secondNotifier = try #require(FileTouchNotifier(path: second, queue: queue) { secondReports.add() })
+                defer { secondNotifier.cancel() }
+                let alsoFirst = try #require(FileTouchNotifier(path: first, queue: queue) { alsoFirstReports.add() })
+                defer { alsoFirst.cancel() }
+                #expect(utimensat(AT_FDCWD, first, nil, 0) == 0)
+                try await EventProcessTests.waitFor("both watchers of the first file to hear it", timeout: 20) {
+                    firstReports.value == 1 && alsoFirstReports.value == 1
+                }
+                try await pause(0.2)
+                #expect(secondReports.value == 0, "a touch of another file was reported")
+                firstNotifier.cancel()
+                #expect(utimensat(AT_FDCWD, second, nil, 0) == 0)
+                #expect(utimensat(AT_FDCWD, first, nil, 0) == 0)
+                try await EventProcessTests.waitFor("the remaining watchers to hear their files", timeout: 20) {
+                    secondReports.value == 1 && alsoFirstReports.value == 2
+                }
+                try await pause(0.2)
+                #expect(firstReports.value == 1, "a cancelled watcher was called")
             }
-            try await pause(0.2)
-            #expect(secondReports.value == 0, "a touch of another file was reported")
-            firstNotifier.cancel()
-            #expect(utimensat(AT_FDCWD, second, nil, 0) == 0)
-            #expect(utimensat(AT_FDCWD, first, nil, 0) == 0)
-            try await EventProcessTests.waitFor("the remaining watchers to hear their files", timeout: 20) {
-                secondReports.value == 1 && alsoFirstReports.value == 2
-            }
-            try await pause(0.2)
-            #expect(firstReports.value == 1, "a cancelled watcher was called")
-        }
 
-        @Test func aPausedNotifierReportsTouchesAfterThePauseAndACancelledOneNothing() async throws {
-            let directory = TestScratch.url("jobq-touch")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let file = directory.appendingPathComponent("store.sqlite-wal").path
-            #expect(FileManager.default.createFile(atPath: file, contents: nil))
-            let reports = Reports()
-            let notifier = try #require(FileTouchNotifier(path: file, queue: DispatchQueue(label: "test")) { reports.add() })
-            #expect(utimensat(AT_FDCWD, file, nil, 0) == 0)
-            try await EventProcessTests.waitFor("the first touch to be reported", timeout: 20) { reports.value == 1 }
-            // Paused: touches wait for the pause to end, then are reported (together).
-            notifier.pause(for: .seconds(3))
-            for _ in 0..<3 { #expect(utimensat(AT_FDCWD, file, nil, 0) == 0) }
-            try await pause(0.3)
-            #expect(reports.value == 1, "a touch was reported during the pause")
-            try await EventProcessTests.waitFor("the touches to be reported after the pause", timeout: 10) { reports.value >= 2 }
-            // Cancelled: its thread stops and nothing more is reported.
-            notifier.cancel()
-            try await pause(0.1)
-            let before = reports.value
-            #expect(utimensat(AT_FDCWD, file, nil, 0) == 0)
-            try await pause(0.3)
-            #expect(reports.value == before)
-        }
+            @Test func aPausedNotifierReportsTouchesAfterThePauseAndACancelledOneNothing() async throws {
+                let directory = TestScratch.url("jobq-touch")
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let file = directory.appendingPathComponent("store.sqlite-wal").path
+                #expect(FileManager.default.createFile(atPath: file, contents: nil))
+                let reports = Reports()
+                let notifier = try #require(
+                    FileTouchNotifier(path: file, queue: DispatchQueue(label: "test")) { reports.add() })
+                #expect(utimensat(AT_FDCWD, file, nil, 0) == 0)
+                try await EventProcessTests.waitFor("the first touch to be reported", timeout: 20) {
+                    reports.value == 1
+                }
+                // Paused: touches wait for the pause to end, then are reported (together).
+                notifier.pause(for: .seconds(3))
+                for _ in 0..<3 { #expect(utimensat(AT_FDCWD, file, nil, 0) == 0) }
+                try await pause(0.3)
+                #expect(reports.value == 1, "a touch was reported during the pause")
+                try await EventProcessTests.waitFor("the touches to be reported after the pause", timeout: 10) {
+                    reports.value >= 2
+                }
+                // Cancelled: its thread stops and nothing more is reported.
+                notifier.cancel()
+                try await pause(0.1)
+                let before = reports.value
+                #expect(utimensat(AT_FDCWD, file, nil, 0) == 0)
+                try await pause(0.3)
+                #expect(reports.value == before)
+            }
         #endif
 
         @Test func commitsForNobodyAreNotAnnouncedOthersAre() async throws {
@@ -167,10 +176,12 @@ struct CommitAnnouncementTests {
             let queue = try store.open()
             let job = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#))
             let reports = Reports()
-            let notifier = try #require(FileTouchNotifier(path: store.path + "-wal", queue: DispatchQueue(label: "test")) { reports.add() })
+            let notifier = try #require(
+                FileTouchNotifier(path: store.path + "-wal", queue: DispatchQueue(label: "test")) { reports.add() })
             defer { notifier.cancel() }
             // A claim without starts and a lease renewal are for nobody else: nothing is announced.
-            let claimed = try await queue.store.claim(queues: ["default"], limit: 1, workerID: "w", lease: .seconds(30), startingNow: 0)
+            let claimed = try await queue.store.claim(
+                queues: ["default"], limit: 1, workerID: "w", lease: .seconds(30), startingNow: 0)
             #expect(claimed.map(\.id) == [job.id])
             _ = try await queue.store.renewLeases([job.id], workerID: "w", lease: .seconds(30))
             try await pause(0.3)

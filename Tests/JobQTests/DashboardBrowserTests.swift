@@ -9,9 +9,11 @@ import Testing
 /// dashboard` process. Screenshots go to ci-artifacts/screenshots.
 @Suite("Web dashboard in a real browser")
 struct DashboardBrowserTests {
-    static let browserAvailable = PythonModules.inCI
-        || FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver")
-        && PythonModules.available("selenium")
+    static let browserAvailable =
+        PythonModules.inCI
+        || FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver")
+            && PythonModules.available("selenium")
     static let browserMissing: Comment =
         "no headless browser: install Debian's chromium and chromium-driver and `python3 -m pip install selenium` (.ci/run does)"
 
@@ -19,19 +21,30 @@ struct DashboardBrowserTests {
     func anOperatorSeesLiveUpdatesAndRetriesADeadJob() async throws {
         let store = try TemporaryStore()
         let queue = try store.open()
-        _ = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(queue: "web", name: "nightly-report")))
-        let dead = try await queue.enqueue(try JobRequest(executor: "fail", payloadJSON: #"{"message":"the mail server said no"}"#, options: .init(queue: "web", maxAttempts: 1)))
-        let workflow = try await queue.submit(try Workflow(name: "import") {
-            try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(queue: "web", name: "fetch"))
-            try Parallel(name: "process") {
-                try Step(executor: "sum", payloadJSON: #"{"a":2,"b":2}"#, options: .init(queue: "web", name: "resize"))
-                try Step(executor: "echo", payloadJSON: #"{"ok":true}"#, options: .init(queue: "web", name: "index"))
-            }
-            try Step(executor: "echo", payloadJSON: #"{"done":true}"#, options: .init(queue: "web", name: "publish"))
-        })
+        _ = try await queue.enqueue(
+            try JobRequest(
+                executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(queue: "web", name: "nightly-report")))
+        let dead = try await queue.enqueue(
+            try JobRequest(
+                executor: "fail", payloadJSON: #"{"message":"the mail server said no"}"#,
+                options: .init(queue: "web", maxAttempts: 1)))
+        let workflow = try await queue.submit(
+            try Workflow(name: "import") {
+                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(queue: "web", name: "fetch"))
+                try Parallel(name: "process") {
+                    try Step(
+                        executor: "sum", payloadJSON: #"{"a":2,"b":2}"#, options: .init(queue: "web", name: "resize"))
+                    try Step(
+                        executor: "echo", payloadJSON: #"{"ok":true}"#, options: .init(queue: "web", name: "index"))
+                }
+                try Step(
+                    executor: "echo", payloadJSON: #"{"done":true}"#, options: .init(queue: "web", name: "publish"))
+            })
         try await work(queue, queues: ["web"])
-        _ = try await queue.addSchedule(Schedule(
-            name: "hourly-cleanup", request: try JobRequest(executor: "echo", payloadJSON: "{}"), timing: .every(.seconds(3600))))
+        _ = try await queue.addSchedule(
+            Schedule(
+                name: "hourly-cleanup", request: try JobRequest(executor: "echo", payloadJSON: "{}"),
+                timing: .every(.seconds(3600))))
         #expect(try await queue.job(dead.id)?.state == .dead)
 
         let log = store.directory.appendingPathComponent("dashboard.log").path
@@ -39,8 +52,13 @@ struct DashboardBrowserTests {
         let base = try await MetricsEndpointTests.listeningAddress(in: log)
         let shots = ReadmeTests.root.appendingPathComponent("ci-artifacts/screenshots").path
         let output = try await PythonModules.run(
-            script: try String(contentsOf: ReadmeTests.root.appendingPathComponent("Tests/Browser/dashboard_browser.py"), encoding: .utf8),
-            arguments: ["--base", base, "--jobq", CLI.binary.path, "--db", store.path, "--dead", "\(dead.id)", "--workflow", "\(workflow)", "--shots", shots])
+            script: try String(
+                contentsOf: ReadmeTests.root.appendingPathComponent("Tests/Browser/dashboard_browser.py"),
+                encoding: .utf8),
+            arguments: [
+                "--base", base, "--jobq", CLI.binary.path, "--db", store.path, "--dead", "\(dead.id)", "--workflow",
+                "\(workflow)", "--shots", shots
+            ])
         #expect(output.contains(#""ok": true"#), "\(output)")
         #expect(output.contains(#""after_retry": "ready""#))
         #expect(try await queue.job(dead.id)?.state == .ready, "the click retried the job in the store")
@@ -49,6 +67,9 @@ struct DashboardBrowserTests {
         }
         kill(dashboard.processIdentifier, SIGTERM)
         await dashboard.wait()
-        #expect(dashboard.terminationStatus == 0, "the dashboard stops cleanly on SIGTERM with a live stream open: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        #expect(
+            dashboard.terminationStatus == 0,
+            "the dashboard stops cleanly on SIGTERM with a live stream open: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"
+        )
     }
 }

@@ -1,42 +1,56 @@
 import Foundation
 import GRDB
 import Hummingbird
+import JobQWebText
 import Logging
 import Synchronization
 import Testing
 
 @testable import JobQCore
-@testable import JobQSQLite
 @testable import JobQDashboard
-import JobQWebText
+@testable import JobQSQLite
 
 /// The dashboard tried as an attacker would: forged `Host` and `Origin` headers (DNS
 /// rebinding), requests from beyond loopback, stolen or stale sign-in cookies, hostile payloads.
 @Suite("Web dashboard under attack")
 struct DashboardSecurityTests {
     /// A raw request with a `Host` of the test's choosing.
-    static func raw(_ port: Int, _ path: String, method: String = "GET", host: String, headers: [String] = [], body: String = "") async throws -> String {
+    static func raw(
+        _ port: Int, _ path: String, method: String = "GET", host: String, headers: [String] = [], body: String = ""
+    ) async throws -> String {
         var lines = ["\(method) \(path) HTTP/1.1", "Host: \(host)", "Connection: close"] + headers
-        if !body.isEmpty { lines += ["Content-Type: application/x-www-form-urlencoded", "Content-Length: \(body.utf8.count)"] }
+        if !body.isEmpty {
+            lines += ["Content-Type: application/x-www-form-urlencoded", "Content-Length: \(body.utf8.count)"]
+        }
         return try await RawHTTP.exchange(port: port, lines.joined(separator: "\n") + "\n\n" + body)
     }
 
     @Test func aRebindingHostIsRefusedForPagesAndActions() async throws {
         let queue = try JobQueue.inMemory()
         let job = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#))
-        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "memory", access: .loopbackOnly))
+        let dashboard = try await RunningDashboard(
+            queue: queue, options: .init(storeName: "memory", access: .loopbackOnly))
         let formToken = try await dashboard.formToken()
-        for host in ["127.attacker.example:\(dashboard.port)", "127.0.0.1.nip.io:\(dashboard.port)", "127.1:\(dashboard.port)", "evil.example"] {
+        for host in [
+            "127.attacker.example:\(dashboard.port)", "127.0.0.1.nip.io:\(dashboard.port)", "127.1:\(dashboard.port)",
+            "evil.example"
+        ] {
             let page = try await Self.raw(dashboard.port, "/jobs/\(job.id)", host: host)
             #expect(page.hasPrefix("HTTP/1.1 403"), "GET with Host \(host): \(page.prefix(120))")
             #expect(!page.contains(formToken), "Host \(host) never sees the form token")
             let origin = "http://\(host)"
-            let action = try await Self.raw(dashboard.port, "/jobs/\(job.id)/cancel", method: "POST", host: host, headers: ["Origin: \(origin)"], body: "csrf=\(formToken)")
+            let action = try await Self.raw(
+                dashboard.port, "/jobs/\(job.id)/cancel", method: "POST", host: host, headers: ["Origin: \(origin)"],
+                body: "csrf=\(formToken)")
             #expect(action.hasPrefix("HTTP/1.1 403"), "POST with Host \(host): \(action.prefix(120))")
         }
         #expect(try await queue.job(job.id)?.state == .ready, "no forged request changed the job")
-        for host in ["127.0.0.1:\(dashboard.port)", "localhost:\(dashboard.port)", "127.9.8.7", "[::1]:\(dashboard.port)"] {
-            #expect(try await Self.raw(dashboard.port, "/", host: host).hasPrefix("HTTP/1.1 200"), "Host \(host) is this machine")
+        for host in [
+            "127.0.0.1:\(dashboard.port)", "localhost:\(dashboard.port)", "127.9.8.7", "[::1]:\(dashboard.port)"
+        ] {
+            #expect(
+                try await Self.raw(dashboard.port, "/", host: host).hasPrefix("HTTP/1.1 200"),
+                "Host \(host) is this machine")
         }
     }
 
@@ -44,18 +58,24 @@ struct DashboardSecurityTests {
         for name in ["127.0.0.1", "127.255.0.9", "localhost", "LOCALHOST", "::1", "0:0:0:0:0:0:0:1"] {
             #expect(try ListenAddress(name.contains(":") ? "[\(name)]:80" : "\(name):80").isLoopback, "\(name)")
         }
-        for name in ["127.corp.example", "127.0.0.1.nip.io", "127.1", "0.0.0.0", "10.0.0.1", "localhost.example", "::", "::ffff:10.0.0.1"] {
+        for name in [
+            "127.corp.example", "127.0.0.1.nip.io", "127.1", "0.0.0.0", "10.0.0.1", "localhost.example", "::",
+            "::ffff:10.0.0.1"
+        ] {
             #expect(try !ListenAddress(name.contains(":") ? "[\(name)]:80" : "\(name):80").isLoopback, "\(name)")
         }
         #expect(Loopback.isAddress("::ffff:127.0.0.1"), "an IPv4 loopback peer on a dual-stack socket")
         let queue = try JobQueue.inMemory()
         #expect(throws: DashboardError.self, "a name that merely starts with 127. needs a token") {
-            try DashboardServer(queue: queue, address: ListenAddress("127.corp.example:0"), options: .init(storeName: "m", access: .loopbackOnly))
+            try DashboardServer(
+                queue: queue, address: ListenAddress("127.corp.example:0"),
+                options: .init(storeName: "m", access: .loopbackOnly))
         }
     }
 
     /// An app of the user's own, listening on every interface, with the dashboard mounted.
-    final class EmbeddedServer<Context: RequestContext>: Sendable where Context: InitializableFromSource<ApplicationRequestContextSource> {
+    final class EmbeddedServer<Context: RequestContext>: Sendable
+    where Context: InitializableFromSource<ApplicationRequestContextSource> {
         let port: Int
         let task: Task<Void, any Error>
 
@@ -63,7 +83,8 @@ struct DashboardSecurityTests {
             let router = Router(context: Context.self)
             Dashboard(queue: queue, options: .init(storeName: "memory", access: access)).addRoutes(to: router)
             let bound = Mutex<Int?>(nil)
-            let application = ListenAddress(host: "0.0.0.0", port: 0).application(router, logger: Logger(label: "test")) { address in
+            let application = ListenAddress(host: "0.0.0.0", port: 0).application(router, logger: Logger(label: "test"))
+            { address in
                 bound.withLock { $0 = address.port }
             }
             task = Task { try await application.run() }
@@ -79,14 +100,20 @@ struct DashboardSecurityTests {
         // A context that cannot tell who is asking: every request refused, with the reason.
         let blind = try await EmbeddedServer(queue: queue, access: .loopbackOnly, context: BasicRequestContext.self)
         let refused = try await Self.raw(blind.port, "/", host: "localhost")
-        #expect(refused.hasPrefix("HTTP/1.1 403") && refused.contains("DashboardRequestContext"), "\(refused.prefix(400))")
+        #expect(
+            refused.hasPrefix("HTTP/1.1 403") && refused.contains("DashboardRequestContext"), "\(refused.prefix(400))")
 
-        let seeing = try await EmbeddedServer(queue: queue, access: .loopbackOnly, context: DashboardRequestContext.self)
+        let seeing = try await EmbeddedServer(
+            queue: queue, access: .loopbackOnly, context: DashboardRequestContext.self)
         #expect(try await Self.raw(seeing.port, "/", host: "localhost").hasPrefix("HTTP/1.1 200"), "a loopback peer")
         // A peer on another interface of this machine is not loopback, whatever Host it sends.
-        let outside = try #require(Self.nonLoopbackIPv4(), "this machine needs a non-loopback IPv4 address for this test")
-        let answer = try await RawHTTP.exchange(port: seeing.port, host: outside, "GET / HTTP/1.1\nHost: localhost\nConnection: close\n\n")
-        #expect(answer.hasPrefix("HTTP/1.1 403") && answer.contains("answers only to this machine"), "\(answer.prefix(300))")
+        let outside = try #require(
+            Self.nonLoopbackIPv4(), "this machine needs a non-loopback IPv4 address for this test")
+        let answer = try await RawHTTP.exchange(
+            port: seeing.port, host: outside, "GET / HTTP/1.1\nHost: localhost\nConnection: close\n\n")
+        #expect(
+            answer.hasPrefix("HTTP/1.1 403") && answer.contains("answers only to this machine"), "\(answer.prefix(300))"
+        )
     }
 
     @Test func anEmbeddedTokenDashboardNeverTrustsTheHost() async throws {
@@ -95,23 +122,36 @@ struct DashboardSecurityTests {
         let secret = "embedded-secret-0123456789"
         let server = try await EmbeddedServer(queue: queue, access: .token(secret), context: BasicRequestContext.self)
         let page = try await Self.raw(server.port, "/jobs/\(job.id)", host: "localhost")
-        #expect(page.hasPrefix("HTTP/1.1 401") && !page.contains("name=\"csrf\""), "Host: localhost gets the sign-in page, not the form token")
+        #expect(
+            page.hasPrefix("HTTP/1.1 401") && !page.contains("name=\"csrf\""),
+            "Host: localhost gets the sign-in page, not the form token")
         // A script with the bearer token may POST without Origin; a browser session may not.
-        let form = try await Self.raw(server.port, "/jobs/\(job.id)", host: "x", headers: ["Authorization: Bearer \(secret)"])
-        let formToken = try #require(form.range(of: #"name="csrf" value=""#).map { String(form[$0.upperBound...].prefix { $0 != "\"" }) })
-        let login = try await Self.raw(server.port, "/login", method: "POST", host: "x", headers: ["Origin: http://x"], body: "token=\(secret)")
+        let form = try await Self.raw(
+            server.port, "/jobs/\(job.id)", host: "x", headers: ["Authorization: Bearer \(secret)"])
+        let formToken = try #require(
+            form.range(of: #"name="csrf" value=""#).map { String(form[$0.upperBound...].prefix { $0 != "\"" }) })
+        let login = try await Self.raw(
+            server.port, "/login", method: "POST", host: "x", headers: ["Origin: http://x"], body: "token=\(secret)")
         let cookie = try #require(login.split(separator: "\r\n").first { $0.lowercased().hasPrefix("set-cookie:") })
         let session = String(cookie.dropFirst("set-cookie: ".count).prefix { $0 != ";" })
-        let bare = try await Self.raw(server.port, "/jobs/\(job.id)/cancel", method: "POST", host: "x", headers: ["Cookie: \(session)"], body: "csrf=\(formToken)")
-        #expect(bare.hasPrefix("HTTP/1.1 403") && bare.contains("Origin"), "a cookie POST without Origin or Sec-Fetch-Site: \(bare.prefix(200))")
+        let bare = try await Self.raw(
+            server.port, "/jobs/\(job.id)/cancel", method: "POST", host: "x", headers: ["Cookie: \(session)"],
+            body: "csrf=\(formToken)")
+        #expect(
+            bare.hasPrefix("HTTP/1.1 403") && bare.contains("Origin"),
+            "a cookie POST without Origin or Sec-Fetch-Site: \(bare.prefix(200))")
         #expect(try await queue.job(job.id)?.state == .ready)
-        let script = try await Self.raw(server.port, "/jobs/\(job.id)/cancel", method: "POST", host: "x", headers: ["Authorization: Bearer \(secret)"], body: "csrf=\(formToken)")
+        let script = try await Self.raw(
+            server.port, "/jobs/\(job.id)/cancel", method: "POST", host: "x",
+            headers: ["Authorization: Bearer \(secret)"], body: "csrf=\(formToken)")
         #expect(script.hasPrefix("HTTP/1.1 303"), "\(script.prefix(200))")
         #expect(try await queue.job(job.id)?.state == .cancelled)
 
         let short = try await EmbeddedServer(queue: queue, access: .token(""), context: BasicRequestContext.self)
         let empty = try await Self.raw(short.port, "/", host: "x", headers: ["Authorization: Bearer "])
-        #expect(empty.hasPrefix("HTTP/1.1 500") && empty.contains("shorter than 16"), "an empty token lets nobody in: \(empty.prefix(200))")
+        #expect(
+            empty.hasPrefix("HTTP/1.1 500") && empty.contains("shorter than 16"),
+            "an empty token lets nobody in: \(empty.prefix(200))")
     }
 
     @Test func theSignInCookieIsASessionThatExpires() async throws {
@@ -125,8 +165,11 @@ struct DashboardSecurityTests {
         #expect(cookie.contains("Max-Age=2") && cookie.contains("HttpOnly"), "\(cookie)")
         let session = String(cookie.prefix { $0 != ";" })
         #expect(try await dashboard.get("/", headers: ["Cookie": session]).status == 200)
-        #expect(try await dashboard.get("/", headers: ["Cookie": "jobq_session=\(secret)"]).status == 401, "the token is not a session")
-        #expect(try await dashboard.get("/", headers: ["Cookie": "jobq_session=0123"]).status == 401, "a made-up session")
+        #expect(
+            try await dashboard.get("/", headers: ["Cookie": "jobq_session=\(secret)"]).status == 401,
+            "the token is not a session")
+        #expect(
+            try await dashboard.get("/", headers: ["Cookie": "jobq_session=0123"]).status == 401, "a made-up session")
         try await Task.sleep(for: .milliseconds(2300))
         #expect(try await dashboard.get("/", headers: ["Cookie": session]).status == 401, "an expired session")
     }
@@ -134,22 +177,28 @@ struct DashboardSecurityTests {
     @Test func aFailedStreamStartGivesItsSlotBackAndHealthSaysNoMore() async throws {
         let store = try TemporaryStore()
         let queue = try store.open()
-        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "s", access: .loopbackOnly, maximumStreams: 1))
+        let dashboard = try await RunningDashboard(
+            queue: queue, options: .init(storeName: "s", access: .loopbackOnly, maximumStreams: 1))
         // Another connection breaks the store under the dashboard: every read of events fails.
         let other = try DatabaseQueue(path: store.path)
         try await other.write { try $0.execute(sql: "ALTER TABLE events RENAME TO events_away") }
         for round in 1...3 {
             let failed = try await dashboard.get("/events/stream")
-            #expect(failed.status == 500, "round \(round): the store's failure, not 'too many streams' (\(failed.status))")
+            #expect(
+                failed.status == 500, "round \(round): the store's failure, not 'too many streams' (\(failed.status))")
         }
         let health = try await dashboard.get("/healthz")
-        #expect(health.status == 503 && health.body == "{\"status\":\"unavailable\"}\n", "no error text: \(health.body)")
+        #expect(
+            health.status == 503 && health.body == "{\"status\":\"unavailable\"}\n", "no error text: \(health.body)")
         try await other.write { try $0.execute(sql: "ALTER TABLE events_away RENAME TO events") }
         let cursor = try await queue.latestEventID()
         let stream = try await RawHTTP.exchange(
-            port: dashboard.port, "GET /events/stream HTTP/1.1\nHost: 127.0.0.1\nLast-Event-ID: \(cursor)\n\n", timeout: 10
+            port: dashboard.port, "GET /events/stream HTTP/1.1\nHost: 127.0.0.1\nLast-Event-ID: \(cursor)\n\n",
+            timeout: 10
         ) { $0.contains("retry:") }
-        #expect(stream.hasPrefix("HTTP/1.1 200") && stream.contains("retry: 2000"), "the one slot is free again: \(stream.prefix(200))")
+        #expect(
+            stream.hasPrefix("HTTP/1.1 200") && stream.contains("retry: 2000"),
+            "the one slot is free again: \(stream.prefix(200))")
     }
 
     @Test func pagesCarryNoInlineStyleAndTreesIndentByClass() async throws {
@@ -171,10 +220,14 @@ struct DashboardSecurityTests {
         let queue = try JobQueue.inMemory()
         let records = Array(repeating: #"{"id":1,"tags":[]}"#, count: 1024 * 1024 / 19)
         let wide = "[" + records.joined(separator: ",") + "]"
-        let deep = String(repeating: "[", count: 511) + String(repeating: "x", count: 0) + "1" + String(repeating: "]", count: 511)
+        let deep =
+            String(repeating: "[", count: 511) + String(repeating: "x", count: 0) + "1"
+            + String(repeating: "]", count: 511)
         let deepPadded = "{\"pad\":\"" + String(repeating: "y", count: 1024 * 1024 - 1100) + "\",\"deep\":" + deep + "}"
         let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "m", access: .loopbackOnly))
-        for (what, payload) in [("1 MiB of small records with empty arrays", wide), ("1 MiB nested 511 deep", deepPadded)] {
+        for (what, payload) in [
+            ("1 MiB of small records with empty arrays", wide), ("1 MiB nested 511 deep", deepPadded)
+        ] {
             let job = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: payload))
             let started = ContinuousClock.now
             let page = try await dashboard.get("/jobs/\(job.id)")
@@ -187,12 +240,18 @@ struct DashboardSecurityTests {
             #expect(page.body.utf8.count < 400 * 1024, "\(what): the page is \(page.body.utf8.count) bytes")
             #expect(page.body.contains("/jobs/\(job.id)/raw/payload"), "\(what): a link to the whole value")
             let raw = try await dashboard.get("/jobs/\(job.id)/raw/payload")
-            #expect(raw.status == 200 && raw.body == payload && raw.header("Content-Type") == "application/json; charset=utf-8")
+            #expect(
+                raw.status == 200 && raw.body == payload
+                    && raw.header("Content-Type") == "application/json; charset=utf-8")
         }
         #expect(try await dashboard.get("/jobs/1/raw/secrets").status == 400)
         let (deepText, complete) = HTML.prettyJSON(deep)
-        #expect(complete && deepText.split(separator: "\n").allSatisfy { $0.count <= 2 * HTML.jsonIndentLimit + 1 }, "indentation stops at the limit")
-        #expect(HTML.prettyJSON(#"{"a": [ ], "b":{},"c":[1,{"d":"x,y"}]}"#).text == "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    1,\n    {\n      \"d\": \"x,y\"\n    }\n  ]\n}")
+        #expect(
+            complete && deepText.split(separator: "\n").allSatisfy { $0.count <= 2 * HTML.jsonIndentLimit + 1 },
+            "indentation stops at the limit")
+        #expect(
+            HTML.prettyJSON(#"{"a": [ ], "b":{},"c":[1,{"d":"x,y"}]}"#).text
+                == "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    1,\n    {\n      \"d\": \"x,y\"\n    }\n  ]\n}")
     }
 
     /// An IPv4 address of this machine that is not loopback, if it has one.
@@ -201,7 +260,9 @@ struct DashboardSecurityTests {
         guard getifaddrs(&list) == 0, let first = list else { return nil }
         defer { freeifaddrs(list) }
         for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
-            guard let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET) else { continue }
+            guard let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET) else {
+                continue
+            }
             var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
                 var inAddress = pointer.pointee.sin_addr
@@ -220,8 +281,11 @@ struct DashboardAccessCLITests {
     @Test func tokensComeFromAFileAndBadOnesAreRefused() async throws {
         let store = try TemporaryStore()
         _ = try store.open()
-        let missing = try await CLI.run(["dashboard", "--token-file", store.directory.appendingPathComponent("nope").path], db: store.path)
-        #expect(missing.status == 2 && missing.stderr.contains("--token-file") && missing.stderr.contains("cannot read"), "\(missing.stderr)")
+        let missing = try await CLI.run(
+            ["dashboard", "--token-file", store.directory.appendingPathComponent("nope").path], db: store.path)
+        #expect(
+            missing.status == 2 && missing.stderr.contains("--token-file") && missing.stderr.contains("cannot read"),
+            "\(missing.stderr)")
         let emptyFile = store.directory.appendingPathComponent("empty").path
         try "\n".write(toFile: emptyFile, atomically: true, encoding: .utf8)
         let empty = try await CLI.run(["dashboard", "--token-file", emptyFile], db: store.path)
@@ -230,7 +294,8 @@ struct DashboardAccessCLITests {
         try "abc\n".write(toFile: shortFile, atomically: true, encoding: .utf8)
         let short = try await CLI.run(["dashboard", "--listen", "0.0.0.0:0", "--token-file", shortFile], db: store.path)
         #expect(short.status == 2 && short.stderr.contains("at least 16"), "\(short.stderr)")
-        let rebindable = try await CLI.run(["dashboard", "--listen", "127.corp.example:0"], db: store.path, environment: ["JOBQ_DASHBOARD_TOKEN": ""])
+        let rebindable = try await CLI.run(
+            ["dashboard", "--listen", "127.corp.example:0"], db: store.path, environment: ["JOBQ_DASHBOARD_TOKEN": ""])
         #expect(rebindable.status == 2 && rebindable.stderr.contains("without an access token"), "\(rebindable.stderr)")
     }
 
@@ -243,7 +308,9 @@ struct DashboardAccessCLITests {
         let result = try await CLI.run(["dashboard", "--read-only", "--listen", "127.0.0.1:0"], db: store.path)
         #expect(result.status != 0 && result.stderr.contains("jobq migrate up"), "\(result.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: store.path)) == before, "the store file is unchanged")
-        let after = try FileManager.default.contentsOfDirectory(atPath: store.directory.path).filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
+        let after = try FileManager.default.contentsOfDirectory(atPath: store.directory.path).filter {
+            !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm")
+        }
         #expect(after.sorted() == listing.sorted(), "no backup was written: \(after)")
     }
 }

@@ -14,7 +14,9 @@ final class RunningDashboard: Sendable {
 
     init(queue: JobQueue, options: Dashboard.Options) async throws {
         let bound = Mutex<Int?>(nil)
-        let server = try DashboardServer(queue: queue, address: ListenAddress(host: "127.0.0.1", port: 0), options: options) { address in
+        let server = try DashboardServer(
+            queue: queue, address: ListenAddress(host: "127.0.0.1", port: 0), options: options
+        ) { address in
             bound.withLock { $0 = address.port }
         }
         task = Task { try await server.run() }
@@ -30,10 +32,14 @@ final class RunningDashboard: Sendable {
 
     /// A form POST, as the dashboard's own pages send it (same origin, with the form token
     /// unless `token` says otherwise).
-    func post(_ path: String, fields: [String: String] = [:], token: String?, headers: [String: String] = [:]) async throws -> HTTP.Response {
+    func post(_ path: String, fields: [String: String] = [:], token: String?, headers: [String: String] = [:])
+        async throws -> HTTP.Response
+    {
         var fields = fields
         if let token { fields["csrf"] = token }
-        let body = fields.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }.joined(separator: "&")
+        let body = fields.map {
+            "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
+        }.joined(separator: "&")
         var all = ["Content-Type": "application/x-www-form-urlencoded", "Origin": base, "Sec-Fetch-Site": "same-origin"]
         for (name, value) in headers { all[name] = value }
         return try await HTTP.request("POST", base + path, headers: all, body: body)
@@ -74,7 +80,8 @@ struct DashboardFixture {
         try await work(queue, queues: ["web"])
         jobs[.cancelled] = try await enqueue("sum", payload, .init(queue: "web"))
         _ = try await queue.cancel(jobs[.cancelled]!)
-        jobs[.scheduled] = try await enqueue("sum", payload, .init(queue: "web", runAt: Date().addingTimeInterval(3600)))
+        jobs[.scheduled] = try await enqueue(
+            "sum", payload, .init(queue: "web", runAt: Date().addingTimeInterval(3600)))
         jobs[.waiting] = try await enqueue("sum", payload, .init(queue: "web", after: [jobs[.scheduled]!]))
         jobs[.ready] = try await enqueue("sum", payload, .init(queue: "idle"))
         // A running job and a failed one waiting for its retry, held by a pool that stays up.
@@ -83,22 +90,30 @@ struct DashboardFixture {
         var options = quickOptions(stopWhen: .never)
         options.retryBackoff = RetryBackoff(base: .seconds(3600), jitter: 0)
         options.shutdownGracePeriod = .milliseconds(100)
-        let pool = WorkerPool(queue: queue, queues: ["busy"], concurrency: 2, executors: BuiltinExecutors.all, options: options)
+        let pool = WorkerPool(
+            queue: queue, queues: ["busy"], concurrency: 2, executors: BuiltinExecutors.all, options: options)
         let running = Task { try await pool.run() }
         let (runningID, failedID) = (jobs[.running]!, jobs[.failed]!)
         try await eventually(.seconds(15), "a running and a failed job") {
             let (a, b) = (try await queue.job(runningID)?.state, try await queue.job(failedID)?.state)
             return a == .running && b == .failed
         }
-        let workflow = try await queue.submit(try Workflow(name: hostile) {
-            try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(queue: "flow", name: "first"))
-            try Parallel(name: "fan") {
-                try Step(executor: "sum", payloadJSON: #"{"a":2,"b":2}"#, options: .init(queue: "flow", name: "left"))
-                try Step(executor: "sum", payloadJSON: #"{"a":3,"b":3}"#, options: .init(queue: "flow", name: "right"))
-            }
-        })
-        _ = try await queue.addSchedule(Schedule(name: "nightly", request: try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#), timing: .every(.seconds(3600))))
-        _ = try await queue.addTrigger(Trigger(event: "order.paid", task: "receipt", request: try JobRequest(executor: "echo", payloadJSON: "{}")))
+        let workflow = try await queue.submit(
+            try Workflow(name: hostile) {
+                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(queue: "flow", name: "first"))
+                try Parallel(name: "fan") {
+                    try Step(
+                        executor: "sum", payloadJSON: #"{"a":2,"b":2}"#, options: .init(queue: "flow", name: "left"))
+                    try Step(
+                        executor: "sum", payloadJSON: #"{"a":3,"b":3}"#, options: .init(queue: "flow", name: "right"))
+                }
+            })
+        _ = try await queue.addSchedule(
+            Schedule(
+                name: "nightly", request: try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#),
+                timing: .every(.seconds(3600))))
+        _ = try await queue.addTrigger(
+            Trigger(event: "order.paid", task: "receipt", request: try JobRequest(executor: "echo", payloadJSON: "{}")))
         _ = try await queue.createBatch("import")
         _ = try await queue.addTrackingSet("watch", members: [.job(named: "first")])
         return DashboardFixture(queue: queue, jobs: jobs, workflow: workflow, pool: running)
@@ -110,36 +125,46 @@ struct DashboardTests {
     @Test(arguments: TestStore.all) func everyPageShowsTheStoreAndEscapesWhatItShows(store: TestStore) async throws {
         let fixture = try await DashboardFixture.make(store)
         defer { fixture.pool.cancel() }
-        let dashboard = try await RunningDashboard(queue: fixture.queue, options: .init(storeName: "test store", access: .loopbackOnly))
+        let dashboard = try await RunningDashboard(
+            queue: fixture.queue, options: .init(storeName: "test store", access: .loopbackOnly))
 
         let queues = try await dashboard.get("/")
         #expect(queues.status == 200)
         #expect(queues.header("Content-Type") == "text/html; charset=utf-8")
         #expect(queues.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
         #expect(queues.header("X-Frame-Options") == "DENY")
-        for name in ["web", "idle", "busy", "flow"] { #expect(queues.body.contains(">\(name)</a>"), "queue \(name) listed") }
+        for name in ["web", "idle", "busy", "flow"] {
+            #expect(queues.body.contains(">\(name)</a>"), "queue \(name) listed")
+        }
         #expect(queues.body.contains(#"href="/jobs?queue=web&state=dead">1</a>"#), "counts link to the jobs they count")
 
         for (state, id) in fixture.jobs {
             let page = try await dashboard.get("/jobs/\(id)")
             #expect(page.status == 200, "job in state \(state)")
-            #expect(page.body.contains(#"<span class="badge state-\#(state.rawValue)">\#(state.rawValue)</span>"#), "job \(id) shows \(state)")
+            #expect(
+                page.body.contains(#"<span class="badge state-\#(state.rawValue)">\#(state.rawValue)</span>"#),
+                "job \(id) shows \(state)")
             #expect(page.body.contains("<h2>Events</h2>"))
         }
         let dead = try await dashboard.get("/jobs/\(fixture.jobs[.dead]!)")
         #expect(dead.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the error is shown, escaped")
         #expect(dead.body.contains("action=\"/jobs/\(fixture.jobs[.dead]!)/retry\""), "a dead job offers retry")
-        #expect(try await dashboard.get("/jobs/\(fixture.jobs[.running]!)").body.contains("/cancel\""), "a running job offers cancel")
+        #expect(
+            try await dashboard.get("/jobs/\(fixture.jobs[.running]!)").body.contains("/cancel\""),
+            "a running job offers cancel")
 
         let list = try await dashboard.get("/jobs?queue=web&state=succeeded")
         #expect(list.status == 200 && list.body.contains("/jobs/\(fixture.jobs[.succeeded]!)\""))
         #expect(!list.body.contains("/jobs/\(fixture.jobs[.dead]!)\""), "filtered by state")
         let byExecutor = try await dashboard.get("/jobs?executor=sleep")
-        #expect(byExecutor.body.contains("/jobs/\(fixture.jobs[.running]!)\"") && !byExecutor.body.contains("/jobs/\(fixture.jobs[.succeeded]!)\""))
+        #expect(
+            byExecutor.body.contains("/jobs/\(fixture.jobs[.running]!)\"")
+                && !byExecutor.body.contains("/jobs/\(fixture.jobs[.succeeded]!)\""))
 
         let workflow = try await dashboard.get("/workflows/\(fixture.workflow)")
         #expect(workflow.status == 200)
-        #expect(workflow.body.contains(#"<div class="group parallel""#) && workflow.body.contains("<strong>fan</strong>"))
+        #expect(
+            workflow.body.contains(#"<div class="group parallel""#) && workflow.body.contains("<strong>fan</strong>"))
         #expect(try await dashboard.get("/workflows").body.contains("/workflows/\(fixture.workflow)\""))
         let schedules = try await dashboard.get("/schedules").body
         #expect(schedules.contains("nightly") && schedules.contains("every 1h"), "\(schedules)")
@@ -150,7 +175,10 @@ struct DashboardTests {
         let fragment = try await dashboard.get("/?fragment=1")
         #expect(fragment.status == 200 && !fragment.body.contains("<html") && fragment.body.contains("<table>"))
 
-        for path in ["/", "/jobs", "/jobs?queue=web", "/jobs/\(fixture.jobs[.succeeded]!)", "/jobs/\(fixture.jobs[.dead]!)", "/workflows", "/workflows/\(fixture.workflow)"] {
+        for path in [
+            "/", "/jobs", "/jobs?queue=web", "/jobs/\(fixture.jobs[.succeeded]!)", "/jobs/\(fixture.jobs[.dead]!)",
+            "/workflows", "/workflows/\(fixture.workflow)"
+        ] {
             let page = try await dashboard.get(path)
             #expect(!page.body.contains(DashboardFixture.hostile), "\(path) shows stored text escaped")
         }
@@ -160,12 +188,14 @@ struct DashboardTests {
 
     @Test func badIDsAndFiltersAreClearErrors() async throws {
         let queue = try JobQueue.inMemory()
-        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "memory", access: .loopbackOnly))
+        let dashboard = try await RunningDashboard(
+            queue: queue, options: .init(storeName: "memory", access: .loopbackOnly))
         for (path, status, words) in [
             ("/jobs/abc", 400, "not a job id"), ("/jobs/0", 400, "not a job id"), ("/jobs/-3", 400, "not a job id"),
             ("/jobs/99999999", 404, "no job #99999999"), ("/jobs?state=bogus", 400, "is not one of"),
-            ("/jobs?before=x", 400, "before"), ("/workflows/xyz", 400, "not a workflow id"), ("/workflows/42", 404, "no workflow #42"),
-            ("/workflows?state=nope", 400, "is not one of"), ("/jobs/%3Cscript%3E", 400, "not a job id"),
+            ("/jobs?before=x", 400, "before"), ("/workflows/xyz", 400, "not a workflow id"),
+            ("/workflows/42", 404, "no workflow #42"),
+            ("/workflows?state=nope", 400, "is not one of"), ("/jobs/%3Cscript%3E", 400, "not a job id")
         ] {
             let response = try await dashboard.get(path)
             #expect(response.status == status, "\(path)")
@@ -178,7 +208,8 @@ struct DashboardTests {
         let fixture = try await DashboardFixture.make(store)
         defer { fixture.pool.cancel() }
         let queue = fixture.queue
-        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "test store", access: .loopbackOnly))
+        let dashboard = try await RunningDashboard(
+            queue: queue, options: .init(storeName: "test store", access: .loopbackOnly))
         let token = try await dashboard.formToken()
         let dead = fixture.jobs[.dead]!
 
@@ -187,7 +218,7 @@ struct DashboardTests {
             ([String: String](), [String: String](), "no form token"),
             (["csrf": "0000"], [:], "a wrong form token"),
             (["csrf": token], ["Origin": "http://evil.example"], "another origin"),
-            (["csrf": token], ["Sec-Fetch-Site": "cross-site"], "a cross-site request"),
+            (["csrf": token], ["Sec-Fetch-Site": "cross-site"], "a cross-site request")
         ] {
             let response = try await dashboard.post("/jobs/\(dead)/retry", fields: fields, token: nil, headers: headers)
             #expect(response.status == 403, "\(what)")
@@ -231,7 +262,8 @@ struct DashboardTests {
     @Test func aReadOnlyDashboardShowsNoActionsAndRefusesThem() async throws {
         let queue = try JobQueue.inMemory()
         let job = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#))
-        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "memory", access: .loopbackOnly, readOnly: true))
+        let dashboard = try await RunningDashboard(
+            queue: queue, options: .init(storeName: "memory", access: .loopbackOnly, readOnly: true))
         let page = try await dashboard.get("/jobs/\(job.id)")
         #expect(page.status == 200 && !page.body.contains("<form method=\"post\""))
         #expect(page.body.contains("read-only"))
@@ -244,12 +276,16 @@ struct DashboardTests {
         let queue = try JobQueue.inMemory()
         let job = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#))
         let secret = "s3cret-token-0123456789"
-        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "memory", access: .token(secret)))
+        let dashboard = try await RunningDashboard(
+            queue: queue, options: .init(storeName: "memory", access: .token(secret)))
 
         let anonymous = try await dashboard.get("/jobs/\(job.id)")
-        #expect(anonymous.status == 401 && anonymous.body.contains("action=\"/login\"") && !anonymous.body.contains("test-sum"))
+        #expect(
+            anonymous.status == 401 && anonymous.body.contains("action=\"/login\"")
+                && !anonymous.body.contains("test-sum"))
         #expect(try await dashboard.get("/jobs/\(job.id)", headers: ["Authorization": "Bearer wrong"]).status == 401)
-        #expect(try await dashboard.get("/jobs/\(job.id)", headers: ["Authorization": "Bearer \(secret)"]).status == 200)
+        #expect(
+            try await dashboard.get("/jobs/\(job.id)", headers: ["Authorization": "Bearer \(secret)"]).status == 200)
 
         let wrong = try await dashboard.post("/login", fields: ["token": "nope"], token: nil)
         #expect(wrong.status == 403 && wrong.header("Set-Cookie") == nil)
@@ -261,7 +297,10 @@ struct DashboardTests {
         let page = try await dashboard.get("/jobs/\(job.id)", headers: ["Cookie": session])
         #expect(page.status == 200)
 
-        let formToken = try #require(page.body.range(of: #"name="csrf" value=""#).map { String(page.body[$0.upperBound...].prefix { $0 != "\"" }) })
+        let formToken = try #require(
+            page.body.range(of: #"name="csrf" value=""#).map {
+                String(page.body[$0.upperBound...].prefix { $0 != "\"" })
+            })
         let noAccess = try await dashboard.post("/jobs/\(job.id)/cancel", token: formToken)
         #expect(noAccess.status == 403)
         #expect(try await queue.job(job.id)?.state == .ready, "the form token alone is not enough")
@@ -273,28 +312,37 @@ struct DashboardTests {
 
     @Test func aLoopbackDashboardAnswersOnlyToLoopbackNames() async throws {
         let queue = try JobQueue.inMemory()
-        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "memory", access: .loopbackOnly))
-        let rebound = try await RawHTTP.exchange(port: dashboard.port, "GET / HTTP/1.1\nHost: evil.example\nConnection: close\n\n")
+        let dashboard = try await RunningDashboard(
+            queue: queue, options: .init(storeName: "memory", access: .loopbackOnly))
+        let rebound = try await RawHTTP.exchange(
+            port: dashboard.port, "GET / HTTP/1.1\nHost: evil.example\nConnection: close\n\n")
         #expect(rebound.hasPrefix("HTTP/1.1 403"), "\(rebound.prefix(200))")
-        let local = try await RawHTTP.exchange(port: dashboard.port, "GET / HTTP/1.1\nHost: localhost:\(dashboard.port)\nConnection: close\n\n")
+        let local = try await RawHTTP.exchange(
+            port: dashboard.port, "GET / HTTP/1.1\nHost: localhost:\(dashboard.port)\nConnection: close\n\n")
         #expect(local.hasPrefix("HTTP/1.1 200"))
     }
 
     @Test func listeningBeyondLoopbackNeedsAToken() throws {
         let queue = try JobQueue.inMemory()
         #expect(throws: DashboardError.self) {
-            try DashboardServer(queue: queue, address: ListenAddress(host: "0.0.0.0", port: 0), options: .init(storeName: "memory", access: .loopbackOnly))
+            try DashboardServer(
+                queue: queue, address: ListenAddress(host: "0.0.0.0", port: 0),
+                options: .init(storeName: "memory", access: .loopbackOnly))
         }
         #expect(throws: DashboardError.self, "a short token") {
-            try DashboardServer(queue: queue, address: ListenAddress(host: "0.0.0.0", port: 0), options: .init(storeName: "memory", access: .token("short")))
+            try DashboardServer(
+                queue: queue, address: ListenAddress(host: "0.0.0.0", port: 0),
+                options: .init(storeName: "memory", access: .token("short")))
         }
         _ = try DashboardServer(
-            queue: queue, address: ListenAddress(host: "0.0.0.0", port: 0), options: .init(storeName: "memory", access: .token("a-long-enough-token")))
+            queue: queue, address: ListenAddress(host: "0.0.0.0", port: 0),
+            options: .init(storeName: "memory", access: .token("a-long-enough-token")))
     }
 
     @Test(arguments: TestStore.all) func theLiveStreamCarriesNewEventsWithoutPayloads(store: TestStore) async throws {
         let queue = try await store.open()
-        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "test", access: .loopbackOnly))
+        let dashboard = try await RunningDashboard(
+            queue: queue, options: .init(storeName: "test", access: .loopbackOnly))
         let secretPayload = #"{"a":1,"b":2,"secret":"do-not-stream"}"#
         // From the newest event on, whenever the request reaches the server (a loaded machine
         // may get it there after the enqueue below).
@@ -305,14 +353,16 @@ struct DashboardTests {
             timeout: 30
         ) { $0.contains("\"kind\":\"enqueued\"") }
         try await Task.sleep(for: .milliseconds(300))
-        let job = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: secretPayload, options: .init(queue: "live")))
+        let job = try await queue.enqueue(
+            try JobRequest(executor: "sum", payloadJSON: secretPayload, options: .init(queue: "live")))
         let text = try await stream
         #expect(text.contains("Content-Type: text/event-stream") || text.contains("content-type: text/event-stream"))
         #expect(text.contains("event: job\n") || text.contains("event: job\r\n"))
         #expect(text.contains("\"job\":\(job.id)") && text.contains("\"queue\":\"live\""))
         #expect(!text.contains("do-not-stream"), "no payloads on the stream")
         let resumed = try await RawHTTP.exchange(
-            port: dashboard.port, "GET /events/stream HTTP/1.1\nHost: 127.0.0.1:\(dashboard.port)\nLast-Event-ID: 0\n\n", timeout: 10
+            port: dashboard.port,
+            "GET /events/stream HTTP/1.1\nHost: 127.0.0.1:\(dashboard.port)\nLast-Event-ID: 0\n\n", timeout: 10
         ) { $0.contains("\"job\":\(job.id)") }
         #expect(resumed.contains("\"job\":\(job.id)"), "Last-Event-ID resumes after that event")
     }
@@ -328,7 +378,8 @@ struct DashboardCLITests {
         #expect(!FileManager.default.fileExists(atPath: store.path), "no store was created")
 
         _ = try store.open()
-        let wide = try await CLI.run(["dashboard", "--listen", "0.0.0.0:0"], db: store.path, environment: ["JOBQ_DASHBOARD_TOKEN": ""])
+        let wide = try await CLI.run(
+            ["dashboard", "--listen", "0.0.0.0:0"], db: store.path, environment: ["JOBQ_DASHBOARD_TOKEN": ""])
         #expect(wide.status == 2 && wide.stderr.contains("without an access token"), "\(wide.stderr)")
         let short = try await CLI.run(["dashboard", "--listen", "0.0.0.0:0", "--token", "abc"], db: store.path)
         #expect(short.status == 2 && short.stderr.contains("at least 16"), "\(short.stderr)")

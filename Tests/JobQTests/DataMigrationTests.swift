@@ -79,7 +79,9 @@ struct DataMigrationTests {
         #expect(try await queue.dataMigrators().map(\.version) == [4])
     }
 
-    @Test(arguments: TestStore.all) func stepsRunInOrderAndAStepWithNothingToDoIsRecordedWithoutRunning(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func stepsRunInOrderAndAStepWithNothingToDoIsRecordedWithoutRunning(
+        store: TestStore
+    ) async throws {
         let queue = try await store.open()
         let log = RunLog()
         try await queue.runDataMigration(NotesV1(log: log))
@@ -88,12 +90,16 @@ struct DataMigrationTests {
         #expect(report.migrated == [2, 4])
         #expect(report.skipped == [3])
         #expect(log.all == ["initialize 1", "migrate 2", "migrate 4"])
-        let steps = try await queue.storedRows("SELECT version, outcome FROM data_migration_steps WHERE name = 'notes' ORDER BY version")
-            .map { "\($0["version"] as Int) \($0["outcome"] as String)" }
+        let steps = try await queue.storedRows(
+            "SELECT version, outcome FROM data_migration_steps WHERE name = 'notes' ORDER BY version"
+        )
+        .map { "\($0["version"] as Int) \($0["outcome"] as String)" }
         #expect(steps == ["1 initialized", "2 migrated", "3 skipped", "4 migrated"])
     }
 
-    @Test(arguments: TestStore.all) func aFailingStepStopsAtTheLastGoodStepAndTheNextRunResumes(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func aFailingStepStopsAtTheLastGoodStepAndTheNextRunResumes(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
         let log = RunLog()
         try await queue.runDataMigration(NotesV1(log: log))
@@ -105,7 +111,8 @@ struct DataMigrationTests {
         #expect(log.all == ["initialize 1", "migrate 2", "migrate 4"])
     }
 
-    @Test(arguments: TestStore.all) func aStepsStoreChangesCommitWithItsRecordOrNotAtAll(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func aStepsStoreChangesCommitWithItsRecordOrNotAtAll(store: TestStore) async throws
+    {
         let queue = try await store.open()
         struct TagsV1: DataMigrator {
             static let name = "tags"
@@ -116,17 +123,21 @@ struct DataMigrationTests {
         try await queue.runDataMigration(TagsV1())
         await #expect(throws: ExecutorFailure.self) { try await queue.runDataMigration(Tags(failInsideWrite: true)) }
         let before = try await queue.storedRows("SELECT * FROM app_tags ORDER BY name")
-        #expect(before.map(\.names) == [["name"], ["name"]], "the failed step's ALTER TABLE was rolled back with its record")
+        #expect(
+            before.map(\.names) == [["name"], ["name"]], "the failed step's ALTER TABLE was rolled back with its record"
+        )
         #expect(try await queue.dataMigrators().first?.version == 1)
         try await queue.runDataMigration(Tags())
         let after = try await queue.storedRows("SELECT name, colour FROM app_tags ORDER BY name")
-        #expect(after.map { "\($0["name"] as String)=\(($0["colour"] as String?) ?? "-")" } == ["later=-", "urgent=red"])
+        #expect(
+            after.map { "\($0["name"] as String)=\(($0["colour"] as String?) ?? "-")" } == ["later=-", "urgent=red"])
         #expect(try await queue.dataMigrators().first?.version == 2)
     }
 
     /// `context.writeSQLite` hands over GRDB's `Database` on SQLite, and on another store
     /// refuses before anything is changed or recorded.
-    @Test(arguments: TestStore.all) func writeSQLiteGivesGRDBOnSQLiteAndARefusalElsewhere(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func writeSQLiteGivesGRDBOnSQLiteAndARefusalElsewhere(store: TestStore) async throws
+    {
         let queue = try await store.open()
         struct Pins: DataMigrator {
             static let name = "pins"
@@ -140,7 +151,10 @@ struct DataMigrationTests {
         }
         if queue.sqliteStore != nil {
             try await queue.runDataMigration(Pins())
-            #expect(try await queue.sqliteStore!.readDatabase { db in try db.columns(in: "app_pins").map(\.name) } == ["note"])
+            #expect(
+                try await queue.sqliteStore!.readDatabase { db in try db.columns(in: "app_pins").map(\.name) } == [
+                    "note"
+                ])
             #expect(try await queue.dataMigrators().map(\.name) == ["pins"])
         } else {
             let error = await #expect(throws: JobQueueError.self) { try await queue.runDataMigration(Pins()) }
@@ -172,12 +186,15 @@ struct DataMigrationTests {
         #expect(jobs.allSatisfy { $0.state == .succeeded })
         #expect(jobs.last?.progress == 1)
         #expect(jobs.last?.progressMessage == "notes: step 4 of 4 migrated")
-        #expect(try await queue.events(after: 0, filter: EventFilter(kinds: [.progress])).count >= 3, "each step reports progress")
-        #expect(jobs.map(\.resultJSON) == [
-            #"{"migrator":"notes","step":2,"outcome":"migrated"}"#,
-            #"{"migrator":"notes","step":3,"outcome":"skipped"}"#,
-            #"{"migrator":"notes","step":4,"outcome":"migrated"}"#,
-        ])
+        #expect(
+            try await queue.events(after: 0, filter: EventFilter(kinds: [.progress])).count >= 3,
+            "each step reports progress")
+        #expect(
+            jobs.map(\.resultJSON) == [
+                #"{"migrator":"notes","step":2,"outcome":"migrated"}"#,
+                #"{"migrator":"notes","step":3,"outcome":"skipped"}"#,
+                #"{"migrator":"notes","step":4,"outcome":"migrated"}"#
+            ])
     }
 
     @Test(arguments: TestStore.all) func backgroundStepWithoutItsMigratorFailsClearly(store: TestStore) async throws {
@@ -221,7 +238,10 @@ struct DataMigrationTests {
         let restarted = try start([], target: 5)
         await restarted.wait()
         #expect(restarted.terminationStatus == 0)
-        #expect(lines() == ["init 1", "start 2", "done 2", "start 3", "start 3", "done 3", "start 4", "done 4", "start 5", "done 5"])
+        #expect(
+            lines() == [
+                "init 1", "start 2", "done 2", "start 3", "start 3", "done 3", "start 4", "done 4", "start 5", "done 5"
+            ])
         let status = try JobQueue.schemaStatus(path: store.path)
         #expect(status.dataMigrators.map(\.version) == [5])
         #expect(status.dataMigrators.map(\.targetVersion) == [5])

@@ -10,7 +10,8 @@ struct DependencyTests {
         let queue = try await store.open()
         let first = try await queue.enqueue(SleepExecutor.self, .init(seconds: 0.05))
         let second = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
-        let after = try await queue.enqueue(SumExecutor.self, .init(a: 2, b: 2), options: .init(after: [first.id, second.id]))
+        let after = try await queue.enqueue(
+            SumExecutor.self, .init(a: 2, b: 2), options: .init(after: [first.id, second.id]))
         #expect(after.state == .waiting)
         #expect(after.unmetDependencies == 2)
         try await work(queue)
@@ -28,7 +29,9 @@ struct DependencyTests {
         #expect(next.state == .ready)
     }
 
-    @Test(arguments: TestStore.all) func unknownIdsAndFailedDependenciesAreRefusedAndNothingIsStored(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func unknownIdsAndFailedDependenciesAreRefusedAndNothingIsStored(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
         let dead = try await queue.enqueue(FailExecutor.self, .init(), options: .init(maxAttempts: 1))
         try await work(queue)
@@ -58,11 +61,13 @@ struct DependencyTests {
         // Long enough that `run` starts before it ends even on a loaded machine.
         let slow = try await queue.enqueue(SleepExecutor.self, .init(seconds: 6))
         let cancelled = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [doomed.id]))
-        let cancelledChild = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [cancelled.id]))
+        let cancelledChild = try await queue.enqueue(
+            SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [cancelled.id]))
         let failed = try await queue.enqueue(
             SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [doomed.id], onDependencyFailure: .fail))
         let ignored = try await queue.enqueue(
-            SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [doomed.id, slow.id], onDependencyFailure: .ignore))
+            SumExecutor.self, .init(a: 1, b: 1),
+            options: .init(after: [doomed.id, slow.id], onDependencyFailure: .ignore))
         let ranAnyway = try await queue.enqueue(
             SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [doomed.id, slow.id], onDependencyFailure: .run))
         let perEdge = try await queue.enqueue(
@@ -82,7 +87,8 @@ struct DependencyTests {
         let r = try #require(try await queue.job(ranAnyway.id))
         #expect(
             r.state == .succeeded && r.startedAt! < s.finishedAt!,
-            "run starts without waiting for the others: r attempt \(r.attempt) started \(r.startedAt!.timeIntervalSince1970) created \(r.createdAt.timeIntervalSince1970), s started \(s.startedAt!.timeIntervalSince1970) finished \(s.finishedAt!.timeIntervalSince1970)")
+            "run starts without waiting for the others: r attempt \(r.attempt) started \(r.startedAt!.timeIntervalSince1970) created \(r.createdAt.timeIntervalSince1970), s started \(s.startedAt!.timeIntervalSince1970) finished \(s.finishedAt!.timeIntervalSince1970)"
+        )
         #expect(r.failedDependenciesJSON?.contains("boom") == true)
         #expect(try await queue.job(perEdge.id)?.state == .succeeded, "the edge's policy overrides the job's")
     }
@@ -90,27 +96,34 @@ struct DependencyTests {
     @Test func runPolicyTellsTheExecutorWhichDependencyFailed() async throws {
         struct Report: Executor {
             static let name = "report"
-            func run(_ input: JSONValue, context: JobContext) async throws -> [FailedDependency] { context.failedDependencies }
+            func run(_ input: JSONValue, context: JobContext) async throws -> [FailedDependency] {
+                context.failedDependencies
+            }
         }
         let queue = try JobQueue.inMemory()
         let doomed = try await queue.enqueue(FailExecutor.self, .init(message: "nope"), options: .init(maxAttempts: 1))
         let report = try await queue.enqueue(
-            try JobRequest(executor: "report", payloadJSON: "{}", options: .init(after: [doomed.id], onDependencyFailure: .run)))
+            try JobRequest(
+                executor: "report", payloadJSON: "{}", options: .init(after: [doomed.id], onDependencyFailure: .run)))
         try await work(queue, executors: BuiltinExecutors.all + [Report()])
         let seen = try #require(try await queue.job(report.id)?.result(as: [FailedDependency].self))
         #expect(seen == [FailedDependency(job: doomed.id, group: nil, state: "dead", error: "nope")])
     }
 
-    @Test(arguments: TestStore.all) func chainsAndDiamondsCancelledInTheMiddleLeaveNothingWaiting(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func chainsAndDiamondsCancelledInTheMiddleLeaveNothingWaiting(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
         // A diamond: top -> (left, right) -> bottom, then a chain of 20 below it.
         let top = try await queue.enqueue(SleepExecutor.self, .init(seconds: 0.2))
         let left = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [top.id]))
         let right = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [top.id]))
-        let bottom = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [left.id, right.id]))
+        let bottom = try await queue.enqueue(
+            SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [left.id, right.id]))
         var previous = bottom.id
         for _ in 0..<20 {
-            previous = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [previous])).id
+            previous = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(after: [previous]))
+                .id
         }
         try await queue.cancel(right.id)
         try await work(queue)
@@ -124,7 +137,8 @@ struct DependencyTests {
         let queue = try await store.open()
         var ids: [JobID] = []
         for index in 0..<12 {
-            let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: index % 3 == 0 ? 0.03 : 0), options: .init(lane: "l"))
+            let job = try await queue.enqueue(
+                SleepExecutor.self, .init(seconds: index % 3 == 0 ? 0.03 : 0), options: .init(lane: "l"))
             ids.append(job.id)
         }
         #expect(try await queue.job(ids[0])?.state == .ready, "appending to an idle lane starts the job at once")
@@ -145,7 +159,8 @@ struct DependencyTests {
 
     @Test(arguments: TestStore.all) func aHaltedLaneWaitsUntilResumed(store: TestStore) async throws {
         let queue = try await store.open()
-        let first = try await queue.enqueue(FailExecutor.self, .init(), options: .init(maxAttempts: 1, lane: "h", laneOnFailure: .halt))
+        let first = try await queue.enqueue(
+            FailExecutor.self, .init(), options: .init(maxAttempts: 1, lane: "h", laneOnFailure: .halt))
         let second = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(lane: "h"))
         try await work(queue, options: quickOptions(stopWhen: .queuesEmpty))
         #expect(try await queue.job(first.id)?.state == .dead)

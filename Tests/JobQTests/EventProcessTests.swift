@@ -33,18 +33,24 @@ struct EventProcessTests {
         let marker = store.directory.appendingPathComponent("terminated").path
         // The child notes the SIGTERM it gets: proof that it was asked to stop, not SIGKILLed,
         // and that it does not inherit the worker's ignored SIGTERM.
-        let script = "echo $$ > \(pidFile); trap 'echo TERM > \(marker); kill $! 2>/dev/null; exit 143' TERM; sleep 60 & wait"
+        let script =
+            "echo $$ > \(pidFile); trap 'echo TERM > \(marker); kill $! 2>/dev/null; exit 143' TERM; sleep 60 & wait"
         let payload = try String(decoding: JSONSerialization.data(withJSONObject: ["script": script]), as: UTF8.self)
         let id = try await CLI.run(["enqueue", "shell", "--payload", payload], db: db)
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let worker = try CLI.startDetached(["work"], db: db, logPath: store.directory.appendingPathComponent("w.log").path)
+        let worker = try CLI.startDetached(
+            ["work"], db: db, logPath: store.directory.appendingPathComponent("w.log").path)
         defer { kill(worker.processIdentifier, SIGKILL) }
         try await Self.waitFor("the child to start") {
             ((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "").hasSuffix("\n")
         }
         #expect(try await CLI.run(["cancel", id], db: db).status == 0)
-        try await Self.waitFor("the child to get SIGTERM", timeout: 15) { FileManager.default.fileExists(atPath: marker) }
-        let pid = try #require(Int32((try String(contentsOfFile: pidFile, encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)))
+        try await Self.waitFor("the child to get SIGTERM", timeout: 15) {
+            FileManager.default.fileExists(atPath: marker)
+        }
+        let pid = try #require(
+            Int32(
+                (try String(contentsOfFile: pidFile, encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)))
         try await Self.waitFor("the child to exit", timeout: 15) { kill(pid, 0) != 0 }
         let kinds = try await Self.events(db, ["--job", id]).map { $0["kind"] as? String }
         #expect(kinds == ["enqueued", "started", "cancelled"], "no succeeded or failed event follows a cancel")
@@ -54,7 +60,10 @@ struct EventProcessTests {
     @Test func batchWhoseWorkerIsKilledFiresOnceAfterRestart() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        #expect(try await CLI.run(["batch", "create", "nightly", "--on-complete", "echo", "--payload", #"{"report": true}"#], db: db).status == 0)
+        #expect(
+            try await CLI.run(
+                ["batch", "create", "nightly", "--on-complete", "echo", "--payload", #"{"report": true}"#], db: db
+            ).status == 0)
         let file = store.directory.appendingPathComponent("jobs.jsonl")
         let lines = (0..<120).map { _ in #"{"executor": "sleep", "payload": {"seconds": 0.02}, "batch": "nightly"}"# }
         try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
@@ -62,9 +71,13 @@ struct EventProcessTests {
         #expect(try await CLI.run(["batch", "close", "nightly"], db: db).status == 0)
 
         let worker = try CLI.startDetached(
-            ["work", "--lease", "1s", "--concurrency", "4"], db: db, logPath: store.directory.appendingPathComponent("w1.log").path)
+            ["work", "--lease", "1s", "--concurrency", "4"], db: db,
+            logPath: store.directory.appendingPathComponent("w1.log").path)
         try await Self.waitFor("a third of the batch") {
-            let object = try JSONSerialization.jsonObject(with: Data(try await CLI.run(["batch", "show", "nightly", "--json"], db: db).stdout.utf8)) as? [String: Any]
+            let object =
+                try JSONSerialization.jsonObject(
+                    with: Data(try await CLI.run(["batch", "show", "nightly", "--json"], db: db).stdout.utf8))
+                as? [String: Any]
             return (object?["succeeded"] as? Int ?? 0) >= 40
         }
         kill(worker.processIdentifier, SIGKILL)
@@ -72,7 +85,10 @@ struct EventProcessTests {
 
         let restarted = try await CLI.run(["work", "--until-empty", "--lease", "1s", "--concurrency", "4"], db: db)
         #expect(restarted.status == 0, "\(restarted.stderr)")
-        let batch = try #require(try JSONSerialization.jsonObject(with: Data(try await CLI.run(["batch", "show", "nightly", "--json"], db: db).stdout.utf8)) as? [String: Any])
+        let batch = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(try await CLI.run(["batch", "show", "nightly", "--json"], db: db).stdout.utf8))
+                as? [String: Any])
         #expect(batch["state"] as? String == "fired")
         #expect(batch["succeeded"] as? Int == 120)
         let callbacks = try await CLITests.jobs(db).filter { $0["executor"] as? String == "echo" }
@@ -146,7 +162,8 @@ struct EventProcessTests {
         let ok = try await enqueue(["sum", "--param", "a=1", "--param", "b=2"])
         let bad = try await enqueue(["fail", "--max-attempts", "1"])
         let later = try await enqueue(["sum", "--param", "a=1", "--param", "b=2", "--delay", "1h"])
-        let worker = try CLI.startDetached(["work"], db: db, logPath: store.directory.appendingPathComponent("w.log").path)
+        let worker = try CLI.startDetached(
+            ["work"], db: db, logPath: store.directory.appendingPathComponent("w.log").path)
         defer { kill(worker.processIdentifier, SIGKILL) }
         let success = try await CLI.run(["wait", ok, "--timeout", "20s"], db: db)
         #expect(success.status == 0, "\(success.stderr)")
@@ -184,7 +201,8 @@ struct EventProcessTests {
         defer { kill(follower.processIdentifier, SIGKILL) }
         try await CLI.run(["enqueue", "echo", "--payload", "1"], db: db)
         try await Self.waitFor("the follower to print the new event") {
-            ((try? String(contentsOfFile: store.directory.appendingPathComponent("follow.out").path, encoding: .utf8)) ?? "")
+            ((try? String(contentsOfFile: store.directory.appendingPathComponent("follow.out").path, encoding: .utf8))
+                ?? "")
                 .contains("\"kind\":\"enqueued\"")
         }
     }

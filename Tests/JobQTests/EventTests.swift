@@ -57,10 +57,14 @@ struct EventTests {
         #expect(try await Self.kinds(queue, job: ok.id) == [.enqueued, .started, .succeeded])
         #expect(try await Self.kinds(queue, job: flaky.id) == [.enqueued, .started, .failed, .started, .dead])
         #expect(try await Self.kinds(queue, job: later.id) == [.enqueued, .cancelled, .retried, .cancelled])
-        let succeeded = try #require(try await queue.events(after: 0, filter: EventFilter(jobIDs: [ok.id], kinds: [.succeeded])).first)
+        let succeeded = try #require(
+            try await queue.events(after: 0, filter: EventFilter(jobIDs: [ok.id], kinds: [.succeeded])).first)
         #expect(succeeded.dataJSON == #"{"attempt":1,"result":{"sum":3}}"#)
         #expect(succeeded.executor == "sum" && succeeded.queue == "default")
-        struct Failed: Decodable { var error: String; var willRetry: Bool }
+        struct Failed: Decodable {
+            var error: String
+            var willRetry: Bool
+        }
         let failed = try #require(try await queue.events(after: 0, filter: EventFilter(kinds: [.failed])).first)
         #expect(try failed.data(as: Failed.self)?.willRetry == true)
     }
@@ -70,7 +74,8 @@ struct EventTests {
         let job = try await queue.enqueue(Sleepy.self, 1, options: .init(maxAttempts: 2))
         #expect(job.timeout == .milliseconds(100), "the executor's default timeout applies")
         try await work(queue, executors: [Sleepy()])
-        #expect(try await Self.kinds(queue, job: job.id) == [.enqueued, .started, .timedOut, .started, .timedOut, .dead])
+        #expect(
+            try await Self.kinds(queue, job: job.id) == [.enqueued, .started, .timedOut, .started, .timedOut, .dead])
         #expect(try await queue.job(job.id)?.error == "timed out after 100ms (attempt 2 of 2)")
     }
 
@@ -146,7 +151,8 @@ struct EventTests {
         let notListed = try await queue.enqueue(try sum())
         try await work(queue, queues: ["reports", "default"])
         let filter = EventFilter(
-            jobIDs: [match.id, otherQueue.id, otherBatch.id, otherExecutor.id], executor: "sum", queue: "reports", batch: "nightly",
+            jobIDs: [match.id, otherQueue.id, otherBatch.id, otherExecutor.id], executor: "sum", queue: "reports",
+            batch: "nightly",
             kinds: [.succeeded])
         let events = try await queue.events(after: 0, filter: filter)
         #expect(events.map(\.jobID) == [match.id])
@@ -194,12 +200,19 @@ struct EventTests {
             handlers: JobHandlers(
                 onStart: { _ in log.append("start") },
                 onUpdate: { _ in log.append("update") },
-                onFinish: { finish in finished.withLock { $0 = finish }; log.append("finish") }))
+                onFinish: { finish in
+                    finished.withLock { $0 = finish }
+                    log.append("finish")
+                }))
         let failing = try await queue.enqueue(
             JobRequest(executor: "fail", payloadJSON: #"{"message":"nope"}"#, options: .init(maxAttempts: 1)),
-            handlers: JobHandlers(onFinish: { finish in log.append("finish \(finish.state.rawValue) \(finish.error ?? "")") }))
+            handlers: JobHandlers(onFinish: { finish in
+                log.append("finish \(finish.state.rawValue) \(finish.error ?? "")")
+            }))
         try await work(queue, executors: [Chatty(), FailExecutor()])
-        try await eventually(.seconds(5), "both handlers to finish") { log.all.filter { $0.hasPrefix("finish") }.count == 2 }
+        try await eventually(.seconds(5), "both handlers to finish") {
+            log.all.filter { $0.hasPrefix("finish") }.count == 2
+        }
         // Each job's handlers see its events in order; the two jobs' feeds are independent, so
         // the failing job's finish may come before the other's start.
         #expect(log.all.filter { !$0.hasPrefix("finish dead") }.first == "start")

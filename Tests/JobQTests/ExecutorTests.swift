@@ -32,7 +32,8 @@ struct ExecutorTests {
 
     @Test(arguments: TestStore.all) func echoReturnsItsPayload(store: TestStore) async throws {
         let queue = try await store.open()
-        let job = try await queue.enqueue(JobRequest(executor: "echo", payloadJSON: #"{"list": [1, "two", null], "nested": {"ok": true}}"#))
+        let job = try await queue.enqueue(
+            JobRequest(executor: "echo", payloadJSON: #"{"list": [1, "two", null], "nested": {"ok": true}}"#))
         try await work(queue)
         let done = try #require(try await queue.job(job.id))
         #expect(done.state == .succeeded)
@@ -52,7 +53,8 @@ struct ExecutorTests {
         let queue = try await store.open()
         // With argv, "$HOME; echo injected" reaches echo as one literal argument.
         let literal = try await queue.enqueue(ShellExecutor.self, .init(argv: ["echo", "$HOME; echo injected"]))
-        let script = try await queue.enqueue(ShellExecutor.self, .init(script: "echo out; echo err >&2; echo $JOBQ_ATTEMPT"))
+        let script = try await queue.enqueue(
+            ShellExecutor.self, .init(script: "echo out; echo err >&2; echo $JOBQ_ATTEMPT"))
         let failing = try await queue.enqueue(
             ShellExecutor.self, .init(script: "echo broken >&2; exit 3"), options: .init(maxAttempts: 1))
         let missing = try await queue.enqueue(ShellExecutor.self, .init(argv: ["no-such-command-jobq"]))
@@ -76,7 +78,8 @@ struct ExecutorTests {
 
     @Test(arguments: TestStore.all) func shellTakesAWorkingDirectoryAndEnvironment(store: TestStore) async throws {
         let queue = try await store.open()
-        let job = try await queue.enqueue(ShellExecutor.self, .init(script: "pwd; echo $GREETING", cwd: "/tmp", env: ["GREETING": "hi there"]))
+        let job = try await queue.enqueue(
+            ShellExecutor.self, .init(script: "pwd; echo $GREETING", cwd: "/tmp", env: ["GREETING": "hi there"]))
         let missing = try await queue.enqueue(ShellExecutor.self, .init(argv: ["ls"], cwd: "/no/such/dir"))
         try await work(queue)
         #expect(try await queue.job(job.id)?.result(as: ShellExecutor.Output.self)?.stdout == "/tmp\nhi there\n")

@@ -13,7 +13,11 @@ struct FaultTests {
         guard getuid() != 0 else {
             // root writes through file permissions; make the file immutable another way: a
             // read-only bind is not available here, so check the library's mapping directly.
-            #expect(SQLiteStore.explain(DatabaseError(resultCode: .SQLITE_READONLY, message: "attempt to write a readonly database"), path: "x.sqlite")
+            #expect(
+                SQLiteStore.explain(
+                    DatabaseError(resultCode: .SQLITE_READONLY, message: "attempt to write a readonly database"),
+                    path: "x.sqlite"
+                )
                 .contains("cannot open x.sqlite for writing"))
             return
         }
@@ -52,14 +56,17 @@ struct FaultTests {
         _ = try await CLI.run(["cancel", "999"], db: store.path)
         _ = try await CLI.run(["retry", "1"], db: store.path)
         #expect(try BadInputTests.snapshot(store.path) == before)
-        let check = try await DatabaseQueue(path: store.path).read { try String.fetchOne($0, sql: "PRAGMA integrity_check") }
+        let check = try await DatabaseQueue(path: store.path).read {
+            try String.fetchOne($0, sql: "PRAGMA integrity_check")
+        }
         #expect(check == "ok")
     }
 
     static func jobsFile(_ store: TemporaryStore, count: Int) throws -> String {
         let path = store.directory.appendingPathComponent("jobs.jsonl").path
         let line = #"{"executor": "echo", "payload": {"padding": "\#(String(repeating: "x", count: 200))"}}"#
-        try Array(repeating: line, count: count).joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        try Array(repeating: line, count: count).joined(separator: "\n").write(
+            toFile: path, atomically: true, encoding: .utf8)
         return path
     }
 }
@@ -111,7 +118,9 @@ struct DiskFullTests {
         try #require(remount.terminationStatus == 0)
         let result = try await CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=2"], db: db)
         #expect(result.status == 1)
-        #expect(result.stderr.contains("for writing") || result.stderr.contains("read-only") || result.stderr.contains("readonly"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("for writing") || result.stderr.contains("read-only")
+                || result.stderr.contains("readonly"), "\(result.stderr)")
         #expect(result.status < 128, "an error exit, not a crash")
     }
 
@@ -136,7 +145,10 @@ struct DiskFullTests {
         #expect(full.stderr.contains("is full"), "\(full.stderr)")
         #expect(acknowledged > 0)
         let (check, count) = try await DatabaseQueue(path: db).read { db in
-            (try String.fetchOne(db, sql: "PRAGMA integrity_check"), try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs"))
+            (
+                try String.fetchOne(db, sql: "PRAGMA integrity_check"),
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs")
+            )
         }
         #expect(check == "ok")
         #expect(count == acknowledged, "every acknowledged job is there, and nothing else")

@@ -13,7 +13,8 @@ struct FixtureTests {
     static let directory = ReadmeTests.root.appendingPathComponent("Tests/Fixtures")
 
     /// The columns of `jobs` as schema version 1 defined them: what must survive every upgrade.
-    static let jobColumns = "id, queue, executor, payload, priority, state, attempt, max_attempts, run_at, timeout, result, error, created_at, started_at, finished_at"
+    static let jobColumns =
+        "id, queue, executor, payload, priority, state, attempt, max_attempts, run_at, timeout, result, error, created_at, started_at, finished_at"
 
     static var fixtures: [(version: Int, url: URL)] {
         SchemaMigration.all.map { ($0.version, directory.appendingPathComponent("store-v\($0.version).sqlite")) }
@@ -21,7 +22,9 @@ struct FixtureTests {
 
     @Test func everyShippedSchemaVersionHasAFixture() {
         for (version, url) in Self.fixtures {
-            #expect(FileManager.default.fileExists(atPath: url.path), "schema version \(version) needs its fixture \(url.lastPathComponent)")
+            #expect(
+                FileManager.default.fileExists(atPath: url.path),
+                "schema version \(version) needs its fixture \(url.lastPathComponent)")
         }
     }
 
@@ -32,9 +35,11 @@ struct FixtureTests {
         try FileManager.default.copyItem(at: fixture, to: URL(fileURLWithPath: store.path))
         let sequence = "SELECT seq FROM sqlite_sequence WHERE name = 'jobs'"
         let before = try DatabaseQueue(path: store.path).read { db in
-            (try Int.fetchOne(db, sql: "PRAGMA user_version"),
-             try Row.fetchAll(db, sql: "SELECT \(Self.jobColumns) FROM jobs ORDER BY id"),
-             try Int.fetchOne(db, sql: sequence))
+            (
+                try Int.fetchOne(db, sql: "PRAGMA user_version"),
+                try Row.fetchAll(db, sql: "SELECT \(Self.jobColumns) FROM jobs ORDER BY id"),
+                try Int.fetchOne(db, sql: sequence)
+            )
         }
         #expect(before.0 == version)
         // `waiting` came with schema version 5.
@@ -43,20 +48,26 @@ struct FixtureTests {
 
         let queue = try JobQueue(path: store.path)
         let after = try DatabaseQueue(path: store.path).read { db in
-            (try Int.fetchOne(db, sql: "PRAGMA user_version"),
-             try Row.fetchAll(db, sql: "SELECT \(Self.jobColumns) FROM jobs ORDER BY id"),
-             try Int.fetchOne(db, sql: sequence))
+            (
+                try Int.fetchOne(db, sql: "PRAGMA user_version"),
+                try Row.fetchAll(db, sql: "SELECT \(Self.jobColumns) FROM jobs ORDER BY id"),
+                try Int.fetchOne(db, sql: sequence)
+            )
         }
         #expect(after.0 == SchemaMigration.latestVersion)
         #expect(after.1 == before.1, "every job kept its id, state, payload, result and attempts")
-        #expect(after.2 == before.2, "ids of pruned jobs are never handed out again (the rebuild of version 5 keeps the counter)")
+        #expect(
+            after.2 == before.2,
+            "ids of pruned jobs are never handed out again (the rebuild of version 5 keeps the counter)")
 
         // The upgraded store works: its jobs can be read, retried and run.
         let dead = try #require(try await queue.jobs(state: .dead).first)
         try await queue.retry(dead.id)
         #expect(try await queue.job(dead.id)?.state == .ready)
 
-        let backups = try FileManager.default.contentsOfDirectory(atPath: store.directory.path).filter { $0.hasSuffix(".backup") }
+        let backups = try FileManager.default.contentsOfDirectory(atPath: store.directory.path).filter {
+            $0.hasSuffix(".backup")
+        }
         if version < SchemaMigration.latestVersion {
             #expect(backups.count == 1)
             #expect(backups.first?.hasPrefix("jobq.sqlite.v\(version)-") == true)
@@ -69,13 +80,16 @@ struct FixtureTests {
     /// none yet.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["JOBQ_WRITE_FIXTURES"] == "1"))
     func writeFixture() throws {
-        let version = Int(ProcessInfo.processInfo.environment["JOBQ_FIXTURE_VERSION"] ?? "") ?? SchemaMigration.latestVersion
+        let version =
+            Int(ProcessInfo.processInfo.environment["JOBQ_FIXTURE_VERSION"] ?? "") ?? SchemaMigration.latestVersion
         let url = Self.directory.appendingPathComponent("store-v\(version).sqlite")
         guard !FileManager.default.fileExists(atPath: url.path) else { return }
         try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
         let writer = try DatabaseQueue(path: url.path)
-        try SchemaMigrator(writer: writer, path: nil, migrations: Array(SchemaMigration.all.prefix { $0.version <= version }))
-            .migrate(backup: false)
+        try SchemaMigrator(
+            writer: writer, path: nil, migrations: Array(SchemaMigration.all.prefix { $0.version <= version })
+        )
+        .migrate(backup: false)
         try writer.write { db in
             let t = 1_795_000_000.0
             // One job per state, with payloads, results, errors and attempts as each state has them.
@@ -83,10 +97,16 @@ struct FixtureTests {
                 ["default", "sleep", #"{"seconds":1}"#, 0, "scheduled", 0, 3, t + 86_400, nil, nil, nil, t, nil, nil],
                 ["default", "sum", #"{"a":1,"b":2}"#, 5, "ready", 0, 3, t, nil, nil, nil, t, nil, nil],
                 ["mail", "shell", #"{"argv":["echo","hi"]}"#, 0, "running", 1, 3, t, 30.5, nil, nil, t, t + 1, nil],
-                ["default", "sum", #"{"a":40,"b":2}"#, -1, "succeeded", 1, 3, t, nil, #"{"sum":42}"#, nil, t, t + 1, t + 2],
-                ["default", "fail", #"{"message":"flaky"}"#, 0, "failed", 2, 5, t + 60, nil, nil, "flaky", t, t + 3, nil],
+                [
+                    "default", "sum", #"{"a":40,"b":2}"#, -1, "succeeded", 1, 3, t, nil, #"{"sum":42}"#, nil, t, t + 1,
+                    t + 2
+                ],
+                [
+                    "default", "fail", #"{"message":"flaky"}"#, 0, "failed", 2, 5, t + 60, nil, nil, "flaky", t, t + 3,
+                    nil
+                ],
                 ["default", "fail", #"{"message":"boom"}"#, 0, "dead", 3, 3, t, nil, nil, "boom", t, t + 4, t + 5],
-                ["other", "echo", #"{"x":"ünïcødé ✓"}"#, 2, "cancelled", 0, 3, t, nil, nil, nil, t, nil, t + 6],
+                ["other", "echo", #"{"x":"ünïcødé ✓"}"#, 2, "cancelled", 0, 3, t, nil, nil, nil, t, nil, t + 6]
             ]
             for row in rows {
                 try db.execute(
@@ -97,29 +117,45 @@ struct FixtureTests {
                         """,
                     arguments: StatementArguments(row.lazy.map { $0 }))
             }
-            try db.execute(sql: "UPDATE jobs SET worker_id = 'fixture-worker', lease_until = ? WHERE state = 'running'", arguments: [t + 30])
+            try db.execute(
+                sql: "UPDATE jobs SET worker_id = 'fixture-worker', lease_until = ? WHERE state = 'running'",
+                arguments: [t + 30])
             try db.execute(sql: "INSERT INTO queues (name, paused) VALUES ('mail', 1)")
             if try db.tableExists("events") {
-                try db.execute(sql: "UPDATE jobs SET progress = 0.5, progress_message = 'half', name = 'nightly' WHERE state = 'running'")
-                try db.execute(sql: "INSERT INTO batches (name, state, total, succeeded, created_at) VALUES ('b1', 'closed', 2, 1, ?)", arguments: [t])
-                try db.execute(sql: "UPDATE jobs SET batch = 'b1' WHERE state IN ('succeeded', 'ready')")
-                try db.execute(sql: "INSERT INTO tracking_sets (name, round, created_at) VALUES ('pair', 3, ?)", arguments: [t])
-                try db.execute(sql: "INSERT INTO tracking_members (set_name, kind, member, fresh) VALUES ('pair', 'executor', 'sum', 1), ('pair', 'job', 'nightly', 0)")
                 try db.execute(
-                    sql: "INSERT INTO events (job_id, kind, queue, executor, data, created_at) SELECT id, 'enqueued', queue, executor, '{}', created_at FROM jobs")
+                    sql:
+                        "UPDATE jobs SET progress = 0.5, progress_message = 'half', name = 'nightly' WHERE state = 'running'"
+                )
+                try db.execute(
+                    sql:
+                        "INSERT INTO batches (name, state, total, succeeded, created_at) VALUES ('b1', 'closed', 2, 1, ?)",
+                    arguments: [t])
+                try db.execute(sql: "UPDATE jobs SET batch = 'b1' WHERE state IN ('succeeded', 'ready')")
+                try db.execute(
+                    sql: "INSERT INTO tracking_sets (name, round, created_at) VALUES ('pair', 3, ?)", arguments: [t])
+                try db.execute(
+                    sql:
+                        "INSERT INTO tracking_members (set_name, kind, member, fresh) VALUES ('pair', 'executor', 'sum', 1), ('pair', 'job', 'nightly', 0)"
+                )
+                try db.execute(
+                    sql:
+                        "INSERT INTO events (job_id, kind, queue, executor, data, created_at) SELECT id, 'enqueued', queue, executor, '{}', created_at FROM jobs"
+                )
             }
             if try db.tableExists("workflows") {
                 // A workflow half way: its first step succeeded, the second waits for it... and a
                 // lane whose tail waits, a dependency edge, a shared context.
                 try db.execute(
-                    sql: "INSERT INTO workflows (id, name, state, context, root_group, created_at) VALUES (1, 'wf', 'running', '{\"k\":1}', 1, ?)",
+                    sql:
+                        "INSERT INTO workflows (id, name, state, context, root_group, created_at) VALUES (1, 'wf', 'running', '{\"k\":1}', 1, ?)",
                     arguments: [t])
                 try db.execute(
                     sql: """
                         INSERT INTO workflow_groups (id, workflow_id, parent_id, position, kind, path, state, total, succeeded)
                         VALUES (1, 1, NULL, 0, 'sequence', '$', 'running', 2, 1)
                         """)
-                try db.execute(sql: "UPDATE jobs SET workflow_id = 1, group_id = 1, group_position = 0 WHERE state = 'succeeded'")
+                try db.execute(
+                    sql: "UPDATE jobs SET workflow_id = 1, group_id = 1, group_position = 0 WHERE state = 'succeeded'")
                 try db.execute(
                     sql: """
                         INSERT INTO jobs (queue, executor, payload, state, run_at, created_at, unmet, workflow_id, group_id, group_position,
@@ -127,18 +163,26 @@ struct FixtureTests {
                         VALUES ('default', 'echo', '{}', 'waiting', ?, ?, 1, 1, 1, 1, 'job:4', 'l')
                         """,
                     arguments: [t, t])
-                try db.execute(sql: "INSERT INTO dependencies (job_id, depends_on) SELECT id, 3 FROM jobs WHERE state = 'waiting'")
-                try db.execute(sql: "INSERT INTO lanes (name, tail_job_id, created_at) SELECT 'l', id, ? FROM jobs WHERE state = 'waiting'", arguments: [t])
+                try db.execute(
+                    sql: "INSERT INTO dependencies (job_id, depends_on) SELECT id, 3 FROM jobs WHERE state = 'waiting'")
+                try db.execute(
+                    sql:
+                        "INSERT INTO lanes (name, tail_job_id, created_at) SELECT 'l', id, ? FROM jobs WHERE state = 'waiting'",
+                    arguments: [t])
             }
             if try db.tableExists("trees") {
                 // A tree half way: its root succeeded and created one job of its child node.
-                try db.execute(sql: "INSERT INTO workflows (id, name, state, root_group, created_at) VALUES (2, 'tree', 'running', 2, ?)", arguments: [t])
+                try db.execute(
+                    sql:
+                        "INSERT INTO workflows (id, name, state, root_group, created_at) VALUES (2, 'tree', 'running', 2, ?)",
+                    arguments: [t])
                 try db.execute(
                     sql: """
                         INSERT INTO workflow_groups (id, workflow_id, parent_id, position, kind, path, state, total, succeeded)
                         VALUES (2, 2, NULL, 0, 'sequence', '$', 'running', 1, 0)
                         """)
-                try db.execute(sql: "INSERT INTO trees (id, workflow_id, root_group, max_jobs, jobs) VALUES (1, 2, 3, 100, 2)")
+                try db.execute(
+                    sql: "INSERT INTO trees (id, workflow_id, root_group, max_jobs, jobs) VALUES (1, 2, 3, 100, 2)")
                 try db.execute(
                     sql: """
                         INSERT INTO tree_nodes (id, tree_id, parent_id, position, name, path, executor, each_pointer, on_failure, queue,
@@ -180,7 +224,8 @@ struct FixtureTests {
             }
             if try db.tableExists("data_migrations") {
                 try db.execute(
-                    sql: "INSERT INTO data_migrations (name, version, target_version, initialized_at, updated_at) VALUES ('notes', 2, 3, ?, ?)",
+                    sql:
+                        "INSERT INTO data_migrations (name, version, target_version, initialized_at, updated_at) VALUES ('notes', 2, 3, ?, ?)",
                     arguments: [t, t])
             }
         }

@@ -10,8 +10,10 @@ import Testing
     /// itself rounds some fractions one millisecond lower, through its own floating point).
     @Test func isoDatesMatchFoundationsFormatStyle() async throws {
         let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        for (seconds, text) in [(0.0, "1970-01-01T00:00:00.000Z"), (951_782_400.25, "2000-02-29T00:00:00.250Z"),
-                                (4_107_542_399.5, "2100-02-28T23:59:59.500Z")] {
+        for (seconds, text) in [
+            (0.0, "1970-01-01T00:00:00.000Z"), (951_782_400.25, "2000-02-29T00:00:00.250Z"),
+            (4_107_542_399.5, "2100-02-28T23:59:59.500Z")
+        ] {
             #expect(ISO8601.string(Date(timeIntervalSince1970: seconds)) == text)
         }
         // Foundation's formatter is slow in debug builds: the samples run on a thread of their
@@ -25,7 +27,8 @@ import Testing
                 let foundations = date.formatted(style)
                 let parsed = ISO8601.parse(ours)?.timeIntervalSince1970 ?? .nan
                 if ours.count != foundations.count || ours.prefix(11) != foundations.prefix(11)
-                    || !(abs(parsed - date.timeIntervalSince1970) < 0.0011) {
+                    || !(abs(parsed - date.timeIntervalSince1970) < 0.0011)
+                {
                     mismatches.append("\(ours) vs \(foundations) for \(date.timeIntervalSince1970)")
                 }
             }
@@ -37,7 +40,8 @@ import Testing
     @Test func jsonStringsEscapeOnlyWhatTheyMust() throws {
         for text in ["plain", "", "quote \" and \\ backslash", "tab\tnew\nline\r", "\u{01}ctl", "ünïcødé 🎉"] {
             let literal = JSONText.string(text)
-            let decoded = try JSONSerialization.jsonObject(with: Data(literal.utf8), options: [.fragmentsAllowed]) as? String
+            let decoded =
+                try JSONSerialization.jsonObject(with: Data(literal.utf8), options: [.fragmentsAllowed]) as? String
             #expect(decoded == text)
         }
         #expect(JSONText.string("plain") == "\"plain\"")

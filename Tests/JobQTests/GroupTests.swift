@@ -12,7 +12,9 @@ struct GroupTests {
         try await queue.createBatch(
             "b", onComplete: try JobRequest(executor: "echo", payloadJSON: #"{"kind":"complete"}"#),
             onSuccess: try JobRequest(executor: "echo", payloadJSON: #"{"kind":"success"}"#))
-        let members = try await queue.enqueue(contentsOf: (1...5).map { try JobRequest(SumExecutor.self, .init(a: $0, b: 0), options: .init(batch: "b")) })
+        let members = try await queue.enqueue(
+            contentsOf: (1...5).map { try JobRequest(SumExecutor.self, .init(a: $0, b: 0), options: .init(batch: "b")) }
+        )
         try await work(queue)
         #expect(try await queue.batch("b")?.state == .open, "an open batch does not fire")
         // An open batch takes more jobs.
@@ -30,7 +32,11 @@ struct GroupTests {
         let success = try #require(try await queue.job(successID))
         #expect(complete.state == .succeeded && success.state == .succeeded)
         struct Payload: Decodable {
-            struct Summary: Decodable { var name: String; var counts: [String: Int]; var results: [String: JSONValue] }
+            struct Summary: Decodable {
+                var name: String
+                var counts: [String: Int]
+                var results: [String: JSONValue]
+            }
             var kind: String
             var batch: Summary
         }
@@ -52,7 +58,8 @@ struct GroupTests {
             onSuccess: try JobRequest(executor: "echo", payloadJSON: "{}"))
         try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(batch: "mixed"))
         try await queue.enqueue(FailExecutor.self, .init(), options: .init(maxAttempts: 1, batch: "mixed"))
-        let cancelled = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1), options: .init(delay: .seconds(60), batch: "mixed"))
+        let cancelled = try await queue.enqueue(
+            SumExecutor.self, .init(a: 1, b: 1), options: .init(delay: .seconds(60), batch: "mixed"))
         try await queue.cancel(cancelled.id)
         try await queue.closeBatch("mixed")
         try await work(queue)
@@ -92,15 +99,22 @@ struct GroupTests {
         try await work(queue)
         var firings = try await queue.events(after: 0, filter: EventFilter(kinds: [.tracking]))
         #expect(firings.count == 1)
-        struct Firing: Decodable { var set: String; var round: Int; var results: [String: JSONValue] }
+        struct Firing: Decodable {
+            var set: String
+            var round: Int
+            var results: [String: JSONValue]
+        }
         let first = try #require(try firings[0].data(as: Firing.self))
         #expect(first.round == 1)
         #expect(first.results["job:greeting"] == .string("hi"))
         #expect(first.results["sum"] == .object(["sum": .integer(4)]))
 
-        try await queue.enqueue(JobRequest(executor: "echo", payloadJSON: #""again""#, options: .init(name: "greeting")))
+        try await queue.enqueue(
+            JobRequest(executor: "echo", payloadJSON: #""again""#, options: .init(name: "greeting")))
         try await work(queue)
-        #expect(try await queue.events(after: 0, filter: EventFilter(kinds: [.tracking])).count == 1, "sum has no new result yet")
+        #expect(
+            try await queue.events(after: 0, filter: EventFilter(kinds: [.tracking])).count == 1,
+            "sum has no new result yet")
         try await queue.enqueue(SumExecutor.self, .init(a: 5, b: 5))
         try await work(queue)
         firings = try await queue.events(after: 0, filter: EventFilter(kinds: [.tracking]))

@@ -13,7 +13,8 @@ struct LeaseTests {
         let store = queue.store
         let job = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 1))
 
-        let first = try #require(try await store.claim(queues: ["default"], limit: 10, workerID: "w1", lease: .milliseconds(50)).first)
+        let first = try #require(
+            try await store.claim(queues: ["default"], limit: 10, workerID: "w1", lease: .milliseconds(50)).first)
         #expect(first.id == job.id && first.attempt == 1)
         try await Task.sleep(for: .milliseconds(80))
         #expect(try await store.reclaimExpiredLeases() == 1)
@@ -21,7 +22,8 @@ struct LeaseTests {
         #expect(reclaimed.state == .failed, "the lost attempt counts as failed; the job is retried at once")
         #expect(reclaimed.error?.contains("lost its lease") == true)
 
-        let second = try #require(try await store.claim(queues: ["default"], limit: 10, workerID: "w2", lease: .seconds(30)).first)
+        let second = try #require(
+            try await store.claim(queues: ["default"], limit: 10, workerID: "w2", lease: .seconds(30)).first)
         #expect(second.attempt == 2)
 
         // The first worker finally finishes: refused, whatever it reports.
@@ -60,7 +62,8 @@ struct LeaseTests {
         #expect(stats.refused == 0)
     }
 
-    @Test(arguments: TestStore.all) func timeoutCancelsTheAttemptAndTheRetryPolicyApplies(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func timeoutCancelsTheAttemptAndTheRetryPolicyApplies(store: TestStore) async throws
+    {
         let queue = try await store.open()
         let job = try await queue.enqueue(
             SleepExecutor.self, .init(seconds: 30), options: .init(maxAttempts: 2, timeout: .milliseconds(100)))
@@ -74,7 +77,8 @@ struct LeaseTests {
         #expect(dead.error == "timed out after 100ms (attempt 2 of 2)")
     }
 
-    @Test(arguments: TestStore.all) func cancellingARunningJobStopsItAndDiscardsItsResult(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func cancellingARunningJobStopsItAndDiscardsItsResult(store: TestStore) async throws
+    {
         let queue = try await store.open()
         let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 30))
         var options = quickOptions(stopWhen: .queuesEmpty)
@@ -91,7 +95,9 @@ struct LeaseTests {
         #expect(pool.statistics.succeeded == 0)
     }
 
-    @Test(arguments: TestStore.all) func gracefulShutdownReleasesUnfinishedJobsWithoutUsingAnAttempt(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func gracefulShutdownReleasesUnfinishedJobsWithoutUsingAnAttempt(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
         let long = try await queue.enqueue(SleepExecutor.self, .init(seconds: 30))
         // Long enough to be seen running on a loaded machine, short enough to end in the grace period.
@@ -118,7 +124,8 @@ struct LeaseTests {
 
     @Test(arguments: TestStore.all) func prefetchedJobsAreLeasedAndReleasedAtShutdown(store: TestStore) async throws {
         let queue = try await store.open()
-        let jobs = try await queue.enqueue(contentsOf: (0..<6).map { _ in try JobRequest(SleepExecutor.self, .init(seconds: 30)) })
+        let jobs = try await queue.enqueue(
+            contentsOf: (0..<6).map { _ in try JobRequest(SleepExecutor.self, .init(seconds: 30)) })
         var options = quickOptions(stopWhen: .never)
         options.prefetch = 3
         options.shutdownGracePeriod = .milliseconds(100)
@@ -133,7 +140,9 @@ struct LeaseTests {
         await group.triggerGracefulShutdown()
         try await within(.seconds(5), "shutdown") { try await running.value }
         let after = try await queue.jobs()
-        #expect(after.allSatisfy { $0.state == .ready && $0.attempt == 0 }, "\(after.map { ($0.id, $0.state, $0.attempt) })")
+        #expect(
+            after.allSatisfy { $0.state == .ready && $0.attempt == 0 }, "\(after.map { ($0.id, $0.state, $0.attempt) })"
+        )
         #expect(after.count == jobs.count)
         #expect(pool.statistics.released == 4)
     }
@@ -151,7 +160,9 @@ struct LeaseTests {
         #expect(released.attempt == 0)
     }
 
-    @Test(arguments: TestStore.all) func anotherPoolReclaimsAJobWhoseWorkerStoppedRenewing(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func anotherPoolReclaimsAJobWhoseWorkerStoppedRenewing(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
         let job = try await queue.enqueue(SumExecutor.self, .init(a: 2, b: 2))
         // A worker that claimed the job and then vanished without a word.
@@ -167,14 +178,18 @@ struct LeaseTests {
     /// (a lane member's success, a failure): each job ends as its own outcome says, a start
     /// written with its success has its own time and comes first in its events, and jobs
     /// cancelled meanwhile keep their cancellation, with neither their start nor their success.
-    @Test(arguments: TestStore.all) func aCompletionBatchRecordsEachOutcomeUnderTheFence(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func aCompletionBatchRecordsEachOutcomeUnderTheFence(store: TestStore) async throws
+    {
         let queue = try await store.open()
-        let plain = try await queue.enqueue(contentsOf: (0..<70).map { index in
-            try JobRequest(executor: "sum", payloadJSON: #"{"a": \#(index), "b": 1}"#)
-        })
-        let laneMember = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(lane: "l")))
+        let plain = try await queue.enqueue(
+            contentsOf: (0..<70).map { index in
+                try JobRequest(executor: "sum", payloadJSON: #"{"a": \#(index), "b": 1}"#)
+            })
+        let laneMember = try await queue.enqueue(
+            try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(lane: "l")))
         let failing = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 3))
-        let claimed = try await queue.store.claim(queues: ["default"], limit: 100, workerID: "w", lease: .seconds(30), startingNow: 0)
+        let claimed = try await queue.store.claim(
+            queues: ["default"], limit: 100, workerID: "w", lease: .seconds(30), startingNow: 0)
         #expect(claimed.count == 72)
         // The first 40 started in an earlier transaction; the rest start in the completion's.
         #expect(try await queue.store.complete([], starting: Array(claimed.prefix(40)), workerID: "w").starts.isEmpty)
@@ -209,12 +224,17 @@ struct LeaseTests {
                 #expect(job.state == .failed && job.error == "no")
                 #expect(kinds[job.id] == [.enqueued, .started, .failed])
             } else {
-                #expect(job.state == .succeeded && job.resultJSON == #"{"sum":\#(job.id)}"# && job.attempt == 1, "\(job)")
+                #expect(
+                    job.state == .succeeded && job.resultJSON == #"{"sum":\#(job.id)}"# && job.attempt == 1, "\(job)")
                 // A lane member's success also says what it did to its lane.
-                let expected: [EventKind] = job.id == laneMember.id ? [.enqueued, .started, .succeeded, .lane] : [.enqueued, .started, .succeeded]
+                let expected: [EventKind] =
+                    job.id == laneMember.id
+                    ? [.enqueued, .started, .succeeded, .lane] : [.enqueued, .started, .succeeded]
                 #expect(kinds[job.id] == expected, "job \(job.id)")
                 if lateIDs.contains(job.id) {
-                    #expect(abs((job.startedAt?.timeIntervalSince1970 ?? 0) - startTime) < 0.001, "job \(job.id) starts when its worker said")
+                    #expect(
+                        abs((job.startedAt?.timeIntervalSince1970 ?? 0) - startTime) < 0.001,
+                        "job \(job.id) starts when its worker said")
                 } else {
                     #expect(job.startedAt != nil)
                 }

@@ -18,7 +18,9 @@ struct MetricsEndpointTests {
     }
 
     /// Samples of a Prometheus text exposition, as prometheus_client's parser reads them.
-    static func parsePrometheus(_ text: String) async throws -> [(name: String, labels: [String: String], value: Double)] {
+    static func parsePrometheus(_ text: String) async throws -> [(
+        name: String, labels: [String: String], value: Double
+    )] {
         let file = TestScratch.url("jobq-metrics", suffix: ".txt")
         try text.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -34,19 +36,30 @@ struct MetricsEndpointTests {
                 """,
             arguments: [file.path])
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
-        return rows.map { ($0["name"] as? String ?? "", $0["labels"] as? [String: String] ?? [:], ($0["value"] as? NSNumber)?.doubleValue ?? .nan) }
+        return rows.map {
+            (
+                $0["name"] as? String ?? "", $0["labels"] as? [String: String] ?? [:],
+                ($0["value"] as? NSNumber)?.doubleValue ?? .nan
+            )
+        }
     }
 
     @Test(.enabled(if: PythonModules.prometheusClient, PythonModules.prometheusClientMissing), arguments: TestStore.all)
     func scrapedCountersMatchWhatTheWorkerDid(kind: TestStore) async throws {
         let db = try await kind.location()
         for payload in [#"{"a":1,"b":2}"#, #"{"a":3,"b":4}"#, #"{"a":5,"b":6}"#] {
-            #expect(try await CLI.run(["enqueue", "sum", "--queue", "scraped", "--payload", payload], db: db).status == 0)
+            #expect(
+                try await CLI.run(["enqueue", "sum", "--queue", "scraped", "--payload", payload], db: db).status == 0)
         }
-        #expect(try await CLI.run(["enqueue", "fail", "--queue", "scraped", "--max-attempts", "1", "--payload", #"{"message":"no"}"#], db: db).status == 0)
+        #expect(
+            try await CLI.run(
+                ["enqueue", "fail", "--queue", "scraped", "--max-attempts", "1", "--payload", #"{"message":"no"}"#],
+                db: db
+            ).status == 0)
 
         let log = TestScratch.url("jobq-metrics", suffix: ".log").path
-        let worker = try CLI.startDetached(["work", "--queue", "scraped", "--metrics-listen", "127.0.0.1:0"], db: db, logPath: log)
+        let worker = try CLI.startDetached(
+            ["work", "--queue", "scraped", "--metrics-listen", "127.0.0.1:0"], db: db, logPath: log)
         let base = try await Self.listeningAddress(in: log)
         try await eventually(.seconds(30), "the four jobs to finish") {
             let counts = try await CLITests.jobs(db).map { $0["state"] as? String ?? "" }
@@ -58,9 +71,11 @@ struct MetricsEndpointTests {
         #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
         let samples = try await Self.parsePrometheus(metrics.body)
         func value(_ name: String, _ labels: [String: String]) -> Double? {
-            samples.first { sample in sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value } }?.value
+            samples.first { sample in sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value } }?
+                .value
         }
-        #expect(value("jobq_jobs_completed_total", ["queue": "scraped", "executor": "sum", "outcome": "succeeded"]) == 3)
+        #expect(
+            value("jobq_jobs_completed_total", ["queue": "scraped", "executor": "sum", "outcome": "succeeded"]) == 3)
         #expect(value("jobq_jobs_completed_total", ["queue": "scraped", "executor": "fail", "outcome": "dead"]) == 1)
         #expect(value("jobq_jobs_failed_total", ["queue": "scraped", "executor": "fail", "reason": "error"]) == 1)
         #expect(value("jobq_jobs_started_total", ["queue": "scraped", "executor": "sum"]) == 3)

@@ -43,13 +43,15 @@ struct MetricsTests {
         let queue = try await store.open()
         let name = "metrics-\(UUID().uuidString.prefix(8))"
         func request(_ mood: String, timeout: Duration? = nil, attempts: Int = 3) throws -> JobRequest {
-            try JobRequest(Moody.self, .init(mood: mood), options: .init(queue: name, maxAttempts: attempts, timeout: timeout))
+            try JobRequest(
+                Moody.self, .init(mood: mood), options: .init(queue: name, maxAttempts: attempts, timeout: timeout))
         }
         try await queue.enqueue(contentsOf: [
             try request("fine"), try request("fine"), try request("fine"), try request("flaky"), try request("fail"),
-            try request("slow", timeout: .milliseconds(100), attempts: 1),
+            try request("slow", timeout: .milliseconds(100), attempts: 1)
         ])
-        let unique = try JobRequest(Moody.self, .init(mood: "fine"), options: .init(queue: name, unique: UniqueKey("one")))
+        let unique = try JobRequest(
+            Moody.self, .init(mood: "fine"), options: .init(queue: name, unique: UniqueKey("one")))
         _ = try await queue.enqueue(contentsOf: [unique, unique])
 
         var options = quickOptions()
@@ -72,7 +74,8 @@ struct MetricsTests {
         #expect(durations.count == 8)
         #expect(durations.contains { $0 >= 100_000_000 }, "the slow job ran until its 100ms timeout")
         #expect(try metrics.expectTimer("jobq_job_queue_wait_seconds", labels).values.count == 8)
-        #expect(try metrics.expectMeter("jobq_jobs_running", labels).lastValue == 0, "nothing runs once the pool is done")
+        #expect(
+            try metrics.expectMeter("jobq_jobs_running", labels).lastValue == 0, "nothing runs once the pool is done")
 
         // The backlog gauge is read from the store while the pool runs; it ends with what the
         // store holds (read once more here, since the pool may stop before its next read).
@@ -95,8 +98,12 @@ struct MetricsTests {
         try await queue.cancel(job.id)
         try await within(.seconds(10), "the pool to stop") { try await run.value }
         let labels = [("queue", name), ("executor", Moody.name)]
-        #expect(metrics.counterTotal(label: "jobq_jobs_completed_total", dimensions: labels + [("outcome", "discarded")]) == 1)
-        #expect(metrics.counterTotal(label: "jobq_jobs_completed_total", dimensions: labels + [("outcome", "succeeded")]) == 0)
+        #expect(
+            metrics.counterTotal(label: "jobq_jobs_completed_total", dimensions: labels + [("outcome", "discarded")])
+                == 1)
+        #expect(
+            metrics.counterTotal(label: "jobq_jobs_completed_total", dimensions: labels + [("outcome", "succeeded")])
+                == 0)
         #expect(try metrics.expectMeter("jobq_jobs_running", labels).lastValue == 0)
     }
 }

@@ -21,7 +21,8 @@ struct MigrationTests {
     }
 
     static func backups(_ store: TemporaryStore) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: store.directory.path).filter { $0.hasSuffix(".backup") }.sorted()
+        try FileManager.default.contentsOfDirectory(atPath: store.directory.path).filter { $0.hasSuffix(".backup") }
+            .sorted()
     }
 
     @Test func migrationIsRecordedWithItsChecksumAndMirroredInUserVersion() async throws {
@@ -40,11 +41,14 @@ struct MigrationTests {
     @Test func theJobsRebuildNeverReusesTheIdsOfPrunedJobs() async throws {
         let store = try TemporaryStore()
         let writer = try DatabaseQueue(path: store.path)
-        try SchemaMigrator(writer: writer, path: nil, migrations: SchemaMigration.all.filter { $0.version <= 4 }).migrate(backup: false)
+        try SchemaMigrator(writer: writer, path: nil, migrations: SchemaMigration.all.filter { $0.version <= 4 })
+            .migrate(backup: false)
         try await writer.write { db in
             for _ in 0..<3 {
                 try db.execute(
-                    sql: "INSERT INTO jobs (queue, executor, payload, state, run_at, created_at) VALUES ('default', 'echo', '{}', 'ready', 0, 0)")
+                    sql:
+                        "INSERT INTO jobs (queue, executor, payload, state, run_at, created_at) VALUES ('default', 'echo', '{}', 'ready', 0, 0)"
+                )
             }
             try db.execute(sql: "DELETE FROM jobs WHERE id > 1")
         }
@@ -82,7 +86,8 @@ struct MigrationTests {
             _ = try JobQueue(path: store.path, migrations: .refuseIfPending)
         } throws: { error in
             guard case JobQueueError.incompatibleStore(let message) = error else { return false }
-            return message.contains("version 1") && message.contains("0002_data_migrations.sql") && message.contains("jobq migrate up")
+            return message.contains("version 1") && message.contains("0002_data_migrations.sql")
+                && message.contains("jobq migrate up")
         }
         #expect(try BadInputTests.snapshot(store.path) == before)
         #expect(try Self.version(store.path) == 1)
@@ -111,13 +116,14 @@ struct MigrationTests {
                     INSERT INTO slow SELECT i FROM n;
                     """),
             SchemaMigration(version: base + 2, name: "next.sql", sql: "CREATE TABLE next_step (x INTEGER);"),
-            SchemaMigration(version: base + 3, name: "last.sql", sql: "CREATE TABLE last_step (x INTEGER);"),
+            SchemaMigration(version: base + 3, name: "last.sql", sql: "CREATE TABLE last_step (x INTEGER);")
         ]
         func migrator() throws -> SchemaMigrator {
             var config = Configuration()
             config.busyMode = .timeout(10)
-            return SchemaMigrator(writer: try DatabaseQueue(path: store.path, configuration: config), path: store.path,
-                                  migrations: SchemaMigration.all + extra)
+            return SchemaMigrator(
+                writer: try DatabaseQueue(path: store.path, configuration: config), path: store.path,
+                migrations: SchemaMigration.all + extra)
         }
         var first = try migrator()
         // The first migrator pauses after its slow step, so the second one takes the write lock
@@ -168,7 +174,8 @@ struct MigrationTests {
         }
         for (index, process) in processes.enumerated() {
             await process.wait()
-            let stderr = (try? String(contentsOf: store.directory.appendingPathComponent("err-\(index)"), encoding: .utf8)) ?? ""
+            let stderr =
+                (try? String(contentsOf: store.directory.appendingPathComponent("err-\(index)"), encoding: .utf8)) ?? ""
             #expect(process.terminationStatus == 0, "process \(index): \(stderr)")
         }
         let versions = try await DatabaseQueue(path: store.path).read { db in
@@ -251,7 +258,9 @@ struct MigrationTests {
         for arguments in [["status"], ["list"], ["migrate", "status"], ["migrate", "up"], ["enqueue", "sum"]] {
             let result = try await CLI.run(arguments, db: newer.path)
             #expect(result.status == 2, "\(arguments)")
-            #expect(result.stderr.contains("schema version 42") && result.stderr.contains("upgrade jobq"), "\(result.stderr)")
+            #expect(
+                result.stderr.contains("schema version 42") && result.stderr.contains("upgrade jobq"),
+                "\(result.stderr)")
         }
         #expect(try BadInputTests.snapshot(newer.path) == before)
 

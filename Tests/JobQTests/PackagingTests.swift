@@ -26,8 +26,10 @@ struct PackagingTests {
         #expect(readme.contains(swiftBuild), "README's release build is the one the Dockerfile runs")
         #expect(dockerReadme.contains(swiftBuild))
 
-        let documented = Set(Self.lines(dockerReadme, startingWith: "docker build ") + Self.lines(readme, startingWith: "docker build "))
-        let inDockerfile = Set(Self.lines(dockerfile, startingWith: "#   docker build ").map { String($0.dropFirst(4)) })
+        let documented = Set(
+            Self.lines(dockerReadme, startingWith: "docker build ") + Self.lines(readme, startingWith: "docker build "))
+        let inDockerfile = Set(
+            Self.lines(dockerfile, startingWith: "#   docker build ").map { String($0.dropFirst(4)) })
         #expect(documented.contains("docker build -f docker/Dockerfile -t jobq ."))
         #expect(inDockerfile == ["docker build -f docker/Dockerfile -t jobq ."])
         #expect(readme.contains("docker build -f docker/Dockerfile -t jobq ."))
@@ -50,7 +52,9 @@ struct PackagingTests {
         let compose = try Self.read("docker/compose.yaml")
         #expect(compose.contains("condition: service_completed_successfully"))
         #expect(compose.contains(#"command: ["migrate", "up"]"#))
-        #expect(compose.components(separatedBy: "jobq-data:/data").count == 4, "migrate, worker and dashboard share the volume")
+        #expect(
+            compose.components(separatedBy: "jobq-data:/data").count == 4,
+            "migrate, worker and dashboard share the volume")
     }
 
     @Test(arguments: ["bash", "zsh", "fish"])
@@ -78,9 +82,12 @@ struct PackagingTests {
         let corpus = ReadmeTests.root.appendingPathComponent("Tests/Fuzz/corpus").path
         let child = try Child(
             executable: fuzz, arguments: ["replay", corpus], environment: [:],
-            stdoutPath: scratch.appendingPathComponent("out").path, stderrPath: scratch.appendingPathComponent("err").path)
+            stdoutPath: scratch.appendingPathComponent("out").path,
+            stderrPath: scratch.appendingPathComponent("err").path)
         await child.wait()
         #expect(child.terminationStatus == 0)
-        #expect(try String(contentsOfFile: scratch.appendingPathComponent("out").path, encoding: .utf8).contains("without a crash"))
+        #expect(
+            try String(contentsOfFile: scratch.appendingPathComponent("out").path, encoding: .utf8).contains(
+                "without a crash"))
     }
 }

@@ -75,8 +75,10 @@ struct ProcessTests {
         let file = store.directory.appendingPathComponent("jobs.jsonl")
         let count = 160
         // Each job appends "id attempt worker-pid" to one shared file (O_APPEND lines are atomic).
-        let line = #"{"executor": "shell", "payload": {"script": "echo \"$JOBQ_JOB_ID $JOBQ_ATTEMPT $PPID\" >> \#(ranLog)"}}"#
-        try (Array(repeating: line, count: count).joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let line =
+            #"{"executor": "shell", "payload": {"script": "echo \"$JOBQ_JOB_ID $JOBQ_ATTEMPT $PPID\" >> \#(ranLog)"}}"#
+        try (Array(repeating: line, count: count).joined(separator: "\n") + "\n").write(
+            to: file, atomically: true, encoding: .utf8)
         let enqueued = try await CLI.run(["enqueue", "--file", file.path], db: db)
         try #require(enqueued.status == 0, "\(enqueued.stderr)")
         let ids = Set(enqueued.stdout.split(separator: "\n").map(String.init))
@@ -92,7 +94,9 @@ struct ProcessTests {
             #expect(worker.terminationStatus == 0)
         }
 
-        let runs = try String(contentsOfFile: ranLog, encoding: .utf8).split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        let runs = try String(contentsOfFile: ranLog, encoding: .utf8).split(separator: "\n").map {
+            $0.split(separator: " ").map(String.init)
+        }
         let attempts = runs.map { "\($0[0]) \($0[1])" }
         #expect(runs.count == count, "every job ran exactly once")
         #expect(Set(attempts).count == attempts.count, "no (id, attempt) ran twice")
@@ -117,7 +121,8 @@ struct ProcessTests {
     @Test func sigtermAfterTheGracePeriodReleasesTheJob() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        let (id, worker, _) = try await Self.workerRunningAJob(store, seconds: 30, workerArguments: ["--grace", "300ms"])
+        let (id, worker, _) = try await Self.workerRunningAJob(
+            store, seconds: 30, workerArguments: ["--grace", "300ms"])
         let start = Date()
         kill(worker.processIdentifier, SIGTERM)
         await worker.wait()
@@ -131,7 +136,8 @@ struct ProcessTests {
     @Test func aSecondSIGINTExitsAtOnceLeavingTheLeaseToExpire() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        let (id, worker, log) = try await Self.workerRunningAJob(store, seconds: 60, workerArguments: ["--grace", "60s"])
+        let (id, worker, log) = try await Self.workerRunningAJob(
+            store, seconds: 60, workerArguments: ["--grace", "60s"])
         kill(worker.processIdentifier, SIGINT)
         try await pause(0.3)
         let start = Date()
@@ -147,7 +153,8 @@ struct ProcessTests {
     @Test func aHungWorkersJobIsTakenOverAndItsLateResultRefused() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        let (id, hung, hungLog) = try await Self.workerRunningAJob(store, seconds: 3, workerArguments: ["--lease", "1s"], log: "hung.log")
+        let (id, hung, hungLog) = try await Self.workerRunningAJob(
+            store, seconds: 3, workerArguments: ["--lease", "1s"], log: "hung.log")
         defer { kill(hung.processIdentifier, SIGKILL) }
         // The worker hangs: no heartbeat, no progress, but it is alive and holds the job.
         kill(hung.processIdentifier, SIGSTOP)

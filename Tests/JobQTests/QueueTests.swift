@@ -43,7 +43,9 @@ struct QueueTests {
     @Test(arguments: TestStore.all) func higherPriorityRunsFirstThenOlder(store: TestStore) async throws {
         let queue = try await store.open()
         let log = RunLog()
-        for (label, priority) in [("low-1", 0), ("high-1", 10), ("mid", 5), ("high-2", 10), ("low-2", 0), ("negative", -3)] {
+        for (label, priority) in [
+            ("low-1", 0), ("high-1", 10), ("mid", 5), ("high-2", 10), ("low-2", 0), ("negative", -3)
+        ] {
             try await queue.enqueue(Record.self, .init(label: label), options: .init(priority: priority))
         }
         try await work(queue, executors: [Record(log: log)], concurrency: 1)
@@ -62,7 +64,8 @@ struct QueueTests {
         try await queue.store.complete([(claimed[0], .succeeded(resultJSON: "{}"))], workerID: "w")
         try await queue.cancel(delayed.id)
 
-        let soon = try await queue.enqueue(SumExecutor.self, .init(a: 3, b: 3), options: .init(delay: .milliseconds(300)))
+        let soon = try await queue.enqueue(
+            SumExecutor.self, .init(a: 3, b: 3), options: .init(delay: .milliseconds(300)))
         try await work(queue, queues: ["default"])
         let done = try #require(try await queue.job(soon.id))
         #expect(done.state == .succeeded)
@@ -147,7 +150,8 @@ struct QueueTests {
         }
     }
 
-    @Test(arguments: TestStore.all) func unknownExecutorFailsWithANameAndTheWorkerGoesOn(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func unknownExecutorFailsWithANameAndTheWorkerGoesOn(store: TestStore) async throws
+    {
         let queue = try await store.open()
         let unknown = try await queue.enqueue(
             JobRequest(executor: "resize-image", payloadJSON: "{}", options: .init(maxAttempts: 1)))
@@ -162,7 +166,8 @@ struct QueueTests {
 
     @Test(arguments: TestStore.all) func malformedPayloadIsNotRetried(store: TestStore) async throws {
         let queue = try await store.open()
-        let job = try await queue.enqueue(JobRequest(executor: "sum", payloadJSON: #"{"a": 1}"#, options: .init(maxAttempts: 5)))
+        let job = try await queue.enqueue(
+            JobRequest(executor: "sum", payloadJSON: #"{"a": 1}"#, options: .init(maxAttempts: 5)))
         let wrongType = try await queue.enqueue(JobRequest(executor: "sleep", payloadJSON: #"{"seconds": "soon"}"#))
         try await work(queue)
         let dead = try #require(try await queue.job(job.id))

@@ -13,14 +13,19 @@ struct RaceProcessTests {
     /// Starts the helper in a racing mode; its summary line lands in `<name>.out`.
     static func race(_ store: TemporaryStore, _ name: String, _ arguments: [String]) throws -> Child {
         try Child(
-            executable: helper, arguments: arguments + ["--db", store.path, "--log", store.directory.appendingPathComponent("\(name).log").path],
+            executable: helper,
+            arguments: arguments + [
+                "--db", store.path, "--log", store.directory.appendingPathComponent("\(name).log").path
+            ],
             environment: [:], stdoutPath: store.directory.appendingPathComponent("\(name).out").path,
             stderrPath: store.directory.appendingPathComponent("\(name).err").path)
     }
 
     static func output(_ store: TemporaryStore, _ name: String) -> String {
         let read = { (suffix: String) in
-            (try? String(contentsOfFile: store.directory.appendingPathComponent("\(name).\(suffix)").path, encoding: .utf8)) ?? ""
+            (try? String(
+                contentsOfFile: store.directory.appendingPathComponent("\(name).\(suffix)").path, encoding: .utf8))
+                ?? ""
         }
         return read("out") + read("err")
     }
@@ -38,8 +43,11 @@ struct RaceProcessTests {
             (["trigger", "add", "app.launched", "a", "echo", "--payload", "[1]"], "the payload must be a JSON object"),
             (["trigger", "add", "app.launched", "a", "echo", "--payload", "{nope"], "--payload"),
             (["trigger", "add", "app launched", "a", "echo"], "event name 'app launched' must be"),
-            (["trigger", "add", "app.launched", "a", "echo", "--depends-on", "b"], "depends on 'b', which is not a task"),
-            (["emit", "app.launched", "--payload", "{nope"], "the payload of event 'app.launched'"),
+            (
+                ["trigger", "add", "app.launched", "a", "echo", "--depends-on", "b"],
+                "depends on 'b', which is not a task"
+            ),
+            (["emit", "app.launched", "--payload", "{nope"], "the payload of event 'app.launched'")
         ]
         for (arguments, message) in refused {
             let result = try await CLI.run(arguments, db: db)
@@ -51,24 +59,29 @@ struct RaceProcessTests {
         for arguments in [
             ["migrate", "shell", "--payload", #"{"script": "true"}"#, "--priority", "10", "--once"],
             ["warm", "echo", "--depends-on", "migrate", "--queue", "boot"],
-            ["ping", "echo", "--priority", "5"],
+            ["ping", "echo", "--priority", "5"]
         ] {
             let added = try await CLI.run(["trigger", "add", "app.launched"] + arguments, db: db)
             #expect(added.status == 0, "\(added.stderr)")
         }
-        let cycle = try await CLI.run(["trigger", "add", "app.launched", "migrate", "shell", "--depends-on", "warm"], db: db)
+        let cycle = try await CLI.run(
+            ["trigger", "add", "app.launched", "migrate", "shell", "--depends-on", "warm"], db: db)
         #expect(cycle.status == 2)
         #expect(cycle.stderr.contains("cycle (migrate -> warm -> migrate)"), "\(cycle.stderr)")
         let list = try await CLI.run(["trigger", "list"], db: db).stdout
-        #expect(list.contains("migrate") && list.contains("once") && list.contains("warm") && list.contains("migrate"), "\(list)")
+        #expect(
+            list.contains("migrate") && list.contains("once") && list.contains("warm") && list.contains("migrate"),
+            "\(list)")
 
-        let emitted = try await CLI.run(["emit", "app.launched", "--payload", #"{"version": "2.1"}"#, "--dedupe", "boot-1"], db: db)
+        let emitted = try await CLI.run(
+            ["emit", "app.launched", "--payload", #"{"version": "2.1"}"#, "--dedupe", "boot-1"], db: db)
         #expect(emitted.status == 0, "\(emitted.stderr)")
         let ids = emitted.stdout.split(separator: "\n").map(String.init)
         #expect(ids.count == 3)
         let jobs = try await ids.asyncMap { try await CLITests.job(db, $0) }
         // Priority order (migrate 10, ping 5), warm after migrate, which it waits for.
-        #expect(jobs.map { $0["name"] as? String } == ["app.launched/migrate", "app.launched/ping", "app.launched/warm"])
+        #expect(
+            jobs.map { $0["name"] as? String } == ["app.launched/migrate", "app.launched/ping", "app.launched/warm"])
         #expect(jobs.map { $0["state"] as? String } == ["ready", "ready", "waiting"])
         #expect((jobs[2]["payload"] as? [String: Any])?["event"] as? [String: String] == ["version": "2.1"])
 
@@ -100,14 +113,18 @@ struct RaceProcessTests {
         let store = try TemporaryStore()
         let queue = try store.open()
         func add(_ task: String, priority: Int = 0, dependsOn: [String] = [], once: Bool = false) async throws {
-            try await queue.addTrigger(Trigger(
-                event: "app.launched", task: task, request: try JobRequest(executor: "echo", payloadJSON: "{}", options: .init(priority: priority)),
-                dependsOn: dependsOn, once: once))
+            try await queue.addTrigger(
+                Trigger(
+                    event: "app.launched", task: task,
+                    request: try JobRequest(executor: "echo", payloadJSON: "{}", options: .init(priority: priority)),
+                    dependsOn: dependsOn, once: once))
         }
         try await add("setup", priority: 9, once: true)
         try await add("sync", dependsOn: ["setup"])
         try await add("ping", priority: 3)
-        let emitters = try (0..<2).map { try Self.race(store, "emit\($0)", ["emit", "--event", "app.launched", "--count", "60"]) }
+        let emitters = try (0..<2).map {
+            try Self.race(store, "emit\($0)", ["emit", "--event", "app.launched", "--count", "60"])
+        }
         for emitter in emitters { await emitter.wait() }
         for (index, emitter) in emitters.enumerated() {
             #expect(emitter.terminationStatus == 0, "\(Self.output(store, "emit\(index)"))")
@@ -127,7 +144,9 @@ struct RaceProcessTests {
     @Test func twoProcessesEnqueueingTheSameKeysMakeOneJobPerKey() async throws {
         let store = try TemporaryStore()
         _ = try store.open()  // migrated once, before the race
-        let racers = try (0..<2).map { try Self.race(store, "unique\($0)", ["enqueue-unique", "--keys", "10", "--count", "1000"]) }
+        let racers = try (0..<2).map {
+            try Self.race(store, "unique\($0)", ["enqueue-unique", "--keys", "10", "--count", "1000"])
+        }
         for racer in racers { await racer.wait() }
         for (index, racer) in racers.enumerated() {
             #expect(racer.terminationStatus == 0, "\(Self.output(store, "unique\(index)"))")
@@ -151,7 +170,7 @@ struct RaceProcessTests {
             (["--unique-for", "1h"], "--unique-for and --unique-states need --unique KEY"),
             (["--unique", "k", "--unique-states", "ready,bogus"], "--unique-states: unknown state 'bogus'"),
             (["--unique", "k", "--unique-for", "1h", "--unique-states", "ready"], "name no finished state"),
-            (["--unique", "", "--unique-for", "1h"], "a unique key must be 1 to 200 characters"),
+            (["--unique", "", "--unique-for", "1h"], "a unique key must be 1 to 200 characters")
         ] {
             let result = try await CLI.run(["enqueue", "echo"] + arguments, db: db)
             #expect(result.status == 2, "\(arguments): \(result.stderr)")
@@ -167,8 +186,10 @@ struct RaceProcessTests {
         // has its first occurrence.
         let start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 60).rounded(.down) * 60 + 60)
         let request = try JobRequest(executor: "echo", payloadJSON: "{}")
-        try await queue.addSchedule(Schedule(name: "every-10s", request: request, timing: .every(.seconds(10), start: start)))
-        try await queue.addSchedule(Schedule(name: "minutely", request: request, timing: .cron(try CronExpression("* * * * *"))))
+        try await queue.addSchedule(
+            Schedule(name: "every-10s", request: request, timing: .every(.seconds(10), start: start)))
+        try await queue.addSchedule(
+            Schedule(name: "minutely", request: request, timing: .cron(try CronExpression("* * * * *"))))
         try await queue.addSchedule(
             Schedule(name: "quarterly", request: request, timing: .every(.seconds(900), times: 4, start: start)))
         #expect(try await queue.schedule("minutely")?.nextRunAt == start)
@@ -185,7 +206,8 @@ struct RaceProcessTests {
         #expect(racers[0].terminationReason == .uncaughtSignal && racers[0].terminationStatus == SIGKILL)
         #expect(racers[1].terminationStatus == 0, "\(Self.output(store, "sched1"))")
         // A third one replays the whole hour again after both: it makes nothing new.
-        let replay = try Self.race(store, "sched2", ["schedule-race", "--from", ISO8601.string(start), "--seconds", "3600", "--step", "10"])
+        let replay = try Self.race(
+            store, "sched2", ["schedule-race", "--from", ISO8601.string(start), "--seconds", "3600", "--step", "10"])
         await replay.wait()
         #expect(Self.numbers(Self.output(store, "sched2")) == [0], "\(Self.output(store, "sched2"))")
 

@@ -4,22 +4,28 @@ import Testing
 
 @Suite("README")
 struct ReadmeTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     @Test func quickstartInReadmeIsTheCompiledQuickstart() throws {
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let source = try String(contentsOf: Self.root.appendingPathComponent("Sources/Quickstart/main.swift"), encoding: .utf8)
-        #expect(readme.contains("```swift\n" + source + "```"), "README's Swift block must equal Sources/Quickstart/main.swift")
+        let source = try String(
+            contentsOf: Self.root.appendingPathComponent("Sources/Quickstart/main.swift"), encoding: .utf8)
+        #expect(
+            readme.contains("```swift\n" + source + "```"),
+            "README's Swift block must equal Sources/Quickstart/main.swift")
     }
 
     @Test func readmeStartsWithTheDemoAndTestCommands() throws {
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).prefix(6).map(String.init)
-        #expect(lines == ["# jobq", "", "```sh", "swift run jobq demo", "swift test --traits Postgres,Dashboard", "```"])
+        #expect(
+            lines == ["# jobq", "", "```sh", "swift run jobq demo", "swift test --traits Postgres,Dashboard", "```"])
         let ci = try String(contentsOf: Self.root.appendingPathComponent(".ci/run"), encoding: .utf8)
         // The command itself, its output kept for the failure summary (`... 2>&1 | tee FILE`).
         let command = "swift test --traits Postgres,Dashboard"
-        #expect(ci.split(separator: "\n").contains { $0 == command || $0.hasPrefix(command + " 2>&1 | tee ") },
+        #expect(
+            ci.split(separator: "\n").contains { $0 == command || $0.hasPrefix(command + " 2>&1 | tee ") },
             ".ci/run runs README's test command")
     }
 
@@ -32,20 +38,28 @@ struct ReadmeTests {
         // README's ingredient node gets `with`: its input is {"input": id, "api": ...}.
         struct Ingredient: Executor {
             static let name = "ingredient"
-            struct Input: Codable, Sendable { var input: String; var api: String }
+            struct Input: Codable, Sendable {
+                var input: String
+                var api: String
+            }
             func run(_ input: Input, context: JobContext) async throws -> Cookbook.Ingredient.Output {
                 try await Cookbook.Ingredient().run(input.input + "@" + input.api, context: context)
             }
         }
         let executors: [any Executor] = [Cookbook.Book(), Cookbook.Recipe(), Ingredient(), Cookbook.Image()]
         let queue = try JobQueue.inMemory()
-        let id = try await queue.submit(try Workflow(json: String(readme[start.upperBound..<end.lowerBound]), knownExecutors: Set(executors.map { type(of: $0).name })))
+        let id = try await queue.submit(
+            try Workflow(
+                json: String(readme[start.upperBound..<end.lowerBound]),
+                knownExecutors: Set(executors.map { type(of: $0).name })))
         try await work(queue, executors: executors)
         let status = try #require(try await queue.workflow(id))
         #expect(status.name == "cookbook")
         #expect(status.state == .succeeded)
         #expect(status.jobs.filter { $0.name == "ingredient" }.count == 9)
-        #expect(status.jobs.first { $0.name == "ingredient" }?.payloadJSON == #"{"input":"r1-ing1","api":"https://example.com"}"#)
+        #expect(
+            status.jobs.first { $0.name == "ingredient" }?.payloadJSON
+                == #"{"input":"r1-ing1","api":"https://example.com"}"#)
     }
 
     @Test func readmesWorkflowFileRuns() async throws {
@@ -53,7 +67,8 @@ struct ReadmeTests {
         let start = try #require(readme.range(of: "MGCommand's example, as a file:\n\n```json\n"))
         let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
         // One second per sleep in README; a hundredth here.
-        let file = readme[start.upperBound..<end.lowerBound].replacingOccurrences(of: #""seconds": 1}"#, with: #""seconds": 0.01}"#)
+        let file = readme[start.upperBound..<end.lowerBound].replacingOccurrences(
+            of: #""seconds": 1}"#, with: #""seconds": 0.01}"#)
         let queue = try JobQueue.inMemory()
         let id = try await queue.submit(try Workflow(json: file, knownExecutors: Set(BuiltinExecutors.names)))
         try await work(queue)

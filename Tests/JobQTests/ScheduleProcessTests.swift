@@ -22,12 +22,18 @@ struct ScheduleProcessTests {
             (["schedule", "add", "x", "echo", "--every", "0s"], "the interval must be at least 1ms"),
             (["schedule", "add", "x", "echo", "--every", "1s", "--times", "0"], "times must be at least 1"),
             (["schedule", "add", "x", "echo", "--cron", "0 25 * * *"], "hour field '25': 25 is out of range 0-23"),
-            (["schedule", "add", "x", "echo", "--cron", "@daily", "--tz", "Mars/Olympus"], "unknown time zone 'Mars/Olympus'"),
+            (
+                ["schedule", "add", "x", "echo", "--cron", "@daily", "--tz", "Mars/Olympus"],
+                "unknown time zone 'Mars/Olympus'"
+            ),
             (["schedule", "add", "x", "echo", "--at", "tomorrow"], "--at: 'tomorrow' is not an ISO 8601 time"),
             (["schedule", "add", "bad\u{1}name", "echo", "--every", "1s"], "must be 1 to 200 letters"),
             (["schedule", "add", "x", "ehco", "--every", "1s"], "unknown executor 'ehco'"),
-            (["schedule", "add", "x", "echo", "--every", "1s", "--missed", "later"], "--missed must be skip or catchUp"),
-            (["schedule", "add", "x", "echo", "--every", "1s", "--payload", "{nope"], "--payload"),
+            (
+                ["schedule", "add", "x", "echo", "--every", "1s", "--missed", "later"],
+                "--missed must be skip or catchUp"
+            ),
+            (["schedule", "add", "x", "echo", "--every", "1s", "--payload", "{nope"], "--payload")
         ]
         for (arguments, message) in refused {
             let result = try await CLI.run(arguments, db: db)
@@ -37,8 +43,11 @@ struct ScheduleProcessTests {
         #expect(try await CLI.run(["schedule", "list", "--json"], db: db).stdout.isEmpty, "nothing was stored")
 
         let added = try await CLI.run(
-            ["schedule", "add", "nightly", "shell", "--payload", #"{"script": "true"}"#, "--cron", "30 2 * * *", "--tz", "America/New_York",
-             "--queue", "ops", "--priority", "4"], db: db)
+            [
+                "schedule", "add", "nightly", "shell", "--payload", #"{"script": "true"}"#, "--cron", "30 2 * * *",
+                "--tz", "America/New_York",
+                "--queue", "ops", "--priority", "4"
+            ], db: db)
         #expect(added.status == 0, "\(added.stderr)")
         #expect(added.stdout.contains(#"schedule nightly: cron "30 2 * * *" America/New_York, next "#))
         let list = try await CLI.run(["schedule", "list"], db: db).stdout
@@ -55,23 +64,30 @@ struct ScheduleProcessTests {
         #expect(try await CLI.run(["schedule", "show", "nightly"], db: db).status == 3)
         #expect(try await CLI.run(["schedule", "remove", "nightly"], db: db).status == 3)
         let changes = try await EventProcessTests.events(db, ["--kind", "schedule"])
-        #expect(changes.compactMap { ($0["data"] as? [String: Any])?["change"] as? String } == ["added", "paused", "resumed", "removed"])
+        #expect(
+            changes.compactMap { ($0["data"] as? [String: Any])?["change"] as? String } == [
+                "added", "paused", "resumed", "removed"
+            ])
     }
 
     @Test func workRunsTheSchedulerUnlessToldNot() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        #expect(try await CLI.run(["schedule", "add", "beat", "echo", "--every", "200ms", "--times", "3"], db: db).status == 0)
+        #expect(
+            try await CLI.run(["schedule", "add", "beat", "echo", "--every", "200ms", "--times", "3"], db: db).status
+                == 0)
         let idle = try await CLI.run(["work", "--until-empty", "--no-scheduler"], db: db)
         #expect(idle.status == 0)
         try await pause(0.5)
-        let quiet = try CLI.startDetached(["work", "--no-scheduler"], db: db, logPath: store.directory.appendingPathComponent("quiet.log").path)
+        let quiet = try CLI.startDetached(
+            ["work", "--no-scheduler"], db: db, logPath: store.directory.appendingPathComponent("quiet.log").path)
         try await pause(0.8)
         kill(quiet.processIdentifier, SIGTERM)
         await quiet.wait()
         #expect((try await Self.show(db, "beat"))["made"] as? Int == 0, "no scheduler, no jobs")
 
-        let worker = try CLI.startDetached(["work"], db: db, logPath: store.directory.appendingPathComponent("worker.log").path)
+        let worker = try CLI.startDetached(
+            ["work"], db: db, logPath: store.directory.appendingPathComponent("worker.log").path)
         try await EventProcessTests.waitFor("three beats to run") {
             let runs = (try await Self.show(db, "beat"))["lastRuns"] as? [[String: Any]] ?? []
             return runs.count == 3 && runs.allSatisfy { $0["state"] as? String == "succeeded" }
@@ -89,15 +105,21 @@ struct ScheduleProcessTests {
     @Test func twoSchedulersAndAKillMakeOneJobPerOccurrence() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        #expect(try await CLI.run(["schedule", "add", "tick", "echo", "--every", "100ms", "--times", "30"], db: db).status == 0)
+        #expect(
+            try await CLI.run(["schedule", "add", "tick", "echo", "--every", "100ms", "--times", "30"], db: db).status
+                == 0)
         let logs = (0..<3).map { store.directory.appendingPathComponent("w\($0).log").path }
         let first = try CLI.startDetached(["work"], db: db, logPath: logs[0])
         let second = try CLI.startDetached(["work"], db: db, logPath: logs[1])
-        try await EventProcessTests.waitFor("a third of the ticks") { ((try await Self.show(db, "tick"))["made"] as? Int ?? 0) >= 10 }
+        try await EventProcessTests.waitFor("a third of the ticks") {
+            ((try await Self.show(db, "tick"))["made"] as? Int ?? 0) >= 10
+        }
         kill(first.processIdentifier, SIGKILL)
         await first.wait()
         let third = try CLI.startDetached(["work"], db: db, logPath: logs[2])
-        try await EventProcessTests.waitFor("all the ticks", timeout: 30) { ((try await Self.show(db, "tick"))["made"] as? Int ?? 0) == 30 }
+        try await EventProcessTests.waitFor("all the ticks", timeout: 30) {
+            ((try await Self.show(db, "tick"))["made"] as? Int ?? 0) == 30
+        }
         for worker in [second, third] {
             kill(worker.processIdentifier, SIGTERM)
             await worker.wait()

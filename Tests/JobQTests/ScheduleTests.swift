@@ -28,12 +28,14 @@ struct ScheduleTests {
 
     @Test(arguments: TestStore.all) func everyWithTimesMakesExactlyThatManyJobs(store: TestStore) async throws {
         let queue = try await store.open()
-        try await queue.addSchedule(Schedule(name: "five", request: try request(), timing: .every(.seconds(60), times: 5, start: Self.t0)))
+        try await queue.addSchedule(
+            Schedule(name: "five", request: try request(), timing: .every(.seconds(60), times: 5, start: Self.t0)))
         let made = try await tick(queue, from: -60, to: 600, step: 20)
         #expect(made.count == 5)
         let runs = try await queue.scheduleRuns("five")
         #expect(runs.map { $0.occurrence! } == (0..<5).reversed().map { Self.t0.addingTimeInterval(Double($0) * 60) })
-        #expect(runs.allSatisfy { $0.queue == "cron" && $0.priority == 3 && $0.executor == "sum" && $0.schedule == "five" })
+        #expect(
+            runs.allSatisfy { $0.queue == "cron" && $0.priority == 3 && $0.executor == "sum" && $0.schedule == "five" })
         let status = try #require(try await queue.schedule("five"))
         #expect(status.made == 5)
         #expect(status.nextRunAt == nil)
@@ -49,9 +51,11 @@ struct ScheduleTests {
         let timing = Schedule.Timing.every(.seconds(1), times: nil, start: start)
         let made = Date(timeIntervalSince1970: 1_001.000)  // the second occurrence, 1001.0004, rounded
         #expect(ScheduleClock.occurrence(after: Date(timeIntervalSince1970: 1_000.5), timing: timing, made: 1) == made)
-        #expect(ScheduleClock.occurrence(after: Date(timeIntervalSince1970: 1_001.0002), timing: timing, made: 2)
-            == Date(timeIntervalSince1970: 1_002.000))
-        #expect(ScheduleClock.occurrence(after: made, timing: timing, made: 2) == Date(timeIntervalSince1970: 1_002.000))
+        #expect(
+            ScheduleClock.occurrence(after: Date(timeIntervalSince1970: 1_001.0002), timing: timing, made: 2)
+                == Date(timeIntervalSince1970: 1_002.000))
+        #expect(
+            ScheduleClock.occurrence(after: made, timing: timing, made: 2) == Date(timeIntervalSince1970: 1_002.000))
 
         let queue = try JobQueue.inMemory()
         try await queue.addSchedule(Schedule(name: "fine", request: try request(), timing: timing))
@@ -68,28 +72,37 @@ struct ScheduleTests {
 
     @Test(arguments: TestStore.all) func atRunsOnce(store: TestStore) async throws {
         let queue = try await store.open()
-        try await queue.addSchedule(Schedule(name: "once", request: try request(), timing: .at(Self.t0.addingTimeInterval(90))))
+        try await queue.addSchedule(
+            Schedule(name: "once", request: try request(), timing: .at(Self.t0.addingTimeInterval(90))))
         #expect(try await tick(queue, from: 0, to: 80, step: 10).isEmpty)
         #expect(try await tick(queue, from: 90, to: 900, step: 10).count == 1)
         #expect(try await queue.schedule("once")?.nextRunAt == nil)
     }
 
-    @Test(arguments: TestStore.all) func skipMakesOneJobAfterAGapAndGoesOnFromTheSchedule(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func skipMakesOneJobAfterAGapAndGoesOnFromTheSchedule(store: TestStore) async throws
+    {
         let queue = try await store.open()
-        try await queue.addSchedule(Schedule(name: "ten", request: try request(), timing: .every(.seconds(600), start: Self.t0)))
+        try await queue.addSchedule(
+            Schedule(name: "ten", request: try request(), timing: .every(.seconds(600), start: Self.t0)))
         #expect(try await queue.runDueSchedules(now: Self.t0).count == 1)
         // Three hours without a scheduler.
         let late = Self.t0.addingTimeInterval(3 * 3600 + 300)
         let made = try await queue.runDueSchedules(now: late)
         #expect(made.count == 1)
         #expect(try await queue.job(made[0])?.runAt == late, "it runs now")
-        #expect(try await queue.schedule("ten")?.nextRunAt == Self.t0.addingTimeInterval(3 * 3600 + 600), "then on with the schedule")
+        #expect(
+            try await queue.schedule("ten")?.nextRunAt == Self.t0.addingTimeInterval(3 * 3600 + 600),
+            "then on with the schedule")
     }
 
-    @Test(arguments: TestStore.all) func catchUpMakesTheLatestMissedOccurrencesUpToItsLimit(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func catchUpMakesTheLatestMissedOccurrencesUpToItsLimit(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
-        try await queue.addSchedule(Schedule(
-            name: "ten", request: try request(), timing: .every(.seconds(600), start: Self.t0), missed: .catchUp, catchUpLimit: 5))
+        try await queue.addSchedule(
+            Schedule(
+                name: "ten", request: try request(), timing: .every(.seconds(600), start: Self.t0), missed: .catchUp,
+                catchUpLimit: 5))
         #expect(try await queue.runDueSchedules(now: Self.t0).count == 1)
         let made = try await queue.runDueSchedules(now: Self.t0.addingTimeInterval(3 * 3600 + 300))
         #expect(made.count == 5)
@@ -100,11 +113,13 @@ struct ScheduleTests {
     @Test func pausedMakesNothingAndResumedGoesOnFromNow() async throws {
         let store = try TemporaryStore()
         let queue = try store.open()
-        try await queue.addSchedule(Schedule(name: "minutely", request: try request(), timing: .every(.seconds(60), start: Self.t0)))
+        try await queue.addSchedule(
+            Schedule(name: "minutely", request: try request(), timing: .every(.seconds(60), start: Self.t0)))
         #expect(try await queue.runDueSchedules(now: Self.t0).count == 1)
         _ = try await queue.store.setSchedulePaused("minutely", paused: true, now: Self.t0.addingTimeInterval(10))
         #expect(try await tick(queue, from: 60, to: 300, step: 30).isEmpty)
-        let resumed = try await queue.store.setSchedulePaused("minutely", paused: false, now: Self.t0.addingTimeInterval(330))
+        let resumed = try await queue.store.setSchedulePaused(
+            "minutely", paused: false, now: Self.t0.addingTimeInterval(330))
         #expect(resumed.nextRunAt == Self.t0.addingTimeInterval(360), "no burst of the missed ones")
         #expect(try await tick(queue, from: 330, to: 420, step: 30).count == 2)
         try await queue.removeSchedule("minutely")
@@ -119,9 +134,11 @@ struct ScheduleTests {
 
     @Test(arguments: TestStore.all) func addingAnExistingNameReplacesIt(store: TestStore) async throws {
         let queue = try await store.open()
-        try await queue.addSchedule(Schedule(name: "s", request: try request(), timing: .every(.seconds(60), times: 2, start: Self.t0)))
+        try await queue.addSchedule(
+            Schedule(name: "s", request: try request(), timing: .every(.seconds(60), times: 2, start: Self.t0)))
         try await tick(queue, from: 0, to: 60, step: 60)
-        let replaced = try await queue.addSchedule(Schedule(name: "s", request: try request("echo"), timing: .at(Self.t0.addingTimeInterval(600))))
+        let replaced = try await queue.addSchedule(
+            Schedule(name: "s", request: try request("echo"), timing: .at(Self.t0.addingTimeInterval(600))))
         #expect(replaced.made == 0)
         #expect(replaced.executor == "echo")
         #expect(replaced.nextRunAt == Self.t0.addingTimeInterval(600))
@@ -133,7 +150,8 @@ struct ScheduleTests {
         let queue = try await store.open()
         let zone = try #require(TimeZone(identifier: "America/New_York"))
         _ = try await queue.store.addSchedule(
-            Schedule(name: "night", request: try request(), timing: .cron(try CronExpression("30 2 * * *"), timeZone: zone)),
+            Schedule(
+                name: "night", request: try request(), timing: .cron(try CronExpression("30 2 * * *"), timeZone: zone)),
             now: ISO8601.parse("2026-03-07T12:00:00Z")!)
         let status = try #require(try await queue.schedule("night"))
         #expect(status.upcoming(2) == ["2026-03-08T07:00:00Z", "2026-03-09T06:30:00Z"].map { ISO8601.parse($0)! })
@@ -147,7 +165,8 @@ struct ScheduleTests {
         let store = try TemporaryStore()
         let first = try store.open()
         let second = try store.open()
-        try await first.addSchedule(Schedule(name: "race", request: try request(), timing: .every(.seconds(60), start: Self.t0)))
+        try await first.addSchedule(
+            Schedule(name: "race", request: try request(), timing: .every(.seconds(60), start: Self.t0)))
         async let a = tick(first, from: 0, to: 3599, step: 7)
         async let b = tick(second, from: 0, to: 3599, step: 11)
         let made = try await a + b
@@ -159,18 +178,25 @@ struct ScheduleTests {
         #expect(occurrences == (0..<60).map { Self.t0.timeIntervalSince1970 + Double($0) * 60 })
     }
 
-    @Test(arguments: TestStore.all) func aPoolRunsTheSchedulerAndNoticesANewScheduleAtOnce(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func aPoolRunsTheSchedulerAndNoticesANewScheduleAtOnce(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
-        try await queue.addSchedule(Schedule(name: "thrice", request: try request(), timing: .every(.milliseconds(200), times: 3)))
+        try await queue.addSchedule(
+            Schedule(name: "thrice", request: try request(), timing: .every(.milliseconds(200), times: 3)))
         var options = quickOptions(stopWhen: .never)
         options.runsScheduler = true
         let pool = WorkerPool(queue: queue, queues: ["cron"], executors: BuiltinExecutors.all, options: options)
         let running = Task { try await pool.run() }
-        try await eventually(.seconds(30), "three runs") { try await queue.scheduleRuns("thrice").filter { $0.state == .succeeded }.count == 3 }
+        try await eventually(.seconds(30), "three runs") {
+            try await queue.scheduleRuns("thrice").filter { $0.state == .succeeded }.count == 3
+        }
         // Added while the scheduler sleeps (its next occurrence: none): the change wakes it.
         let due = Date().addingTimeInterval(0.3)
         try await queue.addSchedule(Schedule(name: "soon", request: try request(), timing: .at(due)))
-        try await eventually(.seconds(10), "the new schedule's run") { try await queue.scheduleRuns("soon").first?.state == .succeeded }
+        try await eventually(.seconds(10), "the new schedule's run") {
+            try await queue.scheduleRuns("soon").first?.state == .succeeded
+        }
         let made = try #require(try await queue.scheduleRuns("soon").first)
         #expect(made.createdAt >= due)
         #expect(made.createdAt.timeIntervalSince(due) < 1, "made when due, not at a poll")
@@ -208,7 +234,7 @@ struct ScheduleTests {
         ("bad\u{7}name", Schedule.Timing.every(.seconds(1)), "must be 1 to 200 letters"),
         ("", Schedule.Timing.every(.seconds(1)), "must be 1 to 200 letters"),
         ("zero", Schedule.Timing.every(.zero), "the interval must be at least 1ms"),
-        ("none", Schedule.Timing.every(.seconds(1), times: 0), "times must be at least 1"),
+        ("none", Schedule.Timing.every(.seconds(1), times: 0), "times must be at least 1")
     ])
     func badSchedulesAreRefusedAndNothingIsStored(name: String, timing: Schedule.Timing, message: String) async throws {
         let queue = try JobQueue.inMemory()

@@ -11,17 +11,22 @@ import Testing
 struct ShellContainmentTests {
     /// Runs `script` as a shell job with `timeout` on a fresh store and returns the job once it
     /// is final, together with the process group id the script wrote into `pidfile`.
-    static func runTimedOut(_ script: String, timeout: Duration, grace: Duration) async throws -> (job: Job, group: pid_t) {
+    static func runTimedOut(_ script: String, timeout: Duration, grace: Duration) async throws -> (
+        job: Job, group: pid_t
+    ) {
         let store = try TemporaryStore()
         defer { try? FileManager.default.removeItem(at: store.directory) }
         let queue = try store.open()
         let pidfile = store.directory.appendingPathComponent("pid").path
         let payload = try JSONSerialization.data(withJSONObject: ["script": "echo $$ > \(pidfile); \(script)"])
         let job = try await queue.enqueue(
-            try JobRequest(executor: "shell", payloadJSON: String(decoding: payload, as: UTF8.self), options: .init(maxAttempts: 1, timeout: timeout)))
+            try JobRequest(
+                executor: "shell", payloadJSON: String(decoding: payload, as: UTF8.self),
+                options: .init(maxAttempts: 1, timeout: timeout)))
         try await work(queue, executors: [ShellExecutor(terminationGrace: grace)], limit: .seconds(60))
         let ended = try #require(try await queue.job(job.id))
-        let group = try #require(pid_t(try String(contentsOfFile: pidfile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let group = try #require(
+            pid_t(try String(contentsOfFile: pidfile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
         return (ended, group)
     }
 
@@ -33,12 +38,14 @@ struct ShellContainmentTests {
         let (job, group) = try await Self.runTimedOut("sleep 30 | cat", timeout: .milliseconds(300), grace: .seconds(2))
         #expect(job.state == .dead && (job.error ?? "").contains("timed out"), "\(job.state): \(job.error ?? "")")
         // The pool returned only after the outcome was written, which waits for the group.
-        #expect(!Self.groupExists(group), "a process of the command's group (the pipeline's sleep) outlived the attempt")
+        #expect(
+            !Self.groupExists(group), "a process of the command's group (the pipeline's sleep) outlived the attempt")
     }
 
     @Test func aCommandThatIgnoresSIGTERMIsKilledAfterTheGrace() async throws {
         let started = ContinuousClock.now
-        let (job, group) = try await Self.runTimedOut("trap '' TERM; sleep 30; sleep 30", timeout: .milliseconds(300), grace: .milliseconds(700))
+        let (job, group) = try await Self.runTimedOut(
+            "trap '' TERM; sleep 30; sleep 30", timeout: .milliseconds(300), grace: .milliseconds(700))
         #expect(job.state == .dead)
         #expect(!Self.groupExists(group), "SIGKILL after the grace ended the group")
         #expect(ContinuousClock.now - started < .seconds(20), "the group was killed, not waited out")
@@ -49,19 +56,25 @@ struct ShellContainmentTests {
         defer { try? FileManager.default.removeItem(at: store.directory) }
         let queue = try store.open()
         let pidfile = store.directory.appendingPathComponent("pid").path
-        let job = try await queue.enqueue(try JobRequest(
-            executor: "shell", payloadJSON: #"{"script": "echo $$ > \#(pidfile); (trap '' TERM; sleep 30) & echo started"}"#))
+        let job = try await queue.enqueue(
+            try JobRequest(
+                executor: "shell",
+                payloadJSON: #"{"script": "echo $$ > \#(pidfile); (trap '' TERM; sleep 30) & echo started"}"#))
         try await work(queue, executors: [ShellExecutor(terminationGrace: .milliseconds(500))], limit: .seconds(60))
         let done = try #require(try await queue.job(job.id))
         #expect(done.state == .succeeded && (done.resultJSON ?? "").contains("started"), "\(done.resultJSON ?? "")")
-        let group = try #require(pid_t(try String(contentsOfFile: pidfile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let group = try #require(
+            pid_t(try String(contentsOfFile: pidfile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(!Self.groupExists(group), "the background sleep was ended with its command")
     }
 
     @Test func outputBeyondTheLimitIsDroppedNotStored() async throws {
         let queue = try JobQueue.inMemory()
         let before = Self.shellScratch()
-        let job = try await queue.enqueue(try JobRequest(executor: "shell", payloadJSON: #"{"script": "yes | head -c 3000000; yes error | head -c 300000 >&2"}"#))
+        let job = try await queue.enqueue(
+            try JobRequest(
+                executor: "shell", payloadJSON: #"{"script": "yes | head -c 3000000; yes error | head -c 300000 >&2"}"#)
+        )
         try await work(queue, executors: [ShellExecutor()], limit: .seconds(120))
         let done = try #require(try await queue.job(job.id))
         #expect(done.state == .succeeded)
@@ -72,7 +85,10 @@ struct ShellContainmentTests {
     }
 
     static func shellScratch() -> Set<String> {
-        Set(((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []).filter { $0.hasPrefix("jobq-shell-") })
+        Set(
+            ((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []).filter {
+                $0.hasPrefix("jobq-shell-")
+            })
     }
 
     @Test func theWorkersSecretsStayOutOfACommandsEnvironment() async throws {
@@ -80,11 +96,15 @@ struct ShellContainmentTests {
         defer { try? FileManager.default.removeItem(at: store.directory) }
         let db = store.path
         _ = try await CLI.run(["enqueue", "shell", "--payload", #"{"argv": ["env"]}"#], db: db)
-        _ = try await CLI.run(["enqueue", "shell", "--payload", #"{"argv": ["env"], "env": {"PGPASSWORD": "given-by-the-job"}}"#], db: db)
+        _ = try await CLI.run(
+            ["enqueue", "shell", "--payload", #"{"argv": ["env"], "env": {"PGPASSWORD": "given-by-the-job"}}"#], db: db)
         // Descriptors: only the standard three (and the one `ls` opens to read the folder).
         _ = try await CLI.run(["enqueue", "shell", "--payload", #"{"script": "ls /proc/self/fd"}"#], db: db)
-        let secrets = ["JOBQ_DASHBOARD_TOKEN": "dashboard-secret-123", "PGPASSWORD": "pg-secret-456", "JOBQ_LOG_LEVEL": "info"]
-        let worker = try await CLI.run(["work", "--until-empty"], db: nil, environment: secrets.merging(["JOBQ_DB": db]) { $1 })
+        let secrets = [
+            "JOBQ_DASHBOARD_TOKEN": "dashboard-secret-123", "PGPASSWORD": "pg-secret-456", "JOBQ_LOG_LEVEL": "info"
+        ]
+        let worker = try await CLI.run(
+            ["work", "--until-empty"], db: nil, environment: secrets.merging(["JOBQ_DB": db]) { $1 })
         #expect(worker.status == 0, "\(worker.stderr)")
         let queue = try store.open()
         let jobs = try await queue.jobs(limit: 10).sorted { $0.id < $1.id }
@@ -104,7 +124,8 @@ struct ShellContainmentTests {
     @Test(.enabled(if: PostgresTestServer.available, "needs JOBQ_TEST_POSTGRES_URL"))
     func aPostgresWorkerRunsShellJobsOnlyWhenAllowed() async throws {
         let db = try await TestStore.postgres.location()
-        _ = try await CLI.run(["enqueue", "shell", "--payload", #"{"argv": ["echo", "ran"]}"#, "--max-attempts", "2"], db: db)
+        _ = try await CLI.run(
+            ["enqueue", "shell", "--payload", #"{"argv": ["echo", "ran"]}"#, "--max-attempts", "2"], db: db)
         let refused = try await CLI.run(["work", "--until-empty", "--backoff", "10ms"], db: db)
         #expect(refused.status == 0, "\(refused.stderr)")
         let list = try await CLI.run(["list", "--json"], db: db)

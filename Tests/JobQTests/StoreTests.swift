@@ -13,7 +13,9 @@ struct StoreTests {
     @Test func theWALIsCheckpointedInTheBackgroundAndStaysBounded() async throws {
         let store = try TemporaryStore()
         let queue = try store.open()
-        func size(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
+        func size(_ path: String) -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+        }
         let fileBefore = size(store.path)
         // ~1500 WAL pages: past the background threshold, far below the inline one.
         let payload = #"{"blob":""# + String(repeating: "x", count: 3000) + #""}"#
@@ -26,7 +28,8 @@ struct StoreTests {
         // pages, then one more transaction), where no checkpoint at all would take it past
         // 20,000 pages.
         for _ in 0..<20 {
-            try await queue.enqueue(contentsOf: (0..<1000).map { _ in try JobRequest(executor: "echo", payloadJSON: payload) })
+            try await queue.enqueue(
+                contentsOf: (0..<1000).map { _ in try JobRequest(executor: "echo", payloadJSON: payload) })
         }
         #expect(size(store.path + "-wal") < 5_000 * 4096, "WAL of \(size(store.path + "-wal") / 4096) pages")
     }
@@ -72,7 +75,8 @@ struct StoreTests {
         try db.read { db in
             #expect(try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal")
             #expect(try Int.fetchOne(db, sql: "PRAGMA user_version") == SchemaMigration.latestVersion)
-            let recorded = try Row.fetchAll(db, sql: "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
+            let recorded = try Row.fetchAll(
+                db, sql: "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
             #expect(recorded.count == SchemaMigration.all.count)
             #expect(recorded.first?["name"] == "0001_create_jobs.sql")
             #expect((recorded.first?["checksum"] as String?) == SchemaMigration.all[0].checksum)
@@ -103,19 +107,25 @@ struct StoreTests {
         #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "the claim must not sort: \(plan)")
     }
 
-    @Test(arguments: [StoreSQL.anyUnfinishedNowSQL[.sqlite], StoreSQL.claimOutlookSQL[.sqlite], StoreSQL.anyUnfinishedSQL[.sqlite], StoreSQL.backlogSQL[.sqlite]])
+    @Test(arguments: [
+        StoreSQL.anyUnfinishedNowSQL[.sqlite], StoreSQL.claimOutlookSQL[.sqlite], StoreSQL.anyUnfinishedSQL[.sqlite],
+        StoreSQL.backlogSQL[.sqlite]
+    ])
     func idlePollsNeverScanTheHistory(sql: String) throws {
         let store = try TemporaryStore()
         _ = try store.open()
         let plan = try DatabaseQueue(path: store.path).read { db in
             let arguments: StatementArguments = sql.contains("?2") ? [#"["default"]"#, 0.0] : [#"["default"]"#]
-            return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }
+            return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map {
+                $0["detail"] as String
+            }
         }
         // Scans are allowed only over the partial indexes of unfinished jobs (running jobs are
         // few); never over the table or an index that holds finished jobs.
         let unfinishedIndexes = ["jobs_claim_order", "jobs_leases", "jobs_due", "jobs_waiting"]
         for line in plan where line.contains(" jobs") {
-            #expect(unfinishedIndexes.contains { line.contains($0) }, "reads more than unfinished jobs: \(line) in \(plan)")
+            #expect(
+                unfinishedIndexes.contains { line.contains($0) }, "reads more than unfinished jobs: \(line) in \(plan)")
         }
     }
 
@@ -125,15 +135,20 @@ struct StoreTests {
         let queue = try store.open()
         for name in ["a", "b"] {
             var options = JobOptions(queue: name)
-            _ = try await queue.enqueue(contentsOf: (0..<5).map { _ in try JobRequest(executor: "sum", payloadJSON: "{}", options: options) })
+            _ = try await queue.enqueue(
+                contentsOf: (0..<5).map { _ in try JobRequest(executor: "sum", payloadJSON: "{}", options: options) })
             options.runAt = Date().addingTimeInterval(3600)
-            _ = try await queue.enqueue(contentsOf: (0..<3).map { _ in try JobRequest(executor: "sum", payloadJSON: "{}", options: options) })
+            _ = try await queue.enqueue(
+                contentsOf: (0..<3).map { _ in try JobRequest(executor: "sum", payloadJSON: "{}", options: options) })
         }
         // Move some jobs into every other state the way the store's own statements would.
         try await DatabaseQueue(path: store.path).write { db in
             let now = Date().timeIntervalSince1970
-            try db.execute(sql: "UPDATE jobs SET state = 'running', lease_until = ?, worker_id = 'w' WHERE id IN (1, 9)", arguments: [now + 60])
-            try db.execute(sql: "UPDATE jobs SET state = 'succeeded', finished_at = ? WHERE id IN (2, 3, 10)", arguments: [now])
+            try db.execute(
+                sql: "UPDATE jobs SET state = 'running', lease_until = ?, worker_id = 'w' WHERE id IN (1, 9)",
+                arguments: [now + 60])
+            try db.execute(
+                sql: "UPDATE jobs SET state = 'succeeded', finished_at = ? WHERE id IN (2, 3, 10)", arguments: [now])
             try db.execute(sql: "UPDATE jobs SET state = 'dead', finished_at = ? WHERE id = 4", arguments: [now])
             try db.execute(sql: "UPDATE jobs SET state = 'cancelled', finished_at = ? WHERE id = 11", arguments: [now])
             try db.execute(sql: "UPDATE jobs SET state = 'failed', run_at = ? WHERE id = 12", arguments: [now + 60])
@@ -149,7 +164,9 @@ struct StoreTests {
         #expect(Set(reported) == Set(plain))
         #expect(reported.count == 11, "\(reported)")
         let plan = try await DatabaseQueue(path: store.path).read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + StoreSQL.countsSQL[.sqlite]).map { $0["detail"] as String }
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + StoreSQL.countsSQL[.sqlite]).map {
+                $0["detail"] as String
+            }
         }
         for line in plan where line.contains(" jobs") {
             #expect(line.contains("INDEX"), "status reads rows: \(line)")
@@ -213,7 +230,7 @@ struct StoreTests {
 
     @Test(arguments: [
         ("500ms", Duration.milliseconds(500)), ("30s", .seconds(30)), ("5m", .seconds(300)), ("2h", .seconds(7200)),
-        ("7d", .seconds(604_800)), ("1.5s", .milliseconds(1500)), ("1h30m", .seconds(5400)), ("0s", .zero),
+        ("7d", .seconds(604_800)), ("1.5s", .milliseconds(1500)), ("1h30m", .seconds(5400)), ("0s", .zero)
     ])
     func durationsParse(text: String, expected: Duration) throws {
         #expect(try DurationParser.parse(text) == expected)
@@ -226,8 +243,11 @@ struct StoreTests {
 
     @Test func jobStatesParseWithAHelpfulError() throws {
         #expect(try JobState(parsing: "DEAD") == .dead)
-        #expect(throws: JobQueueError.invalidInput(
-            "unknown state 'done'; valid states are: waiting, scheduled, ready, running, succeeded, failed, dead, cancelled")) {
+        #expect(
+            throws: JobQueueError.invalidInput(
+                "unknown state 'done'; valid states are: waiting, scheduled, ready, running, succeeded, failed, dead, cancelled"
+            )
+        ) {
             try JobState(parsing: "done")
         }
     }

@@ -38,11 +38,14 @@ final class ScopedTracer: Tracer {
     ) -> InMemorySpan {
         let parent = context()
         let id = "\(nextID.add(1, ordering: .relaxed).newValue)"
-        let spanContext = parent.inMemorySpanContext.map {
-            InMemorySpanContext(traceID: $0.traceID, spanID: "span-\(id)", parentSpanID: $0.spanID)
-        } ?? InMemorySpanContext(traceID: "trace-\(id)", spanID: "span-\(id)", parentSpanID: nil)
+        let spanContext =
+            parent.inMemorySpanContext.map {
+                InMemorySpanContext(traceID: $0.traceID, spanID: "span-\(id)", parentSpanID: $0.spanID)
+            } ?? InMemorySpanContext(traceID: "trace-\(id)", spanID: "span-\(id)", parentSpanID: nil)
         let keep = Self.recording
-        return InMemorySpan(operationName: operationName, context: parent, spanContext: spanContext, kind: kind, startInstant: instant()) {
+        return InMemorySpan(
+            operationName: operationName, context: parent, spanContext: spanContext, kind: kind, startInstant: instant()
+        ) {
             span in
             if keep { self.finished.withLock { $0.append(span) } }
         }
@@ -50,12 +53,16 @@ final class ScopedTracer: Tracer {
 
     func forceFlush() {}
 
-    func inject<Carrier, Inject: Injector>(_ context: ServiceContext, into carrier: inout Carrier, using injector: Inject)
+    func inject<Carrier, Inject: Injector>(
+        _ context: ServiceContext, into carrier: inout Carrier, using injector: Inject
+    )
     where Carrier == Inject.Carrier {
         ids.inject(context, into: &carrier, using: injector)
     }
 
-    func extract<Carrier, Extract: Extractor>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
+    func extract<Carrier, Extract: Extractor>(
+        _ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract
+    )
     where Carrier == Extract.Carrier {
         ids.extract(carrier, into: &context, using: extractor)
     }
@@ -75,16 +82,22 @@ struct Traced: Executor {
 
 @Suite("Traces through swift-distributed-tracing")
 struct TracingTests {
-    @Test(arguments: TestStore.all) func anAttemptContinuesTheTraceOfTheCodeThatEnqueuedIt(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func anAttemptContinuesTheTraceOfTheCodeThatEnqueuedIt(store: TestStore)
+        async throws
+    {
         let tracer = ScopedTracer.shared
         let queue = try await store.open()
         let name = "traced-\(UUID().uuidString.prefix(8))"
         let (producer, traced, failing, untraced) = try await tracer.record {
             let (producer, jobs) = try await withSpan("POST /reports") { span in
-                (span.context.inMemorySpanContext!, [
-                    try await queue.enqueue(Traced.self, .init(), options: .init(queue: name)),
-                    try await queue.enqueue(Traced.self, .init(fail: true), options: .init(queue: name, maxAttempts: 2)),
-                ])
+                (
+                    span.context.inMemorySpanContext!,
+                    [
+                        try await queue.enqueue(Traced.self, .init(), options: .init(queue: name)),
+                        try await queue.enqueue(
+                            Traced.self, .init(fail: true), options: .init(queue: name, maxAttempts: 2))
+                    ]
+                )
             }
             let untraced = try await queue.enqueue(Traced.self, .init(), options: .init(queue: name))
             try await work(queue, executors: [Traced()], queues: [name])
@@ -93,7 +106,8 @@ struct TracingTests {
 
         // What the store keeps: the producer's ids for the traced jobs, nothing for the other.
         let stored = try await queue.storedRows("SELECT id, trace_context FROM jobs ORDER BY id")
-        let contexts = Dictionary(uniqueKeysWithValues: stored.map { ($0["id"] as Int64, $0["trace_context"] as String?) })
+        let contexts = Dictionary(
+            uniqueKeysWithValues: stored.map { ($0["id"] as Int64, $0["trace_context"] as String?) })
         let carrier = try #require(contexts[traced.id] ?? nil)
         #expect(carrier.contains(producer.traceID) && carrier.contains(producer.spanID))
         #expect(contexts[untraced.id] ?? "" == nil, "no span was active: no context stored")
@@ -113,14 +127,22 @@ struct TracingTests {
         #expect(run.attributes["jobq.executor"]?.toSpanAttribute() == .string("traced"))
         #expect(run.attributes["jobq.attempt"]?.toSpanAttribute() == .int64(1))
         #expect(run.attributes["jobq.outcome"]?.toSpanAttribute() == .string("succeeded"))
-        let inner = try #require(spans.first { $0.operationName == "inside the executor" && $0.parentSpanID == run.spanID })
+        let inner = try #require(
+            spans.first { $0.operationName == "inside the executor" && $0.parentSpanID == run.spanID })
         #expect(inner.traceID == producer.traceID, "the executor's own spans are children of the attempt's")
 
-        let failed = attempts(of: failing).sorted { ($0.attributes["jobq.attempt"]?.toSpanAttribute() == .int64(1)) && !($1.attributes["jobq.attempt"]?.toSpanAttribute() == .int64(1)) }
-        #expect(failed.map { $0.attributes["jobq.outcome"]?.toSpanAttribute() } == [.string("retried"), .string("dead")])
-        #expect(failed.allSatisfy { $0.status?.code == .error && $0.errors.count == 1 && $0.traceID == producer.traceID })
+        let failed = attempts(of: failing).sorted {
+            ($0.attributes["jobq.attempt"]?.toSpanAttribute() == .int64(1))
+                && !($1.attributes["jobq.attempt"]?.toSpanAttribute() == .int64(1))
+        }
+        #expect(
+            failed.map { $0.attributes["jobq.outcome"]?.toSpanAttribute() } == [.string("retried"), .string("dead")])
+        #expect(
+            failed.allSatisfy { $0.status?.code == .error && $0.errors.count == 1 && $0.traceID == producer.traceID })
 
         let alone = try #require(attempts(of: untraced).first)
-        #expect(alone.parentSpanID == nil && alone.traceID != producer.traceID, "a job enqueued outside any span starts a trace of its own")
+        #expect(
+            alone.parentSpanID == nil && alone.traceID != producer.traceID,
+            "a job enqueued outside any span starts a trace of its own")
     }
 }

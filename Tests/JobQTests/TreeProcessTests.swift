@@ -30,7 +30,9 @@ struct TreeProcessTests {
             to: "bad.json", in: store)
         let refused = try await CLI.run(["workflow", "submit", bad], db: db)
         #expect(refused.status == 2)
-        #expect(refused.stderr.contains("$.tree.children[1].name: two children of 'echo' are named 'x'"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("$.tree.children[1].name: two children of 'echo' are named 'x'"),
+            "\(refused.stderr)")
         #expect(try await CLITests.jobs(db).isEmpty, "nothing was stored")
 
         let file = try WorkflowProcessTests.write(
@@ -39,7 +41,8 @@ struct TreeProcessTests {
               "children": [{"executor": "echo", "name": "page", "each": "/pages",
                 "children": [{"executor": "echo", "name": "word", "each": "/words", "with": {"lang": "en"}}]}]}}
             """, to: "tree.json", in: store)
-        let id = try await CLI.run(["workflow", "submit", file], db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let id = try await CLI.run(["workflow", "submit", file], db: db).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let before = try await CLI.run(["workflow", "show", id], db: db).stdout
         #expect(before.contains("tree book  running  1 of at most 100000 jobs"), "\(before)")
         #expect(before.contains("└─ book  1 job: 0 done, 1 to run"), "\(before)")
@@ -56,7 +59,9 @@ struct TreeProcessTests {
         let treeEvents = try await EventProcessTests.events(db, ["--workflow", id, "--kind", "tree"])
         #expect(treeEvents.count == 1)
         #expect((treeEvents.first?["data"] as? [String: Any])?["state"] as? String == "succeeded")
-        #expect(try await EventProcessTests.events(db, ["--workflow", id, "--kind", "subtree"]).count == 4, "3 pages and the book")
+        #expect(
+            try await EventProcessTests.events(db, ["--workflow", id, "--kind", "subtree"]).count == 4,
+            "3 pages and the book")
     }
 
     @Test func aWorkerKilledHalfWayThroughALevelNeitherLosesNorDoublesChildren() async throws {
@@ -68,9 +73,11 @@ struct TreeProcessTests {
             {"tree": {"executor": "echo", "payload": {"naps": [\(naps)]},
               "children": [{"executor": "sleep", "name": "nap", "each": "/naps", "children": [{"executor": "echo", "name": "note"}]}]}}
             """, to: "tree.json", in: store)
-        let id = try await CLI.run(["workflow", "submit", file], db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let id = try await CLI.run(["workflow", "submit", file], db: db).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let workerA = try CLI.startDetached(
-            ["work", "--lease", "1s", "--concurrency", "4"], db: db, logPath: store.directory.appendingPathComponent("a.log").path)
+            ["work", "--lease", "1s", "--concurrency", "4"], db: db,
+            logPath: store.directory.appendingPathComponent("a.log").path)
         try await EventProcessTests.waitFor("a third of the naps to succeed") {
             let succeeded = try await EventProcessTests.events(db, ["--workflow", id, "--kind", "succeeded"])
             return succeeded.filter { $0["executor"] as? String == "sleep" }.count >= 10
@@ -78,7 +85,8 @@ struct TreeProcessTests {
         kill(workerA.processIdentifier, SIGKILL)
         await workerA.wait()
         let workerB = try CLI.startDetached(
-            ["work", "--lease", "1s", "--concurrency", "4"], db: db, logPath: store.directory.appendingPathComponent("b.log").path)
+            ["work", "--lease", "1s", "--concurrency", "4"], db: db,
+            logPath: store.directory.appendingPathComponent("b.log").path)
         let waited = try await CLI.run(["wait", "--workflow", id, "--timeout", "60s"], db: db)
         kill(workerB.processIdentifier, SIGTERM)
         await workerB.wait()
@@ -106,7 +114,8 @@ struct TreeProcessTests {
         let db = store.path
         // Leaves sleep 5 ms each, so that the tree lasts long enough for both workers to matter.
         let pages = (0..<40).map { page in
-            "{\"words\": [" + (0..<50).map { "{\"seconds\": 0.005, \"n\": \(page * 50 + $0)}" }.joined(separator: ",") + "]}"
+            "{\"words\": [" + (0..<50).map { "{\"seconds\": 0.005, \"n\": \(page * 50 + $0)}" }.joined(separator: ",")
+                + "]}"
         }
         let file = try WorkflowProcessTests.write(
             """
@@ -116,11 +125,13 @@ struct TreeProcessTests {
             """, to: "tree.json", in: store)
         #expect(try await CLI.run(["migrate", "up"], db: db).status == 0)
         let logs = (0..<2).map { store.directory.appendingPathComponent("w\($0).log").path }
-        let workers = try logs.map { log in try CLI.startDetached(["work", "--concurrency", "4"], db: db, logPath: log) }
+        let workers = try logs.map { log in try CLI.startDetached(["work", "--concurrency", "4"], db: db, logPath: log)
+        }
         try await EventProcessTests.waitFor("both workers to start") {
             logs.allSatisfy { ((try? String(contentsOfFile: $0, encoding: .utf8)) ?? "").contains("worker started") }
         }
-        let id = try await CLI.run(["workflow", "submit", file], db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let id = try await CLI.run(["workflow", "submit", file], db: db).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let waited = try await CLI.run(["wait", "--workflow", id, "--timeout", "120s"], db: db)
         for worker in workers {
             kill(worker.processIdentifier, SIGTERM)
@@ -129,8 +140,11 @@ struct TreeProcessTests {
         #expect(waited.status == 0, "\(waited.stdout)\(waited.stderr)")
         let jobs = try await CLITests.jobs(db)
         #expect(jobs.count == 2041)
-        #expect(jobs.allSatisfy { $0["state"] as? String == "succeeded" && $0["attempt"] as? Int == 1 }, "each ran once")
-        let words = jobs.filter { $0["name"] as? String == "word" }.compactMap { ($0["payload"] as? [String: Any])?["n"] as? Int }
+        #expect(
+            jobs.allSatisfy { $0["state"] as? String == "succeeded" && $0["attempt"] as? Int == 1 }, "each ran once")
+        let words = jobs.filter { $0["name"] as? String == "word" }.compactMap {
+            ($0["payload"] as? [String: Any])?["n"] as? Int
+        }
         #expect(Set(words) == Set(0..<2000), "each leaf got its own element")
         let started = try await EventProcessTests.events(db, ["--workflow", id, "--kind", "started"])
         let byWorker = Dictionary(grouping: started) { ($0["data"] as? [String: Any])?["worker"] as? String ?? "?" }

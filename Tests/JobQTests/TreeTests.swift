@@ -17,17 +17,25 @@ enum Cookbook {
 
     struct Recipe: Executor {
         static let name = "recipe"
-        struct Output: Codable, Sendable { var id: String; var imageIDs: [String]; var ingredientIDs: [String] }
+        struct Output: Codable, Sendable {
+            var id: String
+            var imageIDs: [String]
+            var ingredientIDs: [String]
+        }
         func run(_ input: String, context: JobContext) async throws -> Output {
             let n = Int(input.dropFirst()) ?? 0
             return Output(
-                id: input, imageIDs: (1...(n % 2 + 1)).map { "\(input)-img\($0)" }, ingredientIDs: (1...(n + 1)).map { "\(input)-ing\($0)" })
+                id: input, imageIDs: (1...(n % 2 + 1)).map { "\(input)-img\($0)" },
+                ingredientIDs: (1...(n + 1)).map { "\(input)-ing\($0)" })
         }
     }
 
     struct Ingredient: Executor {
         static let name = "ingredient"
-        struct Output: Codable, Sendable { var id: String; var imageIDs: [String] }
+        struct Output: Codable, Sendable {
+            var id: String
+            var imageIDs: [String]
+        }
         func run(_ input: String, context: JobContext) async throws -> Output {
             Output(id: input, imageIDs: (1...(input.utf8.count % 2 + 1)).map { "\(input)-img\($0)" })
         }
@@ -101,13 +109,18 @@ struct TreeTests {
         for recipe in recipes {
             let output = try decode(recipe.resultJSON, as: Cookbook.Recipe.Output.self)
             let subtree = try #require(group(of: recipe.id, in: status.root))
-            let direct = subtree.members.compactMap { member -> Job? in if case .job(let job) = member { job } else { nil } }
-            #expect(direct.filter { $0.name == "recipeImage" }.map(\.payloadJSON) == output.imageIDs.map { "\"\($0)\"" })
+            let direct = subtree.members.compactMap { member -> Job? in
+                if case .job(let job) = member { job } else { nil }
+            }
+            #expect(
+                direct.filter { $0.name == "recipeImage" }.map(\.payloadJSON) == output.imageIDs.map { "\"\($0)\"" })
             let ingredients = jobs(in: subtree).filter { $0.name == "ingredient" }
             #expect(ingredients.map(\.payloadJSON) == output.ingredientIDs.map { "\"\($0)\"" })
             for ingredient in ingredients {
                 let images = try decode(ingredient.resultJSON, as: Cookbook.Ingredient.Output.self).imageIDs
-                let below = jobs(in: try #require(group(of: ingredient.id, in: subtree))).filter { $0.name == "ingredientImage" }
+                let below = jobs(in: try #require(group(of: ingredient.id, in: subtree))).filter {
+                    $0.name == "ingredientImage"
+                }
                 #expect(below.map(\.payloadJSON) == images.map { "\"\($0)\"" })
                 expected.ingredientImages += images.count
             }
@@ -121,29 +134,40 @@ struct TreeTests {
         #expect(named("ingredientImage").count == expected.ingredientImages)
         let tree = try #require(status.trees.first)
         #expect(tree.jobsCreated == all.count)
-        #expect(tree.nodes.map(\.path) == [
-            "cookbook", "cookbook/recipe", "cookbook/recipe/recipeImage", "cookbook/recipe/ingredient", "cookbook/recipe/ingredient/ingredientImage",
-        ])
+        #expect(
+            tree.nodes.map(\.path) == [
+                "cookbook", "cookbook/recipe", "cookbook/recipe/recipeImage", "cookbook/recipe/ingredient",
+                "cookbook/recipe/ingredient/ingredientImage"
+            ])
         #expect(tree.nodes.map { $0.jobs[.succeeded] ?? 0 } == [1, 3, 5, 9, expected.ingredientImages])
 
         // Post-order: each recipe's subtree event after every job below it, before the tree's.
         let events = try await queue.events(after: 0, filter: EventFilter(workflow: id), limit: 10_000)
-        let succeededAt = Dictionary(uniqueKeysWithValues: events.filter { $0.kind == .succeeded }.map { ($0.jobID!, $0.id) })
+        let succeededAt = Dictionary(
+            uniqueKeysWithValues: events.filter { $0.kind == .succeeded }.map { ($0.jobID!, $0.id) })
         let treeEvents = events.filter { $0.kind == .tree }
         #expect(treeEvents.count == 1)
         let treeEvent = try #require(treeEvents.first)
         #expect(treeEvent.id > succeededAt.values.max()!, "the tree's event comes after its last leaf")
         #expect(treeEvent.dataJSON?.contains(#""state":"succeeded""#) == true)
-        #expect(treeEvent.dataJSON?.contains(#""counts":{"jobs":\#(all.count),"succeeded":\#(all.count),"failed":0,"cancelled":0}"#) == true)
+        #expect(
+            treeEvent.dataJSON?.contains(
+                #""counts":{"jobs":\#(all.count),"succeeded":\#(all.count),"failed":0,"cancelled":0}"#) == true)
         for recipe in recipes {
             let subtreeEvents = events.filter { $0.kind == .subtree && $0.jobID == recipe.id }
             #expect(subtreeEvents.count == 1)
             let event = try #require(subtreeEvents.first)
             let below = jobs(in: try #require(group(of: recipe.id, in: status.root)))
-            for job in below { #expect(succeededAt[job.id]! < event.id, "job \(job.id) finished before recipe \(recipe.id)'s subtree event") }
+            for job in below {
+                #expect(
+                    succeededAt[job.id]! < event.id, "job \(job.id) finished before recipe \(recipe.id)'s subtree event"
+                )
+            }
             #expect(event.id < treeEvent.id)
             #expect(event.dataJSON?.contains(#""node":"cookbook/recipe""#) == true)
-            #expect(event.dataJSON?.contains(#""counts":{"jobs":\#(below.count),"succeeded":\#(below.count),"failed":0,"cancelled":0}"#) == true)
+            #expect(
+                event.dataJSON?.contains(
+                    #""counts":{"jobs":\#(below.count),"succeeded":\#(below.count),"failed":0,"cancelled":0}"#) == true)
         }
         #expect(events.filter { $0.kind == .workflow }.count == 1)
     }
@@ -167,7 +191,9 @@ struct TreeTests {
         #expect(finishes.first?.succeeded == (try await queue.workflow(id))?.jobs.count)
     }
 
-    @Test(arguments: TestStore.all) func withMergesConstantsAndWrapsValuesThatAreNotObjects(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func withMergesConstantsAndWrapsValuesThatAreNotObjects(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
         let tree = TreeNode(executor: "echo") {
             TreeNode(executor: "echo", name: "ids", each: "/ids", with: ["api": "https://example.com"])
@@ -175,12 +201,19 @@ struct TreeTests {
             TreeNode(executor: "echo", name: "whole")
         }
         let id = try await queue.submit(
-            tree, input: ["ids": JSONValue.array([1, 2]), "objects": [["k": "v"]], "other": true] as [String: JSONValue])
+            tree, input: ["ids": JSONValue.array([1, 2]), "objects": [["k": "v"]], "other": true] as [String: JSONValue]
+        )
         try await run(queue)
         let status = try #require(try await queue.workflow(id))
         #expect(status.state == .succeeded)
-        #expect(status.jobs.filter { $0.name == "ids" }.map(\.payloadJSON) == [#"{"input":1,"api":"https://example.com"}"#, #"{"input":2,"api":"https://example.com"}"#])
-        #expect(status.jobs.filter { $0.name == "objects" }.map(\.payloadJSON) == [#"{"k":"v","api":"https://example.com"}"#])
+        #expect(
+            status.jobs.filter { $0.name == "ids" }.map(\.payloadJSON) == [
+                #"{"input":1,"api":"https://example.com"}"#, #"{"input":2,"api":"https://example.com"}"#
+            ])
+        #expect(
+            status.jobs.filter { $0.name == "objects" }.map(\.payloadJSON) == [
+                #"{"k":"v","api":"https://example.com"}"#
+            ])
         let root = try #require(status.jobs.first { $0.name == "echo" })
         #expect(status.jobs.filter { $0.name == "whole" }.map(\.payloadJSON) == [root.resultJSON!])
     }
@@ -188,7 +221,9 @@ struct TreeTests {
     @Test(arguments: TestStore.all) func anEmptyFanOutCompletesItsBranchAtOnce(store: TestStore) async throws {
         let queue = try await store.open()
         let tree = TreeNode(executor: "echo") {
-            TreeNode(executor: "echo", name: "none", each: "/empty") { TreeNode(executor: "echo", name: "never", each: "") }
+            TreeNode(executor: "echo", name: "none", each: "/empty") {
+                TreeNode(executor: "echo", name: "never", each: "")
+            }
         }
         let id = try await queue.submit(tree, input: ["empty": JSONValue.array([])] as [String: JSONValue])
         try await run(queue)
@@ -201,7 +236,7 @@ struct TreeTests {
     @Test(arguments: [
         ("/list", "points at a value of type object", #"{"list": {"a": 1}}"#),
         ("/missing", "points at nothing", #"{"list": [1]}"#),
-        ("/list/7", "points at nothing", #"{"list": [1]}"#),
+        ("/list/7", "points at nothing", #"{"list": [1]}"#)
     ])
     func eachThatIsNotAnArrayFailsTheNodeClearly(pointer: String, message: String, input: String) async throws {
         let queue = try JobQueue.inMemory()
@@ -218,13 +253,18 @@ struct TreeTests {
         #expect(status.error?.contains("node echo/child (job \(child.id)") == true, "\(status.error ?? "")")
     }
 
-    @Test(arguments: TestStore.all) func failTreeCancelsTheRestAndNamesTheNodeTheJobAndItsInput(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func failTreeCancelsTheRestAndNamesTheNodeTheJobAndItsInput(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
         let tree = TreeNode(executor: "echo") {
             TreeNode(executor: "fail", name: "bad", each: "/bad", options: .init(maxAttempts: 1))
             TreeNode(executor: "sleep", name: "slow", each: "/slow")
         }
-        let input: [String: JSONValue] = ["bad": [["message": "boom"]], "slow": [["seconds": 30], ["seconds": 30], ["seconds": 30], ["seconds": 30], ["seconds": 30]]]
+        let input: [String: JSONValue] = [
+            "bad": [["message": "boom"]],
+            "slow": [["seconds": 30], ["seconds": 30], ["seconds": 30], ["seconds": 30], ["seconds": 30]]
+        ]
         let id = try await queue.submit(tree, input: input)
         let started = Date()
         try await work(queue, concurrency: 2)
@@ -233,15 +273,20 @@ struct TreeTests {
         #expect(status.state == .failed)
         let bad = try #require(status.jobs.first { $0.name == "bad" })
         #expect(bad.state == .dead)
-        #expect(status.error?.contains(#"node echo/bad (job \#(bad.id), input {"message":"boom"}) died: boom"#) == true, "\(status.error ?? "")")
+        #expect(
+            status.error?.contains(#"node echo/bad (job \#(bad.id), input {"message":"boom"}) died: boom"#) == true,
+            "\(status.error ?? "")")
         #expect(status.jobs.filter { $0.name == "slow" }.allSatisfy { $0.state == .cancelled })
         #expect(try await queue.jobs(state: .ready).isEmpty)
         #expect(try await queue.jobs(state: .running).isEmpty)
-        let treeEvent = try #require(try await queue.events(after: 0, filter: EventFilter(workflow: id, kinds: [.tree])).first)
+        let treeEvent = try #require(
+            try await queue.events(after: 0, filter: EventFilter(workflow: id, kinds: [.tree])).first)
         #expect(treeEvent.dataJSON?.contains(#""state":"failed""#) == true)
     }
 
-    @Test(arguments: TestStore.all) func continueSkipsTheFailedSubtreeAndTheTreeSucceedsListingIt(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func continueSkipsTheFailedSubtreeAndTheTreeSucceedsListingIt(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
         // Recipe r2's job dies; its images and ingredients are never created.
         struct FlakyRecipe: Executor {
@@ -268,7 +313,10 @@ struct TreeTests {
         #expect(failedSubtree.dataJSON?.contains(#""state":"failed""#) == true)
         let treeEvent = try #require(events.first { $0.kind == .tree })
         #expect(treeEvent.dataJSON?.contains(#""state":"succeeded""#) == true)
-        #expect(treeEvent.dataJSON?.contains(#""failures":[{"job":\#(recipes[1].id),"node":"cookbook/recipe","state":"dead","error":"recipe r2 is gone"}]"#) == true, "\(treeEvent.dataJSON ?? "")")
+        #expect(
+            treeEvent.dataJSON?.contains(
+                #""failures":[{"job":\#(recipes[1].id),"node":"cookbook/recipe","state":"dead","error":"recipe r2 is gone"}]"#
+            ) == true, "\(treeEvent.dataJSON ?? "")")
         #expect(treeEvent.dataJSON?.contains(#""failed":1"#) == true)
     }
 
@@ -277,10 +325,12 @@ struct TreeTests {
         let tree = TreeNode(executor: "echo") {
             TreeNode(executor: "sleep", name: "slow", each: "/slow") { TreeNode(executor: "echo", name: "after") }
         }
-        let id = try await queue.submit(tree, input: ["slow": JSONValue.array(Array(repeating: ["seconds": 30], count: 6))] as [String: JSONValue])
+        let id = try await queue.submit(
+            tree, input: ["slow": JSONValue.array(Array(repeating: ["seconds": 30], count: 6))] as [String: JSONValue])
         var options = quickOptions()
         options.prefetch = 0
-        let pool = WorkerPool(queue: queue, queues: ["default"], concurrency: 2, executors: BuiltinExecutors.all, options: options)
+        let pool = WorkerPool(
+            queue: queue, queues: ["default"], concurrency: 2, executors: BuiltinExecutors.all, options: options)
         let running = Task { try await pool.run() }
         try await eventually(.seconds(10), "two sleeps to run") { try await queue.jobs(state: .running).count == 2 }
         let cancelled = try await queue.cancelWorkflow(id)
@@ -293,10 +343,13 @@ struct TreeTests {
         #expect(try await queue.events(after: 0, filter: EventFilter(workflow: id, kinds: [.tree])).count == 1)
     }
 
-    @Test(arguments: TestStore.all) func aFanOutOverTheLimitFailsItsNodeInsteadOfFloodingTheStore(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func aFanOutOverTheLimitFailsItsNodeInsteadOfFloodingTheStore(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
         let tree = TreeNode(executor: "echo") { TreeNode(executor: "echo", name: "many", each: "/ids") }
-        let id = try await queue.submit(tree, input: ["ids": JSONValue.array((0..<50).map { .integer($0) })] as [String: JSONValue], maxJobs: 20)
+        let id = try await queue.submit(
+            tree, input: ["ids": JSONValue.array((0..<50).map { .integer($0) })] as [String: JSONValue], maxJobs: 20)
         try await run(queue)
         let status = try #require(try await queue.workflow(id))
         #expect(status.state == .failed)
@@ -310,11 +363,12 @@ struct TreeTests {
     @Test(arguments: TestStore.all) func aTreeIsAMemberOfASequence(store: TestStore) async throws {
         let queue = try await store.open()
         let tree = TreeNode(executor: "echo") { TreeNode(executor: "sleep", name: "leaf", each: "/leaves") }
-        let id = try await queue.submit(try Workflow {
-            try Step(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(name: "first"))
-            JobTree(tree, inputJSON: #"{"leaves": [{"seconds": 0.2}, {"seconds": 0.2}]}"#, input: .previous)
-            try Step(executor: "echo", payloadJSON: "{}", options: .init(name: "last"), input: .previous)
-        })
+        let id = try await queue.submit(
+            try Workflow {
+                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(name: "first"))
+                JobTree(tree, inputJSON: #"{"leaves": [{"seconds": 0.2}, {"seconds": 0.2}]}"#, input: .previous)
+                try Step(executor: "echo", payloadJSON: "{}", options: .init(name: "last"), input: .previous)
+            })
         try await run(queue)
         let status = try #require(try await queue.workflow(id))
         #expect(status.state == .succeeded)
@@ -329,15 +383,36 @@ struct TreeTests {
 
     @Test(arguments: [
         (#"{"tree": {"executor": "echo", "each": "/x"}}"#, "$.tree.each: the root runs once"),
-        (#"{"tree": {"executor": "echo", "children": [{"executor": "echo", "each": "x"}]}}"#, "$.tree.children[0].each: 'x' is not a JSON Pointer"),
-        (#"{"tree": {"executor": "echo", "children": [{"executor": "echo"}, {"executor": "echo"}]}}"#, "$.tree.children[1].name: two children of 'echo' are named 'echo'"),
-        (#"{"tree": {"executor": "echo", "children": [{"executor": "ehco"}]}}"#, "$.tree.children[0].executor: unknown executor 'ehco'"),
-        (#"{"sequence": [{"executor": "echo"}, {"tree": {"executor": "echo", "children": [{"executor": "echo", "payload": 1}]}}]}"#, "$.sequence[1].tree.children[0].payload: only the root"),
-        (#"{"tree": {"executor": "echo", "onFailure": "maybe"}}"#, "$.tree.onFailure: must be \"failTree\" or \"continue\""),
+        (
+            #"{"tree": {"executor": "echo", "children": [{"executor": "echo", "each": "x"}]}}"#,
+            "$.tree.children[0].each: 'x' is not a JSON Pointer"
+        ),
+        (
+            #"{"tree": {"executor": "echo", "children": [{"executor": "echo"}, {"executor": "echo"}]}}"#,
+            "$.tree.children[1].name: two children of 'echo' are named 'echo'"
+        ),
+        (
+            #"{"tree": {"executor": "echo", "children": [{"executor": "ehco"}]}}"#,
+            "$.tree.children[0].executor: unknown executor 'ehco'"
+        ),
+        (
+            #"{"sequence": [{"executor": "echo"}, {"tree": {"executor": "echo", "children": [{"executor": "echo", "payload": 1}]}}]}"#,
+            "$.sequence[1].tree.children[0].payload: only the root"
+        ),
+        (
+            #"{"tree": {"executor": "echo", "onFailure": "maybe"}}"#,
+            "$.tree.onFailure: must be \"failTree\" or \"continue\""
+        ),
         (#"{"tree": {"executor": "echo", "with": {"a": 1}}}"#, "$.tree.with: the root's input is the tree's input"),
         (#"{"tree": {"executor": "echo"}, "maxJobs": 0}"#, "$.maxJobs: must be from 1"),
-        (#"{"tree": {"executor": "echo", "children": [{"executor": "echo", "each": "/a~2"}]}}"#, "'~' must be followed by 0"),
-        (#"{"tree": {"executor": "echo", "children": [{"executor": "echo", "maxAttempts": 0}]}}"#, "$.tree.children[0]: maxAttempts must be at least 1"),
+        (
+            #"{"tree": {"executor": "echo", "children": [{"executor": "echo", "each": "/a~2"}]}}"#,
+            "'~' must be followed by 0"
+        ),
+        (
+            #"{"tree": {"executor": "echo", "children": [{"executor": "echo", "maxAttempts": 0}]}}"#,
+            "$.tree.children[0]: maxAttempts must be at least 1"
+        )
     ])
     func badTreesAreRefusedNamingThePathAndStoreNothing(file: String, message: String) async throws {
         let queue = try JobQueue.inMemory()
@@ -359,7 +434,9 @@ struct TreeTests {
         try await Task.sleep(for: .milliseconds(20))
         #expect(try await queue.prune(olderThan: .zero) > 0)
         let left = try await DatabaseQueue(path: store.path).read { db in
-            try ["jobs", "workflows", "workflow_groups", "trees", "tree_nodes"].map { try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \($0)") ?? -1 }
+            try ["jobs", "workflows", "workflow_groups", "trees", "tree_nodes"].map {
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \($0)") ?? -1
+            }
         }
         #expect(left == [0, 0, 0, 0, 0])
     }
@@ -377,9 +454,10 @@ struct TreeTests {
         let status = try #require(try await queue.workflow(id))
         #expect(status.name == "pages")
         #expect(status.state == .succeeded)
-        #expect(status.jobs.filter { $0.name == "word" }.map(\.payloadJSON) == [
-            #"{"input":1,"lang":"en"}"#, #"{"input":2,"lang":"en"}"#, #"{"input":3,"lang":"en"}"#,
-        ])
+        #expect(
+            status.jobs.filter { $0.name == "word" }.map(\.payloadJSON) == [
+                #"{"input":1,"lang":"en"}"#, #"{"input":2,"lang":"en"}"#, #"{"input":3,"lang":"en"}"#
+            ])
         #expect(status.trees.first?.maxJobs == 100)
         #expect(status.trees.first?.nodes.map(\.onFailure) == [.failTree, .continue, .failTree])
     }

@@ -9,16 +9,20 @@ import Testing
 @Suite("Event triggers")
 struct TriggerTests {
     func trigger(
-        _ task: String, event: String = "app.launched", executor: String = "echo", payload: String = "{}", priority: Int = 0,
+        _ task: String, event: String = "app.launched", executor: String = "echo", payload: String = "{}",
+        priority: Int = 0,
         dependsOn: [String] = [], once: Bool = false
     ) throws -> Trigger {
         Trigger(
             event: event, task: task,
-            request: try JobRequest(executor: executor, payloadJSON: payload, options: .init(queue: "boot", priority: priority)),
+            request: try JobRequest(
+                executor: executor, payloadJSON: payload, options: .init(queue: "boot", priority: priority)),
             dependsOn: dependsOn, once: once)
     }
 
-    @Test(arguments: TestStore.all) func anEmitRunsHigherPriorityFirstAndDependentsAfterTheirDependencies(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func anEmitRunsHigherPriorityFirstAndDependentsAfterTheirDependencies(
+        store: TestStore
+    ) async throws {
         let queue = try await store.open()
         try await queue.addTrigger(try trigger("a"))
         try await queue.addTrigger(try trigger("b", priority: 10))
@@ -37,17 +41,21 @@ struct TriggerTests {
         #expect(finished.count == 4)
         func job(_ task: String) throws -> Job { try #require(finished["app.launched/\(task)"]) }
         let starts = try await queue.events(after: 0, filter: EventFilter(kinds: [.started]), limit: 10).map(\.jobID)
-        #expect(try starts.firstIndex(of: job("b").id)! < starts.firstIndex(of: job("a").id)!, "claimed in priority order")
+        #expect(
+            try starts.firstIndex(of: job("b").id)! < starts.firstIndex(of: job("a").id)!, "claimed in priority order")
         #expect(try job("d").startedAt! >= job("b").finishedAt!)
         #expect(try job("c").startedAt! >= job("a").finishedAt!)
     }
 
-    @Test(arguments: TestStore.all) func theEmittedPayloadIsSetUnderEventInEachTasksPayload(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func theEmittedPayloadIsSetUnderEventInEachTasksPayload(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
         try await queue.addTrigger(try trigger("report", payload: #"{"format":"pdf","event":"overwritten"}"#))
         let job = try #require(try await queue.emit("app.launched", payloadJSON: #"{"user":7}"#).jobs.first)
-        #expect(try JSONDecoder().decode(JSONValue.self, from: Data(job.payloadJSON.utf8))
-            == .object(["format": .string("pdf"), "event": .object(["user": .integer(7)])]))
+        #expect(
+            try JSONDecoder().decode(JSONValue.self, from: Data(job.payloadJSON.utf8))
+                == .object(["format": .string("pdf"), "event": .object(["user": .integer(7)])]))
         // Without a payload, "event" is an empty object.
         let plain = try #require(try await queue.emit("app.launched").jobs.first)
         #expect(plain.payloadJSON.contains(#""event":{}"#))
@@ -98,7 +106,9 @@ struct TriggerTests {
         #expect(try await queue.jobs().count == 6)
     }
 
-    @Test(arguments: TestStore.all) func cyclesUnknownDependenciesAndBadTasksAreRefusedAndStoreNothing(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func cyclesUnknownDependenciesAndBadTasksAreRefusedAndStoreNothing(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
         try await queue.addTrigger(try trigger("a"))
         try await queue.addTrigger(try trigger("b", dependsOn: ["a"]))
@@ -110,7 +120,7 @@ struct TriggerTests {
             (try trigger("d", payload: "[1,2]"), "the payload must be a JSON object"),
             (try trigger("bad name"), "task name 'bad name' must be"),
             (try trigger("d", event: ""), "event name '' must be"),
-            (try trigger("d", dependsOn: ["a", "a"]), "names a task twice"),
+            (try trigger("d", dependsOn: ["a", "a"]), "names a task twice")
         ]
         for (bad, message) in refused {
             let error = await #expect(throws: JobQueueError.self) { try await queue.addTrigger(bad) }
@@ -133,7 +143,9 @@ struct TriggerTests {
         #expect(paused.jobs.map(\.name) == ["app.launched/b"])
         try await queue.resumeTrigger(event: "app.launched", task: "a")
         #expect(try await queue.emit("app.launched").jobs.count == 2)
-        let error = await #expect(throws: JobQueueError.self) { try await queue.removeTrigger(event: "app.launched", task: "a") }
+        let error = await #expect(throws: JobQueueError.self) {
+            try await queue.removeTrigger(event: "app.launched", task: "a")
+        }
         #expect(error?.description.contains("depends on a") == true)
         try await queue.removeTrigger(event: "app.launched", task: "b")
         try await queue.removeTrigger(event: "app.launched", task: "a")
@@ -141,15 +153,17 @@ struct TriggerTests {
         await #expect(throws: JobQueueError.self) { try await queue.pauseTrigger(event: "app.launched", task: "nope") }
         let emptied = try await queue.emit("app.launched")
         #expect(emptied.jobs.isEmpty)
-        let changes = try await queue.events(after: 0, filter: EventFilter(kinds: [.trigger]), limit: 100).map { event in
+        let changes = try await queue.events(after: 0, filter: EventFilter(kinds: [.trigger]), limit: 100).map {
+            event in
             let data = try JSONDecoder().decode([String: JSONValue].self, from: Data(event.dataJSON!.utf8))
             return [data["task"], data["change"]].compactMap { value -> String? in
                 if case .string(let text)? = value { return text }
                 return nil
             }.joined(separator: " ")
         }
-        #expect(changes == [
-            "a added", "b added", "a paused", "emitted", "a resumed", "emitted", "b removed", "a removed", "emitted",
-        ])
+        #expect(
+            changes == [
+                "a added", "b added", "a paused", "emitted", "a resumed", "emitted", "b removed", "a removed", "emitted"
+            ])
     }
 }

@@ -12,10 +12,14 @@ struct UniqueJobTests {
         try JobRequest(executor: executor, payloadJSON: payload, options: .init(unique: key))
     }
 
-    @Test(arguments: TestStore.all) func aSecondEnqueueOfAnUnfinishedKeyReturnsTheFirstJob(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func aSecondEnqueueOfAnUnfinishedKeyReturnsTheFirstJob(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
         let first = try await queue.enqueueReportingDuplicates(contentsOf: [try request(UniqueKey("report:1"))])[0]
-        let second = try await queue.enqueueReportingDuplicates(contentsOf: [try request(UniqueKey("report:1"), payload: #"{"n":2}"#)])[0]
+        let second = try await queue.enqueueReportingDuplicates(contentsOf: [
+            try request(UniqueKey("report:1"), payload: #"{"n":2}"#)
+        ])[0]
         #expect(!first.existed)
         #expect(second.existed)
         #expect(second.job.id == first.job.id)
@@ -23,7 +27,8 @@ struct UniqueJobTests {
         #expect(first.job.uniqueKey == "report:1")
         #expect(first.job.jsonLine.contains(#""unique":"report:1""#))
         // Another key, and no key, are not affected.
-        #expect(!(try await queue.enqueueReportingDuplicates(contentsOf: [try request(UniqueKey("report:2"))])[0].existed))
+        #expect(
+            !(try await queue.enqueueReportingDuplicates(contentsOf: [try request(UniqueKey("report:2"))])[0].existed))
         try await queue.enqueue(try request(nil))
         try await queue.enqueue(try request(nil))
         #expect(try await queue.jobs().count == 4)
@@ -34,7 +39,7 @@ struct UniqueJobTests {
     @Test(arguments: TestStore.all) func oneBatchWithAKeyTwiceStoresOneJob(store: TestStore) async throws {
         let queue = try await store.open()
         let outcomes = try await queue.enqueueReportingDuplicates(contentsOf: [
-            try request(UniqueKey("k")), try request(nil), try request(UniqueKey("k")),
+            try request(UniqueKey("k")), try request(nil), try request(UniqueKey("k"))
         ])
         #expect(outcomes.map(\.existed) == [false, false, true])
         #expect(outcomes[2].job.id == outcomes[0].job.id)
@@ -47,7 +52,8 @@ struct UniqueJobTests {
         let store = try TemporaryStore()
         let queue = try store.open()
         let failing = try JobRequest(
-            executor: "fail", payloadJSON: #"{"succeedFromAttempt":2}"#, options: .init(maxAttempts: 2, unique: UniqueKey("sync")))
+            executor: "fail", payloadJSON: #"{"succeedFromAttempt":2}"#,
+            options: .init(maxAttempts: 2, unique: UniqueKey("sync")))
         let job = try await queue.enqueue(failing)
         // First attempt fails; while it waits for its retry it still holds the key.
         var options = quickOptions(stopWhen: .queuesEmpty)
@@ -98,14 +104,17 @@ struct UniqueJobTests {
         #expect(throws: JobQueueError.self) { try UniqueKey("x", for: .seconds(1), states: [.ready]) }
     }
 
-    @Test(arguments: TestStore.all) func retryingAFinishedJobWhoseKeyANewerJobHoldsIsRefused(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func retryingAFinishedJobWhoseKeyANewerJobHoldsIsRefused(store: TestStore)
+        async throws
+    {
         let queue = try await store.open()
         let old = try await queue.enqueue(try request(UniqueKey("k")))
         try await queue.cancel(old.id)
         let newer = try await queue.enqueue(try request(UniqueKey("k")))
         #expect(newer.id != old.id)
         let error = await #expect(throws: JobQueueError.self) { try await queue.retry(old.id) }
-        #expect(error?.description.contains("job \(newer.id) (ready) holds now") == true, "\(String(describing: error))")
+        #expect(
+            error?.description.contains("job \(newer.id) (ready) holds now") == true, "\(String(describing: error))")
         #expect(try await queue.job(old.id)?.state == .cancelled, "the refused retry changed nothing")
         // Once the newer job lets go, the retry takes the key back.
         try await queue.cancel(newer.id)
@@ -131,10 +140,15 @@ struct UniqueJobTests {
     @Test func jobLinesCarryUniqueKeys() throws {
         let plain = try JobRequest(jsonLine: #"{"executor": "echo", "unique": "k1"}"#)
         #expect(plain.options.unique == UniqueKey("k1"))
-        let full = try JobRequest(jsonLine: #"{"executor": "echo", "unique": {"key": "k2", "for": "1h", "states": ["succeeded"]}}"#)
+        let full = try JobRequest(
+            jsonLine: #"{"executor": "echo", "unique": {"key": "k2", "for": "1h", "states": ["succeeded"]}}"#)
         #expect(full.options.unique == UniqueKey("k2", for: .seconds(3600), finishedStates: [.succeeded]))
         #expect(throws: JobQueueError.self) { try JobRequest(jsonLine: #"{"executor": "echo", "unique": 5}"#) }
-        #expect(throws: JobQueueError.self) { try JobRequest(jsonLine: #"{"executor": "echo", "unique": {"key": "k", "states": ["sleeping"]}}"#) }
-        #expect(throws: JobQueueError.self) { try JobRequest(jsonLine: #"{"executor": "echo", "unique": {"key": "k", "for": "1h", "states": ["ready"]}}"#) }
+        #expect(throws: JobQueueError.self) {
+            try JobRequest(jsonLine: #"{"executor": "echo", "unique": {"key": "k", "states": ["sleeping"]}}"#)
+        }
+        #expect(throws: JobQueueError.self) {
+            try JobRequest(jsonLine: #"{"executor": "echo", "unique": {"key": "k", "for": "1h", "states": ["ready"]}}"#)
+        }
     }
 }

@@ -16,7 +16,8 @@ struct WorkflowProcessTests {
     @Test func badDependenciesAndWorkflowsExitTwoAndStoreNothing() async throws {
         let store = try TemporaryStore()
         let db = store.path
-        let dead = try await CLI.run(["enqueue", "fail", "--max-attempts", "1"], db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let dead = try await CLI.run(["enqueue", "fail", "--max-attempts", "1"], db: db).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         #expect(try await CLI.run(["work", "--until-empty"], db: db).status == 0)
         let refused: [([String], String)] = [
             (["enqueue", "sum", "--after", "999"], "dependency 999 does not exist"),
@@ -27,7 +28,7 @@ struct WorkflowProcessTests {
             (["enqueue", "sum", "--after", "x"], "--after 'x'"),
             (["enqueue", "sum", "--after", "\(dead):sometimes"], "unknown dependency policy 'sometimes'"),
             (["enqueue", "sum", "--on-dependency-failure", "maybe"], "unknown dependency policy"),
-            (["enqueue", "sum", "--lane-on-failure", "halt"], "--lane-on-failure needs --lane"),
+            (["enqueue", "sum", "--lane-on-failure", "halt"], "--lane-on-failure needs --lane")
         ]
         for (arguments, message) in refused {
             let result = try await CLI.run(arguments, db: db)
@@ -35,7 +36,8 @@ struct WorkflowProcessTests {
             #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }
         let file = try Self.write(
-            #"{"sequence": [{"executor": "sum"}, {"parallel": [{"executor": "echo"}, {"executor": "sm"}]}]}"#, to: "bad.json", in: store)
+            #"{"sequence": [{"executor": "sum"}, {"parallel": [{"executor": "echo"}, {"executor": "sm"}]}]}"#,
+            to: "bad.json", in: store)
         let bad = try await CLI.run(["workflow", "submit", file], db: db)
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("$.sequence[1].parallel[1].executor: unknown executor 'sm'"), "\(bad.stderr)")
@@ -46,7 +48,8 @@ struct WorkflowProcessTests {
         #expect(try await CLI.run(["lane", "show", "nope"], db: db).status == 3)
 
         // Accepted with ignore: it runs once its dependency is final (it is).
-        let ignored = try await CLI.run(["enqueue", "sum", "--param", "a=1", "--param", "b=1", "--after", "\(dead):ignore", "--json"], db: db)
+        let ignored = try await CLI.run(
+            ["enqueue", "sum", "--param", "a=1", "--param", "b=1", "--after", "\(dead):ignore", "--json"], db: db)
         #expect(ignored.status == 0)
         #expect(ignored.stdout.contains("\"state\":\"ready\""))
     }
@@ -62,13 +65,17 @@ struct WorkflowProcessTests {
               {"executor": "echo", "payload": {}, "input": "previous", "name": "last"}]}
             """, to: "good.json", in: store)
         let bad = try Self.write(
-            #"{"sequence": [{"executor": "fail", "payload": {"message": "nope"}, "maxAttempts": 1}, {"executor": "sum"}]}"#, to: "fail.json", in: store)
-        let goodID = try await CLI.run(["workflow", "submit", good, "--context", #"{"run": 1}"#], db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let badID = try await CLI.run(["workflow", "submit", bad], db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            #"{"sequence": [{"executor": "fail", "payload": {"message": "nope"}, "maxAttempts": 1}, {"executor": "sum"}]}"#,
+            to: "fail.json", in: store)
+        let goodID = try await CLI.run(["workflow", "submit", good, "--context", #"{"run": 1}"#], db: db).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let badID = try await CLI.run(["workflow", "submit", bad], db: db).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let status = try await CLI.run(["status"], db: db).stdout
         #expect(status.contains("WAITING") && status.contains("2 running workflow(s)"), "\(status)")
 
-        let worker = try CLI.startDetached(["work"], db: db, logPath: store.directory.appendingPathComponent("w.log").path)
+        let worker = try CLI.startDetached(
+            ["work"], db: db, logPath: store.directory.appendingPathComponent("w.log").path)
         defer { kill(worker.processIdentifier, SIGKILL) }
         let waited = try await CLI.run(["wait", "--workflow", goodID, "--timeout", "30s"], db: db)
         #expect(waited.status == 0, "\(waited.stdout) \(waited.stderr)")
@@ -86,12 +93,19 @@ struct WorkflowProcessTests {
         #expect(object["state"] as? String == "succeeded")
         let list = try await CLI.run(["workflow", "list", "--state", "failed"], db: db).stdout
         #expect(list.contains("\(badID) ") && !list.contains("ok"), "\(list)")
-        #expect(try await CLI.run(["workflow", "cancel", goodID], db: db).status == 1, "a finished workflow cannot be cancelled")
+        #expect(
+            try await CLI.run(["workflow", "cancel", goodID], db: db).status == 1,
+            "a finished workflow cannot be cancelled")
         let events = try await CLI.run(["events", "--workflow", goodID, "--kind", "workflow", "--json"], db: db).stdout
         #expect(events.split(separator: "\n").count == 1)
         let timedOut = try await CLI.run(
-            ["workflow", "submit", try Self.write(#"{"sequence": [{"executor": "sleep", "payload": {"seconds": 30}}]}"#, to: "slow.json", in: store)],
-            db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            [
+                "workflow", "submit",
+                try Self.write(
+                    #"{"sequence": [{"executor": "sleep", "payload": {"seconds": 30}}]}"#, to: "slow.json", in: store)
+            ],
+            db: db
+        ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await CLI.run(["wait", "--workflow", timedOut, "--timeout", "200ms"], db: db).status == 124)
         #expect(try await CLI.run(["workflow", "cancel", timedOut], db: db).status == 0)
         #expect(try await CLI.run(["wait", "--workflow", timedOut, "--timeout", "5s"], db: db).status == 1)
@@ -108,8 +122,10 @@ struct WorkflowProcessTests {
             """
             {"sequence": [\(step("a", 0)), {"parallel": [\(step("b", 4)), \(step("c", 0))]}, \(step("d", 0)), \(step("e", 0))]}
             """, to: "wf.json", in: store)
-        let id = try await CLI.run(["workflow", "submit", file], db: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let workerA = try CLI.startDetached(["work", "--lease", "1s"], db: db, logPath: store.directory.appendingPathComponent("a.log").path)
+        let id = try await CLI.run(["workflow", "submit", file], db: db).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        let workerA = try CLI.startDetached(
+            ["work", "--lease", "1s"], db: db, logPath: store.directory.appendingPathComponent("a.log").path)
         // Killed while b runs, once a and c are recorded (a step whose success was not committed
         // yet would run again, which is at-least-once delivery, not what this test is about).
         try await EventProcessTests.waitFor("step b to run, a and c to succeed") {
@@ -123,7 +139,9 @@ struct WorkflowProcessTests {
         let workflow = try await CLI.run(["wait", "--workflow", id, "--timeout", "10s"], db: db)
         #expect(workflow.status == 0, "\(workflow.stdout)")
         let lines = ((try? String(contentsOfFile: ran, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-        for name in ["a", "c", "d", "e"] { #expect(lines.filter { $0 == name }.count == 1, "\(name) ran once: \(lines)") }
+        for name in ["a", "c", "d", "e"] {
+            #expect(lines.filter { $0 == name }.count == 1, "\(name) ran once: \(lines)")
+        }
         #expect(lines.filter { $0 == "b" }.count == 2, "the killed step ran again: \(lines)")
         #expect(lines.firstIndex(of: "d")! > lines.lastIndex(of: "b")!, "d waited for the rerun of b")
         let succeeded = try await EventProcessTests.events(db, ["--workflow", id, "--kind", "succeeded"])
@@ -144,8 +162,10 @@ struct WorkflowProcessTests {
             var script = ""
             for chunk in 0..<4 {
                 let path = try Self.write(
-                    Array(repeating: line, count: 25).joined(separator: "\n"), to: "p\(producer)-\(chunk).jsonl", in: store)
-                script += "\(CLI.binary.path) --db \(db) enqueue --file \(path) >> \(store.directory.path)/acked-\(producer) || exit 1\n"
+                    Array(repeating: line, count: 25).joined(separator: "\n"), to: "p\(producer)-\(chunk).jsonl",
+                    in: store)
+                script +=
+                    "\(CLI.binary.path) --db \(db) enqueue --file \(path) >> \(store.directory.path)/acked-\(producer) || exit 1\n"
             }
             producers.append(
                 try Child(
@@ -154,7 +174,9 @@ struct WorkflowProcessTests {
                     stderrPath: store.directory.appendingPathComponent("p\(producer).err").path))
         }
         let workers = try (0..<2).map { index in
-            try CLI.startDetached(["work", "--concurrency", "4"], db: db, logPath: store.directory.appendingPathComponent("w\(index).log").path)
+            try CLI.startDetached(
+                ["work", "--concurrency", "4"], db: db,
+                logPath: store.directory.appendingPathComponent("w\(index).log").path)
         }
         defer { for worker in workers { kill(worker.processIdentifier, SIGKILL) } }
         for producer in producers {
@@ -162,14 +184,19 @@ struct WorkflowProcessTests {
             #expect(producer.terminationStatus == 0)
         }
         let acked = try (0..<2).flatMap { producer in
-            try String(contentsOfFile: store.directory.appendingPathComponent("acked-\(producer)").path, encoding: .utf8)
-                .split(separator: "\n").compactMap { Int($0) }
+            try String(
+                contentsOfFile: store.directory.appendingPathComponent("acked-\(producer)").path, encoding: .utf8
+            )
+            .split(separator: "\n").compactMap { Int($0) }
         }
         #expect(acked.count == 200)
         var jobs: [[String: Any]] = []
         try await EventProcessTests.waitFor("the lane to drain", timeout: 60) {
-            let lines = try await CLI.run(["lane", "show", "L", "--json"], db: db).stdout.split(separator: "\n").dropFirst()
-            jobs = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+            let lines = try await CLI.run(["lane", "show", "L", "--json"], db: db).stdout.split(separator: "\n")
+                .dropFirst()
+            jobs = try lines.map {
+                try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+            }
             return jobs.count == 200 && jobs.allSatisfy { $0["state"] as? String == "succeeded" }
         }
         #expect(jobs.compactMap { $0["id"] as? Int }.sorted() == acked.sorted(), "the lane holds every appended job")
@@ -180,7 +207,8 @@ struct WorkflowProcessTests {
             #expect(started >= finished, "job \(later["id"]!) started before job \(earlier["id"]!) finished")
         }
         let drained = try await EventProcessTests.events(db, ["--kind", "lane"])
-        #expect(!drained.isEmpty && drained.allSatisfy { ($0["data"] as? [String: Any])?["state"] as? String == "drained" })
+        #expect(
+            !drained.isEmpty && drained.allSatisfy { ($0["data"] as? [String: Any])?["state"] as? String == "drained" })
         let shown = try await CLI.run(["lane", "show", "L"], db: db).stdout
         #expect(shown.contains("lane L: on failure continue"))
     }

@@ -8,7 +8,10 @@ import Testing
 /// Writes `{"key": value}` into the shared context; returns what it saw when it started.
 struct SharedWriter: Executor {
     static let name = "shared-writer"
-    struct Input: Codable, Sendable { var key: String; var value: Int }
+    struct Input: Codable, Sendable {
+        var key: String
+        var value: Int
+    }
     func run(_ input: Input, context: JobContext) async throws -> [String: JSONValue] {
         try context.setShared(input.key, input.value)
         return context.shared
@@ -56,7 +59,9 @@ struct WorkflowTests {
         for name in order {
             if name == "parallel" {
                 let members = try await ["p1", "p2", "p3"].asyncMap { try await job(queue, status, named: $0) }
-                for member in members { #expect(member.startedAt! >= previousEnd, "\(member.name!) starts after the one before the group") }
+                for member in members {
+                    #expect(member.startedAt! >= previousEnd, "\(member.name!) starts after the one before the group")
+                }
                 let latestStart = members.map { $0.startedAt! }.max()!
                 let earliestEnd = members.map { $0.finishedAt! }.min()!
                 #expect(latestStart < earliestEnd, "the three parallel ones overlap")
@@ -75,16 +80,21 @@ struct WorkflowTests {
 
     @Test(arguments: TestStore.all) func aDeadMemberFailsTheWorkflowAndCancelsTheRest(store: TestStore) async throws {
         let queue = try await store.open()
-        let id = try await queue.submit(try Workflow(name: "doomed") {
-            try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "first"))
-            try Parallel(name: "fan") {
-                try Step(executor: "fail", payloadJSON: #"{"message":"boom"}"#, options: .init(maxAttempts: 1, name: "bad"))
-                // Running when its sibling dies: cancelled, and its late success refused.
-                try Step(executor: "sleep", payloadJSON: #"{"seconds":0.5}"#, options: .init(name: "slow"))
-                try Sequential { try Step(executor: "sleep", payloadJSON: #"{"seconds":0.4}"#, options: .init(name: "nested")) }
-            }
-            try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "after"))
-        })
+        let id = try await queue.submit(
+            try Workflow(name: "doomed") {
+                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "first"))
+                try Parallel(name: "fan") {
+                    try Step(
+                        executor: "fail", payloadJSON: #"{"message":"boom"}"#,
+                        options: .init(maxAttempts: 1, name: "bad"))
+                    // Running when its sibling dies: cancelled, and its late success refused.
+                    try Step(executor: "sleep", payloadJSON: #"{"seconds":0.5}"#, options: .init(name: "slow"))
+                    try Sequential {
+                        try Step(executor: "sleep", payloadJSON: #"{"seconds":0.4}"#, options: .init(name: "nested"))
+                    }
+                }
+                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "after"))
+            })
         try await run(queue)
         let status = try #require(try await queue.workflow(id))
         #expect(status.state == .failed)
@@ -98,23 +108,28 @@ struct WorkflowTests {
         let succeeded = try await queue.events(after: 0, filter: EventFilter(workflow: id, kinds: [.succeeded]))
         #expect(succeeded.count == 1, "no sibling recorded a success after its group failed")
         let groups = try await queue.events(after: 0, filter: EventFilter(workflow: id, kinds: [.group]))
-        #expect(groups.contains { $0.dataJSON?.contains("\"name\":\"fan\"") == true && $0.dataJSON?.contains("\"state\":\"failed\"") == true })
+        #expect(
+            groups.contains {
+                $0.dataJSON?.contains("\"name\":\"fan\"") == true
+                    && $0.dataJSON?.contains("\"state\":\"failed\"") == true
+            })
         #expect(try await queue.events(after: 0, filter: EventFilter(workflow: id, kinds: [.workflow])).count == 1)
     }
 
     @Test(arguments: TestStore.all) func continueLetsTheRestRunAndRecordsTheFailure(store: TestStore) async throws {
         let queue = try await store.open()
-        let id = try await queue.submit(try Workflow {
-            try Parallel(name: "tolerant", onFailure: .continue) {
-                try Step(executor: "fail", payloadJSON: "{}", options: .init(maxAttempts: 1, name: "bad"))
-                try Sequential {
-                    try Step(executor: "fail", payloadJSON: "{}", options: .init(maxAttempts: 1, name: "bad2"))
-                    try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "after-bad2"))
+        let id = try await queue.submit(
+            try Workflow {
+                try Parallel(name: "tolerant", onFailure: .continue) {
+                    try Step(executor: "fail", payloadJSON: "{}", options: .init(maxAttempts: 1, name: "bad"))
+                    try Sequential {
+                        try Step(executor: "fail", payloadJSON: "{}", options: .init(maxAttempts: 1, name: "bad2"))
+                        try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "after-bad2"))
+                    }
+                    try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "good"))
                 }
-                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "good"))
-            }
-            try Step(executor: "sum", payloadJSON: #"{"a":2,"b":2}"#, options: .init(name: "then"))
-        })
+                try Step(executor: "sum", payloadJSON: #"{"a":2,"b":2}"#, options: .init(name: "then"))
+            })
         try await run(queue)
         let status = try #require(try await queue.workflow(id))
         #expect(status.state == .succeeded)
@@ -129,16 +144,19 @@ struct WorkflowTests {
         #expect(tolerant.dataJSON?.contains("\"failures\"") == true)
     }
 
-    @Test(arguments: TestStore.all) func emptyGroupsCompleteAtOnceAndDoNotReorderOrCancel(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func emptyGroupsCompleteAtOnceAndDoNotReorderOrCancel(store: TestStore) async throws
+    {
         let queue = try await store.open()
-        let id = try await queue.submit(try Workflow {
-            try Step(executor: "sleep", payloadJSON: #"{"seconds":0.1}"#, options: .init(name: "a"))
-            Parallel {}
-            Sequential { Parallel {} }
-            try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "b"))
-        })
+        let id = try await queue.submit(
+            try Workflow {
+                try Step(executor: "sleep", payloadJSON: #"{"seconds":0.1}"#, options: .init(name: "a"))
+                Parallel {}
+                Sequential { Parallel {} }
+                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "b"))
+            })
         let before = try #require(try await queue.workflow(id))
-        #expect(try await job(queue, before, named: "b").state == .waiting, "b still waits for a behind the empty groups")
+        #expect(
+            try await job(queue, before, named: "b").state == .waiting, "b still waits for a behind the empty groups")
         try await run(queue)
         let status = try #require(try await queue.workflow(id))
         #expect(status.state == .succeeded)
@@ -146,24 +164,27 @@ struct WorkflowTests {
         let b = try await job(queue, status, named: "b")
         #expect(b.state == .succeeded && b.startedAt! >= a.finishedAt!)
 
-        let empty = try await queue.submit(Workflow(root: WorkflowGroup(.parallel, [.group(WorkflowGroup(.sequence, []))])))
+        let empty = try await queue.submit(
+            Workflow(root: WorkflowGroup(.parallel, [.group(WorkflowGroup(.sequence, []))])))
         #expect(try await queue.workflow(empty)?.state == .succeeded, "a workflow of empty groups is complete at once")
     }
 
     @Test(arguments: TestStore.all) func previousResultsFlowIntoTheNextStep(store: TestStore) async throws {
         let queue = try await store.open()
-        let id = try await queue.submit(try Workflow {
-            try Step(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#)
-            try Step(executor: "echo", payloadJSON: #"{"keep":true}"#, options: .init(name: "one"), input: .previous)
-            try Parallel {
-                try Step(executor: "sum", payloadJSON: #"{"a":10,"b":0}"#)
-                try Sequential {
-                    try Step(executor: "sum", payloadJSON: #"{"a":20,"b":0}"#)
-                    try Step(executor: "sum", payloadJSON: #"{"a":30,"b":0}"#)
+        let id = try await queue.submit(
+            try Workflow {
+                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#)
+                try Step(
+                    executor: "echo", payloadJSON: #"{"keep":true}"#, options: .init(name: "one"), input: .previous)
+                try Parallel {
+                    try Step(executor: "sum", payloadJSON: #"{"a":10,"b":0}"#)
+                    try Sequential {
+                        try Step(executor: "sum", payloadJSON: #"{"a":20,"b":0}"#)
+                        try Step(executor: "sum", payloadJSON: #"{"a":30,"b":0}"#)
+                    }
                 }
-            }
-            try Step(executor: "echo", payloadJSON: "{}", options: .init(name: "fan-in"), input: .previous)
-        })
+                try Step(executor: "echo", payloadJSON: "{}", options: .init(name: "fan-in"), input: .previous)
+            })
         try await run(queue)
         let status = try #require(try await queue.workflow(id))
         #expect(status.state == .succeeded)
@@ -175,14 +196,15 @@ struct WorkflowTests {
 
     @Test(arguments: TestStore.all) func sharedContextKeepsEveryParallelWrite(store: TestStore) async throws {
         let queue = try await store.open()
-        let id = try await queue.submit(try Workflow(context: ["seed": "s"]) {
-            try Parallel {
-                for index in 0..<20 {
-                    try Step(SharedWriter.self, .init(key: "k\(index)", value: index))
+        let id = try await queue.submit(
+            try Workflow(context: ["seed": "s"]) {
+                try Parallel {
+                    for index in 0..<20 {
+                        try Step(SharedWriter.self, .init(key: "k\(index)", value: index))
+                    }
                 }
-            }
-            try Step(executor: SharedReader.name, payloadJSON: "{}", options: .init(name: "reader"))
-        })
+                try Step(executor: SharedReader.name, payloadJSON: "{}", options: .init(name: "reader"))
+            })
         try await run(queue)
         let status = try #require(try await queue.workflow(id))
         #expect(status.state == .succeeded)
@@ -210,25 +232,32 @@ struct WorkflowTests {
 
     @Test(arguments: TestStore.all) func cancellingAGroupAtDepthThreeDropsItsMembers(store: TestStore) async throws {
         let queue = try await store.open()
-        let id = try await queue.submit(try Workflow {
-            try Parallel(onFailure: .continue) {
-                try Sequential {
-                    try Parallel(name: "deep") {
-                        try Step(executor: "sleep", payloadJSON: #"{"seconds":60}"#, options: .init(name: "running"))
-                        try Sequential {
-                            try Step(executor: "sleep", payloadJSON: #"{"seconds":60}"#, options: .init(name: "running2"))
-                            try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "not-started"))
+        let id = try await queue.submit(
+            try Workflow {
+                try Parallel(onFailure: .continue) {
+                    try Sequential {
+                        try Parallel(name: "deep") {
+                            try Step(
+                                executor: "sleep", payloadJSON: #"{"seconds":60}"#, options: .init(name: "running"))
+                            try Sequential {
+                                try Step(
+                                    executor: "sleep", payloadJSON: #"{"seconds":60}"#, options: .init(name: "running2")
+                                )
+                                try Step(
+                                    executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "not-started")
+                                )
+                            }
                         }
+                        try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "after-deep"))
                     }
-                    try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "after-deep"))
+                    try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "sibling"))
                 }
-                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "sibling"))
-            }
-        })
+            })
         // Claim only what starts: a job claimed ahead would sit behind a sleep in a slot's buffer.
         var options = quickOptions()
         options.prefetch = 0
-        let pool = WorkerPool(queue: queue, queues: ["default"], concurrency: 4, executors: Self.executors, options: options)
+        let pool = WorkerPool(
+            queue: queue, queues: ["default"], concurrency: 4, executors: Self.executors, options: options)
         let running = Task { try await pool.run() }
         try await eventually(.seconds(30), "the sleeps to start") {
             let status = try await queue.workflow(id)
@@ -240,7 +269,9 @@ struct WorkflowTests {
         try await within(.seconds(20), "the pool") { try await running.value }
         let status = try #require(try await queue.workflow(id))
         #expect(try await job(queue, status, named: "running2").state == .cancelled)
-        #expect(try await job(queue, status, named: "after-deep").state == .cancelled, "the enclosing sequence fails with it")
+        #expect(
+            try await job(queue, status, named: "after-deep").state == .cancelled,
+            "the enclosing sequence fails with it")
         #expect(try await job(queue, status, named: "sibling").state == .succeeded, "the outer continue group goes on")
         #expect(status.state == .succeeded)
         #expect(try await queue.jobs(state: .waiting).isEmpty)
@@ -248,10 +279,11 @@ struct WorkflowTests {
 
     @Test(arguments: TestStore.all) func cancellingAWorkflowCancelsEverything(store: TestStore) async throws {
         let queue = try await store.open()
-        let id = try await queue.submit(try Workflow {
-            try Step(executor: "sleep", payloadJSON: #"{"seconds":5}"#)
-            try Parallel { try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#) }
-        })
+        let id = try await queue.submit(
+            try Workflow {
+                try Step(executor: "sleep", payloadJSON: #"{"seconds":5}"#)
+                try Parallel { try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#) }
+            })
         let status = try await queue.cancelWorkflow(id)
         #expect(status.state == .cancelled)
         #expect(status.jobs.allSatisfy { $0.state == .cancelled })
@@ -266,7 +298,9 @@ struct WorkflowTests {
         _ = try await queue.submit(
             try Workflow {
                 try Sequential {
-                    try Parallel { try Step(executor: "fail", payloadJSON: #"{"message":"deep"}"#, options: .init(maxAttempts: 1)) }
+                    try Parallel {
+                        try Step(executor: "fail", payloadJSON: #"{"message":"deep"}"#, options: .init(maxAttempts: 1))
+                    }
                 }
             },
             handlers: WorkflowHandlers(
@@ -284,15 +318,17 @@ struct WorkflowTests {
         let queue = try await store.open()
         let known = Set(BuiltinExecutors.names)
         let cases: [(String, String)] = [
-            (#"{"sequence": [{"executor": "sum"}, {"executor": "sum"}, {"executor": "sum"}, {"parallel": [{"executor": "sm"}]}]}"#,
-             "$.sequence[3].parallel[0].executor: unknown executor 'sm'"),
+            (
+                #"{"sequence": [{"executor": "sum"}, {"executor": "sum"}, {"executor": "sum"}, {"parallel": [{"executor": "sm"}]}]}"#,
+                "$.sequence[3].parallel[0].executor: unknown executor 'sm'"
+            ),
             (#"{"parallel": [{"executor": "echo", "input": "previous"}]}"#, "$.parallel[0].input"),
             (#"{"sequence": [{"executor": "echo"}, {"executor": "echo", "after": [1]}]}"#, "$.sequence[1].after"),
             (#"{"sequence": [{"executor": "echo", "maxAttempts": 0}]}"#, "$.sequence[0]: maxAttempts"),
             (#"{"sequence": {"executor": "echo"}}"#, "$.sequence: must be an array"),
             (#"{"sequence": [], "onFailure": "explode"}"#, "$.onFailure"),
             (#"{"sequence": [], "context": [1]}"#, "$.context"),
-            (#"[1, 2]"#, "$: expected a JSON object"),
+            (#"[1, 2]"#, "$: expected a JSON object")
         ]
         for (json, message) in cases {
             do {

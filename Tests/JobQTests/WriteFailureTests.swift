@@ -12,12 +12,15 @@ struct WriteFailureTests {
     @Test func outcomesWrittenWhileTheStoreIsLockedAreRecordedOnceItIsFree() async throws {
         let store = try TemporaryStore()
         let queue = try store.open()
-        let jobs = try await queue.enqueue(contentsOf: (0..<12).map { _ in
-            try JobRequest(executor: "sleep", payloadJSON: #"{"seconds": 0.5}"#)
-        })
+        let jobs = try await queue.enqueue(
+            contentsOf: (0..<12).map { _ in
+                try JobRequest(executor: "sleep", payloadJSON: #"{"seconds": 0.5}"#)
+            })
         let pool = WorkerPool(queue: queue, concurrency: 4, executors: BuiltinExecutors.all, options: quickOptions())
         let running = Task { try await pool.run() }
-        try await eventually(.seconds(30), "jobs to run") { try await queue.jobs(state: .running, limit: 20).count >= 4 }
+        try await eventually(.seconds(30), "jobs to run") {
+            try await queue.jobs(state: .running, limit: 20).count >= 4
+        }
         // Another process takes the write lock and keeps it past the store's busy timeout, the
         // way a long `jobq prune` or a large import would: completions written meanwhile fail.
         let holdFor = SQLiteStore.busyTimeout + 2
@@ -33,7 +36,8 @@ struct WriteFailureTests {
         try await within(.seconds(60), "the pool to finish once the lock is free") { try await running.value }
         let all = try await queue.jobs(limit: 100)
         #expect(all.count == jobs.count)
-        #expect(all.allSatisfy { $0.state == .succeeded }, "\(Dictionary(grouping: all, by: \.state).mapValues(\.count))")
+        #expect(
+            all.allSatisfy { $0.state == .succeeded }, "\(Dictionary(grouping: all, by: \.state).mapValues(\.count))")
         #expect(all.allSatisfy { $0.attempt == 1 }, "each job ran once")
         #expect(pool.statistics.succeeded == jobs.count)
     }
@@ -42,12 +46,15 @@ struct WriteFailureTests {
     /// hold is left to expire even if its row names the worker.
     @Test(arguments: TestStore.all) func renewalsExtendOnlyTheLeasesAskedFor(store: TestStore) async throws {
         let queue = try await store.open()
-        _ = try await queue.enqueue(contentsOf: (0..<2).map { _ in try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#) })
-        let claimed = try await queue.store.claim(queues: ["default"], limit: 2, workerID: "w", lease: .seconds(1), startingNow: 2)
+        _ = try await queue.enqueue(
+            contentsOf: (0..<2).map { _ in try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#) })
+        let claimed = try await queue.store.claim(
+            queues: ["default"], limit: 2, workerID: "w", lease: .seconds(1), startingNow: 2)
         #expect(claimed.count == 2)
         let renewed = try await queue.store.renewLeases([claimed[0].id], workerID: "w", lease: .seconds(60))
         #expect(renewed == [claimed[0].id])
-        #expect(try await queue.store.renewLeases([claimed[1].id], workerID: "someone-else", lease: .seconds(60)).isEmpty)
+        #expect(
+            try await queue.store.renewLeases([claimed[1].id], workerID: "someone-else", lease: .seconds(60)).isEmpty)
         try await Task.sleep(for: .milliseconds(1200))
         #expect(try await queue.store.reclaimExpiredLeases() == 1, "only the lease not renewed expired")
         #expect(try await queue.job(claimed[0].id)?.state == .running)
@@ -57,11 +64,14 @@ struct WriteFailureTests {
     /// A job that sat, unstarted, at the head of killed workers' buffers again and again is
     /// never ended for it: it becomes a suspect whose start is written before it runs, and then
     /// runs normally.
-    @Test(arguments: TestStore.all) func aJobOnlyEverHeldByDyingWorkersIsNeverEndedForIt(store: TestStore) async throws {
+    @Test(arguments: TestStore.all) func aJobOnlyEverHeldByDyingWorkersIsNeverEndedForIt(store: TestStore) async throws
+    {
         let queue = try await store.open()
-        let job = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(maxAttempts: 1)))
+        let job = try await queue.enqueue(
+            try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(maxAttempts: 1)))
         for round in 1...6 {
-            let claimed = try await queue.store.claim(queues: ["default"], limit: 1, workerID: "dying-\(round)", lease: .milliseconds(1), startingNow: 0)
+            let claimed = try await queue.store.claim(
+                queues: ["default"], limit: 1, workerID: "dying-\(round)", lease: .milliseconds(1), startingNow: 0)
             #expect(claimed.map(\.id) == [job.id], "round \(round)")
             #expect(claimed.first?.isSuspect == (round > 1), "a suspect from its first unmarked death on")
             try await Task.sleep(for: .milliseconds(20))

@@ -50,14 +50,17 @@ final class StepRecorder: Sendable {
         self.isInitialization = isInitialization
     }
 
-    func recordWithChanges<T: Sendable>(_ body: @escaping @Sendable (DataMigrationTransaction) throws -> T) async throws -> T {
+    func recordWithChanges<T: Sendable>(_ body: @escaping @Sendable (DataMigrationTransaction) throws -> T) async throws
+        -> T
+    {
         let firstUse = writeUsed.withLock { used in
             defer { used = true }
             return !used
         }
         guard firstUse else {
             throw JobQueueError.invalidState(
-                "data migration '\(name)' step \(version) called context.write twice; do all of a step's store changes in one write")
+                "data migration '\(name)' step \(version) called context.write twice; do all of a step's store changes in one write"
+            )
         }
         let outcome = isInitialization ? "initialized" : "migrated"
         let result = try await store.recordDataMigrationStep(
@@ -65,7 +68,8 @@ final class StepRecorder: Sendable {
         recorded.withLock { $0 = result != nil }
         guard let result else {
             throw JobQueueError.invalidState(
-                "data migration '\(name)' step \(version) was already recorded by another run; its changes were rolled back")
+                "data migration '\(name)' step \(version) was already recorded by another run; its changes were rolled back"
+            )
         }
         return result
     }
@@ -75,8 +79,10 @@ final class StepRecorder: Sendable {
     func finish(skipped: Bool) async throws -> String? {
         if let done = recorded.withLock({ $0 }) { return done ? "migrated" : nil }
         let outcome = isInitialization ? "initialized" : (skipped ? "skipped" : "migrated")
-        let didRecord = try await store.recordDataMigrationStep(
-            name: name, version: version, outcome: outcome, target: target, next: next, changes: { _ in true }) != nil
+        let didRecord =
+            try await store.recordDataMigrationStep(
+                name: name, version: version, outcome: outcome, target: target, next: next, changes: { _ in true })
+            != nil
         return didRecord ? outcome : nil
     }
 }
@@ -131,10 +137,12 @@ extension JobQueue {
         try await store.dataMigrators()
     }
 
-    private func enqueueDataMigration(_ migrator: ErasedDataMigrator, queue: String) async throws -> DataMigrationReport {
+    private func enqueueDataMigration(_ migrator: ErasedDataMigrator, queue: String) async throws -> DataMigrationReport
+    {
         let recorded = try await store.dataMigrationVersion(migrator.name)
         var report = DataMigrationReport(
-            migrator: migrator.name, fromVersion: recorded, toVersion: recorded ?? 0, targetVersion: migrator.targetVersion,
+            migrator: migrator.name, fromVersion: recorded, toVersion: recorded ?? 0,
+            targetVersion: migrator.targetVersion,
             initialized: false, migrated: [], skipped: [], jobID: nil)
         if let recorded {
             try checkNotNewer(migrator, recorded: recorded)
@@ -152,33 +160,40 @@ extension JobQueue {
 
     static func dataMigrationStepRequest(_ name: String, step: Int, queue: String) throws(JobQueueError) -> JobRequest {
         let payload = "{\"migrator\":\(JSONText.string(name)),\"step\":\(step)}"
-        return try JobRequest(executor: DataMigrationStep.executorName, payloadJSON: payload, options: JobOptions(queue: queue))
+        return try JobRequest(
+            executor: DataMigrationStep.executorName, payloadJSON: payload, options: JobOptions(queue: queue))
     }
 
     private func checkNotNewer(_ migrator: ErasedDataMigrator, recorded: Int) throws(JobQueueError) {
         guard recorded <= migrator.targetVersion else {
             throw .incompatibleStore(
-                "data of '\(migrator.name)' is at version \(recorded), newer than this code's target \(migrator.targetVersion); upgrade the program")
+                "data of '\(migrator.name)' is at version \(recorded), newer than this code's target \(migrator.targetVersion); upgrade the program"
+            )
         }
     }
 
     /// Runs step `step` (0: initialize) if the recorded version is right before it. Returns the
     /// outcome recorded ("initialized", "migrated", "skipped") or "already done".
-    func runDataMigrationStep(_ migrator: ErasedDataMigrator, step: Int, background: Bool, nextOn queue: String?) async throws -> String {
+    func runDataMigrationStep(_ migrator: ErasedDataMigrator, step: Int, background: Bool, nextOn queue: String?)
+        async throws -> String
+    {
         let recorded = try await store.dataMigrationVersion(migrator.name)
         let target = migrator.targetVersion
         if step == 0 {
             if recorded != nil { return "already done" }
         } else {
             guard let recorded else {
-                throw NonRetryableError("data migration '\(migrator.name)' step \(step) cannot run: the migrator was never initialized")
+                throw NonRetryableError(
+                    "data migration '\(migrator.name)' step \(step) cannot run: the migrator was never initialized")
             }
             if recorded >= step { return "already done" }
             guard recorded == step - 1 else {
-                throw NonRetryableError("data migration '\(migrator.name)' step \(step) cannot run: the data is at version \(recorded)")
+                throw NonRetryableError(
+                    "data migration '\(migrator.name)' step \(step) cannot run: the data is at version \(recorded)")
             }
             guard step <= target else {
-                throw NonRetryableError("data migration '\(migrator.name)' step \(step) is past this code's target \(target)")
+                throw NonRetryableError(
+                    "data migration '\(migrator.name)' step \(step) is past this code's target \(target)")
             }
         }
         let version = step == 0 ? target : step
@@ -187,8 +202,10 @@ extension JobQueue {
             next = try Self.dataMigrationStepRequest(migrator.name, step: step + 1, queue: queue)
         }
         let recorder = StepRecorder(
-            store: store, name: migrator.name, version: version, target: target, next: next, isInitialization: step == 0)
-        let context = DataMigrationContext(migrator: migrator.name, version: version, isBackground: background, recorder: recorder)
+            store: store, name: migrator.name, version: version, target: target, next: next, isInitialization: step == 0
+        )
+        let context = DataMigrationContext(
+            migrator: migrator.name, version: version, isBackground: background, recorder: recorder)
         var skipped = false
         if step == 0 {
             try await migrator.initialize(context)
@@ -205,7 +222,10 @@ extension JobQueue {
 
 /// The executor that runs one background data migration step.
 enum DataMigrationStepExecutor {
-    struct Input: Codable { var migrator: String; var step: Int }
+    struct Input: Codable {
+        var migrator: String
+        var step: Int
+    }
 
     static func make(queue: JobQueue, migrators: [ErasedDataMigrator]) -> ErasedExecutor {
         let registry = Dictionary(migrators.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
@@ -219,16 +239,22 @@ enum DataMigrationStepExecutor {
             guard let migrator = registry[input.migrator] else {
                 throw ExecutorFailure(
                     "no data migrator named '\(input.migrator)' is registered in this worker pool (registered: "
-                        + (registry.keys.sorted().joined(separator: ", ").nonEmpty ?? "none") + "); pass it in WorkerPool(migrators:)")
+                        + (registry.keys.sorted().joined(separator: ", ").nonEmpty ?? "none")
+                        + "); pass it in WorkerPool(migrators:)")
             }
             // Each step reports where the chain is, so `jobq events --kind progress` and
             // `jobq wait` show a data migration moving.
             let target = max(migrator.targetVersion, 1)
             let label = input.step == 0 ? "initialize" : "step \(input.step) of \(target)"
-            try await context.progress(Double(max(input.step - 1, 0)) / Double(target), message: "\(migrator.name): \(label)")
-            let outcome = try await queue.runDataMigrationStep(migrator, step: input.step, background: true, nextOn: context.queue)
-            try await context.progress(input.step == 0 ? 1 : Double(input.step) / Double(target), message: "\(migrator.name): \(label) \(outcome)")
-            return "{\"migrator\":\(JSONText.string(input.migrator)),\"step\":\(input.step),\"outcome\":\(JSONText.string(outcome))}"
+            try await context.progress(
+                Double(max(input.step - 1, 0)) / Double(target), message: "\(migrator.name): \(label)")
+            let outcome = try await queue.runDataMigrationStep(
+                migrator, step: input.step, background: true, nextOn: context.queue)
+            try await context.progress(
+                input.step == 0 ? 1 : Double(input.step) / Double(target),
+                message: "\(migrator.name): \(label) \(outcome)")
+            return
+                "{\"migrator\":\(JSONText.string(input.migrator)),\"step\":\(input.step),\"outcome\":\(JSONText.string(outcome))}"
         }
     }
 }

@@ -46,7 +46,8 @@ public struct DataMigrationTransaction {
 
     /// Runs a query and returns its rows.
     public func rows(_ sql: String, _ arguments: [DataMigrationValue] = []) throws -> [DataMigrationRow] {
-        try transaction.fetchRows(sql: sql, arguments: SQLArguments(arguments.map(\.sqlValue))).map(DataMigrationRow.init)
+        try transaction.fetchRows(sql: sql, arguments: SQLArguments(arguments.map(\.sqlValue))).map(
+            DataMigrationRow.init)
     }
 }
 

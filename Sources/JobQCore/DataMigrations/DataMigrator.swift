@@ -84,7 +84,8 @@ public struct DataMigrationContext: Sendable {
     /// - Throws: ``JobQueueError/invalidState(_:)`` when the step calls it a second time, or when
     ///   another run recorded the step first (this run's changes are then rolled back).
     @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (DataMigrationTransaction) throws -> T) async throws -> T {
+    public func write<T: Sendable>(_ body: @escaping @Sendable (DataMigrationTransaction) throws -> T) async throws -> T
+    {
         try await recorder.recordWithChanges(body)
     }
 }

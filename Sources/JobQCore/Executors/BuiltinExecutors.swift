@@ -7,7 +7,9 @@ import Foundation
 /// let pool = WorkerPool(queue: queue, executors: BuiltinExecutors.all + [MyExecutor()])
 /// ```
 public enum BuiltinExecutors {
-    public static var all: [any Executor] { [ShellExecutor(), SleepExecutor(), SumExecutor(), EchoExecutor(), FailExecutor()] }
+    public static var all: [any Executor] {
+        [ShellExecutor(), SleepExecutor(), SumExecutor(), EchoExecutor(), FailExecutor()]
+    }
 
     /// The names of ``all``.
     public static var names: [String] {
@@ -28,7 +30,8 @@ public struct SleepExecutor: Executor {
 
     public func run(_ input: Input, context: JobContext) async throws -> Output {
         guard input.seconds.isFinite, input.seconds >= 0, input.seconds <= DurationParser.maximumSeconds else {
-            throw NonRetryableError("'seconds' must be a number from 0 to \(Int(DurationParser.maximumSeconds)), got \(input.seconds)")
+            throw NonRetryableError(
+                "'seconds' must be a number from 0 to \(Int(DurationParser.maximumSeconds)), got \(input.seconds)")
         }
         try await Task.sleep(for: .milliseconds(Int64(input.seconds * 1000)))
         return Output(slept: input.seconds)
@@ -42,7 +45,10 @@ public struct SumExecutor: Executor {
     public struct Input: Codable, Sendable {
         public var a: JSONValue
         public var b: JSONValue
-        public init(a: Int, b: Int) { self.a = .integer(Int64(a)); self.b = .integer(Int64(b)) }
+        public init(a: Int, b: Int) {
+            self.a = .integer(Int64(a))
+            self.b = .integer(Int64(b))
+        }
 
         private enum CodingKeys: String, CodingKey { case a, b }
 

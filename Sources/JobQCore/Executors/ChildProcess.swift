@@ -3,9 +3,9 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A child process started with `posix_spawn` in a process group of its own, so that it and
@@ -42,13 +42,15 @@ final class ChildProcess: Sendable {
     private let captured = Once<(stdout: Captured, stderr: Captured)>()
 
     /// Starts `executable` with `arguments` in a new process group; stdin is /dev/null.
-    init(executable: String, arguments: [String], environment: [String: String], directory: String?, output: Output) throws {
+    init(executable: String, arguments: [String], environment: [String: String], directory: String?, output: Output)
+        throws
+    {
         #if canImport(Glibc)
-        var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
+            var actions = posix_spawn_file_actions_t()
+            var attributes = posix_spawnattr_t()
         #else
-        var actions: posix_spawn_file_actions_t? = nil
-        var attributes: posix_spawnattr_t? = nil
+            var actions: posix_spawn_file_actions_t? = nil
+            var attributes: posix_spawnattr_t? = nil
         #endif
         posix_spawn_file_actions_init(&actions)
         posix_spawnattr_init(&attributes)
@@ -99,7 +101,7 @@ final class ChildProcess: Sendable {
         posix_spawnattr_setpgroup(&attributes, 0)
         var flags = Int32(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP)
         #if canImport(Darwin)
-        flags |= Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)
+            flags |= Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)
         #endif
         posix_spawnattr_setflags(&attributes, Int16(flags))
         Self.adoptOrphans()
@@ -107,8 +109,8 @@ final class ChildProcess: Sendable {
         let argv = ([program] + argumentList).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
         }
         var pid: pid_t = 0
         let result = posix_spawn(&pid, program, &actions, &attributes, argv, envp)
@@ -188,8 +190,8 @@ final class ChildProcess: Sendable {
         let deadline = ContinuousClock.now + limit
         while true {
             #if os(Linux)
-            var status: Int32 = 0
-            while waitpid(-pid, &status, WNOHANG) > 0 {}
+                var status: Int32 = 0
+                while waitpid(-pid, &status, WNOHANG) > 0 {}
             #endif
             if kill(-pid, 0) == -1, errno == ESRCH { return true }
             if ContinuousClock.now >= deadline { return false }
@@ -236,7 +238,9 @@ final class ChildProcess: Sendable {
                 if room > 0 { streams[index].kept += buffer[0..<min(room, count)] }
                 if index == 1, tail > 0 {
                     streams[index].tail += buffer[max(0, count - tail)..<count]
-                    if streams[index].tail.count > tail { streams[index].tail.removeFirst(streams[index].tail.count - tail) }
+                    if streams[index].tail.count > tail {
+                        streams[index].tail.removeFirst(streams[index].tail.count - tail)
+                    }
                 }
             }
         }
@@ -247,9 +251,9 @@ final class ChildProcess: Sendable {
 
 private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
     #if canImport(Glibc)
-    Glibc.read(descriptor, buffer, count)
+        Glibc.read(descriptor, buffer, count)
     #else
-    Darwin.read(descriptor, buffer, count)
+        Darwin.read(descriptor, buffer, count)
     #endif
 }
 

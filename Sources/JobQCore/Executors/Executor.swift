@@ -97,7 +97,9 @@ public struct JobContext: Sendable {
     /// }
     /// ```
     public func progress(_ fraction: Double, message: String? = nil) async throws {
-        guard fraction.isFinite else { throw JobQueueError.invalidInput("progress must be a finite number, got \(fraction)") }
+        guard fraction.isFinite else {
+            throw JobQueueError.invalidInput("progress must be a finite number, got \(fraction)")
+        }
         try await progressWriter?.report(.init(fraction: min(max(fraction, 0), 1), message: message))
     }
 

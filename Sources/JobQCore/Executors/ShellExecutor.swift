@@ -67,12 +67,14 @@ public struct ShellExecutor: Executor {
     public func run(_ input: Input, context: JobContext) async throws -> Output {
         let (executable, arguments) = try Self.command(input)
         var isDirectory: ObjCBool = false
-        if let cwd = input.cwd, !(FileManager.default.fileExists(atPath: cwd, isDirectory: &isDirectory) && isDirectory.boolValue) {
+        if let cwd = input.cwd,
+            !(FileManager.default.fileExists(atPath: cwd, isDirectory: &isDirectory) && isDirectory.boolValue)
+        {
             throw NonRetryableError("working directory '\(cwd)' does not exist")
         }
         // The job's identity is passed down so scripts can log it or make their work idempotent.
         let identity = [
-            "JOBQ_JOB_ID": String(context.jobID), "JOBQ_ATTEMPT": String(context.attempt), "JOBQ_QUEUE": context.queue,
+            "JOBQ_JOB_ID": String(context.jobID), "JOBQ_ATTEMPT": String(context.attempt), "JOBQ_QUEUE": context.queue
         ]
         let inherited = ProcessInfo.processInfo.environment.filter { !Self.isWithheld($0.key) }
         let environment = inherited.merging(identity) { $1 }.merging(input.env ?? [:]) { $1 }
@@ -121,7 +123,8 @@ public struct ShellExecutor: Executor {
         case (.some, .some):
             throw NonRetryableError("give either 'argv' (no shell) or 'script' (run by /bin/sh), not both")
         case (nil, nil):
-            throw NonRetryableError("shell payload needs 'argv' (e.g. [\"echo\", \"hi\"]) or 'script' (e.g. \"ls | wc -l\")")
+            throw NonRetryableError(
+                "shell payload needs 'argv' (e.g. [\"echo\", \"hi\"]) or 'script' (e.g. \"ls | wc -l\")")
         }
     }
 

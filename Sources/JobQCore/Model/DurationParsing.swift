@@ -48,7 +48,8 @@ public enum DurationParser {
     public static func format(_ duration: Duration) -> String {
         let seconds = duration.inSeconds
         if seconds < 1 { return "\(Int((seconds * 1000).rounded()))ms" }
-        for (unit, scale) in [("d", 86_400.0), ("h", 3600.0), ("m", 60.0)] where seconds >= scale && seconds.truncatingRemainder(dividingBy: scale) == 0 {
+        for (unit, scale) in [("d", 86_400.0), ("h", 3600.0), ("m", 60.0)]
+        where seconds >= scale && seconds.truncatingRemainder(dividingBy: scale) == 0 {
             return "\(Int(seconds / scale))\(unit)"
         }
         return seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(seconds)s"

@@ -104,7 +104,7 @@ extension Job {
             ("error", error.map(JSONText.string) ?? "null"),
             ("attempt", String(attempt)),
             ("maxAttempts", String(maxAttempts)),
-            ("runAt", JSONText.string(ISO8601.string(runAt))),
+            ("runAt", JSONText.string(ISO8601.string(runAt)))
         ]
         fields.append(("timeout", timeout.map { JSONText.number($0.inSeconds) } ?? "null"))
         fields.append(("createdAt", JSONText.string(ISO8601.string(createdAt))))

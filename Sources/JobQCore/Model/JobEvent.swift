@@ -57,8 +57,13 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
 
     /// Parses a kind as users type it, with an error listing the valid kinds.
     public init(parsing text: String) throws(JobQueueError) {
-        guard let kind = EventKind(rawValue: text) ?? EventKind.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) else {
-            throw .invalidInput("unknown event kind '\(text)'; valid kinds are: " + EventKind.allCases.map(\.rawValue).joined(separator: ", "))
+        guard
+            let kind = EventKind(rawValue: text)
+                ?? EventKind.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() })
+        else {
+            throw .invalidInput(
+                "unknown event kind '\(text)'; valid kinds are: "
+                    + EventKind.allCases.map(\.rawValue).joined(separator: ", "))
         }
         self = kind
     }
@@ -85,7 +90,8 @@ public struct JobEvent: Sendable, Hashable, Identifiable {
     public var createdAt: Date
 
     package init(
-        id: Int64, jobID: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?, workflowID: WorkflowID?,
+        id: Int64, jobID: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?,
+        workflowID: WorkflowID?,
         dataJSON: String?, createdAt: Date
     ) {
         self.id = id
@@ -117,7 +123,7 @@ public struct JobEvent: Sendable, Hashable, Identifiable {
             ("batch", batch.map(JSONText.string) ?? "null"),
             ("workflow", workflowID.map { String($0) } ?? "null"),
             ("data", dataJSON ?? "null"),
-            ("time", JSONText.string(ISO8601.string(createdAt))),
+            ("time", JSONText.string(ISO8601.string(createdAt)))
         ]
         return "{" + fields.map { "\(JSONText.string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
@@ -134,7 +140,8 @@ public struct EventFilter: Sendable, Hashable {
     public var kinds: Set<EventKind>
 
     public init(
-        jobIDs: Set<JobID> = [], executor: String? = nil, queue: String? = nil, batch: String? = nil, workflow: WorkflowID? = nil,
+        jobIDs: Set<JobID> = [], executor: String? = nil, queue: String? = nil, batch: String? = nil,
+        workflow: WorkflowID? = nil,
         kinds: Set<EventKind> = []
     ) {
         self.jobIDs = jobIDs

@@ -18,7 +18,8 @@ public struct JobQuery: Sendable, Hashable {
     public var limit: Int
 
     public init(
-        queue: String? = nil, state: JobState? = nil, executor: String? = nil, name: String? = nil, before: JobID? = nil,
+        queue: String? = nil, state: JobState? = nil, executor: String? = nil, name: String? = nil,
+        before: JobID? = nil,
         limit: Int = 50
     ) {
         self.queue = queue

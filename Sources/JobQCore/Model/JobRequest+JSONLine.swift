@@ -2,11 +2,13 @@ import Foundation
 
 extension JobRequest {
     /// The keys a job line may have.
-    public static let jsonLineKeys: Set<String> = stepKeys.union(["after", "onDependencyFailure", "lane", "laneOnFailure", "unique"])
+    public static let jsonLineKeys: Set<String> = stepKeys.union([
+        "after", "onDependencyFailure", "lane", "laneOnFailure", "unique"
+    ])
 
     /// The keys of a job that a workflow step may have too.
     static let stepKeys: Set<String> = [
-        "executor", "payload", "queue", "priority", "maxAttempts", "delay", "runAt", "timeout", "name", "batch",
+        "executor", "payload", "queue", "priority", "maxAttempts", "delay", "runAt", "timeout", "name", "batch"
     ]
 
     /// Parses one job written as a JSON object, the format of `jobq enqueue --file`:
@@ -34,7 +36,8 @@ extension JobRequest {
             throw .invalidInput("not valid JSON: \(JSONText.describe(error))")
         }
         guard case .object(let fields) = value else {
-            throw .invalidInput("expected a JSON object like {\"executor\": \"sum\", \"payload\": {\"a\": 1, \"b\": 2}}")
+            throw .invalidInput(
+                "expected a JSON object like {\"executor\": \"sum\", \"payload\": {\"a\": 1, \"b\": 2}}")
         }
         try self.init(fields: fields, keys: Self.jsonLineKeys)
     }
@@ -72,24 +75,30 @@ extension JobRequest {
             options.runAt = date
         }
         if let timeout = fields["timeout"] {
-            options.timeout = try Self.duration(try Self.string(timeout, key: "timeout", example: "\"30s\""), key: "timeout")
+            options.timeout = try Self.duration(
+                try Self.string(timeout, key: "timeout", example: "\"30s\""), key: "timeout")
         }
         if let policy = fields["onDependencyFailure"] {
-            options.onDependencyFailure = try DependencyPolicy(parsing: try Self.string(policy, key: "onDependencyFailure", example: "\"ignore\""))
+            options.onDependencyFailure = try DependencyPolicy(
+                parsing: try Self.string(policy, key: "onDependencyFailure", example: "\"ignore\""))
         }
         if let after = fields["after"] {
             guard case .array(let items) = after else {
-                throw .invalidInput("'after' must be an array of job ids like [12, {\"id\": 13, \"policy\": \"ignore\"}]")
+                throw .invalidInput(
+                    "'after' must be an array of job ids like [12, {\"id\": 13, \"policy\": \"ignore\"}]")
             }
             for item in items {
                 if case .object(let edge) = item {
                     guard let id = edge["id"], Set(edge.keys).isSubset(of: ["id", "policy"]) else {
-                        throw .invalidInput("each object in 'after' has an 'id' and optionally a 'policy', like {\"id\": 13, \"policy\": \"ignore\"}")
+                        throw .invalidInput(
+                            "each object in 'after' has an 'id' and optionally a 'policy', like {\"id\": 13, \"policy\": \"ignore\"}"
+                        )
                     }
                     let jobID = JobID(try Self.integer(id, key: "after[].id"))
                     options.after.append(jobID)
                     if let policy = edge["policy"] {
-                        options.dependencyPolicies[jobID] = try DependencyPolicy(parsing: try Self.string(policy, key: "after[].policy", example: "\"ignore\""))
+                        options.dependencyPolicies[jobID] = try DependencyPolicy(
+                            parsing: try Self.string(policy, key: "after[].policy", example: "\"ignore\""))
                     }
                 } else {
                     options.after.append(JobID(try Self.integer(item, key: "after[]")))
@@ -98,7 +107,8 @@ extension JobRequest {
         }
         if let lane = fields["lane"] { options.lane = try Self.string(lane, key: "lane", example: "\"imports\"") }
         if let policy = fields["laneOnFailure"] {
-            options.laneOnFailure = try LaneFailurePolicy(parsing: try Self.string(policy, key: "laneOnFailure", example: "\"halt\""))
+            options.laneOnFailure = try LaneFailurePolicy(
+                parsing: try Self.string(policy, key: "laneOnFailure", example: "\"halt\""))
         }
         if let unique = fields["unique"] { options.unique = try Self.uniqueKey(unique) }
         try self.init(executor: executor, encodedPayload: payloadData, options: options)
@@ -108,8 +118,11 @@ extension JobRequest {
     private static func uniqueKey(_ value: JSONValue) throws(JobQueueError) -> UniqueKey {
         let example = "\"report:42\" or {\"key\": \"report:42\", \"for\": \"1h\", \"states\": [\"succeeded\"]}"
         if case .string(let key) = value { return UniqueKey(key) }
-        guard case .object(let fields) = value, let key = fields["key"], Set(fields.keys).isSubset(of: ["key", "for", "states"]) else {
-            throw .invalidInput("'unique' must be a key or an object with 'key' and optionally 'for' and 'states', like \(example)")
+        guard case .object(let fields) = value, let key = fields["key"],
+            Set(fields.keys).isSubset(of: ["key", "for", "states"])
+        else {
+            throw .invalidInput(
+                "'unique' must be a key or an object with 'key' and optionally 'for' and 'states', like \(example)")
         }
         let text = try string(key, key: "unique.key", example: "\"report:42\"")
         let period = try fields["for"].map { value throws(JobQueueError) in
@@ -120,7 +133,9 @@ extension JobRequest {
             throw .invalidInput("'unique.states' must be an array of states like [\"succeeded\"]")
         }
         var states: Set<JobState> = []
-        for item in items { states.insert(try JobState(parsing: try string(item, key: "unique.states[]", example: "\"succeeded\""))) }
+        for item in items {
+            states.insert(try JobState(parsing: try string(item, key: "unique.states[]", example: "\"succeeded\"")))
+        }
         return try UniqueKey(text, for: period, states: states)
     }
 

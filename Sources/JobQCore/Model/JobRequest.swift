@@ -141,7 +141,8 @@ public struct JobRequest: Sendable, Hashable {
     }
 
     /// A request for a typed executor; the input is encoded as JSON.
-    public init<E: Executor>(_ executor: E.Type, _ input: E.Input, options: JobOptions = .init()) throws(JobQueueError) {
+    public init<E: Executor>(_ executor: E.Type, _ input: E.Input, options: JobOptions = .init()) throws(JobQueueError)
+    {
         var options = options
         if options.timeout == nil { options.timeout = E.timeout }
         let data: Data
@@ -186,7 +187,8 @@ public struct JobRequest: Sendable, Hashable {
         }
         try options.unique?.validate()
         if options.after.count > 10_000 {
-            throw .invalidInput("a job may depend on at most 10000 jobs, got \(options.after.count); use a workflow or a batch")
+            throw .invalidInput(
+                "a job may depend on at most 10000 jobs, got \(options.after.count); use a workflow or a batch")
         }
         if let stray = options.dependencyPolicies.keys.sorted().first(where: { !options.after.contains($0) }) {
             throw .invalidInput("a dependency policy is given for job \(stray), which is not in `after`")

@@ -48,11 +48,19 @@ final class JobMetrics: Sendable {
             duration = Timer(label: "jobq_job_duration_seconds", dimensions: labels, factory: factory)
             wait = Timer(label: "jobq_job_queue_wait_seconds", dimensions: labels, factory: factory)
             running = Meter(label: "jobq_jobs_running", dimensions: labels, factory: factory)
-            completed = Dictionary(uniqueKeysWithValues: Outcome.allCases.map { outcome in
-                (outcome, Counter(label: "jobq_jobs_completed_total", dimensions: labels + [("outcome", outcome.rawValue)], factory: factory))
-            })
-            failedByError = Counter(label: "jobq_jobs_failed_total", dimensions: labels + [("reason", "error")], factory: factory)
-            failedByTimeout = Counter(label: "jobq_jobs_failed_total", dimensions: labels + [("reason", "timeout")], factory: factory)
+            completed = Dictionary(
+                uniqueKeysWithValues: Outcome.allCases.map { outcome in
+                    (
+                        outcome,
+                        Counter(
+                            label: "jobq_jobs_completed_total", dimensions: labels + [("outcome", outcome.rawValue)],
+                            factory: factory)
+                    )
+                })
+            failedByError = Counter(
+                label: "jobq_jobs_failed_total", dimensions: labels + [("reason", "error")], factory: factory)
+            failedByTimeout = Counter(
+                label: "jobq_jobs_failed_total", dimensions: labels + [("reason", "timeout")], factory: factory)
         }
     }
 
@@ -63,14 +71,15 @@ final class JobMetrics: Sendable {
         /// What an attempt came to; nil is an attempt with nothing to record (cancelled or
         /// taken over while it ran).
         init(_ outcome: AttemptOutcome?) {
-            self = switch outcome {
-            case .succeeded: .succeeded
-            case .retry: .retried
-            case .dead: .dead
-            case .snoozed: .snoozed
-            case .released: .released
-            case nil: .discarded
-            }
+            self =
+                switch outcome {
+                case .succeeded: .succeeded
+                case .retry: .retried
+                case .dead: .dead
+                case .snoozed: .snoozed
+                case .released: .released
+                case nil: .discarded
+                }
         }
     }
 
@@ -149,11 +158,15 @@ final class JobMetrics: Sendable {
                 for (state, count) in queue.counts {
                     let key = queue.name + "\u{0}" + state
                     seen.insert(key)
-                    let gauge = gauges[key] ?? {
-                        let made = Gauge(label: "jobq_queue_jobs", dimensions: [("queue", queue.name), ("state", state)], factory: factory)
-                        gauges[key] = made
-                        return made
-                    }()
+                    let gauge =
+                        gauges[key]
+                        ?? {
+                            let made = Gauge(
+                                label: "jobq_queue_jobs", dimensions: [("queue", queue.name), ("state", state)],
+                                factory: factory)
+                            gauges[key] = made
+                            return made
+                        }()
                     gauge.record(count)
                 }
             }

@@ -35,7 +35,8 @@ enum JobTracing {
         guard let tracer, let context = ServiceContext.current else { return nil }
         var carrier: [String: String] = [:]
         tracer.inject(context, into: &carrier, using: CarrierInjector())
-        guard !carrier.isEmpty, let data = try? JSONSerialization.data(withJSONObject: carrier, options: [.sortedKeys]) else {
+        guard !carrier.isEmpty, let data = try? JSONSerialization.data(withJSONObject: carrier, options: [.sortedKeys])
+        else {
             return nil
         }
         return String(decoding: data, as: UTF8.self)

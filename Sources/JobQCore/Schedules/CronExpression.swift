@@ -34,7 +34,7 @@ public struct CronExpression: Sendable, Hashable, CustomStringConvertible {
 
     static let macros = [
         "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
-        "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *",
+        "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"
     ]
     static let monthNames = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
     static let dayNames = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"]
@@ -46,16 +46,20 @@ public struct CronExpression: Sendable, Hashable, CustomStringConvertible {
         if trimmed.hasPrefix("@") {
             guard let macro = Self.macros[trimmed.lowercased()] else {
                 throw .invalidInput(
-                    "cron '\(text)': unknown macro '\(trimmed)'; use one of \(Self.macros.keys.sorted().joined(separator: ", ")) or five fields")
+                    "cron '\(text)': unknown macro '\(trimmed)'; use one of \(Self.macros.keys.sorted().joined(separator: ", ")) or five fields"
+                )
             }
             expanded = macro
         }
         let fields = expanded.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         guard fields.count == 5 else {
             throw .invalidInput(
-                "cron '\(text)': expected 5 fields (minute hour day-of-month month day-of-week), e.g. '*/15 9-17 * * MON-FRI'; got \(fields.count)")
+                "cron '\(text)': expected 5 fields (minute hour day-of-month month day-of-week), e.g. '*/15 9-17 * * MON-FRI'; got \(fields.count)"
+            )
         }
-        func parse(_ index: Int, _ name: String, _ range: ClosedRange<Int>, names: [String] = [], nameBase: Int = 0) throws(JobQueueError) -> Set<Int> {
+        func parse(_ index: Int, _ name: String, _ range: ClosedRange<Int>, names: [String] = [], nameBase: Int = 0)
+            throws(JobQueueError) -> Set<Int>
+        {
             do {
                 return try Self.field(fields[index], range: range, names: names, nameBase: nameBase)
             } catch let error as CronFieldError {
@@ -74,7 +78,9 @@ public struct CronExpression: Sendable, Hashable, CustomStringConvertible {
         anyDayOfWeek = fields[4].hasPrefix("*")
         // A day that no month has (`0 0 31 2 *`) would never fire: say so now, not never.
         if anyDayOfWeek, let first = daysOfMonth.min(), months.allSatisfy({ Self.longestMonth[$0 - 1] < first }) {
-            throw .invalidInput("cron '\(text)': never fires: no month among \(months.sorted().map(String.init).joined(separator: ",")) has a day \(first)")
+            throw .invalidInput(
+                "cron '\(text)': never fires: no month among \(months.sorted().map(String.init).joined(separator: ",")) has a day \(first)"
+            )
         }
     }
 
@@ -86,11 +92,16 @@ public struct CronExpression: Sendable, Hashable, CustomStringConvertible {
     static func field(_ text: String, range: ClosedRange<Int>, names: [String], nameBase: Int) throws -> Set<Int> {
         func value(_ token: Substring) throws -> Int {
             if let number = Int(token) {
-                guard range.contains(number) else { throw CronFieldError(message: "\(number) is out of range \(range.lowerBound)-\(range.upperBound)") }
+                guard range.contains(number) else {
+                    throw CronFieldError(message: "\(number) is out of range \(range.lowerBound)-\(range.upperBound)")
+                }
                 return number
             }
             if let index = names.firstIndex(of: token.uppercased()) { return index + nameBase }
-            let hint = names.isEmpty ? "a number from \(range.lowerBound) to \(range.upperBound)" : "a number or a name (\(names.joined(separator: ", ")))"
+            let hint =
+                names.isEmpty
+                ? "a number from \(range.lowerBound) to \(range.upperBound)"
+                : "a number or a name (\(names.joined(separator: ", ")))"
             throw CronFieldError(message: "'\(token)' is not \(hint)")
         }
         var values: Set<Int> = []
@@ -146,7 +157,9 @@ public struct CronExpression: Sendable, Hashable, CustomStringConvertible {
         for offset in 0..<Int64(366 * 8 + 1) {
             let dayNumber = firstDay + offset
             let (_, month, dayOfMonth) = ISO8601.civilDate(daysSinceEpoch: Int(dayNumber))
-            guard months.contains(month), matches(day: dayOfMonth, weekday: Self.weekday(fromDays: dayNumber)) else { continue }
+            guard months.contains(month), matches(day: dayOfMonth, weekday: Self.weekday(fromDays: dayNumber)) else {
+                continue
+            }
             for hour in hours {
                 for minute in minutes {
                     let local = dayNumber * 86_400 + Int64(hour * 3600 + minute * 60)
@@ -174,7 +187,9 @@ public struct CronExpression: Sendable, Hashable, CustomStringConvertible {
     /// The instant a local wall-clock time (seconds since 1970 as if the zone were UTC) happens:
     /// the earlier one when the time repeats, the first instant after the gap when it is skipped.
     static func instant(local: Int64, in zone: TimeZone) -> Int64? {
-        func offset(_ instant: Int64) -> Int64 { Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(instant)))) }
+        func offset(_ instant: Int64) -> Int64 {
+            Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(instant))))
+        }
         // Offsets a day either side cover any transition near this time.
         let before = offset(local - 86_400)
         let afterward = offset(local + 86_400)

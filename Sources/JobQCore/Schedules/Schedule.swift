@@ -43,7 +43,10 @@ public struct Schedule: Sendable, Hashable {
 
     public static let defaultCatchUpLimit = 100
 
-    public init(name: String, request: JobRequest, timing: Timing, missed: MissedPolicy = .skip, catchUpLimit: Int = Schedule.defaultCatchUpLimit) {
+    public init(
+        name: String, request: JobRequest, timing: Timing, missed: MissedPolicy = .skip,
+        catchUpLimit: Int = Schedule.defaultCatchUpLimit
+    ) {
         self.name = name
         self.request = request
         self.timing = timing
@@ -70,9 +73,12 @@ public struct Schedule: Sendable, Hashable {
         }
         if case .every(let interval, let times, _) = timing {
             guard interval >= .milliseconds(1) else {
-                throw .invalidInput("schedule '\(name)': the interval must be at least 1ms, got \(DurationParser.format(interval))")
+                throw .invalidInput(
+                    "schedule '\(name)': the interval must be at least 1ms, got \(DurationParser.format(interval))")
             }
-            if let times, times < 1 { throw .invalidInput("schedule '\(name)': times must be at least 1, got \(times)") }
+            if let times, times < 1 {
+                throw .invalidInput("schedule '\(name)': times must be at least 1, got \(times)")
+            }
         }
     }
 
@@ -105,7 +111,9 @@ public struct ScheduleStatus: Sendable, Hashable {
     public func upcoming(_ count: Int) -> [Date] {
         guard !paused, let first = nextRunAt, count > 0 else { return [] }
         var dates = [first]
-        while dates.count < count, let next = ScheduleClock.occurrence(after: dates.last!, timing: timing, made: made + dates.count) {
+        while dates.count < count,
+            let next = ScheduleClock.occurrence(after: dates.last!, timing: timing, made: made + dates.count)
+        {
             dates.append(next)
         }
         return dates
@@ -196,7 +204,10 @@ enum ScheduleClock {
         }
         var dates = [first]
         var walked = 0
-        while walked < 100_000, let next = occurrence(after: dates.last!, timing: schedule.timing, made: schedule.made + dates.count), next <= now {
+        while walked < 100_000,
+            let next = occurrence(after: dates.last!, timing: schedule.timing, made: schedule.made + dates.count),
+            next <= now
+        {
             dates.append(next)
             if dates.count > limit { dates.removeFirst() }
             walked += 1

@@ -1,6 +1,5 @@
 import Foundation
 
-
 extension Job {
     /// The columns ``init(_:)`` reads, in a form to paste into a SELECT or RETURNING.
     package static let columns = """

@@ -2,15 +2,20 @@ import Foundation
 
 /// Batches: counters kept in the transactions that finish their members, and a one-time firing.
 extension SQLStore {
-    package func createBatch(_ name: String, onComplete: JobRequest?, onSuccess: JobRequest?) async throws -> BatchStatus {
+    package func createBatch(_ name: String, onComplete: JobRequest?, onSuccess: JobRequest?) async throws
+        -> BatchStatus
+    {
         for callback in [onComplete, onSuccess].compactMap({ $0 }) {
             try callback.validate()
             guard callback.payloadJSON.trimmingCharacters(in: .whitespaces).hasPrefix("{") else {
                 throw JobQueueError.invalidInput(
-                    "a batch callback's payload must be a JSON object (the summary is added under \"batch\"), got \(JSONText.preview(callback.payloadJSON))")
+                    "a batch callback's payload must be a JSON object (the summary is added under \"batch\"), got \(JSONText.preview(callback.payloadJSON))"
+                )
             }
         }
-        guard !name.isEmpty, name.count <= 200 else { throw JobQueueError.invalidInput("a batch name must be 1 to 200 characters") }
+        guard !name.isEmpty, name.count <= 200 else {
+            throw JobQueueError.invalidInput("a batch name must be 1 to 200 characters")
+        }
         let now = StoreSQL.now()
         return try await write { db in
             if try StoreSQL.batch(db, name) != nil {
@@ -23,9 +28,10 @@ extension SQLStore {
                     VALUES (?, 'open', ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    name, onComplete?.executor, onComplete.map { JSONText.minified($0.payloadJSON) }, onSuccess?.executor,
+                    name, onComplete?.executor, onComplete.map { JSONText.minified($0.payloadJSON) },
+                    onSuccess?.executor,
                     onSuccess.map { JSONText.minified($0.payloadJSON) },
-                    onComplete?.options.queue ?? onSuccess?.options.queue ?? JobOptions.defaultQueue, now,
+                    onComplete?.options.queue ?? onSuccess?.options.queue ?? JobOptions.defaultQueue, now
                 ])
             return try StoreSQL.batch(db, name)!
         }
@@ -39,7 +45,8 @@ extension SQLStore {
             guard batch.state == .open else {
                 throw JobQueueError.invalidState("batch '\(name)' is already \(batch.state.rawValue)")
             }
-            try db.execute(sql: "UPDATE batches SET state = 'closed', closed_at = ? WHERE name = ?", arguments: [now, name])
+            try db.execute(
+                sql: "UPDATE batches SET state = 'closed', closed_at = ? WHERE name = ?", arguments: [now, name])
             try StoreSQL.fireBatchIfDone(db, name: name, lastJob: nil, now: now)
             return try StoreSQL.batch(db, name)!
         }
@@ -78,15 +85,20 @@ extension StoreSQL {
         try update.run()
         guard db.changesCount == 1 else {
             if let batch = try batch(db, name) {
-                throw JobQueueError.invalidState("batch '\(name)' is \(batch.state.rawValue) and takes no more jobs; create a new batch")
+                throw JobQueueError.invalidState(
+                    "batch '\(name)' is \(batch.state.rawValue) and takes no more jobs; create a new batch")
             }
             throw noBatch(name)
         }
     }
 
     /// Counts a member's final state, and fires the batch if it is closed and this was the last.
-    static func batchMemberFinished(_ db: some SQLTransaction, batch name: String, state: JobState, now: Double, job: JobID? = nil) throws {
-        guard let column = ["succeeded": "succeeded", "dead": "dead", "cancelled": "cancelled"][state.rawValue] else { return }
+    static func batchMemberFinished(
+        _ db: some SQLTransaction, batch name: String, state: JobState, now: Double, job: JobID? = nil
+    ) throws {
+        guard let column = ["succeeded": "succeeded", "dead": "dead", "cancelled": "cancelled"][state.rawValue] else {
+            return
+        }
         try db.execute(
             sql: "UPDATE batches SET \(column) = \(column) + 1 WHERE name = ? AND state != 'fired'", arguments: [name])
         try fireBatchIfDone(db, name: name, lastJob: job, now: now)
@@ -94,7 +106,9 @@ extension StoreSQL {
 
     /// Un-counts a member that a retry brought back from a final state, if the batch has not fired.
     static func batchMemberReopened(_ db: some SQLTransaction, batch name: String, previous state: JobState) throws {
-        guard let column = ["succeeded": "succeeded", "dead": "dead", "cancelled": "cancelled"][state.rawValue] else { return }
+        guard let column = ["succeeded": "succeeded", "dead": "dead", "cancelled": "cancelled"][state.rawValue] else {
+            return
+        }
         try db.execute(
             sql: "UPDATE batches SET \(column) = \(column) - 1 WHERE name = ? AND state != 'fired'", arguments: [name])
     }
@@ -107,21 +121,26 @@ extension StoreSQL {
         func enqueueCallback(executor: String?, payload: String?) throws -> JobID? {
             guard let executor, let payload else { return nil }
             let withSummary = try OrderedJSON.setting("batch", to: summary, in: payload)
-            let request = try JobRequest(executor: executor, payloadJSON: withSummary, options: JobOptions(queue: queue))
+            let request = try JobRequest(
+                executor: executor, payloadJSON: withSummary, options: JobOptions(queue: queue))
             return try insert(request, db: db, now: now).id
         }
-        let completeJob = try enqueueCallback(executor: row["on_complete_executor"], payload: row["on_complete_payload"])
-        let successJob = batch.succeeded == batch.total
+        let completeJob = try enqueueCallback(
+            executor: row["on_complete_executor"], payload: row["on_complete_payload"])
+        let successJob =
+            batch.succeeded == batch.total
             ? try enqueueCallback(executor: row["on_success_executor"], payload: row["on_success_payload"]) : nil
         try db.execute(
-            sql: "UPDATE batches SET state = 'fired', fired_at = ?, complete_job_id = ?, success_job_id = ? WHERE name = ?",
+            sql:
+                "UPDATE batches SET state = 'fired', fired_at = ?, complete_job_id = ?, success_job_id = ? WHERE name = ?",
             arguments: [now, completeJob, successJob, name])
         var data = JSONObjectBuilder()
         data.add("name", string: name)
         data.add("counts", raw: countsJSON(batch))
         data.add("completeJob", int: completeJob.map(Int.init))
         data.add("successJob", int: successJob.map(Int.init))
-        try appendEvent(db, job: lastJob, kind: .batch, queue: nil, executor: nil, batch: name, data: data.text, now: now)
+        try appendEvent(
+            db, job: lastJob, kind: .batch, queue: nil, executor: nil, batch: name, data: data.text, now: now)
     }
 
     static func countsJSON(_ batch: BatchStatus) -> String {
@@ -132,9 +151,10 @@ extension StoreSQL {
     /// (with `"resultsOmitted": true`) when they would not fit in a payload.
     static func batchSummary(_ db: some SQLTransaction, _ batch: BatchStatus) throws -> String {
         let results = jsonObject(
-            try db.fetchRows(sql: "SELECT id, result FROM jobs WHERE batch = ? ORDER BY id", arguments: [batch.name]).map { row in
-                (String(row["id"] as JobID), (row["result"] as String?).map(JSONText.minified))
-            })
+            try db.fetchRows(sql: "SELECT id, result FROM jobs WHERE batch = ? ORDER BY id", arguments: [batch.name])
+                .map { row in
+                    (String(row["id"] as JobID), (row["result"] as String?).map(JSONText.minified))
+                })
         var summary = JSONObjectBuilder()
         summary.add("name", string: batch.name)
         summary.add("counts", raw: countsJSON(batch))

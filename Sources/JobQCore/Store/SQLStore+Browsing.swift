@@ -5,15 +5,32 @@ extension SQLStore {
         try await read { db in
             var conditions: [String] = []
             var arguments: SQLArguments = []
-            if let queue = query.queue { conditions.append("queue = ?"); arguments += [queue] }
-            if let state = query.state { conditions.append("state = ?"); arguments += [state.rawValue] }
-            if let executor = query.executor { conditions.append("executor = ?"); arguments += [executor] }
-            if let name = query.name { conditions.append("name = ?"); arguments += [name] }
-            if let before = query.before { conditions.append("id < ?"); arguments += [before] }
+            if let queue = query.queue {
+                conditions.append("queue = ?")
+                arguments += [queue]
+            }
+            if let state = query.state {
+                conditions.append("state = ?")
+                arguments += [state.rawValue]
+            }
+            if let executor = query.executor {
+                conditions.append("executor = ?")
+                arguments += [executor]
+            }
+            if let name = query.name {
+                conditions.append("name = ?")
+                arguments += [name]
+            }
+            if let before = query.before {
+                conditions.append("id < ?")
+                arguments += [before]
+            }
             let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             arguments += [query.limit]
-            return try db.fetchRows(sql: "SELECT \(Job.columns) FROM jobs \(whereClause) ORDER BY id DESC LIMIT ?", arguments: arguments)
-                .map { Job($0) }
+            return try db.fetchRows(
+                sql: "SELECT \(Job.columns) FROM jobs \(whereClause) ORDER BY id DESC LIMIT ?", arguments: arguments
+            )
+            .map { Job($0) }
         }
     }
 
@@ -26,11 +43,13 @@ extension SQLStore {
             }
             if let workflow = job.workflowID {
                 throw JobQueueError.invalidState(
-                    "job \(id) is a step of workflow \(workflow), which still shows it; `jobq prune` removes a finished workflow's jobs with it")
+                    "job \(id) is a step of workflow \(workflow), which still shows it; `jobq prune` removes a finished workflow's jobs with it"
+                )
             }
             if let lane = job.lane {
                 throw JobQueueError.invalidState(
-                    "job \(id) is in lane '\(lane)', which may still wait on it; `jobq prune` removes finished lane jobs")
+                    "job \(id) is in lane '\(lane)', which may still wait on it; `jobq prune` removes finished lane jobs"
+                )
             }
             try db.execute(sql: "DELETE FROM events WHERE job_id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM dependencies WHERE job_id = ? OR depends_on = ?", arguments: [id, id])
@@ -38,15 +57,18 @@ extension SQLStore {
         }
     }
 
-    package func throughput(of queues: [String], since start: Date, interval: Double, buckets: Int) async throws -> [QueueThroughput] {
+    package func throughput(of queues: [String], since start: Date, interval: Double, buckets: Int) async throws
+        -> [QueueThroughput]
+    {
         let from = start.timeIntervalSince1970
         return try await read { db in
             // One range of jobs_finished (queue, state, finished_at) per queue and final state:
             // only the window's jobs are read, however long the history.
-            let count = try db.statement(sql: """
-                SELECT CAST((finished_at - ?) / ? AS INTEGER) AS bucket, COUNT(*) AS n FROM jobs \(db.dialect.indexedBy("jobs_finished"))
-                WHERE queue = ? AND state = ? AND finished_at IS NOT NULL AND finished_at >= ? GROUP BY bucket
-                """)
+            let count = try db.statement(
+                sql: """
+                    SELECT CAST((finished_at - ?) / ? AS INTEGER) AS bucket, COUNT(*) AS n FROM jobs \(db.dialect.indexedBy("jobs_finished"))
+                    WHERE queue = ? AND state = ? AND finished_at IS NOT NULL AND finished_at >= ? GROUP BY bucket
+                    """)
             return try Set(queues).sorted().map { queue in
                 var series: [JobState: [Int]] = [:]
                 for state in [JobState.succeeded, .dead, .cancelled] {
@@ -63,7 +85,8 @@ extension SQLStore {
                     count.reset()
                     series[state] = values
                 }
-                return QueueThroughput(queue: queue, succeeded: series[.succeeded]!, dead: series[.dead]!, cancelled: series[.cancelled]!)
+                return QueueThroughput(
+                    queue: queue, succeeded: series[.succeeded]!, dead: series[.dead]!, cancelled: series[.cancelled]!)
             }
         }
     }

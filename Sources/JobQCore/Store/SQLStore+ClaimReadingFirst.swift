@@ -33,7 +33,8 @@ extension StoreSQL {
             // throwing rolls the whole claim back.
             guard db.changesCount == chunk.count else {
                 throw JobQueueError.storeUnavailable(
-                    "claim: \(chunk.count) jobs read as ready but \(db.changesCount) claimed; nothing was claimed, retry")
+                    "claim: \(chunk.count) jobs read as ready but \(db.changesCount) claimed; nothing was claimed, retry"
+                )
             }
         }
         return claimed

@@ -11,7 +11,9 @@ extension SQLStore {
     /// records it; the first `startingNow` jobs (those the worker hands to free slots at once)
     /// are marked here, with their `started` events. A claimed job whose worker dies before its
     /// start is recorded gets its attempt back (``reclaimExpiredLeases()``).
-    package func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int) async throws -> [ClaimedJob] {
+    package func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int) async throws
+        -> [ClaimedJob]
+    {
         guard limit > 0 else { return [] }
         // Jobs made ready here are claimed here or found by other workers' own clocks.
         return try await write(.small, audience: startingNow > 0 ? .followers : .nobody) { db in
@@ -19,7 +21,8 @@ extension SQLStore {
             // a claim delayed past its lease would otherwise be born expired and reclaimable.
             let now = StoreSQL.now()
             let leaseUntil = now + lease.inSeconds
-            let promote = try db.statement(sql: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?")
+            let promote = try db.statement(
+                sql: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?")
             promote.bind(1, now)
             try promote.run()
             let pausedQueues = try db.statement(sql: "SELECT name FROM queues WHERE paused <> 0")
@@ -30,8 +33,10 @@ extension SQLStore {
             claimed.reserveCapacity(limit)
             for queue in queues where claimed.count < limit && !paused.contains(queue) {
                 let left = limit - claimed.count
-                claimed += try db.dialect == .sqlite
-                    ? StoreSQL.claimReadingFirst(db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
+                claimed +=
+                    try db.dialect == .sqlite
+                    ? StoreSQL.claimReadingFirst(
+                        db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
                     : StoreSQL.claimReturning(db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
             }
             // Workflow steps see the shared context as it is when they start.
@@ -70,7 +75,9 @@ extension SQLStore {
             // From the moment of the write, like a claim's lease.
             let leaseUntil = StoreSQL.now() + lease.inSeconds
             return try Set(
-                db.fetchAll(JobID.self, sql: """
+                db.fetchAll(
+                    JobID.self,
+                    sql: """
                         UPDATE jobs SET lease_until = ? WHERE id IN (\(db.dialect.integers(in: "?")))
                         AND worker_id = ? AND state = 'running' RETURNING id
                         """,
@@ -85,7 +92,9 @@ extension SQLStore {
         let list = StoreSQL.jsonArray(ids)
         let owned = try await read(.small) { db in
             try Set(
-                db.fetchAll(JobID.self, sql: """
+                db.fetchAll(
+                    JobID.self,
+                    sql: """
                         SELECT id FROM jobs WHERE id IN (\(db.dialect.integers(in: "?")))
                         AND state = 'running' AND worker_id = ?
                         """,
@@ -99,19 +108,22 @@ extension SQLStore {
     package func reclaimExpiredLeases() async throws -> Int {
         let now = StoreSQL.now()
         let anyExpired = try await read { db in
-            try db.fetchOne(Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND lease_until < ?)",
+            try db.fetchOne(
+                Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND lease_until < ?)",
                 arguments: [now]) ?? false
         }
         guard anyExpired else { return 0 }
         return try await write { db in
-            let expired = try db.fetchRows(sql: """
+            let expired = try db.fetchRows(
+                sql: """
                     SELECT \(ClaimedJob.columns), worker_id, started_at FROM jobs
                     WHERE state = 'running' AND lease_until < ?
                     """,
                 arguments: [now])
             let facts = try StoreFacts.read(db)
             var events = StoreSQL.PendingEvents(now: now)
-            let suspects = try StoreSQL.possiblyStarted(db, unmarked: expired.filter { $0["started_at"] as Double? == nil })
+            let suspects = try StoreSQL.possiblyStarted(
+                db, unmarked: expired.filter { $0["started_at"] as Double? == nil })
             for row in expired {
                 let job = ClaimedJob(row)
                 let worker: String? = row["worker_id"]
@@ -119,16 +131,24 @@ extension SQLStore {
                     // Never counted as an attempt: a suspect's start is committed before it
                     // runs, so without a mark it certainly never ran; any other job without a
                     // mark may have started, and becomes a suspect.
-                    let reason = "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted"
+                    let reason =
+                        "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted"
                     if !job.isSuspect, suspects.contains(job.id) {
-                        try db.execute(sql: "UPDATE jobs SET unstarted_deliveries = unstarted_deliveries + 1 WHERE id = ?", arguments: [job.id])
+                        try db.execute(
+                            sql: "UPDATE jobs SET unstarted_deliveries = unstarted_deliveries + 1 WHERE id = ?",
+                            arguments: [job.id])
                     }
-                    try StoreSQL.record(db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events, reason: reason)
+                    try StoreSQL.record(
+                        db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events,
+                        reason: reason)
                     continue
                 }
-                let error = "attempt \(job.attempt) lost its lease: worker \(worker ?? "?") stopped renewing it (crashed, killed or hung)"
-                let outcome: AttemptOutcome = job.attempt >= job.maxAttempts
-                    ? .dead(error: error, timedOut: false) : .retry(error: error, at: Date(timeIntervalSince1970: now), timedOut: false)
+                let error =
+                    "attempt \(job.attempt) lost its lease: worker \(worker ?? "?") stopped renewing it (crashed, killed or hung)"
+                let outcome: AttemptOutcome =
+                    job.attempt >= job.maxAttempts
+                    ? .dead(error: error, timedOut: false)
+                    : .retry(error: error, at: Date(timeIntervalSince1970: now), timedOut: false)
                 try StoreSQL.record(db, job: job, outcome: outcome, fence: .anyWorker, facts: facts, events: &events)
             }
             try events.flush(db)
@@ -147,7 +167,8 @@ extension SQLStore {
         return try await read(.small) { db in
             includingFuture
                 ? try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedSQL[db.dialect], arguments: [list]) ?? false
-                : try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedNowSQL[db.dialect], arguments: [list, now]) ?? false
+                : try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedNowSQL[db.dialect], arguments: [list, now])
+                    ?? false
         }
     }
 
@@ -210,7 +231,10 @@ extension StoreSQL {
     static func markStarted(
         _ db: some SQLTransaction, _ jobs: some Collection<ClaimedJob>, workerID: String, events: inout PendingEvents
     ) throws -> Set<JobID> {
-        let statement = try db.statement(sql: "UPDATE jobs SET started_at = ?1 WHERE id = ?2 AND state = 'running' AND worker_id = ?3 AND attempt = ?4 AND started_at IS NULL")
+        let statement = try db.statement(
+            sql:
+                "UPDATE jobs SET started_at = ?1 WHERE id = ?2 AND state = 'running' AND worker_id = ?3 AND attempt = ?4 AND started_at IS NULL"
+        )
         var refused: Set<JobID> = []
         for job in jobs {
             statement.bind(1, job.startTime ?? events.now)
@@ -241,8 +265,11 @@ extension StoreSQL {
     static func possiblyStarted(_ db: some SQLTransaction, unmarked: [SQLRow]) throws -> Set<JobID> {
         var suspects: Set<JobID> = []
         for (worker, rows) in Dictionary(grouping: unmarked, by: { $0["worker_id"] as String? ?? "" }) {
-            let slots = try db.fetchOne(Int.self, sql: "SELECT concurrency FROM workers WHERE id = ?", arguments: [worker]) ?? 4
-            let ordered = rows.map { ClaimedJob($0) }.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
+            let slots =
+                try db.fetchOne(Int.self, sql: "SELECT concurrency FROM workers WHERE id = ?", arguments: [worker]) ?? 4
+            let ordered = rows.map { ClaimedJob($0) }.sorted {
+                ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id)
+            }
             suspects.formUnion(ordered.prefix(2 * max(1, slots)).map(\.id))
         }
         return suspects
@@ -286,7 +313,9 @@ extension StoreSQL {
     // One EXISTS per state, each on the partial index that holds it (ready jobs by
     // jobs_claim_order, running ones by jobs_leases, due-able ones by jobs_due): never by
     // scanning a queue's history. ?1 is the queues (a JSON array), ?2 the time now.
-    private static func anyReady(_ d: SQLDialect) -> String { "EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused(d)))" }
+    private static func anyReady(_ d: SQLDialect) -> String {
+        "EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused(d)))"
+    }
     private static func anyRunning(_ d: SQLDialect) -> String {
         "EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_leases")) WHERE state = 'running' AND \(unpaused(d)))"
     }

@@ -21,7 +21,8 @@ package struct FinishedJob: Sendable {
     }
 
     init(
-        id: JobID, queue: String, executor: String, batch: String?, workflowID: WorkflowID?, groupID: Int64?, lane: String?,
+        id: JobID, queue: String, executor: String, batch: String?, workflowID: WorkflowID?, groupID: Int64?,
+        lane: String?,
         treeNode: Int64?, state: JobState, error: String?
     ) {
         self.id = id
@@ -52,7 +53,8 @@ package struct StoreFacts {
     let dependencies: Bool
 
     static func read(_ db: some SQLTransaction) throws -> StoreFacts {
-        let statement = try db.statement(sql: "SELECT EXISTS (SELECT 1 FROM tracking_members), EXISTS (SELECT 1 FROM dependencies)")
+        let statement = try db.statement(
+            sql: "SELECT EXISTS (SELECT 1 FROM tracking_members), EXISTS (SELECT 1 FROM dependencies)")
         defer { statement.reset() }
         guard try statement.step() else { return StoreFacts(trackingMembers: false, dependencies: false) }
         return StoreFacts(trackingMembers: statement.int64(0) != 0, dependencies: statement.int64(1) != 0)
@@ -65,7 +67,9 @@ package struct StoreFacts {
 /// policy cancels a dependent); those are settled in turn from a work list, not by recursion,
 /// so a chain of any length costs no stack.
 extension StoreSQL {
-    static func settle(_ db: some SQLTransaction, _ finished: [FinishedJob], facts: StoreFacts, events: inout PendingEvents) throws {
+    static func settle(
+        _ db: some SQLTransaction, _ finished: [FinishedJob], facts: StoreFacts, events: inout PendingEvents
+    ) throws {
         var work = finished
         var next = 0
         var nodes = TreeNodeCache()
@@ -86,7 +90,9 @@ extension StoreSQL {
                     work: &work, events: &events)
             }
             if facts.dependencies {
-                try resolveDependents(of: .job(job.id), db, succeeded: job.state == .succeeded, failure: job, work: &work, events: &events)
+                try resolveDependents(
+                    of: .job(job.id), db, succeeded: job.state == .succeeded, failure: job, work: &work, events: &events
+                )
             }
         }
     }
@@ -97,7 +103,8 @@ extension StoreSQL {
         _ db: some SQLTransaction, jobs ids: [JobID], as state: JobState, error: String, events: inout PendingEvents
     ) throws -> [FinishedJob] {
         guard !ids.isEmpty else { return [] }
-        let rows = try db.fetchRows(sql: """
+        let rows = try db.fetchRows(
+            sql: """
                 SELECT id, queue, executor, batch, workflow_id, group_id, lane, tree_node, state FROM jobs
                 WHERE id IN (\(db.dialect.integers(in: "?"))) AND state NOT IN ('succeeded', 'dead', 'cancelled')
                 """,
@@ -111,13 +118,15 @@ extension StoreSQL {
             arguments: [state.rawValue, error, events.now, jsonArray(rows.map { $0["id"] as JobID })])
         return rows.map { row in
             let job = FinishedJob(
-                id: row["id"], queue: row["queue"], executor: row["executor"], batch: row["batch"], workflowID: row["workflow_id"],
+                id: row["id"], queue: row["queue"], executor: row["executor"], batch: row["batch"],
+                workflowID: row["workflow_id"],
                 groupID: row["group_id"], lane: row["lane"], treeNode: row["tree_node"], state: state, error: error)
             var data = JSONObjectBuilder()
             data.add("from", string: row["state"])
             data.add(state == .dead ? "error" : "reason", string: error)
             events.append(
-                job: job.id, kind: state == .dead ? .dead : .cancelled, queue: job.queue, executor: job.executor, batch: job.batch,
+                job: job.id, kind: state == .dead ? .dead : .cancelled, queue: job.queue, executor: job.executor,
+                batch: job.batch,
                 data: data.text, workflow: job.workflowID)
             return job
         }
@@ -151,17 +160,21 @@ extension StoreSQL {
     /// resolves each dependent by its edge's policy (or the job's). A seek on the edge index:
     /// the cost grows with the number of direct dependents, never with the store.
     static func resolveDependents(
-        of target: DependencyTarget, _ db: some SQLTransaction, succeeded: Bool, failure: FinishedJob?, groupFailure: String? = nil,
+        of target: DependencyTarget, _ db: some SQLTransaction, succeeded: Bool, failure: FinishedJob?,
+        groupFailure: String? = nil,
         work: inout [FinishedJob], events: inout PendingEvents
     ) throws {
-        let statement = try db.statement(sql: """
+        let statement = try db.statement(
+            sql: """
                 SELECT d.job_id, COALESCE(d.policy, j.on_dependency_failure, 'cancel'), j.lane
                 FROM dependencies d JOIN jobs j ON j.id = d.job_id
                 WHERE d.\(target.column) = ? AND j.state = 'waiting'
                 """)
         statement.bind(1, target.id)
         var dependents: [(job: JobID, policy: String, lane: String?)] = []
-        while try statement.step() { dependents.append((statement.int64(0), statement.string(1), statement.optionalString(2))) }
+        while try statement.step() {
+            dependents.append((statement.int64(0), statement.string(1), statement.optionalString(2)))
+        }
         statement.reset()
         if dependents.isEmpty { return }
         if succeeded {
@@ -176,7 +189,9 @@ extension StoreSQL {
             var policy = dependent.policy
             if policy == "lane" {
                 // A halted lane keeps its next job waiting until `jobq lane resume`.
-                if let lane = dependent.lane, case .job(let id) = target, try laneHalted(db, lane: lane, by: id) { continue }
+                if let lane = dependent.lane, case .job(let id) = target, try laneHalted(db, lane: lane, by: id) {
+                    continue
+                }
                 policy = "ignore"
             }
             switch policy {
@@ -198,7 +213,8 @@ extension StoreSQL {
 
     /// One dependency of a waiting job is met: it becomes ready (or scheduled) on its last one.
     static func dependencyMet(_ db: some SQLTransaction, job: JobID, now: Double) throws {
-        let statement = try db.statement(sql: """
+        let statement = try db.statement(
+            sql: """
                 UPDATE jobs SET unmet = unmet - 1,
                     state = CASE WHEN unmet > 1 THEN 'waiting' WHEN run_at > ?1 THEN 'scheduled' ELSE 'ready' END
                 WHERE id = ?2 AND state = 'waiting' AND unmet > 0
@@ -215,7 +231,8 @@ extension StoreSQL {
 
     /// Makes a waiting job runnable now, whatever it still waits for (the `run` policy).
     static func release(_ db: some SQLTransaction, job: JobID, now: Double) throws {
-        let row = try db.fetchRow(sql: """
+        let row = try db.fetchRow(
+            sql: """
                 UPDATE jobs SET unmet = 0, state = CASE WHEN run_at > ? THEN 'scheduled' ELSE 'ready' END
                 WHERE id = ? AND state = 'waiting' RETURNING input_from
                 """,
@@ -224,9 +241,11 @@ extension StoreSQL {
     }
 
     static func noteFailedDependency(_ db: some SQLTransaction, job: JobID, note: String) throws {
-        let notes = try db.fetchOne(String.self, sql: "SELECT failed_dependencies FROM jobs WHERE id = ?", arguments: [job])
+        let notes = try db.fetchOne(
+            String.self, sql: "SELECT failed_dependencies FROM jobs WHERE id = ?", arguments: [job])
         try db.execute(
-            sql: "UPDATE jobs SET failed_dependencies = ? WHERE id = ?", arguments: [try OrderedJSON.appending(note, to: notes), job])
+            sql: "UPDATE jobs SET failed_dependencies = ? WHERE id = ?",
+            arguments: [try OrderedJSON.appending(note, to: notes), job])
     }
 
     static func failedDependencyJSON(target: DependencyTarget, failure: FinishedJob?, groupFailure: String?) -> String {
@@ -242,7 +261,8 @@ extension StoreSQL {
 
     /// Inserts the edges of a new job: on jobs (with an optional per-edge policy) and on groups.
     static func insertEdges(_ db: some SQLTransaction, job: JobID, on targets: [(DependencyTarget, String?)]) throws {
-        let statement = try db.statement(sql: "INSERT INTO dependencies (job_id, depends_on, after_group, policy) VALUES (?, ?, ?, ?)")
+        let statement = try db.statement(
+            sql: "INSERT INTO dependencies (job_id, depends_on, after_group, policy) VALUES (?, ?, ?, ?)")
         for (target, policy) in targets {
             statement.bind(1, job)
             switch target {

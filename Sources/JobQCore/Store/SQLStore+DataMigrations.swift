@@ -31,7 +31,9 @@ extension SQLStore {
         changes: @escaping @Sendable (DataMigrationTransaction) throws -> T
     ) async throws -> T? {
         try await write { db -> T? in
-            guard try StoreSQL.recordDataMigrationStep(db, name: name, version: version, outcome: outcome, target: target, next: next)
+            guard
+                try StoreSQL.recordDataMigrationStep(
+                    db, name: name, version: version, outcome: outcome, target: target, next: next)
             else { return nil }
             return try changes(DataMigrationTransaction(db))
         }
@@ -40,7 +42,9 @@ extension SQLStore {
     /// The unfinished background job of migrator `name`, if a chain is in progress.
     package func unfinishedDataMigrationJob(_ name: String) async throws -> JobID? {
         try await read { db in
-            try db.fetchOne(JobID.self, sql: """
+            try db.fetchOne(
+                JobID.self,
+                sql: """
                     SELECT id FROM jobs WHERE executor = ? AND state IN ('scheduled', 'ready', 'running', 'failed')
                     AND \(db.dialect.jsonText("payload", key: "migrator")) = ? ORDER BY id LIMIT 1
                     """,
@@ -63,7 +67,8 @@ extension StoreSQL {
         _ db: some SQLTransaction, name: String, version: Int, outcome: String, target: Int, next: JobRequest?
     ) throws -> Bool {
         let now = Self.now()
-        let recorded = try db.fetchOne(Int.self, sql: "SELECT version FROM data_migrations WHERE name = ?", arguments: [name])
+        let recorded = try db.fetchOne(
+            Int.self, sql: "SELECT version FROM data_migrations WHERE name = ?", arguments: [name])
         if outcome == "initialized" {
             guard recorded == nil else { return false }
             try db.execute(

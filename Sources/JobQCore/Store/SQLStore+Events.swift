@@ -9,11 +9,15 @@ extension SQLStore {
 
     /// The newest event id and the events after `cursor` up to it that match `filter` (at most
     /// `limit`): one read transaction, so the feed takes one hop per wake-up.
-    package func eventsUpToNewest(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> (newest: Int64, events: [JobEvent]) {
+    package func eventsUpToNewest(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> (
+        newest: Int64, events: [JobEvent]
+    ) {
         try await read(.small) { db in
             let newest = try StoreSQL.newestEventID(db)
             guard newest > cursor else { return (newest, []) }
-            return (newest, try StoreSQL.events(db, after: cursor, filter: filter, limit: limit).filter { $0.id <= newest })
+            return (
+                newest, try StoreSQL.events(db, after: cursor, filter: filter, limit: limit).filter { $0.id <= newest }
+            )
         }
     }
 
@@ -29,7 +33,10 @@ extension StoreSQL {
         _ db: some SQLTransaction, job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?,
         data: String?, now: Double, workflow: WorkflowID? = nil
     ) throws {
-        let insert = try db.statement(sql: "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at, workflow_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        let insert = try db.statement(
+            sql:
+                "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at, workflow_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        )
         insert.bind(1, job)
         insert.bind(2, kind.rawValue)
         insert.bind(3, queue)
@@ -64,9 +71,13 @@ extension StoreSQL {
         init(now: Double) { self.now = now }
 
         mutating func append(
-            job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?, data: String?, workflow: WorkflowID? = nil
+            job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?, data: String?,
+            workflow: WorkflowID? = nil
         ) {
-            rows.append(Row(job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data, workflow: workflow))
+            rows.append(
+                Row(
+                    job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data, workflow: workflow
+                ))
         }
 
         /// The `started` event of a claimed attempt.
@@ -104,17 +115,31 @@ extension StoreSQL {
         }
     }
 
-    static func events(_ db: some SQLTransaction, after cursor: Int64, filter: EventFilter, limit: Int) throws -> [JobEvent] {
+    static func events(_ db: some SQLTransaction, after cursor: Int64, filter: EventFilter, limit: Int) throws
+        -> [JobEvent]
+    {
         var conditions = ["id > ?"]
         var arguments: SQLArguments = [cursor]
         if !filter.jobIDs.isEmpty {
             conditions.append("job_id IN (\(db.dialect.integers(in: "?")))")
             arguments += [jsonArray(filter.jobIDs.sorted())]
         }
-        if let executor = filter.executor { conditions.append("executor = ?"); arguments += [executor] }
-        if let queue = filter.queue { conditions.append("queue = ?"); arguments += [queue] }
-        if let batch = filter.batch { conditions.append("batch = ?"); arguments += [batch] }
-        if let workflow = filter.workflow { conditions.append("workflow_id = ?"); arguments += [workflow] }
+        if let executor = filter.executor {
+            conditions.append("executor = ?")
+            arguments += [executor]
+        }
+        if let queue = filter.queue {
+            conditions.append("queue = ?")
+            arguments += [queue]
+        }
+        if let batch = filter.batch {
+            conditions.append("batch = ?")
+            arguments += [batch]
+        }
+        if let workflow = filter.workflow {
+            conditions.append("workflow_id = ?")
+            arguments += [workflow]
+        }
         if !filter.kinds.isEmpty {
             conditions.append("kind IN (\(db.dialect.texts(in: "?")))")
             arguments += [jsonArray(filter.kinds.map(\.rawValue).sorted())]
@@ -122,19 +147,23 @@ extension StoreSQL {
         arguments += [limit]
         // A cached statement (one SQL text per filter): a follower reads after every commit,
         // and preparing the query each time cost more than running it.
-        let statement = try db.statement(sql: """
-            SELECT id, job_id, kind, queue, executor, batch, workflow_id, data, created_at FROM events
-            WHERE \(conditions.joined(separator: " AND ")) ORDER BY id LIMIT ?
-            """)
+        let statement = try db.statement(
+            sql: """
+                SELECT id, job_id, kind, queue, executor, batch, workflow_id, data, created_at FROM events
+                WHERE \(conditions.joined(separator: " AND ")) ORDER BY id LIMIT ?
+                """)
         defer { statement.reset() }
         statement.bind(arguments)
         var events: [JobEvent] = []
         while try statement.step() {
-            events.append(JobEvent(
-                id: statement.int64(0), jobID: statement.optionalInt64(1), kind: EventKind(rawValue: statement.string(2)) ?? .progress,
-                queue: statement.optionalString(3), executor: statement.optionalString(4), batch: statement.optionalString(5),
-                workflowID: statement.optionalInt64(6), dataJSON: statement.optionalString(7),
-                createdAt: Date(timeIntervalSince1970: statement.double(8))))
+            events.append(
+                JobEvent(
+                    id: statement.int64(0), jobID: statement.optionalInt64(1),
+                    kind: EventKind(rawValue: statement.string(2)) ?? .progress,
+                    queue: statement.optionalString(3), executor: statement.optionalString(4),
+                    batch: statement.optionalString(5),
+                    workflowID: statement.optionalInt64(6), dataJSON: statement.optionalString(7),
+                    createdAt: Date(timeIntervalSince1970: statement.double(8))))
         }
         return events
     }

@@ -44,7 +44,9 @@ package struct SubtreeJobs: Sendable {
         }
     }
 
-    var json: String { "{\"jobs\":\(total),\"succeeded\":\(succeeded),\"failed\":\(failed),\"cancelled\":\(cancelled)}" }
+    var json: String {
+        "{\"jobs\":\(total),\"succeeded\":\(succeeded),\"failed\":\(failed),\"cancelled\":\(cancelled)}"
+    }
 }
 
 /// Workflow groups: counters kept by the transactions that finish their members, completion
@@ -56,7 +58,8 @@ extension StoreSQL {
     /// (`endsGroup`: a tree job that failed in its own group) the member was the group's reason
     /// to be.
     static func groupMemberFinished(
-        _ db: some SQLTransaction, group: Int64, outcome: GroupOutcome, member: GroupMember, cause: String, endsGroup: Bool = false,
+        _ db: some SQLTransaction, group: Int64, outcome: GroupOutcome, member: GroupMember, cause: String,
+        endsGroup: Bool = false,
         work: inout [FinishedJob], events: inout PendingEvents
     ) throws {
         let jobs: SubtreeJobs
@@ -64,7 +67,8 @@ extension StoreSQL {
         case .job: jobs = SubtreeJobs(outcome)
         case .group(_, let subtree): jobs = subtree
         }
-        let statement = try db.statement(sql: """
+        let statement = try db.statement(
+            sql: """
                 UPDATE workflow_groups SET succeeded = succeeded + ?2, failed = failed + ?6,
                     cancelled = cancelled + ?7, jobs_succeeded = jobs_succeeded + ?3,
                     jobs_failed = jobs_failed + ?4, jobs_cancelled = jobs_cancelled + ?5
@@ -98,10 +102,12 @@ extension StoreSQL {
     /// notices and stops it; its late result is refused by the completion fence). Then its
     /// `group` event, what waits for it, and its parent (or, for the top group, the workflow).
     static func finishGroup(
-        _ db: some SQLTransaction, _ id: Int64, as outcome: GroupOutcome, cause: String?, work: inout [FinishedJob], events: inout PendingEvents
+        _ db: some SQLTransaction, _ id: Int64, as outcome: GroupOutcome, cause: String?, work: inout [FinishedJob],
+        events: inout PendingEvents
     ) throws {
         guard
-            let group = try db.fetchRow(sql: """
+            let group = try db.fetchRow(
+                sql: """
                     UPDATE workflow_groups SET state = ?, finished_at = ? WHERE id = ? AND state = 'running'
                     RETURNING workflow_id, parent_id, kind, name, path, on_failure, total, succeeded, failed, cancelled, tree_node,
                         jobs_succeeded, jobs_failed, jobs_cancelled
@@ -112,8 +118,12 @@ extension StoreSQL {
         let path: String = group["path"]
         let how = outcome == .failed ? "failed" : "was cancelled"
         let summary = outcome == .succeeded ? nil : "group \(path) \(how)" + (cause.map { ": \($0)" } ?? "")
-        var counts = (total: group["total"] as Int, succeeded: group["succeeded"] as Int, failed: group["failed"] as Int, cancelled: group["cancelled"] as Int)
-        var jobs = SubtreeJobs(succeeded: group["jobs_succeeded"], failed: group["jobs_failed"], cancelled: group["jobs_cancelled"])
+        var counts = (
+            total: group["total"] as Int, succeeded: group["succeeded"] as Int, failed: group["failed"] as Int,
+            cancelled: group["cancelled"] as Int
+        )
+        var jobs = SubtreeJobs(
+            succeeded: group["jobs_succeeded"], failed: group["jobs_failed"], cancelled: group["jobs_cancelled"])
         if let summary {
             work += try cancelUnder(db, group: id, reason: summary, events: &events)
             counts = try memberCounts(db, group: id, total: counts.total)
@@ -122,7 +132,8 @@ extension StoreSQL {
         let failures = counts.failed + counts.cancelled > 0 ? try failuresJSON(db, group: id) : nil
         if let node = group["tree_node"] as Int64? {
             try treeGroupFinished(
-                db, id, node: node, workflow: workflow, path: path, outcome: outcome, jobs: jobs, failures: failures, error: summary,
+                db, id, node: node, workflow: workflow, path: path, outcome: outcome, jobs: jobs, failures: failures,
+                error: summary,
                 events: &events)
         } else {
             var data = JSONObjectBuilder()
@@ -133,17 +144,22 @@ extension StoreSQL {
             data.add("state", string: outcome.rawValue)
             data.add(
                 "counts",
-                raw: "{\"total\":\(counts.total),\"succeeded\":\(counts.succeeded),\"failed\":\(counts.failed),\"cancelled\":\(counts.cancelled)}")
+                raw:
+                    "{\"total\":\(counts.total),\"succeeded\":\(counts.succeeded),\"failed\":\(counts.failed),\"cancelled\":\(counts.cancelled)}"
+            )
             if let failures { data.add("failures", raw: failures) }
             data.add("error", string: summary)
-            events.append(job: nil, kind: .group, queue: nil, executor: nil, batch: nil, data: data.text, workflow: workflow)
+            events.append(
+                job: nil, kind: .group, queue: nil, executor: nil, batch: nil, data: data.text, workflow: workflow)
         }
 
         try resolveDependents(
-            of: .group(id), db, succeeded: outcome == .succeeded, failure: nil, groupFailure: summary, work: &work, events: &events)
+            of: .group(id), db, succeeded: outcome == .succeeded, failure: nil, groupFailure: summary, work: &work,
+            events: &events)
         if let parent = group["parent_id"] as Int64? {
             try groupMemberFinished(
-                db, group: parent, outcome: outcome, member: .group(id, jobs: jobs), cause: summary ?? "", work: &work, events: &events)
+                db, group: parent, outcome: outcome, member: .group(id, jobs: jobs), cause: summary ?? "", work: &work,
+                events: &events)
         } else {
             try workflowFinished(db, workflow, as: outcome, error: summary, events: &events)
         }
@@ -152,7 +168,8 @@ extension StoreSQL {
     /// The jobs of a group's subtree by outcome, counted from their rows (after a failure, when
     /// the counters no longer tell the whole story).
     static func subtreeJobs(_ db: some SQLTransaction, group: Int64) throws -> SubtreeJobs {
-        let rows = try db.fetchRows(sql: """
+        let rows = try db.fetchRows(
+            sql: """
                 WITH RECURSIVE subtree(id) AS (
                     SELECT CAST(?1 AS bigint) UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
                 SELECT state, COUNT(*) AS n FROM jobs WHERE group_id IN (SELECT id FROM subtree) GROUP BY state
@@ -171,19 +188,24 @@ extension StoreSQL {
     }
 
     /// Cancels the running groups below `group` and every unfinished job at any depth under it.
-    private static func cancelUnder(_ db: some SQLTransaction, group: Int64, reason: String, events: inout PendingEvents) throws -> [FinishedJob] {
+    private static func cancelUnder(
+        _ db: some SQLTransaction, group: Int64, reason: String, events: inout PendingEvents
+    ) throws -> [FinishedJob] {
         let subtree = """
             WITH RECURSIVE subtree(id) AS (
                 SELECT CAST(?1 AS bigint) UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
             """
-        let cancelledGroups = try db.fetchRows(sql: """
+        let cancelledGroups = try db.fetchRows(
+            sql: """
                 \(subtree)
                 UPDATE workflow_groups SET state = 'cancelled', finished_at = ?2
                 WHERE id IN (SELECT id FROM subtree) AND id != ?1 AND state = 'running'
                 RETURNING id, workflow_id, kind, name, path, total, tree_node
                 """,
             arguments: [group, events.now])
-        let unfinished = try db.fetchAll(JobID.self, sql: """
+        let unfinished = try db.fetchAll(
+            JobID.self,
+            sql: """
                 \(subtree)
                 SELECT id FROM jobs WHERE group_id IN (SELECT id FROM subtree)
                     AND state NOT IN ('succeeded', 'dead', 'cancelled')
@@ -194,7 +216,8 @@ extension StoreSQL {
             if let node = row["tree_node"] as Int64? {
                 // A tree cancelled from above still tells its end: `subtree`, and `tree` for its root.
                 try treeGroupFinished(
-                    db, row["id"], node: node, workflow: row["workflow_id"], path: row["path"], outcome: .cancelled, jobs: nil,
+                    db, row["id"], node: node, workflow: row["workflow_id"], path: row["path"], outcome: .cancelled,
+                    jobs: nil,
                     failures: nil, error: reason, events: &events)
                 continue
             }
@@ -205,14 +228,19 @@ extension StoreSQL {
             data.add("kind", string: row["kind"])
             data.add("state", string: "cancelled")
             data.add("error", string: reason)
-            events.append(job: nil, kind: .group, queue: nil, executor: nil, batch: nil, data: data.text, workflow: row["workflow_id"])
+            events.append(
+                job: nil, kind: .group, queue: nil, executor: nil, batch: nil, data: data.text,
+                workflow: row["workflow_id"])
         }
         return ended
     }
 
     /// A group's direct members by how they ended, counted from their rows.
-    private static func memberCounts(_ db: some SQLTransaction, group: Int64, total: Int) throws -> (total: Int, succeeded: Int, failed: Int, cancelled: Int) {
-        let rows = try db.fetchRows(sql: """
+    private static func memberCounts(_ db: some SQLTransaction, group: Int64, total: Int) throws -> (
+        total: Int, succeeded: Int, failed: Int, cancelled: Int
+    ) {
+        let rows = try db.fetchRows(
+            sql: """
                 SELECT state, COUNT(*) AS n FROM jobs WHERE group_id = ?1 GROUP BY state
                 UNION ALL
                 SELECT state, COUNT(*) FROM workflow_groups WHERE parent_id = ?1 GROUP BY state
@@ -233,7 +261,8 @@ extension StoreSQL {
 
     /// The group's direct members that did not succeed (at most 50), as a JSON array.
     private static func failuresJSON(_ db: some SQLTransaction, group: Int64) throws -> String {
-        let rows = try db.fetchRows(sql: """
+        let rows = try db.fetchRows(
+            sql: """
                 SELECT 'job' AS kind, id, executor AS name, state, error, group_position AS p
                 FROM jobs WHERE group_id = ?1 AND state IN ('dead', 'cancelled')
                 UNION ALL
@@ -242,30 +271,37 @@ extension StoreSQL {
                 ORDER BY p LIMIT 50
                 """,
             arguments: [group])
-        return jsonArray(raw: rows.map { row in
-            var item = JSONObjectBuilder()
-            if row["kind"] as String == "job" {
-                item.add("job", int: row["id"])
-                item.add("executor", string: row["name"])
-                item.add("state", string: row["state"])
-                item.add("error", raw: (row["error"] as String?).map(JSONText.string) ?? "null")
-            } else {
-                item.add("group", int: row["id"])
-                item.add("path", string: row["name"])
-                item.add("state", string: row["state"])
-            }
-            return item.text
-        })
+        return jsonArray(
+            raw: rows.map { row in
+                var item = JSONObjectBuilder()
+                if row["kind"] as String == "job" {
+                    item.add("job", int: row["id"])
+                    item.add("executor", string: row["name"])
+                    item.add("state", string: row["state"])
+                    item.add("error", raw: (row["error"] as String?).map(JSONText.string) ?? "null")
+                } else {
+                    item.add("group", int: row["id"])
+                    item.add("path", string: row["name"])
+                    item.add("state", string: row["state"])
+                }
+                return item.text
+            })
     }
 
     /// Ends a workflow with its top group, writing its `workflow` event with its steps' counts.
-    static func workflowFinished(_ db: some SQLTransaction, _ id: WorkflowID, as outcome: GroupOutcome, error: String?, events: inout PendingEvents) throws {
+    static func workflowFinished(
+        _ db: some SQLTransaction, _ id: WorkflowID, as outcome: GroupOutcome, error: String?,
+        events: inout PendingEvents
+    ) throws {
         guard
-            let row = try db.fetchRow(sql: "UPDATE workflows SET state = ?, finished_at = ?, error = ? WHERE id = ? AND state = 'running' RETURNING name",
+            let row = try db.fetchRow(
+                sql:
+                    "UPDATE workflows SET state = ?, finished_at = ?, error = ? WHERE id = ? AND state = 'running' RETURNING name",
                 arguments: [outcome.rawValue, events.now, error, id])
         else { return }
         let counts = jsonObject(
-            try db.fetchRows(sql: """
+            try db.fetchRows(
+                sql: """
                     SELECT j.state, COUNT(*) AS n FROM workflow_groups g JOIN jobs j ON j.group_id = g.id
                     WHERE g.workflow_id = ? GROUP BY j.state ORDER BY j.state
                     """,
@@ -302,10 +338,13 @@ extension StoreSQL {
         let parts = reference.split(separator: ":", maxSplits: 1)
         guard parts.count == 2, let id = Int64(parts[1]) else { return "null" }
         if parts[0] == "job" {
-            return try db.fetchOne(String.self, sql: "SELECT result FROM jobs WHERE id = ? AND state = 'succeeded'", arguments: [id]) ?? "null"
+            return try db.fetchOne(
+                String.self, sql: "SELECT result FROM jobs WHERE id = ? AND state = 'succeeded'", arguments: [id])
+                ?? "null"
         }
         let kind = try db.fetchOne(String.self, sql: "SELECT kind FROM workflow_groups WHERE id = ?", arguments: [id])
-        let members = try db.fetchRows(sql: """
+        let members = try db.fetchRows(
+            sql: """
                 SELECT 'job' AS kind, id, group_position AS p FROM jobs WHERE group_id = ?1
                 UNION ALL SELECT 'group', id, position FROM workflow_groups WHERE parent_id = ?1
                 ORDER BY p

@@ -9,7 +9,8 @@ extension SQLStore {
             do {
                 try request.validate()
             } catch {
-                throw requests.count == 1 ? error : .invalidInput("job \(index + 1) of \(requests.count): \(error.description)")
+                throw requests.count == 1
+                    ? error : .invalidInput("job \(index + 1) of \(requests.count): \(error.description)")
             }
         }
         // A few jobs are a small transaction; a big batch goes to GRDB's writer thread.
@@ -18,7 +19,9 @@ extension SQLStore {
             // commit order (a unique key's next holder is never created before the last let go).
             let now = StoreSQL.now()
             return try requests.map { request in
-                if let unique = request.options.unique, let holder = try StoreSQL.takeUniqueKey(db, unique.key, now: now) {
+                if let unique = request.options.unique,
+                    let holder = try StoreSQL.takeUniqueKey(db, unique.key, now: now)
+                {
                     return Enqueued(job: holder, existed: true)
                 }
                 return Enqueued(job: try StoreSQL.insert(request, db: db, now: now), existed: false)
@@ -36,12 +39,22 @@ extension SQLStore {
         try await read { db in
             var conditions: [String] = []
             var arguments: SQLArguments = []
-            if let queue { conditions.append("queue = ?"); arguments += [queue] }
-            if let state { conditions.append("state = ?"); arguments += [state.rawValue] }
-            if let afterID { conditions.append("id > ?"); arguments += [afterID] }
+            if let queue {
+                conditions.append("queue = ?")
+                arguments += [queue]
+            }
+            if let state {
+                conditions.append("state = ?")
+                arguments += [state.rawValue]
+            }
+            if let afterID {
+                conditions.append("id > ?")
+                arguments += [afterID]
+            }
             let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             arguments += [limit]
-            return try db.fetchRows(sql: "SELECT \(Job.columns) FROM jobs \(whereClause) ORDER BY id LIMIT ?", arguments: arguments
+            return try db.fetchRows(
+                sql: "SELECT \(Job.columns) FROM jobs \(whereClause) ORDER BY id LIMIT ?", arguments: arguments
             ).map { Job($0) }
         }
     }
@@ -53,9 +66,11 @@ extension SQLStore {
         return try await write { db in
             let job = try StoreSQL.existingJob(db, id)
             guard !job.state.isFinal else {
-                throw JobQueueError.invalidState("job \(id) is already \(job.state.rawValue); only unfinished jobs can be cancelled")
+                throw JobQueueError.invalidState(
+                    "job \(id) is already \(job.state.rawValue); only unfinished jobs can be cancelled")
             }
-            let row = try db.fetchRow(sql: """
+            let row = try db.fetchRow(
+                sql: """
                     UPDATE jobs SET state = 'cancelled', finished_at = ?, lease_until = NULL
                     WHERE id = ? RETURNING \(Job.columns)
                     """,
@@ -85,14 +100,16 @@ extension SQLStore {
             }
             if let workflow = job.workflowID, job.state != .failed {
                 throw JobQueueError.invalidState(
-                    "job \(id) is a step of workflow \(workflow), which has counted its outcome; submit the workflow again instead")
+                    "job \(id) is a step of workflow \(workflow), which has counted its outcome; submit the workflow again instead"
+                )
             }
             if let key = job.uniqueKey, let holder = try StoreSQL.takeUniqueKey(db, key, now: now), holder.id != id {
                 throw JobQueueError.invalidState(
                     "job \(id) has unique key '\(key)', which job \(holder.id) (\(holder.state.rawValue)) holds now; "
                         + "cancel job \(holder.id) or let it finish, then retry job \(id)")
             }
-            let row = try db.fetchRow(sql: """
+            let row = try db.fetchRow(
+                sql: """
                     UPDATE jobs SET state = 'ready', run_at = ?, finished_at = NULL, lease_until = NULL, unique_hold = unique_key,
                         unstarted_deliveries = 0,
                         worker_id = NULL, max_attempts = CASE WHEN max_attempts > attempt THEN max_attempts ELSE attempt + 1 END
@@ -104,7 +121,8 @@ extension SQLStore {
             data.add("from", string: job.state.rawValue)
             data.add("maxAttempts", int: retried.maxAttempts)
             try StoreSQL.appendEvent(
-                db, job: id, kind: .retried, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now)
+                db, job: id, kind: .retried, queue: job.queue, executor: job.executor, batch: job.batch,
+                data: data.text, now: now)
             if let batch = job.batch { try StoreSQL.batchMemberReopened(db, batch: batch, previous: job.state) }
             return retried
         }
@@ -113,7 +131,8 @@ extension SQLStore {
     package func setPaused(_ queue: String, paused: Bool) async throws {
         try await write { db in
             try db.execute(
-                sql: "INSERT INTO queues (name, paused) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET paused = excluded.paused",
+                sql:
+                    "INSERT INTO queues (name, paused) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET paused = excluded.paused",
                 arguments: [queue, paused])
         }
     }
@@ -125,11 +144,15 @@ extension SQLStore {
             let condition = "finished_at IS NOT NULL AND finished_at < ? AND state IN (\(db.dialect.texts(in: "?")))"
             let arguments: SQLArguments = [cutoff.timeIntervalSince1970, StoreSQL.jsonArray(names)]
             // Events go with their jobs, so the feed never grows without bound.
-            try db.execute(sql: "DELETE FROM events WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
             try db.execute(
-                sql: "DELETE FROM dependencies WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
+                sql: "DELETE FROM events WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments
+            )
             try db.execute(
-                sql: "DELETE FROM dependencies WHERE depends_on IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
+                sql: "DELETE FROM dependencies WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))",
+                arguments: arguments)
+            try db.execute(
+                sql: "DELETE FROM dependencies WHERE depends_on IN (SELECT id FROM jobs WHERE \(condition))",
+                arguments: arguments)
             try db.execute(sql: "DELETE FROM jobs WHERE \(condition)", arguments: arguments)
             let removed = db.changesCount
             // Finished workflows whose steps are all gone go too, with their groups.
@@ -140,12 +163,18 @@ extension SQLStore {
                     """,
                 arguments: [cutoff.timeIntervalSince1970])
             try db.execute(sql: "DELETE FROM workflow_groups WHERE workflow_id NOT IN (SELECT id FROM workflows)")
-            try db.execute(sql: "DELETE FROM tree_nodes WHERE tree_id IN (SELECT id FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows))")
+            try db.execute(
+                sql:
+                    "DELETE FROM tree_nodes WHERE tree_id IN (SELECT id FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows))"
+            )
             try db.execute(sql: "DELETE FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows)")
             try db.execute(
-                sql: "DELETE FROM events WHERE job_id IS NULL AND created_at < ?", arguments: [cutoff.timeIntervalSince1970])
+                sql: "DELETE FROM events WHERE job_id IS NULL AND created_at < ?",
+                arguments: [cutoff.timeIntervalSince1970])
             // Dedupe keys of emits are remembered for 24 hours; older ones answer nothing.
-            try db.execute(sql: "DELETE FROM trigger_emits WHERE emitted_at < ?", arguments: [StoreSQL.now() - StoreSQL.dedupeWindow])
+            try db.execute(
+                sql: "DELETE FROM trigger_emits WHERE emitted_at < ?",
+                arguments: [StoreSQL.now() - StoreSQL.dedupeWindow])
             return removed
         }
     }
@@ -155,9 +184,10 @@ extension SQLStore {
         return try await read { db in
             var queues: [String: QueueStatus] = [:]
             func entry(_ name: String) -> QueueStatus {
-                queues[name] ?? QueueStatus(
-                    name: name, paused: false,
-                    counts: Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0.rawValue, 0) }))
+                queues[name]
+                    ?? QueueStatus(
+                        name: name, paused: false,
+                        counts: Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0.rawValue, 0) }))
             }
             for row in try db.fetchRows(sql: StoreSQL.countsSQL[db.dialect]) {
                 let name: String = row["queue"]
@@ -171,11 +201,13 @@ extension SQLStore {
                 status.paused = row["paused"]
                 queues[name] = status
             }
-            let workers = try db.fetchRows(sql: "SELECT * FROM workers WHERE heartbeat_at >= ? ORDER BY started_at", arguments: [cutoff]
+            let workers = try db.fetchRows(
+                sql: "SELECT * FROM workers WHERE heartbeat_at >= ? ORDER BY started_at", arguments: [cutoff]
             ).map { row in
                 WorkerStatus(
                     id: row["id"], host: row["host"], pid: row["pid"],
-                    queues: (try? JSONDecoder().decode([String].self, from: Data((row["queues"] as String).utf8))) ?? [],
+                    queues: (try? JSONDecoder().decode([String].self, from: Data((row["queues"] as String).utf8)))
+                        ?? [],
                     concurrency: row["concurrency"],
                     startedAt: Date(timeIntervalSince1970: row["started_at"]),
                     heartbeatAt: Date(timeIntervalSince1970: row["heartbeat_at"]))
@@ -183,7 +215,8 @@ extension SQLStore {
             return StoreStatus(
                 queues: queues.values.sorted { $0.name < $1.name }, workers: workers,
                 schemaVersion: try Self.schemaVersion(db),
-                runningWorkflows: try db.fetchOne(Int.self, sql: "SELECT COUNT(*) FROM workflows WHERE state = 'running'") ?? 0)
+                runningWorkflows: try db.fetchOne(
+                    Int.self, sql: "SELECT COUNT(*) FROM workflows WHERE state = 'running'") ?? 0)
         }
     }
 }
@@ -204,7 +237,9 @@ extension StoreSQL {
     /// Inserts one job inside the caller's transaction, with its `enqueued` event, counting it
     /// into its batch, appending it to its lane, and recording what it waits for: it is
     /// `waiting` until those dependencies are met.
-    static func insert(_ request: JobRequest, db: some SQLTransaction, now: Double, placement: Placement? = nil) throws -> Job {
+    static func insert(_ request: JobRequest, db: some SQLTransaction, now: Double, placement: Placement? = nil) throws
+        -> Job
+    {
         let options = request.options
         if options.unique != nil, placement != nil {
             throw JobQueueError.invalidInput(
@@ -233,7 +268,9 @@ extension StoreSQL {
                 edges.append((.job(id), options.dependencyPolicies[id]?.rawValue))
             }
         }
-        if let lane = options.lane, let previous = try laneDependency(db, lane: lane, policy: options.laneOnFailure, now: now) {
+        if let lane = options.lane,
+            let previous = try laneDependency(db, lane: lane, policy: options.laneOnFailure, now: now)
+        {
             edges.append((.job(previous), "lane"))
         }
         let unmet = runAtOnce ? 0 : edges.count
@@ -277,7 +314,8 @@ extension StoreSQL {
         if unmet > 0 { data.add("waitingFor", int: unmet) }
         if let lane = options.lane { data.add("lane", string: lane) }
         try appendEvent(
-            db, job: job.id, kind: .enqueued, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now,
+            db, job: job.id, kind: .enqueued, queue: job.queue, executor: job.executor, batch: job.batch,
+            data: data.text, now: now,
             workflow: job.workflowID)
         return job
     }
@@ -314,7 +352,8 @@ extension StoreSQL {
             if let role {
                 // Bad input to the enqueue, rather than a lookup that found nothing.
                 throw JobQueueError.invalidInput(
-                    "\(role) \(id) does not exist; a job can only wait for jobs that are already stored (list them with `jobq list`)")
+                    "\(role) \(id) does not exist; a job can only wait for jobs that are already stored (list them with `jobq list`)"
+                )
             }
             throw JobQueueError.notFound("no job with id \(id); list jobs with `jobq list`")
         }

@@ -7,7 +7,8 @@ extension SQLStore {
     package func resumeLane(_ name: String) async throws -> LaneStatus {
         let now = StoreSQL.now()
         return try await write { db in
-            guard let halted = try db.fetchRow(sql: "SELECT halted_job_id FROM lanes WHERE name = ?", arguments: [name]) else {
+            guard let halted = try db.fetchRow(sql: "SELECT halted_job_id FROM lanes WHERE name = ?", arguments: [name])
+            else {
                 throw StoreSQL.noLane(name)
             }
             guard let failedID = halted["halted_job_id"] as JobID? else {
@@ -20,7 +21,9 @@ extension SQLStore {
             data.add("lane", string: name)
             data.add("state", string: "resumed")
             data.add("job", int: Int(failedID))
-            events.append(job: failedID, kind: .lane, queue: failed.queue, executor: failed.executor, batch: failed.batch, data: data.text)
+            events.append(
+                job: failedID, kind: .lane, queue: failed.queue, executor: failed.executor, batch: failed.batch,
+                data: data.text)
             var work: [FinishedJob] = []
             try StoreSQL.resolveDependents(
                 of: .job(failedID), db, succeeded: false, failure: FinishedJob(failed), work: &work, events: &events)
@@ -39,8 +42,11 @@ extension StoreSQL {
     /// Appends a job to a lane inside its enqueue's transaction, creating the lane on first use.
     /// Returns what the new job must wait for: the tail if it has not finished, or the job that
     /// halted the lane.
-    static func laneDependency(_ db: some SQLTransaction, lane: String, policy: LaneFailurePolicy?, now: Double) throws -> JobID? {
-        let row = try db.fetchRow(sql: """
+    static func laneDependency(_ db: some SQLTransaction, lane: String, policy: LaneFailurePolicy?, now: Double) throws
+        -> JobID?
+    {
+        let row = try db.fetchRow(
+            sql: """
                 SELECT l.tail_job_id, l.halted_job_id, j.state FROM lanes l LEFT JOIN jobs j ON j.id = l.tail_job_id
                 WHERE l.name = ?
                 """,
@@ -51,8 +57,12 @@ extension StoreSQL {
                 arguments: [lane, (policy ?? .continue).rawValue, now])
             return nil
         }
-        if let policy { try db.execute(sql: "UPDATE lanes SET on_failure = ? WHERE name = ?", arguments: [policy.rawValue, lane]) }
-        if let tail = row["tail_job_id"] as JobID?, let state = (row["state"] as String?).flatMap(JobState.init(rawValue:)), !state.isFinal {
+        if let policy {
+            try db.execute(sql: "UPDATE lanes SET on_failure = ? WHERE name = ?", arguments: [policy.rawValue, lane])
+        }
+        if let tail = row["tail_job_id"] as JobID?,
+            let state = (row["state"] as String?).flatMap(JobState.init(rawValue:)), !state.isFinal
+        {
             return tail
         }
         return row["halted_job_id"]
@@ -63,12 +73,18 @@ extension StoreSQL {
     }
 
     /// A lane's job finished: a failure halts a `halt` lane; the tail finishing drains the lane.
-    static func laneMemberFinished(_ db: some SQLTransaction, lane: String, job: FinishedJob, events: inout PendingEvents) throws {
-        guard let row = try db.fetchRow(sql: "SELECT tail_job_id, on_failure, halted_job_id FROM lanes WHERE name = ?", arguments: [lane])
+    static func laneMemberFinished(
+        _ db: some SQLTransaction, lane: String, job: FinishedJob, events: inout PendingEvents
+    ) throws {
+        guard
+            let row = try db.fetchRow(
+                sql: "SELECT tail_job_id, on_failure, halted_job_id FROM lanes WHERE name = ?", arguments: [lane])
         else { return }
         var data = JSONObjectBuilder()
         data.add("lane", string: lane)
-        if job.state != .succeeded, row["on_failure"] as String == LaneFailurePolicy.halt.rawValue, row["halted_job_id"] as JobID? == nil {
+        if job.state != .succeeded, row["on_failure"] as String == LaneFailurePolicy.halt.rawValue,
+            row["halted_job_id"] as JobID? == nil
+        {
             try db.execute(sql: "UPDATE lanes SET halted_job_id = ? WHERE name = ?", arguments: [job.id, lane])
             data.add("state", string: "halted")
             data.add("error", string: job.failureText)
@@ -78,7 +94,9 @@ extension StoreSQL {
             return
         }
         data.add("job", int: Int(job.id))
-        events.append(job: job.id, kind: .lane, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, workflow: job.workflowID)
+        events.append(
+            job: job.id, kind: .lane, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
+            workflow: job.workflowID)
     }
 
     /// Whether `job`'s failure is what holds the lane.
@@ -87,22 +105,29 @@ extension StoreSQL {
     }
 
     static func lane(_ db: some SQLTransaction, _ name: String) throws -> LaneStatus? {
-        guard let row = try db.fetchRow(sql: "SELECT * FROM lanes WHERE name = ?", arguments: [name]) else { return nil }
-        let jobs = try db.fetchRows(sql: "SELECT \(Job.columns) FROM jobs WHERE lane = ? ORDER BY id", arguments: [name]).map { Job($0) }
+        guard let row = try db.fetchRow(sql: "SELECT * FROM lanes WHERE name = ?", arguments: [name]) else {
+            return nil
+        }
+        let jobs = try db.fetchRows(
+            sql: "SELECT \(Job.columns) FROM jobs WHERE lane = ? ORDER BY id", arguments: [name]
+        ).map { Job($0) }
         return LaneStatus(
             name: name, onFailure: LaneFailurePolicy(rawValue: row["on_failure"]) ?? .continue,
             haltedBy: row["halted_job_id"], tail: row["tail_job_id"], jobs: jobs)
     }
 
     static func noLane(_ name: String) -> JobQueueError {
-        .notFound("no lane named '\(name)'; a lane is created by the first job appended to it (`jobq enqueue ... --lane \(name)`)")
+        .notFound(
+            "no lane named '\(name)'; a lane is created by the first job appended to it (`jobq enqueue ... --lane \(name)`)"
+        )
     }
 }
 
 extension FinishedJob {
     init(_ job: Job) {
         self.init(
-            id: job.id, queue: job.queue, executor: job.executor, batch: job.batch, workflowID: job.workflowID, groupID: job.groupID,
+            id: job.id, queue: job.queue, executor: job.executor, batch: job.batch, workflowID: job.workflowID,
+            groupID: job.groupID,
             lane: job.lane, treeNode: job.treeNode, state: job.state, error: job.error)
     }
 }

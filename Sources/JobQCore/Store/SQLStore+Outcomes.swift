@@ -26,7 +26,11 @@ extension SQLStore {
                 let succeeded = Set(outcomes.lazy.filter { $0.outcome.isSuccess }.map(\.job.id))
                 separateStarts = []
                 for job in starting {
-                    if succeeded.contains(job.id) { startsWithSuccess[job.id] = job } else { separateStarts.append(job) }
+                    if succeeded.contains(job.id) {
+                        startsWithSuccess[job.id] = job
+                    } else {
+                        separateStarts.append(job)
+                    }
                 }
             }
             var refusedStarts = try StoreSQL.markStarted(db, separateStarts, workerID: workerID, events: &events)
@@ -40,7 +44,8 @@ extension SQLStore {
                         continue
                     }
                     let recorded = try StoreSQL.record(
-                        db, job: job, outcome: outcome, fence: .worker(workerID), facts: facts, events: &events, start: start)
+                        db, job: job, outcome: outcome, fence: .worker(workerID), facts: facts, events: &events,
+                        start: start)
                     if !recorded { refused.insert(job.id) }
                 }
                 refused.formUnion(try StoreSQL.recordPlainSuccesses(db, plain, workerID: workerID, events: &events))
@@ -90,15 +95,19 @@ extension StoreSQL {
         }
     }
 
-    private static let succeededUpdate = FencedUpdate("""
+    private static let succeededUpdate = FencedUpdate(
+        """
         UPDATE jobs SET state = 'succeeded', result = ?1, error = NULL, finished_at = ?2, lease_until = NULL,
             started_at = COALESCE(?3, started_at)
         """)
-    private static let retryUpdate = FencedUpdate("UPDATE jobs SET state = 'failed', error = ?1, run_at = ?2, lease_until = NULL")
-    private static let deadUpdate = FencedUpdate("UPDATE jobs SET state = 'dead', error = ?1, finished_at = ?2, lease_until = NULL")
+    private static let retryUpdate = FencedUpdate(
+        "UPDATE jobs SET state = 'failed', error = ?1, run_at = ?2, lease_until = NULL")
+    private static let deadUpdate = FencedUpdate(
+        "UPDATE jobs SET state = 'dead', error = ?1, finished_at = ?2, lease_until = NULL")
     private static let releasedUpdate = FencedUpdate(
         "UPDATE jobs SET state = 'ready', attempt = attempt - 1, worker_id = NULL, lease_until = NULL")
-    private static let snoozedUpdate = FencedUpdate("""
+    private static let snoozedUpdate = FencedUpdate(
+        """
         UPDATE jobs SET state = 'scheduled', attempt = attempt - 1, run_at = ?1, checkpoint = COALESCE(?2, checkpoint),
             snoozes = snoozes + 1, worker_id = NULL, lease_until = NULL
         """)
@@ -113,7 +122,8 @@ extension StoreSQL {
     /// goes before the `succeeded` one.
     @discardableResult
     static func record<Transaction: SQLTransaction>(
-        _ db: Transaction, job: ClaimedJob, outcome: AttemptOutcome, fence: Fence, facts: StoreFacts, events: inout PendingEvents,
+        _ db: Transaction, job: ClaimedJob, outcome: AttemptOutcome, fence: Fence, facts: StoreFacts,
+        events: inout PendingEvents,
         reason: String? = nil, start: ClaimedJob? = nil
     ) throws -> Bool {
         assert(start == nil || outcome.isSuccess, "only a success records its start in the same UPDATE")
@@ -175,10 +185,13 @@ extension StoreSQL {
             timeout.add("error", string: error)
             timeout.add("willRetry", bool: false)
             events.append(
-                job: job.id, kind: .timedOut, queue: job.queue, executor: job.executor, batch: job.batch, data: timeout.text,
+                job: job.id, kind: .timedOut, queue: job.queue, executor: job.executor, batch: job.batch,
+                data: timeout.text,
                 workflow: job.workflowID)
         }
-        events.append(job: job.id, kind: kind, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, workflow: job.workflowID)
+        events.append(
+            job: job.id, kind: kind, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
+            workflow: job.workflowID)
         if case .succeeded(_, let writes) = outcome, !writes.isEmpty, let workflow = job.workflowID {
             try writeShared(db, workflow: workflow, writes)
         }
@@ -186,7 +199,8 @@ extension StoreSQL {
         // jobs): after this job's.
         if facts.trackingMembers, case .succeeded(let resultJSON, _) = outcome {
             try events.flush(db)
-            try trackingMemberSucceeded(db, job: job.id, executor: job.executor, name: job.name, resultJSON: resultJSON, now: now)
+            try trackingMemberSucceeded(
+                db, job: job.id, executor: job.executor, name: job.name, resultJSON: resultJSON, now: now)
         }
         if let finalState, job.isMember || facts.dependencies {
             var error: String?
@@ -202,7 +216,10 @@ extension StoreSQL {
     /// Writes keys of a workflow's shared context, each on its own, so that members writing
     /// different keys never lose each other's writes.
     static func writeShared(_ db: some SQLTransaction, workflow: WorkflowID, _ writes: [SharedWrite]) throws {
-        guard let text = try db.fetchOne(String.self, sql: "SELECT context FROM workflows WHERE id = ?", arguments: [workflow]) else { return }
+        guard
+            let text = try db.fetchOne(
+                String.self, sql: "SELECT context FROM workflows WHERE id = ?", arguments: [workflow])
+        else { return }
         var context = try OrderedJSON.parse(text)
         for write in writes { context.set(write.key, to: try OrderedJSON.parse(write.json)) }
         try db.execute(sql: "UPDATE workflows SET context = ? WHERE id = ?", arguments: [context.text, workflow])
@@ -212,7 +229,9 @@ extension StoreSQL {
 extension SQLStore {
     /// Stores an attempt's latest progress and writes a `progress` event, fenced like a
     /// completion: a report from an attempt that is no longer running changes nothing.
-    package func recordProgress(job: ClaimedJob, workerID: String, fraction: Double?, message: String?, dataJSON: String?) async throws {
+    package func recordProgress(
+        job: ClaimedJob, workerID: String, fraction: Double?, message: String?, dataJSON: String?
+    ) async throws {
         let now = StoreSQL.now()
         try await write(.small, audience: .followers) { db in
             try db.execute(
@@ -229,7 +248,8 @@ extension SQLStore {
             data.add("message", string: message)
             data.add("data", raw: dataJSON)
             try StoreSQL.appendEvent(
-                db, job: job.id, kind: .progress, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text, now: now)
+                db, job: job.id, kind: .progress, queue: job.queue, executor: job.executor, batch: job.batch,
+                data: data.text, now: now)
         }
     }
 }

@@ -66,7 +66,8 @@ extension StoreSQL {
             data.add("attempt", int: job.attempt)
             data.add("result", raw: success.resultJSON)
             events.append(
-                job: job.id, kind: .succeeded, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
+                job: job.id, kind: .succeeded, queue: job.queue, executor: job.executor, batch: job.batch,
+                data: data.text,
                 workflow: job.workflowID)
         }
         return refused

@@ -27,19 +27,24 @@ extension SQLStore {
             cron = expression.text
             zone = timeZone.identifier
         }
-        let stored = Schedule.Timing.stored(kind: kind, start: start, every: every, times: times, cron: cron, zone: zone)
+        let stored = Schedule.Timing.stored(
+            kind: kind, start: start, every: every, times: times, cron: cron, zone: zone)
         // The first occurrence: an `at` in the past runs at once (as a missed one would).
-        let next: Double? = switch stored {
-        case .at(let date): date.timeIntervalSince1970
-        case .every(_, _, let first?): first.timeIntervalSince1970
-        default: ScheduleClock.occurrence(after: now, timing: stored, made: 0)?.timeIntervalSince1970
-        }
+        let next: Double? =
+            switch stored {
+            case .at(let date): date.timeIntervalSince1970
+            case .every(_, _, let first?): first.timeIntervalSince1970
+            default: ScheduleClock.occurrence(after: now, timing: stored, made: 0)?.timeIntervalSince1970
+            }
         let request = schedule.request
         let options = request.options
         let seconds = now.timeIntervalSince1970
         let timing: SQLArguments = [kind, start, every, times, cron, zone]
         return try await write(.small) { db in
-            let existed = try db.fetchOne(Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM schedules WHERE name = ?)", arguments: [schedule.name]) ?? false
+            let existed =
+                try db.fetchOne(
+                    Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM schedules WHERE name = ?)", arguments: [schedule.name]
+                ) ?? false
             try db.execute(
                 sql: """
                     INSERT INTO schedules (name, executor, payload, queue, priority, max_attempts, timeout, kind, start_at, every, times,
@@ -53,8 +58,9 @@ extension SQLStore {
                         updated_at = excluded.updated_at
                     """,
                 arguments: [
-                    schedule.name, request.executor, JSONText.minified(request.payloadJSON), options.queue, options.priority, options.maxAttempts,
-                    options.timeout?.inSeconds,
+                    schedule.name, request.executor, JSONText.minified(request.payloadJSON), options.queue,
+                    options.priority, options.maxAttempts,
+                    options.timeout?.inSeconds
                 ] as SQLArguments + timing + [schedule.missed.rawValue, schedule.catchUpLimit, next, seconds, seconds])
             try StoreSQL.scheduleEvent(db, name: schedule.name, change: existed ? "replaced" : "added", now: seconds)
             return try StoreSQL.schedule(db, schedule.name)!
@@ -72,7 +78,9 @@ extension SQLStore {
     /// The jobs a schedule made, newest occurrence first.
     package func scheduleRuns(_ name: String, limit: Int) async throws -> [Job] {
         try await read(.small) { db in
-            try db.fetchRows(sql: "SELECT \(Job.columns) FROM jobs WHERE schedule = ? ORDER BY occurrence DESC LIMIT ?", arguments: [name, limit]
+            try db.fetchRows(
+                sql: "SELECT \(Job.columns) FROM jobs WHERE schedule = ? ORDER BY occurrence DESC LIMIT ?",
+                arguments: [name, limit]
             ).map { Job($0) }
         }
     }
@@ -85,12 +93,15 @@ extension SQLStore {
             guard status.paused != paused else { return status }
             var next = status.nextRunAt
             if !paused, let waiting = next, waiting < now {
-                next = status.timing.isAt ? waiting : ScheduleClock.occurrence(after: now, timing: status.timing, made: status.made)
+                next =
+                    status.timing.isAt
+                    ? waiting : ScheduleClock.occurrence(after: now, timing: status.timing, made: status.made)
             }
             try db.execute(
                 sql: "UPDATE schedules SET paused = ?, next_run_at = ?, updated_at = ? WHERE name = ?",
                 arguments: [paused, next?.timeIntervalSince1970, now.timeIntervalSince1970, name])
-            try StoreSQL.scheduleEvent(db, name: name, change: paused ? "paused" : "resumed", now: now.timeIntervalSince1970)
+            try StoreSQL.scheduleEvent(
+                db, name: name, change: paused ? "paused" : "resumed", now: now.timeIntervalSince1970)
             return try StoreSQL.schedule(db, name)!
         }
     }
@@ -107,8 +118,10 @@ extension SQLStore {
     /// The earliest occurrence any active schedule waits for.
     package func nextScheduledOccurrence() async throws -> Date? {
         try await read(.small) { db in
-            try db.fetchOne(Double.self, sql: "SELECT MIN(next_run_at) FROM schedules WHERE paused = 0 AND next_run_at IS NOT NULL")
-                .map(Date.init(timeIntervalSince1970:))
+            try db.fetchOne(
+                Double.self, sql: "SELECT MIN(next_run_at) FROM schedules WHERE paused = 0 AND next_run_at IS NOT NULL"
+            )
+            .map(Date.init(timeIntervalSince1970:))
         }
     }
 
@@ -118,7 +131,9 @@ extension SQLStore {
     package func runDueSchedules(now: Date) async throws -> [JobID] {
         let seconds = now.timeIntervalSince1970
         return try await write(.small) { db in
-            let due = try db.fetchRows(sql: "SELECT * FROM schedules WHERE paused = 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT 100", arguments: [seconds]
+            let due = try db.fetchRows(
+                sql: "SELECT * FROM schedules WHERE paused = 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT 100",
+                arguments: [seconds]
             ).map(ScheduleStatus.init)
             var made: [JobID] = []
             var events = StoreSQL.PendingEvents(now: seconds)
@@ -126,11 +141,16 @@ extension SQLStore {
                 guard let first = schedule.nextRunAt else { continue }
                 // `skip`: one job (keyed by the first missed occurrence), run now; `catchUp`: one
                 // per missed occurrence, the latest `catchUpLimit` of them.
-                var occurrences = schedule.missed == .skip ? [first] : ScheduleClock.occurrences(from: first, through: now, schedule)
-                if case .every(_, let times?, _) = schedule.timing { occurrences = Array(occurrences.prefix(max(0, times - schedule.made))) }
+                var occurrences =
+                    schedule.missed == .skip ? [first] : ScheduleClock.occurrences(from: first, through: now, schedule)
+                if case .every(_, let times?, _) = schedule.timing {
+                    occurrences = Array(occurrences.prefix(max(0, times - schedule.made)))
+                }
                 var inserted = 0
                 for occurrence in occurrences {
-                    if let id = try StoreSQL.insertOccurrence(db, schedule, occurrence: occurrence.timeIntervalSince1970, now: seconds, events: &events) {
+                    if let id = try StoreSQL.insertOccurrence(
+                        db, schedule, occurrence: occurrence.timeIntervalSince1970, now: seconds, events: &events)
+                    {
                         made.append(id)
                         inserted += 1
                     }
@@ -138,8 +158,11 @@ extension SQLStore {
                 let total = schedule.made + occurrences.count
                 let following = ScheduleClock.occurrence(after: now, timing: schedule.timing, made: total)
                 try db.execute(
-                    sql: "UPDATE schedules SET next_run_at = ?, made = ?, updated_at = ? WHERE name = ? AND next_run_at = ?",
-                    arguments: [following?.timeIntervalSince1970, total, seconds, schedule.name, first.timeIntervalSince1970])
+                    sql:
+                        "UPDATE schedules SET next_run_at = ?, made = ?, updated_at = ? WHERE name = ? AND next_run_at = ?",
+                    arguments: [
+                        following?.timeIntervalSince1970, total, seconds, schedule.name, first.timeIntervalSince1970
+                    ])
             }
             try events.flush(db)
             return made
@@ -154,9 +177,11 @@ extension StoreSQL {
 
     /// One job for one occurrence; nil when that occurrence already has its job.
     static func insertOccurrence(
-        _ db: some SQLTransaction, _ schedule: ScheduleStatus, occurrence: Double, now: Double, events: inout PendingEvents
+        _ db: some SQLTransaction, _ schedule: ScheduleStatus, occurrence: Double, now: Double,
+        events: inout PendingEvents
     ) throws -> JobID? {
-        let statement = try db.statement(sql: """
+        let statement = try db.statement(
+            sql: """
                 INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name,
                     schedule, occurrence)
                 VALUES (?1, ?2, ?3, ?4, 'ready', ?5, ?6, ?7, ?6, ?8, ?8, ?9)
@@ -181,7 +206,8 @@ extension StoreSQL {
         data.add("priority", int: schedule.priority)
         data.add("schedule", string: schedule.name)
         data.add("occurrence", date: Date(timeIntervalSince1970: occurrence))
-        events.append(job: id, kind: .enqueued, queue: schedule.queue, executor: schedule.executor, batch: nil, data: data.text)
+        events.append(
+            job: id, kind: .enqueued, queue: schedule.queue, executor: schedule.executor, batch: nil, data: data.text)
         return id
     }
 
@@ -204,11 +230,15 @@ extension Schedule.Timing {
     }
 
     /// The timing as stored (an `every` always has its first occurrence).
-    static func stored(kind: String, start: Double?, every: Double?, times: Int?, cron: String?, zone: String) -> Schedule.Timing {
+    static func stored(kind: String, start: Double?, every: Double?, times: Int?, cron: String?, zone: String)
+        -> Schedule.Timing
+    {
         switch kind {
         case "at": return .at(Date(timeIntervalSince1970: start ?? 0))
         case "every":
-            return .every(.milliseconds(Int64(((every ?? 1) * 1000).rounded())), times: times, start: start.map(Date.init(timeIntervalSince1970:)))
+            return .every(
+                .milliseconds(Int64(((every ?? 1) * 1000).rounded())), times: times,
+                start: start.map(Date.init(timeIntervalSince1970:)))
         default:
             let expression = (try? CronExpression(cron ?? "")) ?? (try! CronExpression("@yearly"))
             return .cron(expression, timeZone: TimeZone(identifier: zone) ?? TimeZone(identifier: "UTC")!)
@@ -226,7 +256,8 @@ extension ScheduleStatus {
         maxAttempts = row["max_attempts"]
         timeout = (row["timeout"] as Double?).map(Duration.init(storedSeconds:))
         timing = Schedule.Timing.stored(
-            kind: row["kind"], start: row["start_at"], every: row["every"], times: row["times"], cron: row["cron"], zone: row["time_zone"])
+            kind: row["kind"], start: row["start_at"], every: row["every"], times: row["times"], cron: row["cron"],
+            zone: row["time_zone"])
         missed = Schedule.MissedPolicy(rawValue: row["missed"]) ?? .skip
         catchUpLimit = row["catch_up_limit"]
         paused = row["paused"]

@@ -3,12 +3,17 @@ import Foundation
 /// Tracking sets: the firing is decided in the transaction that records a member's result.
 extension SQLStore {
     package func addTrackingSet(_ name: String, members: [TrackingMember]) async throws -> TrackingSetStatus {
-        guard !name.isEmpty, name.count <= 200 else { throw JobQueueError.invalidInput("a tracking set's name must be 1 to 200 characters") }
+        guard !name.isEmpty, name.count <= 200 else {
+            throw JobQueueError.invalidInput("a tracking set's name must be 1 to 200 characters")
+        }
         guard !members.isEmpty else { throw JobQueueError.invalidInput("a tracking set needs at least one member") }
         let now = StoreSQL.now()
         return try await write { db in
-            if try db.fetchOne(Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM tracking_sets WHERE name = ?)", arguments: [name]) == true {
-                throw JobQueueError.invalidState("tracking set '\(name)' already exists; remove it first or pick another name")
+            if try db.fetchOne(
+                Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM tracking_sets WHERE name = ?)", arguments: [name]) == true
+            {
+                throw JobQueueError.invalidState(
+                    "tracking set '\(name)' already exists; remove it first or pick another name")
             }
             try db.execute(sql: "INSERT INTO tracking_sets (name, created_at) VALUES (?, ?)", arguments: [name, now])
             for member in Set(members) {
@@ -37,10 +42,13 @@ extension SQLStore {
 
 extension StoreSQL {
     static func trackingSets(_ db: some SQLTransaction, name: String?) throws -> [TrackingSetStatus] {
-        let sets = try db.fetchRows(sql: "SELECT * FROM tracking_sets WHERE CAST(?1 AS text) IS NULL OR name = ?1 ORDER BY name", arguments: [name])
+        let sets = try db.fetchRows(
+            sql: "SELECT * FROM tracking_sets WHERE CAST(?1 AS text) IS NULL OR name = ?1 ORDER BY name",
+            arguments: [name])
         return try sets.map { row in
             let setName: String = row["name"]
-            let members = try db.fetchRows(sql: "SELECT kind, member, fresh FROM tracking_members WHERE set_name = ? ORDER BY kind, member",
+            let members = try db.fetchRows(
+                sql: "SELECT kind, member, fresh FROM tracking_members WHERE set_name = ? ORDER BY kind, member",
                 arguments: [setName])
             func label(_ member: SQLRow) -> String {
                 (member["kind"] as String) == "job" ? "job:\(member["member"] as String)" : member["member"]
@@ -53,8 +61,11 @@ extension StoreSQL {
 
     /// Marks the members this job's success counts for, and fires every set whose members all
     /// have a new result: one round, once, because this transaction holds the write lock.
-    static func trackingMemberSucceeded(_ db: some SQLTransaction, job: JobID, executor: String, name: String?, resultJSON: String, now: Double) throws {
-        let update = try db.statement(sql: """
+    static func trackingMemberSucceeded(
+        _ db: some SQLTransaction, job: JobID, executor: String, name: String?, resultJSON: String, now: Double
+    ) throws {
+        let update = try db.statement(
+            sql: """
                 UPDATE tracking_members SET fresh = 1, latest_job_id = ?, latest_result = ?
                 WHERE (kind = 'executor' AND member = ?) OR (kind = 'job' AND member = ?)
                 RETURNING set_name
@@ -67,11 +78,18 @@ extension StoreSQL {
         while try update.step() { sets.insert(update.string(0)) }
         update.reset()
         for set in sets.sorted() {
-            let waiting = try db.fetchOne(Int.self, sql: "SELECT COUNT(*) FROM tracking_members WHERE set_name = ? AND fresh = 0", arguments: [set]) ?? 0
+            let waiting =
+                try db.fetchOne(
+                    Int.self, sql: "SELECT COUNT(*) FROM tracking_members WHERE set_name = ? AND fresh = 0",
+                    arguments: [set]) ?? 0
             guard waiting == 0 else { continue }
-            let round = try db.fetchOne(Int.self, sql: "UPDATE tracking_sets SET round = round + 1 WHERE name = ? RETURNING round", arguments: [set]) ?? 0
+            let round =
+                try db.fetchOne(
+                    Int.self, sql: "UPDATE tracking_sets SET round = round + 1 WHERE name = ? RETURNING round",
+                    arguments: [set]) ?? 0
             let results = jsonObject(
-                try db.fetchRows(sql: """
+                try db.fetchRows(
+                    sql: """
                         SELECT CASE kind WHEN 'job' THEN 'job:' || member ELSE member END AS name, latest_result
                         FROM tracking_members WHERE set_name = ? ORDER BY kind, member
                         """,
@@ -82,7 +100,8 @@ extension StoreSQL {
             data.add("set", string: set)
             data.add("round", int: round)
             data.add("results", raw: results)
-            try appendEvent(db, job: job, kind: .tracking, queue: nil, executor: nil, batch: nil, data: data.text, now: now)
+            try appendEvent(
+                db, job: job, kind: .tracking, queue: nil, executor: nil, batch: nil, data: data.text, now: now)
         }
     }
 }

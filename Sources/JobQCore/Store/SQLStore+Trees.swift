@@ -55,7 +55,8 @@ package struct TreeNodeCache {
 
     mutating func node(_ db: some SQLTransaction, _ id: Int64) throws -> TreeNodeRow {
         if let node = nodes[id] { return node }
-        let statement = try db.statement(sql: "SELECT \(TreeNodeRow.columns) FROM tree_nodes n JOIN trees t ON t.id = n.tree_id WHERE n.id = ?")
+        let statement = try db.statement(
+            sql: "SELECT \(TreeNodeRow.columns) FROM tree_nodes n JOIN trees t ON t.id = n.tree_id WHERE n.id = ?")
         statement.bind(1, id)
         defer { statement.reset() }
         guard try statement.step() else {
@@ -68,7 +69,8 @@ package struct TreeNodeCache {
 
     mutating func children(_ db: some SQLTransaction, of id: Int64) throws -> [TreeNodeRow] {
         if let cached = children[id] { return cached }
-        let statement = try db.statement(sql: """
+        let statement = try db.statement(
+            sql: """
                 SELECT \(TreeNodeRow.columns) FROM tree_nodes n JOIN trees t ON t.id = n.tree_id
                 WHERE n.parent_id = ? ORDER BY n.position
                 """)
@@ -88,11 +90,16 @@ extension WorkflowCompiler {
     /// Stores a tree's nodes, its budget, and its root job in the group that stands for the
     /// whole tree; what follows the tree waits for that group.
     mutating func compile(
-        _ tree: JobTree, group parent: Int64, position: Int, path: String, waitsFor: [Predecessor], contained: Bool, previous: String?
+        _ tree: JobTree, group parent: Int64, position: Int, path: String, waitsFor: [Predecessor], contained: Bool,
+        previous: String?
     ) throws -> Compiled {
-        let treeID = try db.fetchOne(Int64.self, sql: "INSERT INTO trees (workflow_id, max_jobs, jobs) VALUES (?, ?, 1) RETURNING id", arguments: [workflow, tree.maxJobs])!
+        let treeID = try db.fetchOne(
+            Int64.self, sql: "INSERT INTO trees (workflow_id, max_jobs, jobs) VALUES (?, ?, 1) RETURNING id",
+            arguments: [workflow, tree.maxJobs])!
         let root = try insertNode(tree.root, tree: treeID, parent: nil, position: 0, path: tree.root.name)
-        let group = try db.fetchOne(Int64.self, sql: """
+        let group = try db.fetchOne(
+            Int64.self,
+            sql: """
                 INSERT INTO workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total, tree_node)
                 VALUES (?, ?, ?, 'tree', ?, ?, 'continue', 'running', 1, ?) RETURNING id
                 """,
@@ -106,12 +113,17 @@ extension WorkflowCompiler {
             edges: waitsFor.map { ($0.target, $0.contained ? DependencyPolicy.ignore.rawValue : nil) }, treeNode: root)
         let job = try StoreSQL.insert(request, db: db, now: events.now, placement: placement)
         if job.state != .waiting, let previous { try StoreSQL.applyPreviousInput(db, job: job.id, from: previous) }
-        return Compiled(reference: "group:\(group)", exits: [Predecessor(target: .group(group), contained: contained)], hasSteps: true)
+        return Compiled(
+            reference: "group:\(group)", exits: [Predecessor(target: .group(group), contained: contained)],
+            hasSteps: true)
     }
 
-    private func insertNode(_ node: TreeNode, tree: Int64, parent: Int64?, position: Int, path: String) throws -> Int64 {
+    private func insertNode(_ node: TreeNode, tree: Int64, parent: Int64?, position: Int, path: String) throws -> Int64
+    {
         let withObject = node.with.map { JSONText.minified(JSONValue.object($0).jsonText) }
-        let id = try db.fetchOne(Int64.self, sql: """
+        let id = try db.fetchOne(
+            Int64.self,
+            sql: """
                 INSERT INTO tree_nodes (tree_id, parent_id, position, name, path, executor, each_pointer, with_object, on_failure,
                     queue, priority, max_attempts, timeout, leaf)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
@@ -119,7 +131,7 @@ extension WorkflowCompiler {
             arguments: [
                 tree, parent, position, node.name, path, node.executor, node.each, withObject, node.onFailure.rawValue,
                 node.options.queue, node.options.priority, node.options.maxAttempts, node.options.timeout?.inSeconds,
-                node.children.isEmpty,
+                node.children.isEmpty
             ])!
         for (index, child) in node.children.enumerated() {
             _ = try insertNode(child, tree: tree, parent: id, position: index, path: "\(path)/\(child.name)")
@@ -141,7 +153,8 @@ extension StoreSQL {
         let node = try nodes.node(db, id)
         if job.state == .succeeded {
             if !node.leaf { try expand(db, job, node: node, group: group, nodes: &nodes, work: &work, events: &events) }
-            try groupMemberFinished(db, group: group, outcome: .succeeded, member: .job(job.id), cause: "", work: &work, events: &events)
+            try groupMemberFinished(
+                db, group: group, outcome: .succeeded, member: .job(job.id), cause: "", work: &work, events: &events)
             return
         }
         let cause = try failureText(db, job, node: node)
@@ -149,16 +162,19 @@ extension StoreSQL {
             try finishGroup(db, node.rootGroup, as: .failed, cause: cause, work: &work, events: &events)
         } else {
             try groupMemberFinished(
-                db, group: group, outcome: GroupOutcome(job.state), member: .job(job.id), cause: cause, endsGroup: node.ownsGroups,
+                db, group: group, outcome: GroupOutcome(job.state), member: .job(job.id), cause: cause,
+                endsGroup: node.ownsGroups,
                 work: &work, events: &events)
         }
     }
 
     /// "node cookbook/recipe (job 14, input "r2") died: boom"
     private static func failureText(_ db: some SQLTransaction, _ job: FinishedJob, node: TreeNodeRow) throws -> String {
-        let input = try db.fetchOne(String.self, sql: "SELECT payload FROM jobs WHERE id = ?", arguments: [job.id]) ?? "null"
+        let input =
+            try db.fetchOne(String.self, sql: "SELECT payload FROM jobs WHERE id = ?", arguments: [job.id]) ?? "null"
         let how = job.state == .dead ? "died" : "was cancelled"
-        return "node \(node.path) (job \(job.id), input \(JSONText.preview(input))) \(how)" + (job.error.map { ": \($0)" } ?? "")
+        return "node \(node.path) (job \(job.id), input \(JSONText.preview(input))) \(how)"
+            + (job.error.map { ": \($0)" } ?? "")
     }
 
     /// Creates the jobs of each child node from a succeeded job's result, in its group.
@@ -167,7 +183,8 @@ extension StoreSQL {
         work: inout [FinishedJob], events: inout PendingEvents
     ) throws {
         guard let workflow = job.workflowID,
-            let parent = try db.fetchRow(sql: "SELECT j.result, g.path, g.total FROM jobs j JOIN workflow_groups g ON g.id = ?2 WHERE j.id = ?1",
+            let parent = try db.fetchRow(
+                sql: "SELECT j.result, g.path, g.total FROM jobs j JOIN workflow_groups g ON g.id = ?2 WHERE j.id = ?1",
                 arguments: [job.id, group])
         else { return }
         let result: String = parent["result"] ?? "null"
@@ -180,31 +197,42 @@ extension StoreSQL {
             do {
                 inputs = try childInputs(result: result, child: child, parentJob: job.id)
             } catch let failure as TreeExpansionFailure {
-                work.append(try inserter.insertFailed(child, message: failure.message, parentJob: job.id, group: group, position: position, path: "\(path)/\(child.name)", events: &events))
+                work.append(
+                    try inserter.insertFailed(
+                        child, message: failure.message, parentJob: job.id, group: group, position: position,
+                        path: "\(path)/\(child.name)", events: &events))
                 position += 1
                 continue
             }
             if inputs.isEmpty { continue }
             if let over = try reserve(db, tree: child.treeID, jobs: inputs.count) {
-                let message = "its fan-out of \(inputs.count) jobs from job \(job.id) would bring the tree to \(over.jobs + inputs.count) jobs, "
+                let message =
+                    "its fan-out of \(inputs.count) jobs from job \(job.id) would bring the tree to \(over.jobs + inputs.count) jobs, "
                     + "over its limit of \(over.max); raise the tree's maxJobs if that many are meant"
-                work.append(try inserter.insertFailed(child, message: message, parentJob: job.id, group: group, position: position, path: "\(path)/\(child.name)", events: &events))
+                work.append(
+                    try inserter.insertFailed(
+                        child, message: message, parentJob: job.id, group: group, position: position,
+                        path: "\(path)/\(child.name)", events: &events))
                 position += 1
                 continue
             }
             for (index, input) in inputs.enumerated() {
-                try inserter.insert(child, payload: input, group: group, position: position, path: "\(path)/\(child.name)[\(index)]", events: &events)
+                try inserter.insert(
+                    child, payload: input, group: group, position: position, path: "\(path)/\(child.name)[\(index)]",
+                    events: &events)
                 position += 1
             }
         }
         if position > start {
-            try db.execute(sql: "UPDATE workflow_groups SET total = total + ? WHERE id = ?", arguments: [position - start, group])
+            try db.execute(
+                sql: "UPDATE workflow_groups SET total = total + ? WHERE id = ?", arguments: [position - start, group])
         }
     }
 
     /// Counts `jobs` more into the tree's budget; nil when they fit, else the tree's count and limit.
     private static func reserve(_ db: some SQLTransaction, tree: Int64, jobs: Int) throws -> (jobs: Int, max: Int)? {
-        let statement = try db.statement(sql: "UPDATE trees SET jobs = jobs + ?1 WHERE id = ?2 AND jobs + ?1 <= max_jobs")
+        let statement = try db.statement(
+            sql: "UPDATE trees SET jobs = jobs + ?1 WHERE id = ?2 AND jobs + ?1 <= max_jobs")
         statement.bind(1, jobs)
         statement.bind(2, tree)
         try statement.run()
@@ -231,11 +259,13 @@ extension StoreSQL {
                 throw TreeExpansionFailure(message: "'each': \(error.description)")
             }
             guard let found = document.value(at: pointer.tokens) else {
-                throw TreeExpansionFailure(message: "'each' \(JSONText.string(each)) points at nothing in the result of job \(parentJob)")
+                throw TreeExpansionFailure(
+                    message: "'each' \(JSONText.string(each)) points at nothing in the result of job \(parentJob)")
             }
             guard case .array(let elements) = found else {
                 throw TreeExpansionFailure(
-                    message: "'each' \(JSONText.string(each)) points at a value of type \(found.typeName) in the result of job \(parentJob), "
+                    message:
+                        "'each' \(JSONText.string(each)) points at a value of type \(found.typeName) in the result of job \(parentJob), "
                         + "not at an array")
             }
             values = elements
@@ -245,7 +275,9 @@ extension StoreSQL {
         if let with = child.withObject, let patch = try? OrderedJSON.parse(with) {
             values = values.map { value in
                 let base: OrderedJSON =
-                    if case .object = value { value } else { .object([.init(rawKey: "\"input\"", key: "input", value: value)]) }
+                    if case .object = value { value } else {
+                        .object([.init(rawKey: "\"input\"", key: "input", value: value)])
+                    }
                 return base.patched(with: patch)
             }
         }
@@ -274,9 +306,13 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
 
     /// A ready job of `node` with `payload`, in `group` at `position`; a node with children
     /// gets a group of its own around the job, at that position instead.
-    mutating func insert(_ node: TreeNodeRow, payload: String, group: Int64, position: Int, path: String, events: inout StoreSQL.PendingEvents) throws {
+    mutating func insert(
+        _ node: TreeNodeRow, payload: String, group: Int64, position: Int, path: String,
+        events: inout StoreSQL.PendingEvents
+    ) throws {
         let (jobGroup, jobPosition) = try place(node, group: group, position: position, path: path)
-        let statement = try db.statement(sql: """
+        let statement = try db.statement(
+            sql: """
                 INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name,
                     workflow_id, group_id, group_position, tree_node)
                 VALUES (?1, ?2, ?3, ?4, 'ready', ?5, ?6, ?7, ?6, ?8, ?9, ?10, ?11, ?12) RETURNING id
@@ -296,52 +332,68 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
         guard try statement.step() else { throw JobQueueError.storeUnavailable("inserting a tree job returned no row") }
         let id = statement.int64(0)
         statement.reset()
-        let data = enqueuedData[node.priority] ?? {
-            var data = JSONObjectBuilder()
-            data.add("state", string: JobState.ready.rawValue)
-            data.add("runAt", date: Date(timeIntervalSince1970: now))
-            data.add("priority", int: node.priority)
-            enqueuedData[node.priority] = data.text
-            return data.text
-        }()
-        events.append(job: id, kind: .enqueued, queue: node.queue, executor: node.executor, batch: nil, data: data, workflow: workflow)
+        let data =
+            enqueuedData[node.priority]
+            ?? {
+                var data = JSONObjectBuilder()
+                data.add("state", string: JobState.ready.rawValue)
+                data.add("runAt", date: Date(timeIntervalSince1970: now))
+                data.add("priority", int: node.priority)
+                enqueuedData[node.priority] = data.text
+                return data.text
+            }()
+        events.append(
+            job: id, kind: .enqueued, queue: node.queue, executor: node.executor, batch: nil, data: data,
+            workflow: workflow)
     }
 
     /// A job of `node` that is dead from the start, carrying why its inputs could not be made:
     /// the node's failure, handled by its policy like any other.
     mutating func insertFailed(
-        _ node: TreeNodeRow, message: String, parentJob: JobID, group: Int64, position: Int, path: String, events: inout StoreSQL.PendingEvents
+        _ node: TreeNodeRow, message: String, parentJob: JobID, group: Int64, position: Int, path: String,
+        events: inout StoreSQL.PendingEvents
     ) throws -> FinishedJob {
         let (jobGroup, jobPosition) = try place(node, group: group, position: position, path: path)
         var payload = JSONObjectBuilder()
         payload.add("parentJob", int: Int(parentJob))
         payload.add("each", string: node.each)
-        let id = try db.fetchOne(Int64.self, sql: """
+        let id = try db.fetchOne(
+            Int64.self,
+            sql: """
                 INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, finished_at,
                     name, error, workflow_id, group_id, group_position, tree_node)
                 VALUES (?, ?, ?, ?, 'dead', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
                 """,
             arguments: [
-                node.queue, node.executor, payload.text, node.priority, node.maxAttempts, now, node.timeout, now, now, node.name, message,
-                workflow, jobGroup, jobPosition, node.id,
+                node.queue, node.executor, payload.text, node.priority, node.maxAttempts, now, node.timeout, now, now,
+                node.name, message,
+                workflow, jobGroup, jobPosition, node.id
             ])!
         var enqueued = JSONObjectBuilder()
         enqueued.add("state", string: JobState.dead.rawValue)
-        events.append(job: id, kind: .enqueued, queue: node.queue, executor: node.executor, batch: nil, data: enqueued.text, workflow: workflow)
+        events.append(
+            job: id, kind: .enqueued, queue: node.queue, executor: node.executor, batch: nil, data: enqueued.text,
+            workflow: workflow)
         var dead = JSONObjectBuilder()
         dead.add("attempt", int: 0)
         dead.add("error", string: message)
-        events.append(job: id, kind: .dead, queue: node.queue, executor: node.executor, batch: nil, data: dead.text, workflow: workflow)
+        events.append(
+            job: id, kind: .dead, queue: node.queue, executor: node.executor, batch: nil, data: dead.text,
+            workflow: workflow)
         return FinishedJob(
-            id: id, queue: node.queue, executor: node.executor, batch: nil, workflowID: workflow, groupID: jobGroup, lane: nil,
+            id: id, queue: node.queue, executor: node.executor, batch: nil, workflowID: workflow, groupID: jobGroup,
+            lane: nil,
             treeNode: node.id, state: .dead, error: message)
     }
 
     /// The group and position of a new job: its own group (created here) for a node with
     /// children, else the parent's group.
-    private func place(_ node: TreeNodeRow, group: Int64, position: Int, path: String) throws -> (group: Int64, position: Int) {
+    private func place(_ node: TreeNodeRow, group: Int64, position: Int, path: String) throws -> (
+        group: Int64, position: Int
+    ) {
         guard !node.leaf else { return (group, position) }
-        let statement = try db.statement(sql: """
+        let statement = try db.statement(
+            sql: """
                 INSERT INTO workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total, tree_node)
                 VALUES (?, ?, ?, 'tree', ?, ?, 'continue', 'running', 1, ?) RETURNING id
                 """)
@@ -351,7 +403,9 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
         statement.bind(4, node.name)
         statement.bind(5, path)
         statement.bind(6, node.id)
-        guard try statement.step() else { throw JobQueueError.storeUnavailable("inserting a tree group returned no row") }
+        guard try statement.step() else {
+            throw JobQueueError.storeUnavailable("inserting a tree group returned no row")
+        }
         let id = statement.int64(0)
         statement.reset()
         return (id, 0)
@@ -365,11 +419,16 @@ extension StoreSQL {
     /// and for the tree's root group the `tree` event, exactly once, in the transaction of the
     /// last job below.
     static func treeGroupFinished(
-        _ db: some SQLTransaction, _ group: Int64, node: Int64, workflow: WorkflowID, path: String, outcome: GroupOutcome, jobs: SubtreeJobs?,
+        _ db: some SQLTransaction, _ group: Int64, node: Int64, workflow: WorkflowID, path: String,
+        outcome: GroupOutcome, jobs: SubtreeJobs?,
         failures: String?, error: String?, events: inout PendingEvents
     ) throws {
-        guard let row = try db.fetchRow(sql: "SELECT path, parent_id, tree_id FROM tree_nodes WHERE id = ?", arguments: [node]) else { return }
-        let job = try db.fetchOne(JobID.self, sql: "SELECT id FROM jobs WHERE group_id = ? AND group_position = 0", arguments: [group])
+        guard
+            let row = try db.fetchRow(
+                sql: "SELECT path, parent_id, tree_id FROM tree_nodes WHERE id = ?", arguments: [node])
+        else { return }
+        let job = try db.fetchOne(
+            JobID.self, sql: "SELECT id FROM jobs WHERE group_id = ? AND group_position = 0", arguments: [group])
         var data = JSONObjectBuilder()
         data.add("group", int: Int(group))
         data.add("node", string: row["path"])
@@ -380,7 +439,8 @@ extension StoreSQL {
         data.add("counts", raw: jobs?.json)
         if let failures { data.add("failures", raw: failures) }
         data.add("error", string: error)
-        events.append(job: job, kind: .subtree, queue: nil, executor: nil, batch: nil, data: data.text, workflow: workflow)
+        events.append(
+            job: job, kind: .subtree, queue: nil, executor: nil, batch: nil, data: data.text, workflow: workflow)
         guard row["parent_id"] as Int64? == nil else { return }
         let jobs = try jobs ?? subtreeJobs(db, group: group)
 
@@ -400,7 +460,8 @@ extension StoreSQL {
     /// The jobs of a tree that died or were cancelled (dead ones first, at most 50), as a JSON
     /// array of `{"job", "node", "state", "error"}`.
     private static func treeFailuresJSON(_ db: some SQLTransaction, group: Int64) throws -> String {
-        let rows = try db.fetchRows(sql: """
+        let rows = try db.fetchRows(
+            sql: """
                 WITH RECURSIVE subtree(id) AS (
                     SELECT CAST(?1 AS bigint) UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
                 SELECT j.id, n.path, j.state, j.error
@@ -409,13 +470,14 @@ extension StoreSQL {
                 ORDER BY CASE WHEN j.state = 'cancelled' THEN 1 ELSE 0 END, j.id LIMIT 50
                 """,
             arguments: [group])
-        return jsonArray(raw: rows.map { row in
-            var item = JSONObjectBuilder()
-            item.add("job", int: row["id"])
-            item.add("node", string: row["path"])
-            item.add("state", string: row["state"])
-            item.add("error", raw: (row["error"] as String?).map(JSONText.string) ?? "null")
-            return item.text
-        })
+        return jsonArray(
+            raw: rows.map { row in
+                var item = JSONObjectBuilder()
+                item.add("job", int: row["id"])
+                item.add("node", string: row["path"])
+                item.add("state", string: row["state"])
+                item.add("error", raw: (row["error"] as String?).map(JSONText.string) ?? "null")
+                return item.text
+            })
     }
 }

@@ -38,10 +38,12 @@ extension SQLStore {
                         updated_at = excluded.updated_at
                     """,
                 arguments: [
-                    trigger.event, trigger.task, request.executor, JSONText.minified(request.payloadJSON), options.queue, options.priority, options.maxAttempts,
-                    options.timeout?.inSeconds, StoreSQL.jsonArray(trigger.dependsOn), trigger.once, seconds, seconds,
+                    trigger.event, trigger.task, request.executor, JSONText.minified(request.payloadJSON),
+                    options.queue, options.priority, options.maxAttempts,
+                    options.timeout?.inSeconds, StoreSQL.jsonArray(trigger.dependsOn), trigger.once, seconds, seconds
                 ])
-            try StoreSQL.triggerEvent(db, event: trigger.event, task: trigger.task, change: existed ? "replaced" : "added", now: seconds)
+            try StoreSQL.triggerEvent(
+                db, event: trigger.event, task: trigger.task, change: existed ? "replaced" : "added", now: seconds)
             return try StoreSQL.trigger(db, event: trigger.event, task: trigger.task)!
         }
     }
@@ -55,11 +57,14 @@ extension SQLStore {
 
     package func setTriggerPaused(event: String, task: String, paused: Bool, now: Date) async throws -> TriggerStatus {
         try await write(.small) { db in
-            guard let status = try StoreSQL.trigger(db, event: event, task: task) else { throw StoreSQL.noTrigger(event, task) }
+            guard let status = try StoreSQL.trigger(db, event: event, task: task) else {
+                throw StoreSQL.noTrigger(event, task)
+            }
             guard status.paused != paused else { return status }
             let seconds = now.timeIntervalSince1970
             try db.execute(
-                sql: "UPDATE triggers SET paused = ?, updated_at = ? WHERE event = ? AND task = ?", arguments: [paused, seconds, event, task])
+                sql: "UPDATE triggers SET paused = ?, updated_at = ? WHERE event = ? AND task = ?",
+                arguments: [paused, seconds, event, task])
             try StoreSQL.triggerEvent(db, event: event, task: task, change: paused ? "paused" : "resumed", now: seconds)
             return try StoreSQL.trigger(db, event: event, task: task)!
         }
@@ -85,17 +90,23 @@ extension SQLStore {
     package func emit(event: String, payloadJSON: String, dedupe: String?, now: Date) async throws -> Emitted {
         try Names.check(event, what: "event name")
         if let dedupe, dedupe.isEmpty || dedupe.count > 200 {
-            throw JobQueueError.invalidInput("a dedupe key must be 1 to 200 characters, got '\(JSONText.preview(dedupe))'")
+            throw JobQueueError.invalidInput(
+                "a dedupe key must be 1 to 200 characters, got '\(JSONText.preview(dedupe))'")
         }
         try JSONText.validate(payloadJSON, what: "the payload of event '\(event)'")
         let seconds = now.timeIntervalSince1970
         return try await write(.small) { db in
-            if let dedupe, let earlier = try db.fetchRow(sql: "SELECT job_ids, emitted_at FROM trigger_emits WHERE event = ? AND dedupe = ?", arguments: [event, dedupe])
+            if let dedupe,
+                let earlier = try db.fetchRow(
+                    sql: "SELECT job_ids, emitted_at FROM trigger_emits WHERE event = ? AND dedupe = ?",
+                    arguments: [event, dedupe])
             {
                 if (earlier["emitted_at"] as Double) > seconds - StoreSQL.dedupeWindow {
                     let ids = try JSONDecoder().decode([JobID].self, from: Data((earlier["job_ids"] as String).utf8))
                     let jobs = try ids.compactMap { id in
-                        try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map { Job($0) }
+                        try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map {
+                            Job($0)
+                        }
                     }
                     return Emitted(jobs: jobs, deduplicated: true)
                 }
@@ -108,12 +119,15 @@ extension SQLStore {
                 let options = JobOptions(
                     queue: task.queue, priority: task.priority, maxAttempts: task.maxAttempts, timeout: task.timeout,
                     name: "\(event)/\(task.task)", after: task.dependsOn.compactMap { jobOfTask[$0] })
-                let job = try StoreSQL.insert(try JobRequest(executor: task.executor, payloadJSON: payload, options: options), db: db, now: seconds)
+                let job = try StoreSQL.insert(
+                    try JobRequest(executor: task.executor, payloadJSON: payload, options: options), db: db,
+                    now: seconds)
                 jobOfTask[task.task] = job.id
                 jobs.append(job)
             }
             try db.execute(
-                sql: "UPDATE triggers SET ran_once_at = ? WHERE event = ? AND once = 1 AND ran_once_at IS NULL AND paused = 0",
+                sql:
+                    "UPDATE triggers SET ran_once_at = ? WHERE event = ? AND once = 1 AND ran_once_at IS NULL AND paused = 0",
                 arguments: [seconds, event])
             let ids = "[" + jobs.map { String($0.id) }.joined(separator: ",") + "]"
             if let dedupe {
@@ -129,7 +143,8 @@ extension SQLStore {
             data.add("change", string: "emitted")
             data.add("jobs", raw: ids)
             data.add("dedupe", string: dedupe)
-            try StoreSQL.appendEvent(db, job: nil, kind: .trigger, queue: nil, executor: nil, batch: nil, data: data.text, now: seconds)
+            try StoreSQL.appendEvent(
+                db, job: nil, kind: .trigger, queue: nil, executor: nil, batch: nil, data: data.text, now: seconds)
             return Emitted(jobs: jobs, deduplicated: false)
         }
     }
@@ -144,7 +159,8 @@ extension StoreSQL {
     /// run in this emit (paused, or `once` and done) count as met.
     static func emitOrder(_ tasks: [TriggerStatus]) -> [TriggerStatus] {
         let names = Set(tasks.map(\.task))
-        var waitingFor = Dictionary(uniqueKeysWithValues: tasks.map { ($0.task, Set($0.dependsOn).intersection(names)) })
+        var waitingFor = Dictionary(
+            uniqueKeysWithValues: tasks.map { ($0.task, Set($0.dependsOn).intersection(names)) })
         var remaining = tasks
         var ordered: [TriggerStatus] = []
         while !remaining.isEmpty {
@@ -173,14 +189,17 @@ extension StoreSQL {
     }
 
     static func triggers(_ db: some SQLTransaction, event: String) throws -> [TriggerStatus] {
-        try db.fetchRows(sql: "SELECT * FROM triggers WHERE event = ? ORDER BY task", arguments: [event]).map(TriggerStatus.init)
+        try db.fetchRows(sql: "SELECT * FROM triggers WHERE event = ? ORDER BY task", arguments: [event]).map(
+            TriggerStatus.init)
     }
 
     static func trigger(_ db: some SQLTransaction, event: String, task: String) throws -> TriggerStatus? {
-        try db.fetchRow(sql: "SELECT * FROM triggers WHERE event = ? AND task = ?", arguments: [event, task]).map(TriggerStatus.init)
+        try db.fetchRow(sql: "SELECT * FROM triggers WHERE event = ? AND task = ?", arguments: [event, task]).map(
+            TriggerStatus.init)
     }
 
-    static func triggerEvent(_ db: some SQLTransaction, event: String, task: String, change: String, now: Double) throws {
+    static func triggerEvent(_ db: some SQLTransaction, event: String, task: String, change: String, now: Double) throws
+    {
         var data = JSONObjectBuilder()
         data.add("event", string: event)
         data.add("task", string: task)

@@ -7,7 +7,8 @@ extension StoreSQL {
     /// expired (it finished in a state or past a period its rule does not keep) is released
     /// here, inside the caller's transaction, so the caller's insert or retry may take the key.
     static func takeUniqueKey(_ db: some SQLTransaction, _ key: String, now: Double) throws -> Job? {
-        let row = try db.statement(sql: "SELECT \(Job.columns), unique_states, unique_for FROM jobs WHERE unique_hold = ?")
+        let row = try db.statement(
+            sql: "SELECT \(Job.columns), unique_states, unique_for FROM jobs WHERE unique_hold = ?")
         row.bind(1, key)
         defer { row.reset() }
         guard try row.step() else { return nil }

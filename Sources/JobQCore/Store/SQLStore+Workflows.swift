@@ -7,12 +7,16 @@ extension SQLStore {
         let steps = try WorkflowValidation.validate(workflow)
         let now = StoreSQL.now()
         return try await write(steps <= 100 ? .small : .large) { db in
-            let id = try db.fetchOne(WorkflowID.self, sql: "INSERT INTO workflows (name, state, context, created_at) VALUES (?, 'running', ?, ?) RETURNING id",
+            let id = try db.fetchOne(
+                WorkflowID.self,
+                sql:
+                    "INSERT INTO workflows (name, state, context, created_at) VALUES (?, 'running', ?, ?) RETURNING id",
                 arguments: [workflow.name, JSONText.minified(JSONValue.object(workflow.context).jsonText), now])!
             var compiler = WorkflowCompiler(db: db, workflow: id, events: StoreSQL.PendingEvents(now: now))
             _ = try compiler.compile(workflow.root, parent: nil, position: 0, path: "$", waitsFor: [], tolerant: false)
             try db.execute(
-                sql: "UPDATE workflows SET root_group = (SELECT id FROM workflow_groups WHERE workflow_id = ?1 AND parent_id IS NULL) WHERE id = ?1",
+                sql:
+                    "UPDATE workflows SET root_group = (SELECT id FROM workflow_groups WHERE workflow_id = ?1 AND parent_id IS NULL) WHERE id = ?1",
                 arguments: [id])
             try compiler.events.flush(db)
             return id
@@ -25,7 +29,8 @@ extension SQLStore {
 
     package func workflows(state: WorkflowState?, limit: Int, before: WorkflowID?) async throws -> [WorkflowSummary] {
         try await read { db in
-            try db.fetchRows(sql: """
+            try db.fetchRows(
+                sql: """
                     SELECT * FROM workflows w WHERE (CAST(?1 AS text) IS NULL OR w.state = ?1)
                         AND (CAST(?2 AS bigint) IS NULL OR w.id < ?2)
                     ORDER BY w.id DESC LIMIT ?3
@@ -33,7 +38,8 @@ extension SQLStore {
                 arguments: [state?.rawValue, before, limit]
             ).map { row in
                 var counts: [String: Int] = [:]
-                for count in try db.fetchRows(sql: """
+                for count in try db.fetchRows(
+                    sql: """
                         SELECT j.state, COUNT(*) AS n FROM workflow_groups g JOIN jobs j ON j.group_id = g.id
                         WHERE g.workflow_id = ? GROUP BY j.state
                         """,
@@ -42,7 +48,8 @@ extension SQLStore {
                     counts[count["state"]] = count["n"]
                 }
                 return WorkflowSummary(
-                    id: row["id"], name: row["name"], state: WorkflowState(rawValue: row["state"]) ?? .running, stepCounts: counts,
+                    id: row["id"], name: row["name"], state: WorkflowState(rawValue: row["state"]) ?? .running,
+                    stepCounts: counts,
                     error: row["error"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
                     finishedAt: (row["finished_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
             }
@@ -54,31 +61,40 @@ extension SQLStore {
     package func cancelWorkflow(_ id: WorkflowID, group: String?) async throws -> WorkflowStatus {
         let now = StoreSQL.now()
         return try await write { db in
-            guard let workflow = try db.fetchRow(sql: "SELECT state, root_group FROM workflows WHERE id = ?", arguments: [id]) else {
+            guard
+                let workflow = try db.fetchRow(
+                    sql: "SELECT state, root_group FROM workflows WHERE id = ?", arguments: [id])
+            else {
                 throw StoreSQL.noWorkflow(id)
             }
             guard workflow["state"] as String == WorkflowState.running.rawValue else {
-                throw JobQueueError.invalidState("workflow \(id) is already \(workflow["state"] as String); only running workflows can be cancelled")
+                throw JobQueueError.invalidState(
+                    "workflow \(id) is already \(workflow["state"] as String); only running workflows can be cancelled")
             }
             var target: Int64 = workflow["root_group"]
             if let group {
-                let matches = try db.fetchRows(sql: "SELECT id, state FROM workflow_groups WHERE workflow_id = ? AND (name = ?2 OR path = ?2)",
+                let matches = try db.fetchRows(
+                    sql: "SELECT id, state FROM workflow_groups WHERE workflow_id = ? AND (name = ?2 OR path = ?2)",
                     arguments: [id, group])
                 guard let match = matches.first else {
                     throw JobQueueError.notFound(
-                        "workflow \(id) has no group named or at '\(group)'; `jobq workflow show \(id)` lists its groups and paths")
+                        "workflow \(id) has no group named or at '\(group)'; `jobq workflow show \(id)` lists its groups and paths"
+                    )
                 }
                 guard matches.count == 1 else {
-                    throw JobQueueError.invalidInput("workflow \(id) has \(matches.count) groups named '\(group)'; name the group by its path")
+                    throw JobQueueError.invalidInput(
+                        "workflow \(id) has \(matches.count) groups named '\(group)'; name the group by its path")
                 }
                 guard match["state"] as String == WorkflowState.running.rawValue else {
-                    throw JobQueueError.invalidState("group '\(group)' of workflow \(id) is already \(match["state"] as String)")
+                    throw JobQueueError.invalidState(
+                        "group '\(group)' of workflow \(id) is already \(match["state"] as String)")
                 }
                 target = match["id"]
             }
             var events = StoreSQL.PendingEvents(now: now)
             var work: [FinishedJob] = []
-            try StoreSQL.finishGroup(db, target, as: .cancelled, cause: "cancelled by an operator", work: &work, events: &events)
+            try StoreSQL.finishGroup(
+                db, target, as: .cancelled, cause: "cancelled by an operator", work: &work, events: &events)
             try StoreSQL.settle(db, work, facts: try StoreFacts.read(db), events: &events)
             try events.flush(db)
             return try StoreSQL.workflow(db, id)!
@@ -88,9 +104,13 @@ extension SQLStore {
 
 extension StoreSQL {
     static func workflow(_ db: some SQLTransaction, _ id: WorkflowID) throws -> WorkflowStatus? {
-        guard let row = try db.fetchRow(sql: "SELECT * FROM workflows WHERE id = ?", arguments: [id]) else { return nil }
-        let groups = try db.fetchRows(sql: "SELECT * FROM workflow_groups WHERE workflow_id = ? ORDER BY id", arguments: [id])
-        let jobs = try db.fetchRows(sql: """
+        guard let row = try db.fetchRow(sql: "SELECT * FROM workflows WHERE id = ?", arguments: [id]) else {
+            return nil
+        }
+        let groups = try db.fetchRows(
+            sql: "SELECT * FROM workflow_groups WHERE workflow_id = ? ORDER BY id", arguments: [id])
+        let jobs = try db.fetchRows(
+            sql: """
                 SELECT \(Job.columns), group_position FROM jobs
                 WHERE group_id IN (SELECT id FROM workflow_groups WHERE workflow_id = ?)
                 """,
@@ -104,17 +124,22 @@ extension StoreSQL {
         var byID: [Int64: SQLRow] = [:]
         for group in groups {
             byID[group["id"]] = group
-            if let parent = group["parent_id"] as Int64? { members[parent, default: []].append((group["position"], .group(group["id"]))) }
+            if let parent = group["parent_id"] as Int64? {
+                members[parent, default: []].append((group["position"], .group(group["id"])))
+            }
         }
         func build(_ id: Int64) -> WorkflowStatus.Group {
             let row = byID[id]!
             let ordered = (members[id] ?? []).sorted { $0.position < $1.position }
             return WorkflowStatus.Group(
-                id: id, kind: WorkflowStatus.GroupKind(rawValue: row["kind"]) ?? .sequence, treeNode: row["tree_node"], name: row["name"],
+                id: id, kind: WorkflowStatus.GroupKind(rawValue: row["kind"]) ?? .sequence, treeNode: row["tree_node"],
+                name: row["name"],
                 path: row["path"],
                 onFailure: WorkflowGroup.FailurePolicy(rawValue: row["on_failure"]) ?? .fail,
                 state: WorkflowState(rawValue: row["state"]) ?? .running,
-                counts: .init(total: row["total"], succeeded: row["succeeded"], failed: row["failed"], cancelled: row["cancelled"]),
+                counts: .init(
+                    total: row["total"], succeeded: row["succeeded"], failed: row["failed"], cancelled: row["cancelled"]
+                ),
                 finishedAt: (row["finished_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
                 members: ordered.map { entry in
                     switch entry.member {
@@ -126,29 +151,38 @@ extension StoreSQL {
         guard let rootID = row["root_group"] as Int64?, byID[rootID] != nil else { return nil }
         var jobsByNode: [Int64: [JobState: Int]] = [:]
         for job in jobs {
-            if let node = job["tree_node"] as Int64?, let state = JobState(rawValue: job["state"]) { jobsByNode[node, default: [:]][state, default: 0] += 1 }
+            if let node = job["tree_node"] as Int64?, let state = JobState(rawValue: job["state"]) {
+                jobsByNode[node, default: [:]][state, default: 0] += 1
+            }
         }
         return WorkflowStatus(
-            id: id, name: row["name"], state: WorkflowState(rawValue: row["state"]) ?? .running, contextJSON: row["context"],
+            id: id, name: row["name"], state: WorkflowState(rawValue: row["state"]) ?? .running,
+            contextJSON: row["context"],
             error: row["error"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
             finishedAt: (row["finished_at"] as Double?).map(Date.init(timeIntervalSince1970:)), root: build(rootID),
             trees: try trees(db, workflow: id, jobsByNode: jobsByNode))
     }
 
-    private static func trees(_ db: some SQLTransaction, workflow: WorkflowID, jobsByNode: [Int64: [JobState: Int]]) throws -> [TreeStatus] {
-        let nodes = try db.fetchRows(sql: """
+    private static func trees(_ db: some SQLTransaction, workflow: WorkflowID, jobsByNode: [Int64: [JobState: Int]])
+        throws -> [TreeStatus]
+    {
+        let nodes = try db.fetchRows(
+            sql: """
                 SELECT n.* FROM tree_nodes n WHERE n.tree_id IN (SELECT id FROM trees WHERE workflow_id = ?) ORDER BY n.tree_id, n.id
                 """,
             arguments: [workflow])
         let byTree = Dictionary(grouping: nodes) { $0["tree_id"] as Int64 }
-        return try db.fetchRows(sql: "SELECT * FROM trees WHERE workflow_id = ? ORDER BY id", arguments: [workflow]).map { tree in
+        return try db.fetchRows(sql: "SELECT * FROM trees WHERE workflow_id = ? ORDER BY id", arguments: [workflow]).map
+        { tree in
             let id: Int64 = tree["id"]
             return TreeStatus(
                 id: id, group: tree["root_group"] ?? 0, maxJobs: tree["max_jobs"], jobsCreated: tree["jobs"],
                 nodes: preorder(byTree[id] ?? []).map { node in
                     TreeStatus.Node(
-                        id: node["id"], parentID: node["parent_id"], name: node["name"], path: node["path"], executor: node["executor"],
-                        each: node["each_pointer"], onFailure: TreeNode.FailurePolicy(rawValue: node["on_failure"]) ?? .failTree,
+                        id: node["id"], parentID: node["parent_id"], name: node["name"], path: node["path"],
+                        executor: node["executor"],
+                        each: node["each_pointer"],
+                        onFailure: TreeNode.FailurePolicy(rawValue: node["on_failure"]) ?? .failTree,
                         jobs: jobsByNode[node["id"]] ?? [:])
                 })
         }
@@ -158,7 +192,9 @@ extension StoreSQL {
     private static func preorder(_ nodes: [SQLRow]) -> [SQLRow] {
         let children = Dictionary(grouping: nodes) { $0["parent_id"] as Int64? ?? 0 }
         func walk(_ parent: Int64) -> [SQLRow] {
-            (children[parent] ?? []).sorted { ($0["position"] as Int) < ($1["position"] as Int) }.flatMap { [$0] + walk($0["id"]) }
+            (children[parent] ?? []).sorted { ($0["position"] as Int) < ($1["position"] as Int) }.flatMap {
+                [$0] + walk($0["id"])
+            }
         }
         return walk(0)
     }
@@ -196,20 +232,19 @@ package struct WorkflowCompiler<Transaction: SQLTransaction> {
         let hasSteps: Bool
     }
 
-    init(db: Transaction, workflow: WorkflowID, events: StoreSQL.PendingEvents) {
-        self.db = db
-        self.workflow = workflow
-        self.events = events
-    }
-
     mutating func compile(
         _ group: WorkflowGroup, parent: Int64?, position: Int, path: String, waitsFor: [Predecessor], tolerant: Bool
     ) throws -> Compiled {
-        let id = try db.fetchOne(Int64.self, sql: """
+        let id = try db.fetchOne(
+            Int64.self,
+            sql: """
                 INSERT INTO workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total)
                 VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?) RETURNING id
                 """,
-            arguments: [workflow, parent, position, group.kind.rawValue, group.name, path, group.onFailure.rawValue, group.members.count])!
+            arguments: [
+                workflow, parent, position, group.kind.rawValue, group.name, path, group.onFailure.rawValue,
+                group.members.count
+            ])!
         let inner = tolerant || group.onFailure == .continue
         var current = waitsFor
         var previous: String?
@@ -224,7 +259,8 @@ package struct WorkflowCompiler<Transaction: SQLTransaction> {
                     step, group: id, position: index, waitsFor: waits, contained: inner,
                     previous: step.input == .previous ? previous : nil)
             case .group(let child):
-                compiled = try compile(child, parent: id, position: index, path: memberPath, waitsFor: waits, tolerant: inner)
+                compiled = try compile(
+                    child, parent: id, position: index, path: memberPath, waitsFor: waits, tolerant: inner)
             case .tree(let tree):
                 compiled = try compile(
                     tree, group: id, position: index, path: memberPath, waitsFor: waits, contained: inner,
@@ -240,7 +276,8 @@ package struct WorkflowCompiler<Transaction: SQLTransaction> {
             try StoreSQL.finishGroup(db, id, as: .succeeded, cause: nil, work: &work, events: &events)
             return Compiled(reference: "group:\(id)", exits: waitsFor, hasSteps: false)
         }
-        return Compiled(reference: "group:\(id)", exits: [Predecessor(target: .group(id), contained: tolerant)], hasSteps: true)
+        return Compiled(
+            reference: "group:\(id)", exits: [Predecessor(target: .group(id), contained: tolerant)], hasSteps: true)
     }
 
     private mutating func compile(
@@ -252,7 +289,9 @@ package struct WorkflowCompiler<Transaction: SQLTransaction> {
         let job = try StoreSQL.insert(step.request, db: db, now: events.now, placement: placement)
         // Released at once (it follows only groups with no steps): its input is ready now.
         if job.state != .waiting, let previous { try StoreSQL.applyPreviousInput(db, job: job.id, from: previous) }
-        return Compiled(reference: "job:\(job.id)", exits: [Predecessor(target: .job(job.id), contained: contained)], hasSteps: true)
+        return Compiled(
+            reference: "job:\(job.id)", exits: [Predecessor(target: .job(job.id), contained: contained)], hasSteps: true
+        )
     }
 }
 

@@ -14,13 +14,16 @@ package protocol SQLStore: Store {
         _ size: TransactionSize, audience: CommitAudience, _ body: @escaping @Sendable (Transaction) throws -> T
     ) async throws -> T
     /// Runs `body` in a read transaction: one snapshot of the store.
-    func read<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T
+    func read<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (Transaction) throws -> T) async throws
+        -> T
     /// The store's schema version, as its migrator numbers it.
     static func schemaVersion(_ db: Transaction) throws -> Int
 }
 
 extension SQLStore {
-    package func write<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
+    package func write<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (Transaction) throws -> T)
+        async throws -> T
+    {
         try await write(size, audience: .workersAndFollowers, body)
     }
 

@@ -57,4 +57,3 @@ public struct SchemaMigrationReport: Sendable, Hashable, Codable {
         self.dryRun = dryRun
     }
 }
-

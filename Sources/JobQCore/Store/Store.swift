@@ -38,11 +38,13 @@ package protocol Store: AnyObject, Sendable {
     func backlog(queues: [String]) async throws -> Int
     func jobs(matching query: JobQuery) async throws -> [Job]
     func delete(_ id: JobID) async throws
-    func throughput(of queues: [String], since start: Date, interval: Double, buckets: Int) async throws -> [QueueThroughput]
+    func throughput(of queues: [String], since start: Date, interval: Double, buckets: Int) async throws
+        -> [QueueThroughput]
 
     // MARK: The worker's hot path
 
-    func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int) async throws -> [ClaimedJob]
+    func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int) async throws
+        -> [ClaimedJob]
     /// Whether a claim would find a job now, and when the next scheduled job falls due.
     func claimOutlook(queues: [String]) async throws -> ClaimOutlook
     /// The same, on the calling thread, if it can be had without waiting; nil otherwise (the
@@ -52,7 +54,8 @@ package protocol Store: AnyObject, Sendable {
     func complete(
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>)
-    func recordProgress(job: ClaimedJob, workerID: String, fraction: Double?, message: String?, dataJSON: String?) async throws
+    func recordProgress(job: ClaimedJob, workerID: String, fraction: Double?, message: String?, dataJSON: String?)
+        async throws
     func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID>
     func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID>
     func reclaimExpiredLeases() async throws -> Int
@@ -64,7 +67,9 @@ package protocol Store: AnyObject, Sendable {
 
     func events(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> [JobEvent]
     /// The newest event id and, from the same snapshot, the matches after `cursor`.
-    func eventsUpToNewest(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> (newest: Int64, events: [JobEvent])
+    func eventsUpToNewest(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> (
+        newest: Int64, events: [JobEvent]
+    )
     func latestEventID() async throws -> Int64
 
     // MARK: Batches and tracking sets
@@ -122,7 +127,9 @@ extension Store {
     }
 
     @discardableResult
-    package func complete(_ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], workerID: String) async throws -> Set<JobID> {
+    package func complete(_ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], workerID: String) async throws
+        -> Set<JobID>
+    {
         try await complete(outcomes, starting: [], workerID: workerID).outcomes
     }
 }
@@ -156,5 +163,6 @@ package protocol OtherCommitsWatch: Sendable {
     /// Calls `onCommit` after commits by other processes until the task is cancelled. While
     /// `isBusy` says so, reports may be gathered for `pollInterval`. Where commits cannot be
     /// reported at once, they are looked for every `pollInterval`.
-    func run(pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool, onCommit: @escaping @Sendable () -> Void) async
+    func run(pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool, onCommit: @escaping @Sendable () -> Void)
+        async
 }

@@ -1,6 +1,5 @@
 import Foundation
 
-
 /// What an idle worker learns from one read: whether a claim would find a job now, and when
 /// the next scheduled or retrying job on its queues falls due (seconds since 1970).
 package struct ClaimOutlook: Sendable, Hashable {

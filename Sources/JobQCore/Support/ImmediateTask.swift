@@ -9,9 +9,9 @@
 @discardableResult
 func startImmediately(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never> {
     #if compiler(>=6.2)
-    Task.immediate(operation: operation)
+        Task.immediate(operation: operation)
     #else
-    Task(operation: operation)
+        Task(operation: operation)
     #endif
 }
 
@@ -20,9 +20,9 @@ extension DiscardingTaskGroup {
     /// (`addImmediateTask`, Swift 6.2 and later; `addTask` before).
     mutating func addTaskStartingHere(_ operation: sending @escaping @isolated(any) () async -> Void) {
         #if compiler(>=6.2)
-        addImmediateTask(operation: operation)
+            addImmediateTask(operation: operation)
         #else
-        addTask(operation: operation)
+            addTask(operation: operation)
         #endif
     }
 }

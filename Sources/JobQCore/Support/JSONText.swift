@@ -112,10 +112,20 @@ enum ISO8601 {
                 divisor /= 10
             }
         }
-        append(year, digits: 4); text += "-"; append(month, digits: 2); text += "-"; append(day, digits: 2)
+        append(year, digits: 4)
+        text += "-"
+        append(month, digits: 2)
+        text += "-"
+        append(day, digits: 2)
         text += "T"
-        append(secondOfDay / 3600, digits: 2); text += ":"; append(secondOfDay / 60 % 60, digits: 2); text += ":"
-        append(secondOfDay % 60, digits: 2); text += "."; append(milliseconds, digits: 3); text += "Z"
+        append(secondOfDay / 3600, digits: 2)
+        text += ":"
+        append(secondOfDay / 60 % 60, digits: 2)
+        text += ":"
+        append(secondOfDay % 60, digits: 2)
+        text += "."
+        append(milliseconds, digits: 3)
+        text += "Z"
         return text
     }
 
@@ -138,7 +148,9 @@ enum ISO8601 {
     /// Parses `2026-11-21T17:00:00Z`, with or without fractional seconds or a UTC offset.
     static func parse(_ text: String) -> Date? {
         if let date = try? Date(text, strategy: .iso8601) { return date }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
+            return date
+        }
         return nil
     }
 }

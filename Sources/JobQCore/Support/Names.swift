@@ -8,7 +8,8 @@ enum Names {
     static func check(_ name: String, what: String) throws(JobQueueError) {
         guard !name.isEmpty, name.count <= 200, name.unicodeScalars.allSatisfy({ allowed.contains($0) }) else {
             // Control characters are shown as `?`, so the message itself prints cleanly.
-            let shown = name.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : String($0) }.joined()
+            let shown = name.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : String($0) }
+                .joined()
             throw .invalidInput("\(what) '\(JSONText.preview(shown))' must be 1 to 200 letters, digits or - _ . : / @")
         }
     }

@@ -145,7 +145,8 @@ indirect enum OrderedJSON: Equatable, Sendable {
             } else if let index {
                 members[index].value = members[index].value.patched(with: change.value)
             } else {
-                members.append(Member(rawKey: change.rawKey, key: change.key, value: OrderedJSON.null.patched(with: change.value)))
+                members.append(
+                    Member(rawKey: change.rawKey, key: change.key, value: OrderedJSON.null.patched(with: change.value)))
             }
         }
         return .object(members)
@@ -173,9 +174,15 @@ extension OrderedJSON {
             case UInt8(ascii: "\""):
                 let (raw, value) = try string()
                 return .string(raw: raw, value: value)
-            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-            case UInt8(ascii: "n"): try literal("null"); return .null
+            case UInt8(ascii: "t"):
+                try literal("true")
+                return .bool(true)
+            case UInt8(ascii: "f"):
+                try literal("false")
+                return .bool(false)
+            case UInt8(ascii: "n"):
+                try literal("null")
+                return .null
             default: return try number()
             }
         }
@@ -211,8 +218,12 @@ extension OrderedJSON {
                 } else if byte == UInt8(ascii: "\"") {
                     let raw = String(decoding: bytes[start..<index], as: UTF8.self)
                     // Most strings have no escapes: their value is their text.
-                    guard hasEscapes else { return (raw, String(decoding: bytes[(start + 1)..<(index - 1)], as: UTF8.self)) }
-                    let value = (try? JSONDecoder().decode(String.self, from: Data(raw.utf8))) ?? String(raw.dropFirst().dropLast())
+                    guard hasEscapes else {
+                        return (raw, String(decoding: bytes[(start + 1)..<(index - 1)], as: UTF8.self))
+                    }
+                    let value =
+                        (try? JSONDecoder().decode(String.self, from: Data(raw.utf8)))
+                        ?? String(raw.dropFirst().dropLast())
                     return (raw, value)
                 }
             }

@@ -12,7 +12,9 @@ struct JSONPointer: Sendable, Hashable {
             return
         }
         guard text.hasPrefix("/") else {
-            throw .invalidInput("'\(JSONText.preview(text))' is not a JSON Pointer: it must be \"\" (the whole result) or start with '/', e.g. \"/recipeIDs\"")
+            throw .invalidInput(
+                "'\(JSONText.preview(text))' is not a JSON Pointer: it must be \"\" (the whole result) or start with '/', e.g. \"/recipeIDs\""
+            )
         }
         var tokens: [String] = []
         for raw in text.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
@@ -26,12 +28,16 @@ struct JSONPointer: Sendable, Hashable {
                 switch characters.next() {
                 case "0": token.append("~")
                 case "1": token.append("/")
-                default: throw .invalidInput("'\(JSONText.preview(text))' is not a JSON Pointer: '~' must be followed by 0 (for ~) or 1 (for /)")
+                default:
+                    throw .invalidInput(
+                        "'\(JSONText.preview(text))' is not a JSON Pointer: '~' must be followed by 0 (for ~) or 1 (for /)"
+                    )
                 }
             }
             // SQLite's JSON paths quote member names, with no escape for a quote.
             guard !token.contains("\"") else {
-                throw .invalidInput("'\(JSONText.preview(text))': member names with a double quote cannot be pointed at")
+                throw .invalidInput(
+                    "'\(JSONText.preview(text))': member names with a double quote cannot be pointed at")
             }
             tokens.append(token)
         }

@@ -3,7 +3,8 @@ import Foundation
 extension WorkflowFileParser {
     static let treeMemberKeys: Set<String> = ["tree", "maxJobs", "input"]
     static let treeNodeKeys: Set<String> = [
-        "executor", "name", "payload", "each", "with", "onFailure", "children", "queue", "priority", "maxAttempts", "timeout",
+        "executor", "name", "payload", "each", "with", "onFailure", "children", "queue", "priority", "maxAttempts",
+        "timeout"
     ]
 
     /// A tree member of a workflow file:
@@ -20,10 +21,13 @@ extension WorkflowFileParser {
     /// result into the root's input.
     func tree(_ fields: [String: JSONValue], path: String) throws(JobQueueError) -> JobTree {
         if let unknown = fields.keys.sorted().first(where: { !Self.treeMemberKeys.contains($0) }) {
-            throw .invalidInput("\(path).\(unknown): unknown key beside a tree; it may have \(Self.treeMemberKeys.sorted().joined(separator: ", "))")
+            throw .invalidInput(
+                "\(path).\(unknown): unknown key beside a tree; it may have \(Self.treeMemberKeys.sorted().joined(separator: ", "))"
+            )
         }
         guard case .object(let rootFields) = fields["tree"] else {
-            throw .invalidInput("\(path).tree: must be a node object like {\"executor\": \"cookbook\", \"children\": [...]}")
+            throw .invalidInput(
+                "\(path).tree: must be a node object like {\"executor\": \"cookbook\", \"children\": [...]}")
         }
         let rootPath = "\(path).tree"
         if rootFields["each"] != nil {
@@ -56,10 +60,14 @@ extension WorkflowFileParser {
 
     private func node(_ fields: [String: JSONValue], path: String, isRoot: Bool) throws(JobQueueError) -> TreeNode {
         if let unknown = fields.keys.sorted().first(where: { !Self.treeNodeKeys.contains($0) }) {
-            throw .invalidInput("\(path).\(unknown): unknown key in a tree node; a node has \(Self.treeNodeKeys.sorted().joined(separator: ", "))")
+            throw .invalidInput(
+                "\(path).\(unknown): unknown key in a tree node; a node has \(Self.treeNodeKeys.sorted().joined(separator: ", "))"
+            )
         }
         if !isRoot, fields["payload"] != nil {
-            throw .invalidInput("\(path).payload: only the root has a payload; a child's input comes from its parent's result (add constants with 'with')")
+            throw .invalidInput(
+                "\(path).payload: only the root has a payload; a child's input comes from its parent's result (add constants with 'with')"
+            )
         }
         let executor = try executor(fields, path: path)
         var node = TreeNode(executor: executor)
@@ -68,7 +76,9 @@ extension WorkflowFileParser {
             node.name = name
         }
         if let value = fields["each"] {
-            guard case .string(let each) = value else { throw .invalidInput("\(path).each: must be a JSON Pointer string like \"/recipeIDs\"") }
+            guard case .string(let each) = value else {
+                throw .invalidInput("\(path).each: must be a JSON Pointer string like \"/recipeIDs\"")
+            }
             node.each = each
         }
         if let value = fields["with"] {
@@ -90,10 +100,14 @@ extension WorkflowFileParser {
             throw .invalidInput("\(path): \(error.description)")
         }
         if let value = fields["children"] {
-            guard case .array(let items) = value else { throw .invalidInput("\(path).children: must be an array of nodes") }
+            guard case .array(let items) = value else {
+                throw .invalidInput("\(path).children: must be an array of nodes")
+            }
             for (index, item) in items.enumerated() {
                 guard case .object(let childFields) = item else {
-                    throw .invalidInput("\(path).children[\(index)]: must be a node object like {\"executor\": \"recipe\", \"each\": \"/recipeIDs\"}")
+                    throw .invalidInput(
+                        "\(path).children[\(index)]: must be a node object like {\"executor\": \"recipe\", \"each\": \"/recipeIDs\"}"
+                    )
                 }
                 node.children.append(try self.node(childFields, path: "\(path).children[\(index)]", isRoot: false))
             }

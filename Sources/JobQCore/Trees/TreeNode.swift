@@ -68,9 +68,12 @@ public struct TreeNode: Sendable, Hashable {
 
     public init(
         executor: String, name: String? = nil, each: String? = nil, with: [String: JSONValue]? = nil,
-        onFailure: FailurePolicy = .failTree, options: JobOptions = .init(), @TreeBuilder _ children: () throws -> [TreeNode]
+        onFailure: FailurePolicy = .failTree, options: JobOptions = .init(),
+        @TreeBuilder _ children: () throws -> [TreeNode]
     ) rethrows {
-        self.init(executor: executor, name: name, each: each, with: with, onFailure: onFailure, options: options, children: try children())
+        self.init(
+            executor: executor, name: name, each: each, with: with, onFailure: onFailure, options: options,
+            children: try children())
     }
 
     public init<E: Executor>(
@@ -79,16 +82,20 @@ public struct TreeNode: Sendable, Hashable {
     ) {
         var options = options
         if options.timeout == nil { options.timeout = E.timeout }
-        self.init(executor: E.name, name: name, each: each, with: with, onFailure: onFailure, options: options, children: [])
+        self.init(
+            executor: E.name, name: name, each: each, with: with, onFailure: onFailure, options: options, children: [])
     }
 
     public init<E: Executor>(
         _ executor: E.Type, name: String? = nil, each: String? = nil, with: [String: JSONValue]? = nil,
-        onFailure: FailurePolicy = .failTree, options: JobOptions = .init(), @TreeBuilder _ children: () throws -> [TreeNode]
+        onFailure: FailurePolicy = .failTree, options: JobOptions = .init(),
+        @TreeBuilder _ children: () throws -> [TreeNode]
     ) rethrows {
         var options = options
         if options.timeout == nil { options.timeout = E.timeout }
-        self.init(executor: E.name, name: name, each: each, with: with, onFailure: onFailure, options: options, children: try children())
+        self.init(
+            executor: E.name, name: name, each: each, with: with, onFailure: onFailure, options: options,
+            children: try children())
     }
 
     /// How many nodes the tree from here holds.
@@ -130,14 +137,18 @@ public struct JobTree: Sendable, Hashable, WorkflowComponent {
     /// fails its node with an error saying so.
     public var maxJobs: Int
 
-    public init(_ root: TreeNode, inputJSON: String = "{}", input: WorkflowStep.Input = .payload, maxJobs: Int = JobTree.defaultMaxJobs) {
+    public init(
+        _ root: TreeNode, inputJSON: String = "{}", input: WorkflowStep.Input = .payload,
+        maxJobs: Int = JobTree.defaultMaxJobs
+    ) {
         self.root = root
         self.inputJSON = inputJSON
         self.input = input
         self.maxJobs = maxJobs
     }
 
-    public init(_ root: TreeNode, input value: some Encodable & Sendable, maxJobs: Int = JobTree.defaultMaxJobs) throws {
+    public init(_ root: TreeNode, input value: some Encodable & Sendable, maxJobs: Int = JobTree.defaultMaxJobs) throws
+    {
         let data: Data
         do {
             data = try JSONEncoder.jobq.encode(value)

@@ -52,7 +52,9 @@ public struct TreeStatus: Sendable, Hashable {
             item.add("executor", string: node.executor)
             item.add("each", raw: node.each.map(JSONText.string) ?? "null")
             item.add("onFailure", string: node.onFailure.rawValue)
-            let counts = node.jobs.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\(JSONText.string($0.key.rawValue)):\($0.value)" }
+            let counts = node.jobs.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                "\(JSONText.string($0.key.rawValue)):\($0.value)"
+            }
             item.add("jobs", raw: "{" + counts.joined(separator: ",") + "}")
             return item.text
         }

@@ -17,7 +17,8 @@ enum TreeValidation {
             guard previousExists else {
                 throw .invalidInput("\(member).input: 'previous' needs a member before this one in a sequence")
             }
-            guard tree.inputJSON.drop(while: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).first == "{" else {
+            guard tree.inputJSON.drop(while: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).first == "{"
+            else {
                 throw .invalidInput("\(member).tree.payload: must be a JSON object to receive 'previous'")
             }
         }
@@ -31,13 +32,16 @@ enum TreeValidation {
             throw .invalidInput("\(member).maxJobs: must be from 1 to \(maximumJobs), got \(tree.maxJobs)")
         }
         guard tree.root.nodeCount <= maximumNodes else {
-            throw .invalidInput("\(path): a tree may define at most \(maximumNodes) nodes, this one has \(tree.root.nodeCount)")
+            throw .invalidInput(
+                "\(path): a tree may define at most \(maximumNodes) nodes, this one has \(tree.root.nodeCount)")
         }
         if tree.root.each != nil {
             throw .invalidInput("\(path).each: the root runs once, on the tree's input; 'each' is for child nodes")
         }
         if tree.root.with != nil {
-            throw .invalidInput("\(path).with: the root's input is the tree's input; put its constants there ('with' is for child nodes)")
+            throw .invalidInput(
+                "\(path).with: the root's input is the tree's input; put its constants there ('with' is for child nodes)"
+            )
         }
         do {
             _ = try JobRequest(executor: tree.root.executor, payloadJSON: tree.inputJSON)
@@ -48,9 +52,13 @@ enum TreeValidation {
     }
 
     private static func check(_ node: TreeNode, path: String, depth: Int) throws(JobQueueError) {
-        guard depth <= maximumDepth else { throw .invalidInput("\(path): a tree may nest at most \(maximumDepth) levels") }
+        guard depth <= maximumDepth else {
+            throw .invalidInput("\(path): a tree may nest at most \(maximumDepth) levels")
+        }
         guard !node.name.isEmpty, node.name.count <= 200, !node.name.contains("/") else {
-            throw .invalidInput("\(path).name: a node name must be 1 to 200 characters without '/', got '\(JSONText.preview(node.name))'")
+            throw .invalidInput(
+                "\(path).name: a node name must be 1 to 200 characters without '/', got '\(JSONText.preview(node.name))'"
+            )
         }
         if let each = node.each {
             do {
@@ -61,7 +69,9 @@ enum TreeValidation {
         }
         let options = node.options
         if options.runAt != nil || !options.after.isEmpty || options.lane != nil || options.batch != nil {
-            throw .invalidInput("\(path): a tree node's jobs take queue, priority, maxAttempts and timeout; not runAt, after, lane or batch")
+            throw .invalidInput(
+                "\(path): a tree node's jobs take queue, priority, maxAttempts and timeout; not runAt, after, lane or batch"
+            )
         }
         do {
             try JobRequest(executor: node.executor, payloadJSON: "{}", options: options).validate()
@@ -72,7 +82,9 @@ enum TreeValidation {
         for (index, child) in node.children.enumerated() {
             let childPath = "\(path).children[\(index)]"
             guard names.insert(child.name).inserted else {
-                throw .invalidInput("\(childPath).name: two children of '\(node.name)' are named '\(child.name)'; give one another name")
+                throw .invalidInput(
+                    "\(childPath).name: two children of '\(node.name)' are named '\(child.name)'; give one another name"
+                )
             }
             try check(child, path: childPath, depth: depth + 1)
         }

@@ -39,7 +39,11 @@ final class AttemptProgress: Sendable {
 
     func report(_ report: Report) async throws {
         let now = ContinuousClock.now
-        enum Action { case writeNow(Report), scheduleFlush(Duration), wait }
+        enum Action {
+            case writeNow(Report)
+            case scheduleFlush(Duration)
+            case wait
+        }
         let action: Action = state.withLock { state in
             var merged = state.pending ?? Report()
             merged.merge(report)

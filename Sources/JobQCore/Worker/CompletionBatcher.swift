@@ -147,7 +147,9 @@ final class CompletionBatcher: Sendable {
                 let starts = state.starts
                 state.pending = []
                 state.starts = []
-                guard batch.isEmpty, starts.isEmpty else { return (batch, starts, [CheckedContinuation<Void, Never>]()) }
+                guard batch.isEmpty, starts.isEmpty else {
+                    return (batch, starts, [CheckedContinuation<Void, Never>]())
+                }
                 state.flushing = false
                 defer { state.idleWaiters = [] }
                 return (batch, starts, state.idleWaiters)
@@ -160,7 +162,8 @@ final class CompletionBatcher: Sendable {
             do {
                 // A refused start mark needs nothing here: the job was cancelled or taken over,
                 // which the pool's ownership checks notice and stop.
-                let refused = try await store.complete(batch.map { ($0.job, $0.outcome) }, starting: starts, workerID: workerID)
+                let refused = try await store.complete(
+                    batch.map { ($0.job, $0.outcome) }, starting: starts, workerID: workerID)
                 result = .success(refused.outcomes)
                 state.withLock { $0.failures = 0 }
             } catch {
@@ -177,7 +180,8 @@ final class CompletionBatcher: Sendable {
                     }
                     let backoff = min(Self.maximumBackoff, .milliseconds(50) * (1 << min(failures - 1, 10)))
                     logger.error(
-                        "could not record \(batch.count) outcome(s) and \(starts.count) start(s) (\(error)); the jobs stay held and the write is tried again in \(DurationParser.format(backoff)) (failure \(failures) in a row)")
+                        "could not record \(batch.count) outcome(s) and \(starts.count) start(s) (\(error)); the jobs stay held and the write is tried again in \(DurationParser.format(backoff)) (failure \(failures) in a row)"
+                    )
                     try? await Task.sleep(for: backoff)
                     continue
                 }

@@ -24,7 +24,8 @@ extension WorkerPool {
             let (following, lowBuffer, othersActive) = state.withLock { state -> (BufferedJob?, Bool, Bool) in
                 let following = state.takeBuffered(jobLimit: jobLimit)
                 if following == nil { state.active -= 1 }
-                let lowBuffer = state.bufferedCount <= state.refillThreshold(maximum: options.prefetch, concurrency: concurrency)
+                let lowBuffer =
+                    state.bufferedCount <= state.refillThreshold(maximum: options.prefetch, concurrency: concurrency)
                 return (following, lowBuffer, state.active > (following == nil ? 0 : 1))
             }
             // The next job's start, if it needs one, is written with this outcome.
@@ -74,8 +75,10 @@ extension WorkerPool {
             // Interrupted while it waited in the buffer: never start it.
             end = .interrupted
         } else if let executor = executors[job.executor] {
-            let progress = AttemptProgress(store: queue.store, job: job, workerID: workerID, interval: options.progressInterval)
-            metrics?.started(queue: job.queue, executor: job.executor, waitSeconds: Date().timeIntervalSince1970 - job.runAt)
+            let progress = AttemptProgress(
+                store: queue.store, job: job, workerID: workerID, interval: options.progressInterval)
+            metrics?.started(
+                queue: job.queue, executor: job.executor, waitSeconds: Date().timeIntervalSince1970 - job.runAt)
             ran = true
             span = tracer.map { JobTracing.startAttemptSpan(job, tracer: $0) }
             let started = ContinuousClock.now
@@ -93,9 +96,12 @@ extension WorkerPool {
             await progress.flush()
         } else {
             let names = executors.keys.sorted().joined(separator: ", ")
-            end = .finished(.failure(UnknownExecutorError(
-                message: "no executor named '\(job.executor)' is registered in this worker pool (registered: \(names.isEmpty ? "none" : names)); "
-                    + "run a pool that registers it, or enqueue with a registered name")))
+            end = .finished(
+                .failure(
+                    UnknownExecutorError(
+                        message:
+                            "no executor named '\(job.executor)' is registered in this worker pool (registered: \(names.isEmpty ? "none" : names)); "
+                            + "run a pool that registers it, or enqueue with a registered name")))
         }
         let interruption = state.withLock { state in
             state.running[job.id].flatMap { $0.race === race ? $0.interruption : nil }
@@ -118,14 +124,19 @@ extension WorkerPool {
             let refused = try await queue.store.complete([], starting: [job], workerID: workerID)
             return refused.starts.contains(job.id) ? .refused : .recorded
         } catch {
-            logger.error("job \(job.id): could not record its start before running it (\(error)); it goes back to its queue unstarted")
+            logger.error(
+                "job \(job.id): could not record its start before running it (\(error)); it goes back to its queue unstarted"
+            )
             return .failed
         }
     }
 
     /// Hands an outcome to the batcher. The job stays leased (and renewed) until the outcome
     /// is written; with nothing to write, it is forgotten now.
-    func finish(_ job: ClaimedJob, race: AttemptRace, outcome: AttemptOutcome?, moreComing: Bool = true, startFollows: Bool = false) {
+    func finish(
+        _ job: ClaimedJob, race: AttemptRace, outcome: AttemptOutcome?, moreComing: Bool = true,
+        startFollows: Bool = false
+    ) {
         guard let outcome else {
             state.withLock { state in
                 state.stats.refused += 1
@@ -134,7 +145,8 @@ extension WorkerPool {
             logger.info("job \(job.id) was cancelled or taken over while running; its outcome is discarded")
             return
         }
-        completions.submit(.init(job: job, outcome: outcome, race: race), moreComing: moreComing, startFollows: startFollows)
+        completions.submit(
+            .init(job: job, outcome: outcome, race: race), moreComing: moreComing, startFollows: startFollows)
     }
 
     /// After a completion transaction: counts, logs, and forgets the recorded jobs.
@@ -160,9 +172,13 @@ extension WorkerPool {
         for item in items {
             if case .failure(let error) = refused {
                 // The lease will expire and the job will run again: at-least-once, never lost.
-                logger.error("job \(item.job.id): could not record the outcome (\(error)); it will run again when its lease expires")
+                logger.error(
+                    "job \(item.job.id): could not record the outcome (\(error)); it will run again when its lease expires"
+                )
             } else if refusedIDs.contains(item.job.id) {
-                logger.info("job \(item.job.id) attempt \(item.job.attempt): outcome refused; the job was cancelled or taken over")
+                logger.info(
+                    "job \(item.job.id) attempt \(item.job.attempt): outcome refused; the job was cancelled or taken over"
+                )
                 metrics?.discarded(queue: item.job.queue, executor: item.job.executor)
             } else {
                 log(item.job, item.outcome)
@@ -174,14 +190,16 @@ extension WorkerPool {
     }
 
     private func runExecutor(
-        _ executor: ErasedExecutor, job: ClaimedJob, race: AttemptRace, progress: AttemptProgress, sharedWrites: SharedWrites?
+        _ executor: ErasedExecutor, job: ClaimedJob, race: AttemptRace, progress: AttemptProgress,
+        sharedWrites: SharedWrites?
     ) async -> AttemptRace.End {
         let timeout = job.timeout ?? executor.defaultTimeout
         let deadline = timeout.map { ContinuousClock.now + $0 }
         let context = JobContext(
             jobID: job.id, executor: job.executor, queue: job.queue, attempt: job.attempt,
             maxAttempts: job.maxAttempts, deadline: deadline, snoozes: job.snoozes, checkpointJSON: job.checkpointJSON,
-            workflowID: job.workflowID, progressWriter: progress, sharedJSON: job.sharedJSON, sharedWrites: sharedWrites,
+            workflowID: job.workflowID, progressWriter: progress, sharedJSON: job.sharedJSON,
+            sharedWrites: sharedWrites,
             failedDependenciesJSON: job.failedDependenciesJSON)
         let work = startImmediately {
             do {
@@ -202,7 +220,8 @@ extension WorkerPool {
             race.resolve(.interrupted)
         }
         timer?.cancel()
-        if case .finished = end {} else {
+        if case .finished = end {
+        } else {
             work.cancel()
             // The outcome waits for the executor to wind down (a shell command's process group
             // to be gone), so that a retry never runs beside the attempt it replaces; an
@@ -229,7 +248,8 @@ extension WorkerPool {
     }
 
     func outcome(
-        of job: ClaimedJob, end: AttemptRace.End, interruption: PoolState.Interruption?, sharedWrites: [SharedWrite] = []
+        of job: ClaimedJob, end: AttemptRace.End, interruption: PoolState.Interruption?,
+        sharedWrites: [SharedWrite] = []
     ) -> AttemptOutcome? {
         switch end {
         case .finished(.success(let resultJSON)):
@@ -239,14 +259,17 @@ extension WorkerPool {
             case let error as PayloadDecodingError: return .dead(error: error.description, timedOut: false)
             case let error as NonRetryableError: return .dead(error: error.message, timedOut: false)
             case let snooze as Snooze: return reschedule(job, after: snooze.delay, checkpointJSON: nil)
-            case let later as ContinueLater: return reschedule(job, after: later.delay, checkpointJSON: later.checkpointJSON)
+            case let later as ContinueLater:
+                return reschedule(job, after: later.delay, checkpointJSON: later.checkpointJSON)
             case is CancellationError where interruption != nil:
                 return interruption == .shutdown ? .released : nil
             default: return failure(job, message: "\(error)", timedOut: false)
             }
         case .timedOut(let limit):
             return failure(
-                job, message: "timed out after \(DurationParser.format(limit)) (attempt \(job.attempt) of \(job.maxAttempts))",
+                job,
+                message:
+                    "timed out after \(DurationParser.format(limit)) (attempt \(job.attempt) of \(job.maxAttempts))",
                 timedOut: true)
         case .interrupted:
             // Lost jobs belong to someone else now (or were cancelled): record nothing.

@@ -15,7 +15,9 @@ extension WorkerPool {
         await withDiscardingTaskGroup { slots in
             func startSlots() {
                 while let (job, lone) = state.withLock({ state in
-                    state.startSlot(concurrency: concurrency, jobLimit: jobLimit).map { ($0, state.active == 1 && state.bufferedCount == 0) }
+                    state.startSlot(concurrency: concurrency, jobLimit: jobLimit).map {
+                        ($0, state.active == 1 && state.bufferedCount == 0)
+                    }
                 }) {
                     if lone {
                         // One job for an idle pool (the latency case): run it right here until it
@@ -49,8 +51,11 @@ extension WorkerPool {
                 } else {
                     startSlots()
                     let (active, buffered, prefetch, refillThreshold) = state.withLock { state in
-                        (state.active, state.bufferedCount, state.prefetch(maximum: options.prefetch, concurrency: concurrency),
-                         state.refillThreshold(maximum: options.prefetch, concurrency: concurrency))
+                        (
+                            state.active, state.bufferedCount,
+                            state.prefetch(maximum: options.prefetch, concurrency: concurrency),
+                            state.refillThreshold(maximum: options.prefetch, concurrency: concurrency)
+                        )
                     }
                     let wanted = concurrency + prefetch - buffered - active
                     var claimed: [BufferedJob] = []
@@ -66,7 +71,8 @@ extension WorkerPool {
                             state.withLock { $0.nextDue = .unknown }
                             // Jobs that go to free slots at once have their start recorded by the
                             // claim itself; the rest start through the completion batcher.
-                            claimed = await claim(limit: wanted, startingNow: buffered == 0 ? max(0, concurrency - active) : 0)
+                            claimed = await claim(
+                                limit: wanted, startingNow: buffered == 0 ? max(0, concurrency - active) : 0)
                         }
                         idle = claimed.count < wanted
                         state.withLock { $0.appendToBuffer(claimed) }
@@ -95,7 +101,9 @@ extension WorkerPool {
         }
         for (entry, interruption) in buffered {
             entry.race.resolve(.interrupted)
-            finish(entry.job, race: entry.race, outcome: outcome(of: entry.job, end: .interrupted, interruption: interruption))
+            finish(
+                entry.job, race: entry.race,
+                outcome: outcome(of: entry.job, end: .interrupted, interruption: interruption))
         }
     }
 

@@ -74,11 +74,15 @@ extension WorkerPool {
     /// process, or taken over. A read, so it can run often.
     private func stopLostJobs() async {
         let ids = state.withLock { state in state.running.filter { $0.value.interruption == nil }.map(\.key) }
-        guard !ids.isEmpty, let lost = try? await queue.store.lostJobs(ids, workerID: workerID), !lost.isEmpty else { return }
+        guard !ids.isEmpty, let lost = try? await queue.store.lostJobs(ids, workerID: workerID), !lost.isEmpty else {
+            return
+        }
         let races = state.withLock { $0.interrupt(lost, because: .lost) }
         for race in races { race.resolve(.interrupted) }
         if !races.isEmpty {
-            logger.info("stopping \(races.count) job(s) that were cancelled or taken over: \(lost.sorted().map(String.init).joined(separator: ", "))")
+            logger.info(
+                "stopping \(races.count) job(s) that were cancelled or taken over: \(lost.sorted().map(String.init).joined(separator: ", "))"
+            )
         }
     }
 
@@ -86,8 +90,10 @@ extension WorkerPool {
         // Only the jobs this pool holds: running, buffered, or stopped with an outcome not yet
         // written (a release at shutdown). Of those, the ones still running are checked for loss.
         let (held, watched) = state.withLock { state in
-            (state.running.filter { $0.value.interruption != .lost }.map(\.key),
-             state.running.filter { $0.value.interruption == nil }.map(\.key))
+            (
+                state.running.filter { $0.value.interruption != .lost }.map(\.key),
+                state.running.filter { $0.value.interruption == nil }.map(\.key)
+            )
         }
         do {
             try await queue.store.heartbeatWorker(id: workerID)
@@ -97,7 +103,9 @@ extension WorkerPool {
             let races = state.withLock { $0.interrupt(lost, because: .lost) }
             for race in races { race.resolve(.interrupted) }
             if !races.isEmpty {
-                logger.info("stopping \(races.count) job(s) that were cancelled or taken over: \(lost.map(String.init).joined(separator: ", "))")
+                logger.info(
+                    "stopping \(races.count) job(s) that were cancelled or taken over: \(lost.map(String.init).joined(separator: ", "))"
+                )
             }
         } catch {
             logger.error("renewing leases failed: \(error); jobs keep running and the renewal is retried")

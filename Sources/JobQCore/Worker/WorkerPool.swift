@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import ServiceLifecycle
-import Tracing
 import Synchronization
+import Tracing
 
 /// Claims jobs from a ``JobQueue`` and runs them with registered executors, up to
 /// `concurrency` at a time.
@@ -111,7 +111,9 @@ public final class WorkerPool: Service, Sendable {
         defer { queue.removeWakeHandler(wakeID) }
         logger.info(
             "worker started",
-            metadata: ["worker": "\(workerID)", "queues": "\(queues.joined(separator: ","))", "concurrency": "\(concurrency)"])
+            metadata: [
+                "worker": "\(workerID)", "queues": "\(queues.joined(separator: ","))", "concurrency": "\(concurrency)"
+            ])
 
         let runsScheduler = options.runsScheduler
         var pokeScheduler: (@Sendable () -> Void)?
@@ -171,7 +173,10 @@ public final class WorkerPool: Service, Sendable {
         let stats = statistics
         logger.info(
             "worker stopped",
-            metadata: ["succeeded": "\(stats.succeeded)", "dead": "\(stats.dead)", "retried": "\(stats.retried)", "released": "\(stats.released)"])
+            metadata: [
+                "succeeded": "\(stats.succeeded)", "dead": "\(stats.dead)", "retried": "\(stats.retried)",
+                "released": "\(stats.released)"
+            ])
     }
 
     /// Stops claiming; running jobs get the grace period, then are released.
@@ -180,7 +185,9 @@ public final class WorkerPool: Service, Sendable {
         state.withLock { state in
             if state.drainDeadline == nil { state.drainDeadline = deadline }
         }
-        logger.info("shutting down: no new claims; running jobs have \(DurationParser.format(options.shutdownGracePeriod)) to finish")
+        logger.info(
+            "shutting down: no new claims; running jobs have \(DurationParser.format(options.shutdownGracePeriod)) to finish"
+        )
         signal.poke()
     }
 }

@@ -7,9 +7,12 @@ package struct SharedWrite: Sendable, Hashable {
     package let json: String
 
     static func validate(_ key: String) throws(JobQueueError) {
-        guard !key.isEmpty, key.count <= 200, !key.contains("\""), !key.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+        guard !key.isEmpty, key.count <= 200, !key.contains("\""),
+            !key.unicodeScalars.contains(where: { $0.value < 0x20 })
+        else {
             throw .invalidInput(
-                "a shared context key must be 1 to 200 characters without double quotes or control characters, got '\(JSONText.preview(key))'")
+                "a shared context key must be 1 to 200 characters without double quotes or control characters, got '\(JSONText.preview(key))'"
+            )
         }
     }
 }
@@ -38,7 +41,9 @@ extension JobContext {
     /// ```
     public var shared: [String: JSONValue] {
         var values: [String: JSONValue] = [:]
-        if let sharedJSON, case .object(let object)? = try? JSONDecoder.jobq.decode(JSONValue.self, from: Data(sharedJSON.utf8)) {
+        if let sharedJSON,
+            case .object(let object)? = try? JSONDecoder.jobq.decode(JSONValue.self, from: Data(sharedJSON.utf8))
+        {
             values = object
         }
         for write in sharedWrites?.all ?? [] {
@@ -70,7 +75,8 @@ extension JobContext {
     ///   not encode as JSON.
     public func setShared<T: Encodable & Sendable>(_ key: String, _ value: T) throws {
         guard workflowID != nil, let sharedWrites else {
-            throw JobQueueError.invalidState("job \(jobID) is not a workflow step, so it has no shared context to write")
+            throw JobQueueError.invalidState(
+                "job \(jobID) is not a workflow step, so it has no shared context to write")
         }
         try SharedWrite.validate(key)
         let data: Data

@@ -28,7 +28,9 @@ extension Workflow {
             throw .invalidInput("$: not valid JSON: \(JSONText.describe(error))")
         }
         guard case .object(var fields) = value else {
-            throw .invalidInput("$: expected a JSON object like {\"sequence\": [{\"executor\": \"sum\", \"payload\": {\"a\": 1, \"b\": 2}}]}")
+            throw .invalidInput(
+                "$: expected a JSON object like {\"sequence\": [{\"executor\": \"sum\", \"payload\": {\"a\": 1, \"b\": 2}}]}"
+            )
         }
         let parser = WorkflowFileParser(knownExecutors: knownExecutors)
         var context: [String: JSONValue] = [:]
@@ -46,7 +48,8 @@ extension Workflow {
         switch try parser.node(.object(fields), path: "$") {
         case .group(let group): self.init(name: group.name, context: context, root: group)
         case .step(let step): self.init(context: context, root: WorkflowGroup(.sequence, [.step(step)]))
-        case .tree(let tree): self.init(name: workflowName, context: context, root: WorkflowGroup(.sequence, [.tree(tree)]))
+        case .tree(let tree):
+            self.init(name: workflowName, context: context, root: WorkflowGroup(.sequence, [.tree(tree)]))
         }
     }
 }
@@ -60,14 +63,19 @@ struct WorkflowFileParser {
     func node(_ value: JSONValue, path: String) throws(JobQueueError) -> WorkflowNode {
         guard case .object(let fields) = value else {
             throw .invalidInput(
-                "\(path): expected a step {\"executor\": ...}, a group {\"sequence\": [...]} / {\"parallel\": [...]} or a tree {\"tree\": {...}}")
+                "\(path): expected a step {\"executor\": ...}, a group {\"sequence\": [...]} / {\"parallel\": [...]} or a tree {\"tree\": {...}}"
+            )
         }
         if fields["tree"] != nil { return .tree(try tree(fields, path: path)) }
         let kinds = [WorkflowGroup.Kind.sequence, .parallel].filter { fields[$0.rawValue] != nil }
         guard let kind = kinds.first else { return .step(try step(fields, path: path)) }
-        guard kinds.count == 1 else { throw .invalidInput("\(path): a group is either a sequence or a parallel group, not both") }
+        guard kinds.count == 1 else {
+            throw .invalidInput("\(path): a group is either a sequence or a parallel group, not both")
+        }
         if let unknown = fields.keys.sorted().first(where: { !Self.groupKeys.contains($0) }) {
-            throw .invalidInput("\(path).\(unknown): unknown key in a group; a group has \(Self.groupKeys.sorted().joined(separator: ", "))")
+            throw .invalidInput(
+                "\(path).\(unknown): unknown key in a group; a group has \(Self.groupKeys.sorted().joined(separator: ", "))"
+            )
         }
         guard case .array(let items) = fields[kind.rawValue] else {
             throw .invalidInput("\(path).\(kind.rawValue): must be an array of steps and groups")
@@ -99,7 +107,8 @@ struct WorkflowFileParser {
         }
         if let knownExecutors, !knownExecutors.contains(executor) {
             throw .invalidInput(
-                "\(path).executor: unknown executor '\(executor)'; known executors are: \(knownExecutors.sorted().joined(separator: ", "))")
+                "\(path).executor: unknown executor '\(executor)'; known executors are: \(knownExecutors.sorted().joined(separator: ", "))"
+            )
         }
         return executor
     }
@@ -114,7 +123,8 @@ struct WorkflowFileParser {
             input = parsed
         }
         if let unknown = fields.keys.sorted().first(where: { !JobRequest.stepKeys.contains($0) }) {
-            let hint = ["after", "lane", "onDependencyFailure", "laneOnFailure"].contains(unknown)
+            let hint =
+                ["after", "lane", "onDependencyFailure", "laneOnFailure"].contains(unknown)
                 ? "a workflow step is ordered by its place in the workflow"
                 : "a step has \((JobRequest.stepKeys.union(["input"])).sorted().joined(separator: ", "))"
             throw .invalidInput("\(path).\(unknown): unknown key in a step; \(hint)")

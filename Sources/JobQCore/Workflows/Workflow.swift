@@ -37,7 +37,9 @@ public struct Workflow: Sendable, Hashable {
         self.root = root
     }
 
-    public init(name: String? = nil, context: [String: JSONValue] = [:], @WorkflowBuilder _ members: () throws -> [WorkflowNode]) rethrows {
+    public init(
+        name: String? = nil, context: [String: JSONValue] = [:], @WorkflowBuilder _ members: () throws -> [WorkflowNode]
+    ) rethrows {
         let nodes = try members()
         if nodes.count == 1, case .group(let group) = nodes[0] {
             self.init(name: name, context: context, root: group)
@@ -123,12 +125,18 @@ public protocol WorkflowComponent: Sendable {
 public struct Step: WorkflowComponent {
     public let node: WorkflowNode
 
-    public init<E: Executor>(_ executor: E.Type, _ input: E.Input, options: JobOptions = .init(), input source: WorkflowStep.Input = .payload) throws {
+    public init<E: Executor>(
+        _ executor: E.Type, _ input: E.Input, options: JobOptions = .init(), input source: WorkflowStep.Input = .payload
+    ) throws {
         node = .step(WorkflowStep(try JobRequest(executor, input, options: options), input: source))
     }
 
-    public init(executor: String, payloadJSON: String = "{}", options: JobOptions = .init(), input source: WorkflowStep.Input = .payload) throws {
-        node = .step(WorkflowStep(try JobRequest(executor: executor, payloadJSON: payloadJSON, options: options), input: source))
+    public init(
+        executor: String, payloadJSON: String = "{}", options: JobOptions = .init(),
+        input source: WorkflowStep.Input = .payload
+    ) throws {
+        node = .step(
+            WorkflowStep(try JobRequest(executor: executor, payloadJSON: payloadJSON, options: options), input: source))
     }
 
     public init(_ request: JobRequest, input source: WorkflowStep.Input = .payload) {
@@ -140,7 +148,10 @@ public struct Step: WorkflowComponent {
 public struct Sequential: WorkflowComponent {
     public let node: WorkflowNode
 
-    public init(name: String? = nil, onFailure: WorkflowGroup.FailurePolicy = .fail, @WorkflowBuilder _ members: () throws -> [WorkflowNode]) rethrows {
+    public init(
+        name: String? = nil, onFailure: WorkflowGroup.FailurePolicy = .fail,
+        @WorkflowBuilder _ members: () throws -> [WorkflowNode]
+    ) rethrows {
         node = .group(WorkflowGroup(.sequence, try members(), onFailure: onFailure, name: name))
     }
 }
@@ -149,7 +160,10 @@ public struct Sequential: WorkflowComponent {
 public struct Parallel: WorkflowComponent {
     public let node: WorkflowNode
 
-    public init(name: String? = nil, onFailure: WorkflowGroup.FailurePolicy = .fail, @WorkflowBuilder _ members: () throws -> [WorkflowNode]) rethrows {
+    public init(
+        name: String? = nil, onFailure: WorkflowGroup.FailurePolicy = .fail,
+        @WorkflowBuilder _ members: () throws -> [WorkflowNode]
+    ) rethrows {
         node = .group(WorkflowGroup(.parallel, try members(), onFailure: onFailure, name: name))
     }
 }

@@ -15,7 +15,8 @@ public enum WorkflowState: String, Sendable, Hashable, CaseIterable, Codable {
     public init(parsing text: String) throws(JobQueueError) {
         guard let state = WorkflowState(rawValue: text.lowercased()) else {
             throw .invalidInput(
-                "unknown workflow state '\(text)'; valid states are: " + WorkflowState.allCases.map(\.rawValue).joined(separator: ", "))
+                "unknown workflow state '\(text)'; valid states are: "
+                    + WorkflowState.allCases.map(\.rawValue).joined(separator: ", "))
         }
         self = state
     }
@@ -80,7 +81,8 @@ public struct WorkflowStatus: Sendable, Hashable {
 
     /// The context decoded.
     public var context: [String: JSONValue] {
-        guard case .object(let object)? = try? JSONDecoder.jobq.decode(JSONValue.self, from: Data(contextJSON.utf8)) else { return [:] }
+        guard case .object(let object)? = try? JSONDecoder.jobq.decode(JSONValue.self, from: Data(contextJSON.utf8))
+        else { return [:] }
         return object
     }
 
@@ -129,7 +131,9 @@ extension WorkflowStatus {
             let counts = group.counts
             object.add(
                 "counts",
-                raw: "{\"total\":\(counts.total),\"succeeded\":\(counts.succeeded),\"failed\":\(counts.failed),\"cancelled\":\(counts.cancelled)}")
+                raw:
+                    "{\"total\":\(counts.total),\"succeeded\":\(counts.succeeded),\"failed\":\(counts.failed),\"cancelled\":\(counts.cancelled)}"
+            )
             object.add("finishedAt", raw: group.finishedAt.map { JSONText.string(ISO8601.string($0)) } ?? "null")
             let members = group.members.map { member -> String in
                 switch member {
@@ -162,7 +166,11 @@ extension WorkflowSummary {
         object.add("id", int: Int(id))
         object.add("name", raw: name.map(JSONText.string) ?? "null")
         object.add("state", string: state.rawValue)
-        object.add("steps", raw: "{" + stepCounts.sorted { $0.key < $1.key }.map { "\(JSONText.string($0.key)):\($0.value)" }.joined(separator: ",") + "}")
+        object.add(
+            "steps",
+            raw: "{"
+                + stepCounts.sorted { $0.key < $1.key }.map { "\(JSONText.string($0.key)):\($0.value)" }.joined(
+                    separator: ",") + "}")
         object.add("error", raw: error.map(JSONText.string) ?? "null")
         object.add("createdAt", string: ISO8601.string(createdAt))
         object.add("finishedAt", raw: finishedAt.map { JSONText.string(ISO8601.string($0)) } ?? "null")

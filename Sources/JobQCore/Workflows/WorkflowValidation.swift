@@ -23,8 +23,11 @@ enum WorkflowValidation {
         return steps
     }
 
-    private static func check(_ group: WorkflowGroup, path: String, depth: Int, steps: inout Int) throws(JobQueueError) {
-        guard depth <= maximumDepth else { throw .invalidInput("\(path): groups nest deeper than \(maximumDepth) levels") }
+    private static func check(_ group: WorkflowGroup, path: String, depth: Int, steps: inout Int) throws(JobQueueError)
+    {
+        guard depth <= maximumDepth else {
+            throw .invalidInput("\(path): groups nest deeper than \(maximumDepth) levels")
+        }
         if let name = group.name, name.isEmpty || name.count > 200 {
             throw .invalidInput("\(path).name: a group name must be 1 to 200 characters")
         }
@@ -36,7 +39,8 @@ enum WorkflowValidation {
             case .step(let step):
                 steps += 1
                 guard steps <= maximumSteps else {
-                    throw .invalidInput("\(memberPath): a workflow may hold at most \(maximumSteps) steps; split it into several")
+                    throw .invalidInput(
+                        "\(memberPath): a workflow may hold at most \(maximumSteps) steps; split it into several")
                 }
                 try check(step, path: memberPath, previousExists: group.kind == .sequence && index > 0)
             case .tree(let tree):
@@ -54,13 +58,17 @@ enum WorkflowValidation {
         }
         let options = step.request.options
         if !options.after.isEmpty || options.lane != nil {
-            throw .invalidInput("\(path): a workflow step cannot use 'after' or 'lane'; its place in the workflow orders it")
+            throw .invalidInput(
+                "\(path): a workflow step cannot use 'after' or 'lane'; its place in the workflow orders it")
         }
         if step.input == .previous {
             guard previousExists else {
                 throw .invalidInput("\(path).input: 'previous' needs a member before this one in a sequence")
             }
-            guard step.request.payloadJSON.drop(while: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).first == "{" else {
+            guard
+                step.request.payloadJSON.drop(while: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).first
+                    == "{"
+            else {
                 throw .invalidInput("\(path).payload: must be a JSON object to receive 'previous'")
             }
         }

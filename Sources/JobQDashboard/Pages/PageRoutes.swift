@@ -6,7 +6,9 @@ extension Dashboard {
     func addPageRoutes<Context: RequestContext>(to router: Router<Context>) {
         page(router, "/") { request, _ in try await queuesPage(request) }
         page(router, "/jobs") { request, _ in try await jobsPage(request) }
-        page(router, "/jobs/:id") { request, context in try await jobPage(try Self.jobID(context.parameters.get("id")), request: request) }
+        page(router, "/jobs/:id") { request, context in
+            try await jobPage(try Self.jobID(context.parameters.get("id")), request: request)
+        }
         page(router, "/workflows") { request, _ in try await workflowsPage(request) }
         page(router, "/workflows/:id") { request, context in
             try await workflowPage(try Self.workflowID(context.parameters.get("id")), request: request)
@@ -16,7 +18,8 @@ extension Dashboard {
         page(router, "/batches") { request, _ in try await batchesPage(request) }
         router.get("/jobs/:id/raw/:field") { request, context -> Response in
             do {
-                return try await rawJobValue(try Self.jobID(context.parameters.get("id")), field: context.parameters.get("field"))
+                return try await rawJobValue(
+                    try Self.jobID(context.parameters.get("id")), field: context.parameters.get("field"))
             } catch {
                 return try failure(error, request: request, context: context)
             }
@@ -57,7 +60,8 @@ extension Dashboard {
 
     static func jobID(_ text: String?) throws -> JobID {
         guard let text, let id = JobID(text), id > 0 else {
-            throw BadRequest(message: "'\(text ?? "")' is not a job id: job ids are whole numbers from 1 (see the jobs list)")
+            throw BadRequest(
+                message: "'\(text ?? "")' is not a job id: job ids are whole numbers from 1 (see the jobs list)")
         }
         return id
     }
@@ -78,14 +82,18 @@ extension Dashboard {
     static func state(_ request: Request) throws -> JobState? {
         guard let text = parameter(request, "state") else { return nil }
         guard let state = JobState(rawValue: text) else {
-            throw BadRequest(message: "state '\(text)' is not one of: \(JobState.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw BadRequest(
+                message: "state '\(text)' is not one of: \(JobState.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return state
     }
 
     /// The page's own URL with `fragment=1`, for the live part.
     static func fragmentURL(_ request: Request) -> String {
-        let query = request.uri.query.map { $0.split(separator: "&").filter { !$0.hasPrefix("fragment=") }.joined(separator: "&") } ?? ""
+        let query =
+            request.uri.query.map {
+                $0.split(separator: "&").filter { !$0.hasPrefix("fragment=") }.joined(separator: "&")
+            } ?? ""
         return request.uri.path + "?" + (query.isEmpty ? "" : query + "&") + "fragment=1"
     }
 }

@@ -6,19 +6,23 @@ import JobQWebText
 /// The page shell, error pages and login, shared by every page.
 enum Pages {
     static let sections: [(path: String, title: String)] = [
-        ("/", "Queues"), ("/jobs", "Jobs"), ("/workflows", "Workflows"), ("/schedules", "Schedules"), ("/triggers", "Triggers"),
-        ("/batches", "Batches"),
+        ("/", "Queues"), ("/jobs", "Jobs"), ("/workflows", "Workflows"), ("/schedules", "Schedules"),
+        ("/triggers", "Triggers"),
+        ("/batches", "Batches")
     ]
 
     /// A whole page: header, navigation, and `body`. `live` names the part the script refreshes
     /// when an event concerns it (see ``Live``).
-    static func page(title: String, section: String, dashboard: Dashboard, live: Live? = nil, header: String = "", body: String) -> String {
+    static func page(
+        title: String, section: String, dashboard: Dashboard, live: Live? = nil, header: String = "", body: String
+    ) -> String {
         let navigation = sections.map { item in
             "<a href=\"\(item.path)\"\(item.path == section ? " class=\"current\"" : "")>\(item.title)</a>"
         }.joined()
-        let region = live.map { live in
-            "<div id=\"live\" \(live.attributes)>\(body)</div>"
-        } ?? body
+        let region =
+            live.map { live in
+                "<div id=\"live\" \(live.attributes)>\(body)</div>"
+            } ?? body
         return """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -38,7 +42,11 @@ enum Pages {
     }
 
     static func error(_ status: HTTPResponse.Status, _ message: String, dashboard: Dashboard) -> Response {
-        html(page(title: "\(status.code) \(status.reasonPhrase)", section: "", dashboard: dashboard, body: "<p class=\"error\">\(HTML.escape(message))</p><p><a href=\"/\">Back to the queues</a></p>"), status: status)
+        html(
+            page(
+                title: "\(status.code) \(status.reasonPhrase)", section: "", dashboard: dashboard,
+                body: "<p class=\"error\">\(HTML.escape(message))</p><p><a href=\"/\">Back to the queues</a></p>"),
+            status: status)
     }
 
     static func login(dashboard: Dashboard, status: HTTPResponse.Status, message: String?) -> Response {
@@ -52,7 +60,9 @@ enum Pages {
     }
 
     /// A POST form with one button, carrying the form token.
-    static func action(_ path: String, _ label: String, fields: [String: String] = [:], dashboard: Dashboard, style: String = "") -> String {
+    static func action(
+        _ path: String, _ label: String, fields: [String: String] = [:], dashboard: Dashboard, style: String = ""
+    ) -> String {
         guard !dashboard.options.readOnly else { return "" }
         let hidden = fields.sorted { $0.key < $1.key }.map {
             "<input type=\"hidden\" name=\"\(HTML.escape($0.key))\" value=\"\(HTML.escape($0.value))\">"
@@ -112,7 +122,9 @@ struct PageContent {
     func response(fragment: Bool, dashboard: Dashboard) -> Response {
         fragment
             ? Pages.html(body)
-            : Pages.html(Pages.page(title: title, section: section, dashboard: dashboard, live: live, header: header, body: body))
+            : Pages.html(
+                Pages.page(title: title, section: section, dashboard: dashboard, live: live, header: header, body: body)
+            )
     }
 }
 

@@ -7,7 +7,8 @@ extension Dashboard {
     /// Counts by state per queue, throughput over the last hour, paused flags, live workers.
     func queuesPage(_ request: Request) async throws -> PageContent {
         let status = try await queue.status()
-        let hour = try await queue.throughput(of: status.queues.map(\.name), over: .seconds(3600), interval: .seconds(300))
+        let hour = try await queue.throughput(
+            of: status.queues.map(\.name), over: .seconds(3600), interval: .seconds(300))
         let throughput = Dictionary(uniqueKeysWithValues: hour.map { ($0.queue, $0) })
         let states: [JobState] = [.ready, .scheduled, .running, .waiting, .failed, .succeeded, .dead, .cancelled]
         let rows = status.queues.map { queueStatus -> String in
@@ -15,24 +16,27 @@ extension Dashboard {
             let counts = states.map { state -> String in
                 let count = queueStatus.counts[state.rawValue] ?? 0
                 guard count > 0 else { return "<span class=\"muted\">0</span>" }
-                return "<a class=\"count state-\(state.rawValue)\" href=\"/jobs\(HTML.query([("queue", name), ("state", state.rawValue)]))\">\(count)</a>"
+                return
+                    "<a class=\"count state-\(state.rawValue)\" href=\"/jobs\(HTML.query([("queue", name), ("state", state.rawValue)]))\">\(count)</a>"
             }
             let recent = throughput[name]
-            let pause = queueStatus.paused
+            let pause =
+                queueStatus.paused
                 ? Pages.action("/queues/resume", "Resume", fields: ["queue": name], dashboard: self)
                 : Pages.action("/queues/pause", "Pause", fields: ["queue": name], dashboard: self, style: "quiet")
             return Pages.row(
                 ["<a href=\"/jobs\(HTML.query([("queue", name)]))\">\(HTML.escape(name))</a>"] + counts + [
                     recent.map { Self.sparkline($0) } ?? "",
                     queueStatus.paused ? HTML.badge("paused") : "<span class=\"muted\">no</span>",
-                    pause,
+                    pause
                 ])
         }
         let workers = status.workers.map { worker in
             Pages.row([
                 "<code>\(HTML.escape(worker.id))</code>", HTML.escape(worker.host), "\(worker.pid)",
-                HTML.escape(worker.queues.joined(separator: ", ")), "\(worker.concurrency)", HTML.time(worker.startedAt),
-                HTML.time(worker.heartbeatAt),
+                HTML.escape(worker.queues.joined(separator: ", ")), "\(worker.concurrency)",
+                HTML.time(worker.startedAt),
+                HTML.time(worker.heartbeatAt)
             ])
         }
         let body = """
@@ -41,25 +45,33 @@ extension Dashboard {
             <h2>Workers</h2>
             \(Pages.table(["Worker", "Host", "PID", "Queues", "Concurrency", "Started", "Heartbeat"], workers, empty: "No worker has sent a heartbeat in the last 30 seconds."))
             """
-        return PageContent(title: "Queues", section: "/", live: Live(scope: .any, fragmentURL: Self.fragmentURL(request)), body: body)
+        return PageContent(
+            title: "Queues", section: "/", live: Live(scope: .any, fragmentURL: Self.fragmentURL(request)), body: body)
     }
 
     /// Finished jobs per 5 minutes over the hour as bars (dead and cancelled stacked in red and
     /// grey on the successes), and the total.
     static func sparkline(_ throughput: QueueThroughput) -> String {
-        let totals = throughput.succeeded.indices.map { throughput.succeeded[$0] + throughput.dead[$0] + throughput.cancelled[$0] }
+        let totals = throughput.succeeded.indices.map {
+            throughput.succeeded[$0] + throughput.dead[$0] + throughput.cancelled[$0]
+        }
         let peak = max(1, totals.max() ?? 1)
         let width = 5
         var bars = ""
         for index in totals.indices where totals[index] > 0 {
             var y = 20.0
-            for (count, kind) in [(throughput.succeeded[index], "ok"), (throughput.dead[index], "dead"), (throughput.cancelled[index], "cancelled")] where count > 0 {
+            for (count, kind) in [
+                (throughput.succeeded[index], "ok"), (throughput.dead[index], "dead"),
+                (throughput.cancelled[index], "cancelled")
+            ] where count > 0 {
                 let height = max(1, Double(count) / Double(peak) * 20)
                 y -= height
-                bars += "<rect class=\"bar-\(kind)\" x=\"\(index * width)\" y=\"\(String(format: "%.1f", y))\" width=\"\(width - 1)\" height=\"\(String(format: "%.1f", height))\"/>"
+                bars +=
+                    "<rect class=\"bar-\(kind)\" x=\"\(index * width)\" y=\"\(String(format: "%.1f", y))\" width=\"\(width - 1)\" height=\"\(String(format: "%.1f", height))\"/>"
             }
         }
         let label = "\(throughput.total) finished in the last hour (\(throughput.dead.reduce(0, +)) dead)"
-        return "<span class=\"spark\" title=\"\(HTML.escape(label))\"><svg viewBox=\"0 0 \(totals.count * width) 20\" width=\"\(totals.count * width)\" height=\"20\" aria-hidden=\"true\">\(bars)</svg> \(throughput.total)</span>"
+        return
+            "<span class=\"spark\" title=\"\(HTML.escape(label))\"><svg viewBox=\"0 0 \(totals.count * width) 20\" width=\"\(totals.count * width)\" height=\"20\" aria-hidden=\"true\">\(bars)</svg> \(throughput.total)</span>"
     }
 }

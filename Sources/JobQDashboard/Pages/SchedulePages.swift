@@ -10,20 +10,29 @@ extension Dashboard {
         var rows: [String] = []
         for schedule in schedules {
             let runs = try await queue.scheduleRuns(schedule.name, limit: 5)
-            let recent = runs.map { "<a href=\"/jobs/\($0.id)\" title=\"#\($0.id)\">\(HTML.badge($0.state.rawValue))</a>" }.joined(separator: " ")
-            let action = schedule.paused
+            let recent = runs.map {
+                "<a href=\"/jobs/\($0.id)\" title=\"#\($0.id)\">\(HTML.badge($0.state.rawValue))</a>"
+            }.joined(separator: " ")
+            let action =
+                schedule.paused
                 ? Pages.action("/schedules/resume", "Resume", fields: ["name": schedule.name], dashboard: self)
-                : Pages.action("/schedules/pause", "Pause", fields: ["name": schedule.name], dashboard: self, style: "quiet")
-            rows.append(Pages.row([
-                HTML.escape(schedule.name), HTML.escape(schedule.timingDescription), "<code>\(HTML.escape(schedule.executor))</code>",
-                HTML.escape(schedule.queue), schedule.paused ? HTML.badge("paused") : Self.upcoming(schedule), "\(schedule.made)",
-                recent.isEmpty ? "<span class=\"muted\">none yet</span>" : recent, action,
-            ]))
+                : Pages.action(
+                    "/schedules/pause", "Pause", fields: ["name": schedule.name], dashboard: self, style: "quiet")
+            rows.append(
+                Pages.row([
+                    HTML.escape(schedule.name), HTML.escape(schedule.timingDescription),
+                    "<code>\(HTML.escape(schedule.executor))</code>",
+                    HTML.escape(schedule.queue), schedule.paused ? HTML.badge("paused") : Self.upcoming(schedule),
+                    "\(schedule.made)",
+                    recent.isEmpty ? "<span class=\"muted\">none yet</span>" : recent, action
+                ]))
         }
         let body = Pages.table(
             ["Schedule", "When", "Executor", "Queue", "Next runs", "Jobs made", "Last runs (newest first)", ""], rows,
             empty: "No schedules: add one with `jobq schedule add`.")
-        return PageContent(title: "Schedules", section: "/schedules", live: Live(scope: .any, fragmentURL: Self.fragmentURL(request)), body: body)
+        return PageContent(
+            title: "Schedules", section: "/schedules", live: Live(scope: .any, fragmentURL: Self.fragmentURL(request)),
+            body: body)
     }
 
     /// The next three occurrences, the first in full.
@@ -39,14 +48,20 @@ extension Dashboard {
         let triggers = try await queue.triggers()
         let rows = triggers.map { trigger in
             Pages.row([
-                HTML.escape(trigger.event), HTML.escape(trigger.task), "<code>\(HTML.escape(trigger.executor))</code>", HTML.escape(trigger.queue),
-                trigger.dependsOn.isEmpty ? "<span class=\"muted\">–</span>" : HTML.escape(trigger.dependsOn.joined(separator: ", ")),
+                HTML.escape(trigger.event), HTML.escape(trigger.task), "<code>\(HTML.escape(trigger.executor))</code>",
+                HTML.escape(trigger.queue),
+                trigger.dependsOn.isEmpty
+                    ? "<span class=\"muted\">–</span>" : HTML.escape(trigger.dependsOn.joined(separator: ", ")),
                 trigger.once ? (trigger.ranOnceAt.map { "ran \(HTML.time($0))" } ?? "once, not yet") : "every time",
-                trigger.paused ? HTML.badge("paused") : "<span class=\"muted\">no</span>",
+                trigger.paused ? HTML.badge("paused") : "<span class=\"muted\">no</span>"
             ])
         }
-        let body = Pages.table(["Event", "Task", "Executor", "Queue", "After", "Runs", "Paused"], rows, empty: "No triggers: add one with `jobq trigger add`.")
-        return PageContent(title: "Triggers", section: "/triggers", live: Live(scope: .any, fragmentURL: Self.fragmentURL(request)), body: body)
+        let body = Pages.table(
+            ["Event", "Task", "Executor", "Queue", "After", "Runs", "Paused"], rows,
+            empty: "No triggers: add one with `jobq trigger add`.")
+        return PageContent(
+            title: "Triggers", section: "/triggers", live: Live(scope: .any, fragmentURL: Self.fragmentURL(request)),
+            body: body)
     }
 
     /// Batches with their counts, and tracking sets with their members.
@@ -56,16 +71,26 @@ extension Dashboard {
         let batchRows = batches.map { batch in
             Pages.row([
                 HTML.escape(batch.name), HTML.badge(batch.state.rawValue), "\(batch.total)",
-                "\(batch.succeeded)", "\(batch.dead)", "\(batch.cancelled)", "\(batch.pending)", HTML.time(batch.createdAt),
-                HTML.time(batch.firedAt),
+                "\(batch.succeeded)", "\(batch.dead)", "\(batch.cancelled)", "\(batch.pending)",
+                HTML.time(batch.createdAt),
+                HTML.time(batch.firedAt)
             ])
         }
         let setRows = sets.map { set in
-            Pages.row([HTML.escape(set.name), HTML.escape(set.members.joined(separator: ", ")), "\(set.round)", HTML.time(set.createdAt)])
+            Pages.row([
+                HTML.escape(set.name), HTML.escape(set.members.joined(separator: ", ")), "\(set.round)",
+                HTML.time(set.createdAt)
+            ])
         }
-        let body = "<h2>Batches</h2>"
-            + Pages.table(["Batch", "State", "Jobs", "Succeeded", "Dead", "Cancelled", "Pending", "Created", "Fired"], batchRows, empty: "No batches.")
-            + "<h2>Tracking sets</h2>" + Pages.table(["Set", "Members", "Round", "Created"], setRows, empty: "No tracking sets.")
-        return PageContent(title: "Batches and tracking sets", section: "/batches", live: Live(scope: .any, fragmentURL: Self.fragmentURL(request)), body: body)
+        let body =
+            "<h2>Batches</h2>"
+            + Pages.table(
+                ["Batch", "State", "Jobs", "Succeeded", "Dead", "Cancelled", "Pending", "Created", "Fired"], batchRows,
+                empty: "No batches.")
+            + "<h2>Tracking sets</h2>"
+            + Pages.table(["Set", "Members", "Round", "Created"], setRows, empty: "No tracking sets.")
+        return PageContent(
+            title: "Batches and tracking sets", section: "/batches",
+            live: Live(scope: .any, fragmentURL: Self.fragmentURL(request)), body: body)
     }
 }

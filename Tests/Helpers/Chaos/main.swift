@@ -53,8 +53,10 @@ struct Options {
 }
 
 let options = Options(CommandLine.arguments)
-let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("jobq").path
-let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jobq-chaos-\(UUID().uuidString.prefix(8))")
+let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("jobq")
+    .path
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "jobq-chaos-\(UUID().uuidString.prefix(8))")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 let db = options.postgres ?? directory.appendingPathComponent("chaos.sqlite").path
 let onPostgres = options.postgres != nil
@@ -77,13 +79,16 @@ var random = SystemRandomNumberGenerator()
 
 // The store, and one batch whose callback must fire exactly once.
 precondition(run(["migrate", "up"], log: "setup.log").waitUntilExitAndStatus() == 0)
-precondition(run(["batch", "create", "chaos", "--on-complete", "echo", "--payload", "{}"], log: "setup.log").waitUntilExitAndStatus() == 0)
+precondition(
+    run(["batch", "create", "chaos", "--on-complete", "echo", "--payload", "{}"], log: "setup.log")
+        .waitUntilExitAndStatus() == 0)
 
 // Nested workflows: sequences and parallel groups with sleeps, flaky steps that succeed on a
 // retry, and (in every other one) a `continue` group holding a step that always dies.
 let workflowCount = max(2, options.jobs / 1000)
 for index in 0..<workflowCount {
-    let tolerant = index % 2 == 1
+    let tolerant =
+        index % 2 == 1
         ? #", {"parallel": [{"executor": "fail", "payload": {"message": "doomed"}, "maxAttempts": 2}, {"executor": "sum", "payload": {"a": 1, "b": 1}, "maxAttempts": 10}], "onFailure": "continue"}"#
         : ""
     let text = """
@@ -113,8 +118,10 @@ for index in 0..<treeCount {
     let words = Array(repeating: #"{"seconds": 0.05}"#, count: treeWords).joined(separator: ",")
     let doomed = index % 2 == 1 ? #", "doomed": [{"message": "doomed"}]"# : ""
     let page = #"{"words": [\#(words)], "checks": [{"message": "flaky", "succeedFromAttempt": 2}]\#(doomed)}"#
-    let doomedNode = index % 2 == 1
-        ? #", {"executor": "fail", "name": "doomed", "each": "/doomed", "maxAttempts": 2, "onFailure": "continue"}"# : ""
+    let doomedNode =
+        index % 2 == 1
+        ? #", {"executor": "fail", "name": "doomed", "each": "/doomed", "maxAttempts": 2, "onFailure": "continue"}"#
+        : ""
     let text = """
         {"name": "tree-\(index)", "tree": {"executor": "echo", "name": "root", "maxAttempts": 10,
           "payload": {"pages": [\(Array(repeating: page, count: treePages).joined(separator: ","))]},
@@ -129,7 +136,13 @@ for index in 0..<treeCount {
 
 // A schedule that every worker's scheduler races for, while workers die: one job per occurrence.
 let scheduleTimes = max(20, options.jobs / 200)
-precondition(run(["schedule", "add", "chaos-tick", "echo", "--every", "150ms", "--times", "\(scheduleTimes)", "--missed", "catchUp"], log: "setup.log")
+precondition(
+    run(
+        [
+            "schedule", "add", "chaos-tick", "echo", "--every", "150ms", "--times", "\(scheduleTimes)", "--missed",
+            "catchUp"
+        ], log: "setup.log"
+    )
     .waitUntilExitAndStatus() == 0)
 
 // Event triggers: two emitters emit the same dedupe keys at once, and enqueue unique jobs of the
@@ -138,8 +151,14 @@ precondition(run(["schedule", "add", "chaos-tick", "echo", "--every", "150ms", "
 let emits = options.emits ?? max(20, options.jobs / 250)
 for (task, extra) in [
     ("first", ["sum", "--payload", #"{"a": 1, "b": 1}"#, "--priority", "5", "--max-attempts", "10"]),
-    ("second", ["fail", "--payload", #"{"message": "flaky", "succeedFromAttempt": 2}"#, "--depends-on", "first", "--max-attempts", "10"]),
-    ("boot", ["sleep", "--payload", #"{"seconds": 0.05}"#, "--once", "--max-attempts", "10"]),
+    (
+        "second",
+        [
+            "fail", "--payload", #"{"message": "flaky", "succeedFromAttempt": 2}"#, "--depends-on", "first",
+            "--max-attempts", "10"
+        ]
+    ),
+    ("boot", ["sleep", "--payload", #"{"seconds": 0.05}"#, "--once", "--max-attempts", "10"])
 ] {
     precondition(run(["trigger", "add", "chaos.event", task] + extra, log: "setup.log").waitUntilExitAndStatus() == 0)
 }
@@ -179,7 +198,9 @@ for producer in 0..<options.producers {
         try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
         files.append(path)
     }
-    let script = files.map { "\(binary) --db '\(db)' enqueue --file \($0) >> \(directory.path)/acked-\(producer).txt || exit 1" }.joined(separator: "\n")
+    let script = files.map {
+        "\(binary) --db '\(db)' enqueue --file \($0) >> \(directory.path)/acked-\(producer).txt || exit 1"
+    }.joined(separator: "\n")
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
     process.arguments = ["-c", script]
@@ -223,7 +244,10 @@ while true {
     }
     let scheduleDone = try store.int("SELECT made FROM schedules WHERE name = 'chaos-tick'") == scheduleTimes
     if !producing, scheduleDone, try unfinished() == 0 { break }
-    if Date().timeIntervalSince(started) > 600 { print("chaos: gave up after 10 minutes"); break }
+    if Date().timeIntervalSince(started) > 600 {
+        print("chaos: gave up after 10 minutes")
+        break
+    }
 }
 for worker in workers { kill(worker.processIdentifier, SIGTERM) }
 for worker in workers { worker.waitUntilExit() }
@@ -239,125 +263,166 @@ let report = try { () throws -> [String: Int] in
     let db = store
     var figures: [String: Int] = [:]
     let ackedList = "[" + (acked + emittedAndUnique).map(String.init).joined(separator: ",") + "]"
-    figures["lost"] = try db.int(
-        onPostgres
-            ? """
-            SELECT COUNT(*) FROM json_array_elements_text(CAST($1 AS json)) AS acked(id) LEFT JOIN jobs ON jobs.id = CAST(acked.id AS bigint)
-            WHERE jobs.id IS NULL OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
+    figures["lost"] =
+        try db.int(
+            onPostgres
+                ? """
+                SELECT COUNT(*) FROM json_array_elements_text(CAST($1 AS json)) AS acked(id) LEFT JOIN jobs ON jobs.id = CAST(acked.id AS bigint)
+                WHERE jobs.id IS NULL OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
+                """
+                : """
+                SELECT COUNT(*) FROM json_each(?) LEFT JOIN jobs ON jobs.id = json_each.value
+                WHERE jobs.id IS NULL OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
+                """, [ackedList]) ?? -1
+    figures["duplicates"] =
+        try db.int(
             """
-            : """
-            SELECT COUNT(*) FROM json_each(?) LEFT JOIN jobs ON jobs.id = json_each.value
-            WHERE jobs.id IS NULL OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
-            """, [ackedList]) ?? -1
-    figures["duplicates"] = try db.int("""
-        SELECT COUNT(*) FROM (SELECT job_id FROM events WHERE kind IN ('succeeded', 'dead') GROUP BY job_id HAVING COUNT(*) > 1) AS twice
-        """) ?? -1
+            SELECT COUNT(*) FROM (SELECT job_id FROM events WHERE kind IN ('succeeded', 'dead') GROUP BY job_id HAVING COUNT(*) > 1) AS twice
+            """) ?? -1
     figures["overAttempts"] = try db.int("SELECT COUNT(*) FROM jobs WHERE attempt > max_attempts") ?? -1
     // Events the follower never saw; on SQLite, whose ids have no holes, also ids missing.
     let allEvents = try db.ids("SELECT id FROM events ORDER BY id")
     let missed = Set(allEvents).subtracting(seenEvents).count
     let holes = onPostgres ? 0 : (allEvents.last.map(Int.init) ?? 0) - allEvents.count
     figures["eventGaps"] = missed + holes
-    figures["redeliveries"] = try db.int("SELECT COUNT(*) FROM events WHERE kind IN ('failed', 'dead') AND CAST(data AS text) LIKE '%lost its lease%'") ?? -1
+    figures["redeliveries"] =
+        try db.int(
+            "SELECT COUNT(*) FROM events WHERE kind IN ('failed', 'dead') AND CAST(data AS text) LIKE '%lost its lease%'"
+        ) ?? -1
     // Jobs claimed ahead into a killed worker's buffer: handed back with their attempts.
-    figures["bufferRedeliveries"] = try db.int("SELECT COUNT(*) FROM events WHERE kind = 'released' AND CAST(data AS text) LIKE '%before the attempt started%'") ?? -1
+    figures["bufferRedeliveries"] =
+        try db.int(
+            "SELECT COUNT(*) FROM events WHERE kind = 'released' AND CAST(data AS text) LIKE '%before the attempt started%'"
+        ) ?? -1
     // The poison guard: jobs a killed worker held without a start mark, near the head of its
     // buffer (suspects, whose start is then committed before they run), and jobs ended for a
     // worker's death without a `started` event ever written (must be none).
     figures["suspects"] = try db.int("SELECT COUNT(*) FROM jobs WHERE unstarted_deliveries > 0") ?? -1
-    figures["deadNeverStarted"] = try db.int("""
-        SELECT COUNT(*) FROM jobs j WHERE j.state = 'dead' AND j.error LIKE '%worker%'
-            AND NOT EXISTS (SELECT 1 FROM events e WHERE e.job_id = j.id AND e.kind = 'started')
-        """) ?? -1
+    figures["deadNeverStarted"] =
+        try db.int(
+            """
+            SELECT COUNT(*) FROM jobs j WHERE j.state = 'dead' AND j.error LIKE '%worker%'
+                AND NOT EXISTS (SELECT 1 FROM events e WHERE e.job_id = j.id AND e.kind = 'started')
+            """) ?? -1
     // An attempt counted that no `started` event shows (a start is committed before the job runs).
-    figures["burned"] = try db.int("""
-        SELECT COALESCE(SUM(CASE WHEN j.attempt > s.n THEN j.attempt - s.n ELSE 0 END), 0)
-        FROM jobs j JOIN (SELECT j2.id, (SELECT COUNT(*) FROM events e WHERE e.job_id = j2.id AND e.kind = 'started') AS n FROM jobs j2) AS s
-            ON s.id = j.id
-        WHERE j.state IN ('succeeded', 'dead', 'cancelled')
-        """) ?? -1
+    figures["burned"] =
+        try db.int(
+            """
+            SELECT COALESCE(SUM(CASE WHEN j.attempt > s.n THEN j.attempt - s.n ELSE 0 END), 0)
+            FROM jobs j JOIN (SELECT j2.id, (SELECT COUNT(*) FROM events e WHERE e.job_id = j2.id AND e.kind = 'started') AS n FROM jobs j2) AS s
+                ON s.id = j.id
+            WHERE j.state IN ('succeeded', 'dead', 'cancelled')
+            """) ?? -1
     figures["batchFirings"] = try db.int("SELECT COUNT(*) FROM events WHERE kind = 'batch'") ?? -1
-    figures["batchCallbacks"] = try db.int("SELECT COUNT(*) FROM jobs WHERE executor = 'echo' AND workflow_id IS NULL AND schedule IS NULL") ?? -1
+    figures["batchCallbacks"] =
+        try db.int("SELECT COUNT(*) FROM jobs WHERE executor = 'echo' AND workflow_id IS NULL AND schedule IS NULL")
+        ?? -1
     figures["jobs"] = try db.int("SELECT COUNT(*) FROM jobs") ?? -1
     // The server keeps its own files consistent; SQLite's file is checked.
     figures["integrityOK"] = try onPostgres || db.string("PRAGMA integrity_check") == "ok" ? 1 : 0
     figures["workflows"] = try db.int("SELECT COUNT(*) FROM workflows") ?? -1
     // Final exactly once: a final state, and one `workflow` event each.
-    figures["workflowsFinalOnce"] = try db.int("""
-        SELECT COUNT(*) FROM workflows w WHERE w.state != 'running'
-            AND (SELECT COUNT(*) FROM events e WHERE e.workflow_id = w.id AND e.kind = 'workflow') = 1
-        """) ?? -1
+    figures["workflowsFinalOnce"] =
+        try db.int(
+            """
+            SELECT COUNT(*) FROM workflows w WHERE w.state != 'running'
+                AND (SELECT COUNT(*) FROM events e WHERE e.workflow_id = w.id AND e.kind = 'workflow') = 1
+            """) ?? -1
     figures["workflowsSucceeded"] = try db.int("SELECT COUNT(*) FROM workflows WHERE state = 'succeeded'") ?? -1
     // A tree is final once (one `tree` event), succeeded (its doomed jobs are contained), and
     // holds exactly the jobs its data makes: none lost, none created twice.
     let treeOfEvent = onPostgres ? "CAST(e.data ->> 'tree' AS bigint)" : "json_extract(e.data, '$.tree')"
     let stateOfEvent = onPostgres ? "(e.data ->> 'state')" : "json_extract(e.data, '$.state')"
-    figures["treesFinalOnce"] = try db.int("""
-        SELECT COUNT(*) FROM trees t WHERE (SELECT COUNT(*) FROM events e WHERE e.kind = 'tree' AND \(treeOfEvent) = t.id) = 1
-        """) ?? -1
-    figures["treesSucceeded"] = try db.int("SELECT COUNT(*) FROM events e WHERE e.kind = 'tree' AND \(stateOfEvent) = 'succeeded'") ?? -1
-    let treeJobCounts = try db.pairs("""
+    figures["treesFinalOnce"] =
+        try db.int(
+            """
+            SELECT COUNT(*) FROM trees t WHERE (SELECT COUNT(*) FROM events e WHERE e.kind = 'tree' AND \(treeOfEvent) = t.id) = 1
+            """) ?? -1
+    figures["treesSucceeded"] =
+        try db.int("SELECT COUNT(*) FROM events e WHERE e.kind = 'tree' AND \(stateOfEvent) = 'succeeded'") ?? -1
+    let treeJobCounts = try db.pairs(
+        """
         SELECT w.name, COUNT(j.id) AS n FROM trees t JOIN workflows w ON w.id = t.workflow_id
             JOIN tree_nodes n ON n.tree_id = t.id JOIN jobs j ON j.tree_node = n.id GROUP BY t.id, w.name
         """)
-    figures["treesWithWrongJobs"] = treeJobCounts.filter { row in
-        let index = Int(row.name.dropFirst("tree-".count)) ?? -1
-        return row.count != treeJobs(index)
-    }.count + (treeCount - treeJobCounts.count)
+    figures["treesWithWrongJobs"] =
+        treeJobCounts.filter { row in
+            let index = Int(row.name.dropFirst("tree-".count)) ?? -1
+            return row.count != treeJobs(index)
+        }.count + (treeCount - treeJobCounts.count)
     // The schedule made each occurrence's job once, and counted them.
-    figures["scheduleJobs"] = try db.int("SELECT COUNT(DISTINCT occurrence) FROM jobs WHERE schedule = 'chaos-tick'") ?? -1
+    figures["scheduleJobs"] =
+        try db.int("SELECT COUNT(DISTINCT occurrence) FROM jobs WHERE schedule = 'chaos-tick'") ?? -1
     figures["scheduleRows"] = try db.int("SELECT COUNT(*) FROM jobs WHERE schedule = 'chaos-tick'") ?? -1
     figures["waiting"] = try db.int("SELECT COUNT(*) FROM jobs WHERE state = 'waiting'") ?? -1
     // Triggers: one job per task per dedupe key, `boot` once, and no `second` that started
     // before the `first` of its emit had finished.
     for task in ["first", "second", "boot"] {
-        figures["trigger-\(task)"] = try db.int("SELECT COUNT(*) FROM jobs WHERE name = '\("chaos.event/\(task)")'") ?? -1
+        figures["trigger-\(task)"] =
+            try db.int("SELECT COUNT(*) FROM jobs WHERE name = '\("chaos.event/\(task)")'") ?? -1
     }
-    figures["triggerOrder"] = try db.int("""
-        SELECT COUNT(*) FROM jobs s JOIN dependencies d ON d.job_id = s.id JOIN jobs f ON f.id = d.depends_on
-        WHERE s.name = 'chaos.event/second' AND (s.started_at < f.finished_at OR f.name != 'chaos.event/first')
-        """) ?? -1
-    figures["triggerUnlinked"] = try db.int("""
-        SELECT COUNT(*) FROM jobs s WHERE s.name = 'chaos.event/second' AND (SELECT COUNT(*) FROM dependencies d WHERE d.job_id = s.id) != 1
-        """) ?? -1
+    figures["triggerOrder"] =
+        try db.int(
+            """
+            SELECT COUNT(*) FROM jobs s JOIN dependencies d ON d.job_id = s.id JOIN jobs f ON f.id = d.depends_on
+            WHERE s.name = 'chaos.event/second' AND (s.started_at < f.finished_at OR f.name != 'chaos.event/first')
+            """) ?? -1
+    figures["triggerUnlinked"] =
+        try db.int(
+            """
+            SELECT COUNT(*) FROM jobs s WHERE s.name = 'chaos.event/second' AND (SELECT COUNT(*) FROM dependencies d WHERE d.job_id = s.id) != 1
+            """) ?? -1
     // Unique keys: a job stored (its `enqueued` event, in commit order) before the job of its key
     // stored before it had finished (its final event).
     figures["uniqueJobs"] = try db.int("SELECT COUNT(*) FROM jobs WHERE unique_key IS NOT NULL") ?? -1
-    figures["uniqueOverlaps"] = try db.int("""
-        WITH marks AS (
-            SELECT j.id, j.unique_key,
-                (SELECT MIN(e.id) FROM events e WHERE e.job_id = j.id AND e.kind = 'enqueued') AS stored,
-                (SELECT MAX(e.id) FROM events e WHERE e.job_id = j.id AND e.kind IN ('succeeded', 'dead', 'cancelled')) AS finished
-            FROM jobs j WHERE j.unique_key IS NOT NULL)
-        SELECT COUNT(*) FROM marks a JOIN marks b ON b.unique_key = a.unique_key AND b.id > a.id
-        WHERE a.finished IS NULL OR b.stored < a.finished
-        """) ?? -1
+    figures["uniqueOverlaps"] =
+        try db.int(
+            """
+            WITH marks AS (
+                SELECT j.id, j.unique_key,
+                    (SELECT MIN(e.id) FROM events e WHERE e.job_id = j.id AND e.kind = 'enqueued') AS stored,
+                    (SELECT MAX(e.id) FROM events e WHERE e.job_id = j.id AND e.kind IN ('succeeded', 'dead', 'cancelled')) AS finished
+                FROM jobs j WHERE j.unique_key IS NOT NULL)
+            SELECT COUNT(*) FROM marks a JOIN marks b ON b.unique_key = a.unique_key AND b.id > a.id
+            WHERE a.finished IS NULL OR b.stored < a.finished
+            """) ?? -1
     // A lane job that started before the one appended before it had finished.
     figures["laneJobs"] = try db.int("SELECT COUNT(*) FROM jobs WHERE lane = 'chaos'") ?? -1
-    figures["laneOverlaps"] = try db.int("""
-        SELECT COUNT(*) FROM (SELECT started_at, LAG(finished_at) OVER (ORDER BY id) AS previous_end FROM jobs WHERE lane = 'chaos') AS lane
-        WHERE previous_end IS NOT NULL AND started_at < previous_end
-        """) ?? -1
+    figures["laneOverlaps"] =
+        try db.int(
+            """
+            SELECT COUNT(*) FROM (SELECT started_at, LAG(finished_at) OVER (ORDER BY id) AS previous_end FROM jobs WHERE lane = 'chaos') AS lane
+            WHERE previous_end IS NOT NULL AND started_at < previous_end
+            """) ?? -1
     return figures
 }()
 var busy = 0
 for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) where file.hasSuffix(".log") {
     let text = (try? String(contentsOfFile: directory.appendingPathComponent(file).path, encoding: .utf8)) ?? ""
-    busy += text.components(separatedBy: "database is locked").count - 1 + text.components(separatedBy: "SQLITE_BUSY").count - 1
+    busy +=
+        text.components(separatedBy: "database is locked").count - 1 + text.components(separatedBy: "SQLITE_BUSY").count
+        - 1
         + text.components(separatedBy: "PostgreSQL connection failed").count - 1
 }
 func figure(_ key: String) -> Int { report[key] ?? -1 }
 var broken: [String] = []
 if acked.count != options.jobs { broken.append("acknowledged") }
-for key in ["lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "treesWithWrongJobs", "triggerOrder", "triggerUnlinked", "uniqueOverlaps", "burned", "deadNeverStarted"] where figure(key) != 0 { broken.append(key) }
+for key in [
+    "lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "treesWithWrongJobs", "triggerOrder",
+    "triggerUnlinked", "uniqueOverlaps", "burned", "deadNeverStarted"
+] where figure(key) != 0 { broken.append(key) }
 // Every workflow recovers from the kills: its flaky steps succeed on a retry, its doomed ones are
 // contained by `continue` groups.
 let allWorkflows = workflowCount + treeCount
-if figure("workflows") != allWorkflows || figure("workflowsFinalOnce") != allWorkflows || figure("workflowsSucceeded") != allWorkflows {
+if figure("workflows") != allWorkflows || figure("workflowsFinalOnce") != allWorkflows
+    || figure("workflowsSucceeded") != allWorkflows
+{
     broken.append("workflows")
 }
 if figure("scheduleJobs") != scheduleTimes || figure("scheduleRows") != scheduleTimes { broken.append("schedule") }
-if figure("trigger-first") != emits || figure("trigger-second") != emits || figure("trigger-boot") != 1 { broken.append("triggers") }
+if figure("trigger-first") != emits || figure("trigger-second") != emits || figure("trigger-boot") != 1 {
+    broken.append("triggers")
+}
 if figure("treesFinalOnce") != treeCount || figure("treesSucceeded") != treeCount { broken.append("trees") }
 if figure("batchFirings") != 1 || figure("batchCallbacks") != 1 { broken.append("batch") }
 if figure("integrityOK") != 1 { broken.append("integrity") }
@@ -365,18 +430,26 @@ if busy != 0 { broken.append("busy") }
 if producerFailures != 0 { broken.append("producers") }
 let ok = broken.isEmpty
 let elapsed = String(format: "%.1fs", Date().timeIntervalSince(started))
-var line = "chaos: jobs \(acked.count)/\(options.jobs) acknowledged, kills \(kills), re-deliveries \(figure("redeliveries")) "
-line += "(+ \(figure("bufferRedeliveries")) never started), attempts burned by jobs that never started: \(figure("burned")) "
-line += "(poison guard: \(figure("suspects")) suspects started with a mark first, \(figure("deadNeverStarted")) ended dead never started), "
+var line =
+    "chaos: jobs \(acked.count)/\(options.jobs) acknowledged, kills \(kills), re-deliveries \(figure("redeliveries")) "
+line +=
+    "(+ \(figure("bufferRedeliveries")) never started), attempts burned by jobs that never started: \(figure("burned")) "
+line +=
+    "(poison guard: \(figure("suspects")) suspects started with a mark first, \(figure("deadNeverStarted")) ended dead never started), "
 line += "lost \(figure("lost")), duplicates \(figure("duplicates")), over-attempts \(figure("overAttempts")), "
-line += "event gaps \(figure("eventGaps")), batch firings \(figure("batchFirings")) (callbacks \(figure("batchCallbacks"))), "
-line += "workflows final once \(figure("workflowsFinalOnce"))/\(allWorkflows) (succeeded \(figure("workflowsSucceeded"))), "
-line += "trees final once \(figure("treesFinalOnce"))/\(treeCount) (succeeded \(figure("treesSucceeded")), wrong job counts \(figure("treesWithWrongJobs"))), "
+line +=
+    "event gaps \(figure("eventGaps")), batch firings \(figure("batchFirings")) (callbacks \(figure("batchCallbacks"))), "
+line +=
+    "workflows final once \(figure("workflowsFinalOnce"))/\(allWorkflows) (succeeded \(figure("workflowsSucceeded"))), "
+line +=
+    "trees final once \(figure("treesFinalOnce"))/\(treeCount) (succeeded \(figure("treesSucceeded")), wrong job counts \(figure("treesWithWrongJobs"))), "
 line += "schedule jobs \(figure("scheduleRows"))/\(scheduleTimes) (occurrences \(figure("scheduleJobs"))), "
-line += "trigger jobs \(figure("trigger-first"))+\(figure("trigger-second"))/\(emits)+\(emits) (once \(figure("trigger-boot")), out of order \(figure("triggerOrder") + figure("triggerUnlinked"))), "
+line +=
+    "trigger jobs \(figure("trigger-first"))+\(figure("trigger-second"))/\(emits)+\(emits) (once \(figure("trigger-boot")), out of order \(figure("triggerOrder") + figure("triggerUnlinked"))), "
 line += "unique jobs \(figure("uniqueJobs")) (overlaps \(figure("uniqueOverlaps"))), "
 line += "lane jobs \(figure("laneJobs")) (overlaps \(figure("laneOverlaps"))), waiting \(figure("waiting")), "
-line += "integrity \(onPostgres ? "n/a (server)" : figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), \(elapsed)"
+line +=
+    "integrity \(onPostgres ? "n/a (server)" : figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), \(elapsed)"
 if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(onPostgres ? "the database" : db)" }
 print(line)
 if ok { try? FileManager.default.removeItem(at: directory) }

@@ -9,7 +9,7 @@
 // regression tests: `jobq-fuzz replay Tests/Fuzz/corpus`.
 
 import Foundation
-import JobQ
+import JobQCore
 import JobQWebText
 
 /// Feeds one input to one parser. Any outcome is fine except a crash or a broken invariant.
@@ -21,13 +21,16 @@ func exercise(target: String, _ bytes: UnsafeBufferPointer<UInt8>) {
             precondition(duration >= .zero, "a parsed duration is never negative")
             // What format prints, parse reads back to the same value (to the millisecond).
             let again = try? DurationParser.parse(DurationParser.format(duration))
-            precondition(again.map { abs(($0 - duration).inSeconds) < 0.002 } ?? false, "format/parse round trip of \(text)")
+            precondition(
+                again.map { abs(($0 - duration).inSeconds) < 0.002 } ?? false, "format/parse round trip of \(text)")
         }
     case "jobline":
         if let request = try? JobRequest(jsonLine: text) {
             precondition(!request.executor.isEmpty, "an accepted job line names its executor")
             precondition((1...1000).contains(request.options.maxAttempts))
-            precondition((try? JSONSerialization.jsonObject(with: Data(request.payloadJSON.utf8), options: [.fragmentsAllowed])) != nil,
+            precondition(
+                (try? JSONSerialization.jsonObject(with: Data(request.payloadJSON.utf8), options: [.fragmentsAllowed]))
+                    != nil,
                 "an accepted payload is valid JSON")
         }
     case "workflow":
@@ -45,7 +48,9 @@ func exercise(target: String, _ bytes: UnsafeBufferPointer<UInt8>) {
         // Cut at a byte boundary, a character in two shows as one replacement character.
         precondition(pretty.utf8.count <= limit + 3, "the rendering stops at its limit")
         if complete {
-            precondition(withoutLayout(pretty) == withoutLayout(text), "reading layout changes nothing but blanks outside strings")
+            precondition(
+                withoutLayout(pretty) == withoutLayout(text),
+                "reading layout changes nothing but blanks outside strings")
         }
     default:
         _ = try? JobState(parsing: text)
@@ -62,7 +67,13 @@ func withoutLayout(_ text: String) -> [UInt8] {
     for byte in Array(text.utf8) {
         if inString {
             out.append(byte)
-            if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inString = false
+            }
         } else if byte == UInt8(ascii: "\"") {
             inString = true
             out.append(byte)
@@ -74,47 +85,47 @@ func withoutLayout(_ text: String) -> [UInt8] {
 }
 
 #if FUZZING
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let target = ProcessInfo.processInfo.environment["JOBQ_FUZZ_TARGET"] ?? "duration"
-    exercise(target: target, UnsafeBufferPointer(start: data, count: size))
-    return 0
-}
-
-@_silgen_name("LLVMFuzzerRunDriver")
-func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
-/// SwiftPM links an executable's entry point as `<product>_main`; hand it to libFuzzer.
-@_cdecl("jobq_fuzz_main")
-public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var count = argc
-    var arguments = argv
-    return runFuzzerDriver(&count, &arguments) { data, size in fuzzOneInput(data, size) }
-}
-#else
-@main
-enum Replay {
-    static func main() throws {
-        let arguments = CommandLine.arguments
-        guard arguments.count == 3, arguments[1] == "replay" else {
-            FileHandle.standardError.write(Data("usage: jobq-fuzz replay CORPUS_DIRECTORY\n".utf8))
-            exit(2)
-        }
-        let root = URL(fileURLWithPath: arguments[2])
-        var count = 0
-        for target in try FileManager.default.contentsOfDirectory(atPath: root.path).sorted() {
-            let folder = root.appendingPathComponent(target)
-            for file in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() {
-                let data = try Data(contentsOf: folder.appendingPathComponent(file))
-                data.withUnsafeBytes { raw in exercise(target: target, raw.bindMemory(to: UInt8.self)) }
-                count += 1
-            }
-        }
-        print("replayed \(count) inputs without a crash")
+    @_cdecl("LLVMFuzzerTestOneInput")
+    public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+        let target = ProcessInfo.processInfo.environment["JOBQ_FUZZ_TARGET"] ?? "duration"
+        exercise(target: target, UnsafeBufferPointer(start: data, count: size))
+        return 0
     }
-}
+
+    @_silgen_name("LLVMFuzzerRunDriver")
+    func runFuzzerDriver(
+        _ argc: UnsafeMutablePointer<CInt>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
+    ) -> CInt
+
+    /// SwiftPM links an executable's entry point as `<product>_main`; hand it to libFuzzer.
+    @_cdecl("jobq_fuzz_main")
+    public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+        var count = argc
+        var arguments = argv
+        return runFuzzerDriver(&count, &arguments) { data, size in fuzzOneInput(data, size) }
+    }
+#else
+    @main
+    enum Replay {
+        static func main() throws {
+            let arguments = CommandLine.arguments
+            guard arguments.count == 3, arguments[1] == "replay" else {
+                FileHandle.standardError.write(Data("usage: jobq-fuzz replay CORPUS_DIRECTORY\n".utf8))
+                exit(2)
+            }
+            let root = URL(fileURLWithPath: arguments[2])
+            var count = 0
+            for target in try FileManager.default.contentsOfDirectory(atPath: root.path).sorted() {
+                let folder = root.appendingPathComponent(target)
+                for file in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() {
+                    let data = try Data(contentsOf: folder.appendingPathComponent(file))
+                    data.withUnsafeBytes { raw in exercise(target: target, raw.bindMemory(to: UInt8.self)) }
+                    count += 1
+                }
+            }
+            print("replayed \(count) inputs without a crash")
+        }
+    }
 #endif

@@ -14,7 +14,8 @@ enum Race {
         var existed = 0
         for index in 0..<count {
             let request = try JobRequest(
-                executor: "echo", payloadJSON: #"{"n":\#(index)}"#, options: .init(unique: UniqueKey("key-\(index % keys)")))
+                executor: "echo", payloadJSON: #"{"n":\#(index)}"#,
+                options: .init(unique: UniqueKey("key-\(index % keys)")))
             let outcome = try await queue.enqueueReportingDuplicates(contentsOf: [request])[0]
             if outcome.existed { existed += 1 } else { new += 1 }
         }

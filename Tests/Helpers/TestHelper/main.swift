@@ -51,7 +51,8 @@ if let mode = CommandLine.arguments.dropFirst().first, !mode.hasPrefix("-") {
     case "schedule-race": try await Race.scheduleRace(db: db)
     case "crash-worker": try await Race.crashWorker(db: db)
     default:
-        FileHandle.standardError.write(Data("unknown mode '\(mode)'; modes: enqueue-unique, emit, schedule-race, crash-worker\n".utf8))
+        FileHandle.standardError.write(
+            Data("unknown mode '\(mode)'; modes: enqueue-unique, emit, schedule-race, crash-worker\n".utf8))
         exit(2)
     }
     exit(0)

@@ -17,7 +17,9 @@ struct PostgresCommitWatchTests {
         let settings = try PostgresSettings(url: try #require(PostgresTestServer.url))
         let delays: [Int] = [0, 1, 2, 5, 10, 20, 30, 50, 80, 120, 200, 300, 500, 800, 1100, 1300]
         for delay in delays {
-            let watch = PostgresCommitWatch(settings: settings, logger: PostgresTestServer.logger, channel: "jobq_test_\(UInt32.random(in: 0...UInt32.max))")
+            let watch = PostgresCommitWatch(
+                settings: settings, logger: PostgresTestServer.logger,
+                channel: "jobq_test_\(UInt32.random(in: 0...UInt32.max))")
             let running = Task { await watch.run(pollInterval: .seconds(30), isBusy: { false }) {} }
             try await Task.sleep(for: .milliseconds(delay))
             running.cancel()
@@ -57,19 +59,24 @@ struct PostgresCommitWatchTests {
             }
             outcomes[outcome, default: 0] += 1
         }
-        #expect(outcomes["cancelled", default: 0] > 0 && outcomes["answered", default: 0] > 0, "the cancels fell on both sides: \(outcomes)")
+        #expect(
+            outcomes["cancelled", default: 0] > 0 && outcomes["answered", default: 0] > 0,
+            "the cancels fell on both sides: \(outcomes)")
     }
 
     @Test func aNotificationFromAnotherConnectionWakesTheWatcherAtOnce() async throws {
         let settings = try PostgresSettings(url: try #require(PostgresTestServer.url))
         let reports = Reports()
-        let watch = PostgresCommitWatch(settings: settings, logger: PostgresTestServer.logger, channel: "jobq_test_\(UInt32.random(in: 0...UInt32.max))")
+        let watch = PostgresCommitWatch(
+            settings: settings, logger: PostgresTestServer.logger,
+            channel: "jobq_test_\(UInt32.random(in: 0...UInt32.max))")
         let running = Task { await watch.run(pollInterval: .seconds(30), isBusy: { false }) { reports.add() } }
         defer { running.cancel() }
         let sender = try await PostgresConnector(settings: settings, logger: PostgresTestServer.logger).connect()
         defer { Task { try? await sender.close() } }
         func notify() async throws {
-            try await sender.query(PostgresQuery(unsafeSQL: "SELECT pg_notify('\(watch.channel)', '')"), logger: PostgresTestServer.logger)
+            try await sender.query(
+                PostgresQuery(unsafeSQL: "SELECT pg_notify('\(watch.channel)', '')"), logger: PostgresTestServer.logger)
         }
         // Until the watcher listens (it connects and probes first; slower on a busy machine).
         let started = ContinuousClock.now
@@ -83,7 +90,9 @@ struct PostgresCommitWatchTests {
             let before = reports.count
             let sent = ContinuousClock.now
             try await notify()
-            while reports.count == before, ContinuousClock.now - sent < .seconds(10) { try await Task.sleep(for: .milliseconds(1)) }
+            while reports.count == before, ContinuousClock.now - sent < .seconds(10) {
+                try await Task.sleep(for: .milliseconds(1))
+            }
             latencies.append(ContinuousClock.now - sent)
         }
         // The poll is 30s apart: anything within a second came from the notification.
@@ -97,11 +106,14 @@ struct PostgresCommitWatchTests {
         let logger = Logger(label: "test") { _ in logs }
         // The probe goes to a channel nobody listens on: as if a pooler had dropped it.
         let watch = PostgresCommitWatch(
-            settings: settings, logger: logger, channel: "jobq_test_\(UInt32.random(in: 0...UInt32.max))", probeChannel: "nobody_listens")
+            settings: settings, logger: logger, channel: "jobq_test_\(UInt32.random(in: 0...UInt32.max))",
+            probeChannel: "nobody_listens")
         let running = Task { await watch.run(pollInterval: .seconds(1), isBusy: { false }) { reports.add() } }
         // The probe waits a second for its notification; connecting may take longer on a busy machine.
         let started = ContinuousClock.now
-        while !logs.messages.contains(where: { $0.contains("notifications do not arrive") }), ContinuousClock.now - started < .seconds(20) {
+        while !logs.messages.contains(where: { $0.contains("notifications do not arrive") }),
+            ContinuousClock.now - started < .seconds(20)
+        {
             try await Task.sleep(for: .milliseconds(20))
         }
         let before = reports.count

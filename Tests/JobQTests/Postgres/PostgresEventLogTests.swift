@@ -4,8 +4,8 @@ import Synchronization
 import Testing
 
 @testable import JobQCore
-@testable import JobQSQLite
 @testable import JobQPostgres
+@testable import JobQSQLite
 
 /// The PostgreSQL store's promises when many processes write at once: the event feed's ids
 /// follow commit order (a follower resuming after the last id it saw misses nothing and sees
@@ -14,7 +14,9 @@ import Testing
 struct PostgresEventLogTests {
     /// Runs `writers`, with a follower reading the feed after its cursor as fast as it can until
     /// they are done and the feed has nothing more. Returns the ids it saw, in order.
-    static func follow(_ follower: JobQueue, while writers: @escaping @Sendable () async throws -> Void) async throws -> [Int64] {
+    static func follow(_ follower: JobQueue, while writers: @escaping @Sendable () async throws -> Void) async throws
+        -> [Int64]
+    {
         let writersDone = Flag()
         return try await withThrowingTaskGroup(of: [Int64].self) { group in
             group.addTask {
@@ -48,7 +50,9 @@ struct PostgresEventLogTests {
                     writers.addTask {
                         let queue = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
                         for round in 0..<40 {
-                            let requests = try (0...(round % 3)).map { try JobRequest(SumExecutor.self, .init(a: round, b: $0)) }
+                            let requests = try (0...(round % 3)).map {
+                                try JobRequest(SumExecutor.self, .init(a: round, b: $0))
+                            }
                             _ = try await queue.enqueue(contentsOf: requests)
                         }
                     }
@@ -79,7 +83,8 @@ struct PostgresEventLogTests {
                         for round in 0..<40 {
                             try await connection.withTransaction(logger: logger) { connection in
                                 for _ in 0...(round % 3) {
-                                    try await connection.query("INSERT INTO events (kind, created_at) VALUES ('progress', 0)", logger: logger)
+                                    try await connection.query(
+                                        "INSERT INTO events (kind, created_at) VALUES ('progress', 0)", logger: logger)
                                 }
                                 try await Task.sleep(for: .microseconds(Int.random(in: 0...1500)))
                             }
@@ -97,7 +102,8 @@ struct PostgresEventLogTests {
     @Test func claimersOnManyConnectionsNeverShareAJob() async throws {
         let settings = try await PostgresTestDatabases.shared.fresh()
         let producer = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
-        let all = try await producer.enqueue(contentsOf: (0..<2_000).map { try JobRequest(SumExecutor.self, .init(a: $0, b: 1)) })
+        let all = try await producer.enqueue(
+            contentsOf: (0..<2_000).map { try JobRequest(SumExecutor.self, .init(a: $0, b: 1)) })
         let perWorker = try await withThrowingTaskGroup(of: [Int64].self) { group in
             for worker in 0..<6 {
                 group.addTask {
@@ -117,7 +123,8 @@ struct PostgresEventLogTests {
         #expect(claimed.count == all.count, "every job claimed once: \(claimed.count) claims of \(all.count) jobs")
         #expect(Set(claimed) == Set(all.map(\.id)))
         #expect(perWorker.filter { !$0.isEmpty }.count > 1, "the claimers worked side by side")
-        let running = try await producer.storedRows("SELECT COUNT(*) AS n FROM jobs WHERE state = 'running' AND attempt = 1")
+        let running = try await producer.storedRows(
+            "SELECT COUNT(*) AS n FROM jobs WHERE state = 'running' AND attempt = 1")
         #expect(running.first?["n"] == all.count)
     }
 }

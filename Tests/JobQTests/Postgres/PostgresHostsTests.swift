@@ -7,7 +7,9 @@ import Testing
 
 /// Workers on many machines, simulated: separate `jobq work` processes (separate worker ids,
 /// connections and pools) sharing one PostgreSQL queue, one of them killed mid-way.
-@Suite("PostgreSQL: worker hosts sharing a queue", .serialized, .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
+@Suite(
+    "PostgreSQL: worker hosts sharing a queue", .serialized,
+    .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
 struct PostgresHostsTests {
     @Test func threeHostsRunFiveThousandJobsOnceAndTakeOverAKilledHostsJobs() async throws {
         let db = try await TestStore.postgres.location()
@@ -15,13 +17,15 @@ struct PostgresHostsTests {
         let count = 5_000
         let file = scratch.directory.appendingPathComponent("jobs.jsonl")
         let line = #"{"executor": "sleep", "payload": {"seconds": 0.004}}"#
-        try (Array(repeating: line, count: count).joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+        try (Array(repeating: line, count: count).joined(separator: "\n") + "\n").write(
+            to: file, atomically: true, encoding: .utf8)
         let enqueued = try await CLI.run(["enqueue", "--file", file.path], db: db)
         try #require(enqueued.status == 0, "\(enqueued.stderr)")
 
         let arguments = ["work", "--until-empty", "--concurrency", "4", "--lease", "2s", "--backoff", "50ms"]
         let hosts = try (0..<3).map { host in
-            try CLI.startDetached(arguments, db: db, logPath: scratch.directory.appendingPathComponent("host-\(host).log").path)
+            try CLI.startDetached(
+                arguments, db: db, logPath: scratch.directory.appendingPathComponent("host-\(host).log").path)
         }
         // Kill host 0 once a fifth of the jobs are done: it is then running some and holds
         // more in its buffer.
@@ -38,7 +42,10 @@ struct PostgresHostsTests {
         for host in hosts { await host.wait() }
         #expect(hosts[0].terminationReason == .uncaughtSignal)
         for (index, host) in hosts.enumerated().dropFirst() {
-            let log = (try? String(contentsOfFile: scratch.directory.appendingPathComponent("host-\(index).log").path, encoding: .utf8)) ?? ""
+            let log =
+                (try? String(
+                    contentsOfFile: scratch.directory.appendingPathComponent("host-\(index).log").path, encoding: .utf8))
+                ?? ""
             #expect(host.terminationStatus == 0, "host \(index): \(log)")
         }
 

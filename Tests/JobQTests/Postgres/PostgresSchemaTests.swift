@@ -17,8 +17,12 @@ struct PostgresSchemaTests {
             let again = try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger)
             #expect(again.applied.isEmpty && again.fromVersion == PostgresSchema.latestVersion)
             let tables = try await PostgresTestServer.rows(
-                settings, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename", as: String.self)
-            for table in ["jobs", "events", "workflows", "workflow_groups", "trees", "tree_nodes", "schedules", "triggers", "schema_migrations"] {
+                settings, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+                as: String.self)
+            for table in [
+                "jobs", "events", "workflows", "workflow_groups", "trees", "tree_nodes", "schedules", "triggers",
+                "schema_migrations"
+            ] {
                 #expect(tables.contains(table), "missing table \(table)")
             }
         }
@@ -27,12 +31,17 @@ struct PostgresSchemaTests {
     @Test func processesMigratingAtOnceApplyEachStepOnce() async throws {
         try await PostgresTestServer.withFreshDatabase { settings in
             let reports = try await withThrowingTaskGroup(of: PostgresSchema.Report.self) { group in
-                for _ in 0..<5 { group.addTask { try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger) } }
+                for _ in 0..<5 {
+                    group.addTask { try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger) }
+                }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(reports.flatMap(\.applied) == PostgresMigration.postgres.map(\.name), "each migration applied by exactly one of them")
+            #expect(
+                reports.flatMap(\.applied) == PostgresMigration.postgres.map(\.name),
+                "each migration applied by exactly one of them")
             #expect(reports.allSatisfy { $0.toVersion == PostgresSchema.latestVersion })
-            let recorded = try await PostgresTestServer.rows(settings, "SELECT count(*) FROM schema_migrations", as: Int.self)
+            let recorded = try await PostgresTestServer.rows(
+                settings, "SELECT count(*) FROM schema_migrations", as: Int.self)
             #expect(recorded == [PostgresMigration.postgres.count])
         }
     }
@@ -45,16 +54,20 @@ struct PostgresSchemaTests {
             await #expect {
                 try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger)
             } throws: { error in
-                "\(error)".contains("schema version 999, newer than this jobq knows") && "\(error)".contains("upgrade jobq")
+                "\(error)".contains("schema version 999, newer than this jobq knows")
+                    && "\(error)".contains("upgrade jobq")
             }
-            #expect(try await PostgresTestServer.rows(settings, "SELECT max(version) FROM schema_migrations", as: Int.self) == [999])
+            #expect(
+                try await PostgresTestServer.rows(settings, "SELECT max(version) FROM schema_migrations", as: Int.self)
+                    == [999])
         }
     }
 
     @Test func anEditedMigrationIsRefused() async throws {
         try await PostgresTestServer.withFreshDatabase { settings in
             try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger)
-            try await PostgresTestServer.execute(settings, "UPDATE schema_migrations SET checksum = 'deadbeef' WHERE version = 1")
+            try await PostgresTestServer.execute(
+                settings, "UPDATE schema_migrations SET checksum = 'deadbeef' WHERE version = 1")
             await #expect {
                 try await PostgresSchema.version(settings)
             } throws: { error in
@@ -66,18 +79,26 @@ struct PostgresSchemaTests {
     @Test func aFailingMigrationLeavesNothingBehind() async throws {
         try await PostgresTestServer.withFreshDatabase { settings in
             let good = PostgresMigration(version: 1, name: "0001_a.sql", sql: "CREATE TABLE a (x integer);")
-            let bad = PostgresMigration(version: 2, name: "0002_b.sql", sql: "CREATE TABLE b (x integer);\nSELECT * FROM no_such_table;")
-            let connection = try await PostgresConnector(settings: settings, logger: PostgresTestServer.logger).connect()
+            let bad = PostgresMigration(
+                version: 2, name: "0002_b.sql", sql: "CREATE TABLE b (x integer);\nSELECT * FROM no_such_table;")
+            let connection = try await PostgresConnector(settings: settings, logger: PostgresTestServer.logger)
+                .connect()
             defer { Task { try? await connection.close() } }
             await #expect {
-                try await PostgresSchema.migrate(on: connection, logger: PostgresTestServer.logger, migrations: [good, bad])
+                try await PostgresSchema.migrate(
+                    on: connection, logger: PostgresTestServer.logger, migrations: [good, bad])
             } throws: { error in
-                "\(error)".contains("schema migration 0002_b.sql failed and was rolled back") && "\(error)".contains("no_such_table")
+                "\(error)".contains("schema migration 0002_b.sql failed and was rolled back")
+                    && "\(error)".contains("no_such_table")
             }
             let tables = try await PostgresTestServer.rows(
-                settings, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename", as: String.self)
+                settings, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+                as: String.self)
             #expect(tables == ["a", "schema_migrations"], "0001 stays, 0002 left nothing")
-            #expect(try await PostgresTestServer.rows(settings, "SELECT version FROM schema_migrations", as: Int.self) == [1])
+            #expect(
+                try await PostgresTestServer.rows(settings, "SELECT version FROM schema_migrations", as: Int.self) == [
+                    1
+                ])
         }
     }
 }
@@ -110,7 +131,8 @@ struct PostgresScriptTests {
         let sql = try #require(PostgresMigration.postgres.first).sql
         let statements = try PostgresScript.statements(in: sql)
         // Every statement of the file ends a line with its semicolon.
-        #expect(statements.count == sql.split(separator: "\n").filter { $0.hasSuffix(";") && !$0.hasPrefix("--") }.count)
+        #expect(
+            statements.count == sql.split(separator: "\n").filter { $0.hasSuffix(";") && !$0.hasPrefix("--") }.count)
         #expect(statements.allSatisfy { $0.contains("CREATE") })
     }
 }

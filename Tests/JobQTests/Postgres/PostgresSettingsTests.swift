@@ -8,8 +8,11 @@ import Testing
 @Suite("PostgreSQL settings")
 struct PostgresSettingsTests {
     @Test func aURLGivesEveryPart() throws {
-        let settings = try PostgresSettings(url: "postgres://jobq:s3cret@db.internal:6543/jobs?sslmode=verify-full", environment: [:])
-        #expect(settings.host == "db.internal" && settings.port == 6543 && settings.username == "jobq" && settings.database == "jobs")
+        let settings = try PostgresSettings(
+            url: "postgres://jobq:s3cret@db.internal:6543/jobs?sslmode=verify-full", environment: [:])
+        #expect(
+            settings.host == "db.internal" && settings.port == 6543 && settings.username == "jobq"
+                && settings.database == "jobs")
         #expect(settings.tls == .verifyFull && settings.password == "s3cret")
         #expect(settings.description == "postgres://jobq@db.internal:6543/jobs?sslmode=verify-full")
         #expect(!String(reflecting: settings).contains("s3cret") && !"\(settings)".contains("s3cret"))
@@ -29,7 +32,7 @@ struct PostgresSettingsTests {
         ("postgres://h/db", "names no user"),
         ("postgres://me@h", "names no database"),
         ("postgres://me@h/db?sslmode=always", "sslmode=always"),
-        ("postgres://me@h/db?connect_timeout=3", "'connect_timeout' is not supported"),
+        ("postgres://me@h/db?connect_timeout=3", "'connect_timeout' is not supported")
     ])
     func badURLsAreRefusedSayingWhy(url: String, expected: String) {
         #expect {
@@ -53,16 +56,22 @@ struct PostgresSettingsTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("pgpass").path
         try """
-            # host:port:database:user:password
-            other:5432:*:me:wrong
-            db.internal:*:jobs:me:from\\:file\\\\x
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+        # host:port:database:user:password
+        other:5432:*:me:wrong
+        db.internal:*:jobs:me:from\\:file\\\\x
+        """.write(toFile: file, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
         let url = "postgres://me@db.internal/jobs"
-        #expect(try PostgresSettings(url: "postgres://me:inurl@db.internal/jobs", environment: ["PGPASSWORD": "env", "PGPASSFILE": file]).password == "inurl")
-        #expect(try PostgresSettings(url: url, environment: ["PGPASSWORD": "env", "PGPASSFILE": file]).password == "env")
+        #expect(
+            try PostgresSettings(
+                url: "postgres://me:inurl@db.internal/jobs", environment: ["PGPASSWORD": "env", "PGPASSFILE": file]
+            ).password == "inurl")
+        #expect(
+            try PostgresSettings(url: url, environment: ["PGPASSWORD": "env", "PGPASSFILE": file]).password == "env")
         #expect(try PostgresSettings(url: url, environment: ["PGPASSFILE": file]).password == "from:file\\x")
-        #expect(try PostgresSettings(url: "postgres://me@db.internal/other", environment: ["PGPASSFILE": file]).password == nil)
+        #expect(
+            try PostgresSettings(url: "postgres://me@db.internal/other", environment: ["PGPASSFILE": file]).password
+                == nil)
         // Like libpq, a password file that others can read is not used.
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
         #expect(try PostgresSettings(url: url, environment: ["PGPASSFILE": file]).password == nil)
@@ -70,12 +79,14 @@ struct PostgresSettingsTests {
 
     @Test func aServerThatIsNotThereIsAClearErrorWithoutThePassword() async throws {
         // Port 1 on loopback: nothing listens there.
-        let settings = try PostgresSettings(url: "postgres://me:hunter2@127.0.0.1:1/db?sslmode=disable", environment: [:])
+        let settings = try PostgresSettings(
+            url: "postgres://me:hunter2@127.0.0.1:1/db?sslmode=disable", environment: [:])
         await #expect {
             try await PostgresSchema.migrate(settings)
         } throws: { error in
             let text = "\(error)"
-            return text.contains("cannot connect to PostgreSQL at postgres://me@127.0.0.1:1/db") && !text.contains("hunter2")
+            return text.contains("cannot connect to PostgreSQL at postgres://me@127.0.0.1:1/db")
+                && !text.contains("hunter2")
         }
     }
 }

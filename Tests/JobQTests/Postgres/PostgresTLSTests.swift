@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 @testable import JobQCore
-@testable import JobQSQLite
 @testable import JobQPostgres
+@testable import JobQSQLite
 
 /// `sslmode=verify-ca` and `verify-full` check the server's certificate against the CA named
 /// by `sslrootcert`, as libpq does: a certificate from any other CA (say, a public one) is
@@ -24,7 +24,10 @@ struct PostgresTLSTests {
         _ = try await PostgresSchema.version(settings, logger: PostgresTestServer.logger)
     }
 
-    @Test(.enabled(if: PostgresTestServer.available && ca != nil, "needs JOBQ_TEST_POSTGRES_URL and JOBQ_TEST_POSTGRES_CA (scripts/postgres.sh ca)"))
+    @Test(
+        .enabled(
+            if: PostgresTestServer.available && ca != nil,
+            "needs JOBQ_TEST_POSTGRES_URL and JOBQ_TEST_POSTGRES_CA (scripts/postgres.sh ca)"))
     func verificationUsesTheNamedCAAndNothingElse() async throws {
         let ca = try #require(Self.ca)
         let scratch = TestScratch.url("jobq-tls")
@@ -37,7 +40,7 @@ struct PostgresTLSTests {
         openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         openssl.arguments = [
             "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=someone else",
-            "-keyout", scratch.appendingPathComponent("other.key").path, "-out", other,
+            "-keyout", scratch.appendingPathComponent("other.key").path, "-out", other
         ]
         openssl.standardError = FileHandle.nullDevice
         try openssl.run()
@@ -68,10 +71,15 @@ struct PostgresTLSTests {
     }
 
     @Test func sslrootcertIsReadAndShown() throws {
-        let settings = try PostgresSettings(url: "postgres://u@h/db?sslmode=verify-full&sslrootcert=/etc/ca.pem", environment: [:])
+        let settings = try PostgresSettings(
+            url: "postgres://u@h/db?sslmode=verify-full&sslrootcert=/etc/ca.pem", environment: [:])
         #expect(settings.rootCertificates == .file("/etc/ca.pem"))
         #expect(settings.description == "postgres://u@h:5432/db?sslmode=verify-full&sslrootcert=/etc/ca.pem")
-        #expect(try PostgresSettings(url: "postgres://u@h/db?sslmode=verify-ca&sslrootcert=system", environment: [:]).rootCertificates == .system)
-        #expect(throws: JobQueueError.self) { try PostgresSettings(url: "postgres://u@h/db?sslrootcert=", environment: [:]) }
+        #expect(
+            try PostgresSettings(url: "postgres://u@h/db?sslmode=verify-ca&sslrootcert=system", environment: [:])
+                .rootCertificates == .system)
+        #expect(throws: JobQueueError.self) {
+            try PostgresSettings(url: "postgres://u@h/db?sslrootcert=", environment: [:])
+        }
     }
 }

@@ -42,7 +42,9 @@ enum CLI {
     /// cores saturated for fifteen seconds, long enough to starve the in-process worker pools
     /// (and their heartbeats) of the tests beside them.
     @discardableResult
-    static func run(_ arguments: [String], db: String?, environment: [String: String] = [:], executable: URL? = nil) async throws -> Result {
+    static func run(_ arguments: [String], db: String?, environment: [String: String] = [:], executable: URL? = nil)
+        async throws -> Result
+    {
         await RunGate.shared.enter()
         defer { RunGate.shared.leave() }
         let scratch = TestScratch.url("jobq-cli")
@@ -50,7 +52,9 @@ enum CLI {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let outPath = scratch.appendingPathComponent("stdout").path
         let errPath = scratch.appendingPathComponent("stderr").path
-        let child = try start(arguments, db: db, environment: environment, stdoutPath: outPath, stderrPath: errPath, executable: executable)
+        let child = try start(
+            arguments, db: db, environment: environment, stdoutPath: outPath, stderrPath: errPath,
+            executable: executable)
         // A run that hangs fails its test instead of holding a slot (and the whole run) forever.
         let watchdog = Task {
             try await Task.sleep(for: .seconds(300))
@@ -71,7 +75,8 @@ enum CLI {
         executable: URL? = nil
     ) throws -> Child {
         try Child(
-            executable: executable ?? binary, arguments: (db.map { ["--db", $0] } ?? []) + arguments, environment: environment,
+            executable: executable ?? binary, arguments: (db.map { ["--db", $0] } ?? []) + arguments,
+            environment: environment,
             stdoutPath: stdoutPath, stderrPath: stderrPath)
     }
 
@@ -121,7 +126,9 @@ final class RunGate: Sendable {
 final class Child: Sendable {
     private let process: ChildProcess
 
-    init(executable: URL, arguments: [String], environment: [String: String], stdoutPath: String, stderrPath: String) throws {
+    init(executable: URL, arguments: [String], environment: [String: String], stdoutPath: String, stderrPath: String)
+        throws
+    {
         var env = ProcessInfo.processInfo.environment
         env["JOBQ_DB"] = nil
         for (key, value) in environment { env[key] = value }

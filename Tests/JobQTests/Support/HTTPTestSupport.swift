@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A plain HTTP client for the tests of jobq's HTTP servers (URLSession, no redirects followed).
@@ -76,7 +76,8 @@ enum PythonModules {
     static let inCI = ProcessInfo.processInfo.environment["CI"] != nil
 
     static let prometheusClient = inCI || available("prometheus_client")
-    static let prometheusClientMissing: Comment = "prometheus_client is not installed: `python3 -m pip install prometheus_client`"
+    static let prometheusClientMissing: Comment =
+        "prometheus_client is not installed: `python3 -m pip install prometheus_client`"
 
     /// Runs a Python script file with arguments and returns its stdout; fails on a non-zero exit.
     static func run(script: String, arguments: [String]) async throws -> String {
@@ -88,7 +89,8 @@ enum PythonModules {
         let out = scratch.appendingPathComponent("out").path
         let err = scratch.appendingPathComponent("err").path
         let child = try Child(
-            executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: ["python3", scriptPath] + arguments, environment: [:],
+            executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: ["python3", scriptPath] + arguments,
+            environment: [:],
             stdoutPath: out, stderrPath: err)
         await child.wait()
         let stderr = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
@@ -115,7 +117,9 @@ enum RawHTTP {
             address.sin_port = in_port_t(UInt16(port).bigEndian)
             address.sin_addr.s_addr = inet_addr(host)
             let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             guard connected == 0 else { throw TimedOut(what: "a connection to port \(port)") }
             var tv = timeval(tv_sec: 0, tv_usec: 200_000)

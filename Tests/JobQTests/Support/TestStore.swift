@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobQCore
-@testable import JobQSQLite
 import JobQPostgres
 import Synchronization
 import Testing
+
+@testable import JobQCore
+@testable import JobQSQLite
 
 /// The stores the conformance tests run against, as River's driver suite does: the same test
 /// body, once per store. PostgreSQL joins when `JOBQ_TEST_POSTGRES_URL` names a server (the
@@ -37,7 +38,8 @@ enum TestStore: String, Sendable, CustomTestStringConvertible {
         case .sqlite:
             return try JobQueue.inMemory()
         case .postgres:
-            return try await JobQueue(postgres: try await PostgresTestDatabases.shared.fresh(), logger: PostgresTestServer.logger)
+            return try await JobQueue(
+                postgres: try await PostgresTestDatabases.shared.fresh(), logger: PostgresTestServer.logger)
         }
     }
 }
@@ -51,15 +53,18 @@ actor PostgresTestDatabases {
 
     func fresh() async throws -> PostgresSettings {
         let admin = try PostgresSettings(url: try #require(PostgresTestServer.url))
-        let template = self.template ?? Task {
-            var settings = admin
-            settings.database = "jobq_tpl_" + Self.suffix()
-            try await PostgresTestServer.execute(admin, "CREATE DATABASE \(settings.database)")
-            try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger)
-            // No connections (autovacuum's included) while it is copied.
-            try await PostgresTestServer.execute(admin, "ALTER DATABASE \(settings.database) WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
-            return settings.database
-        }
+        let template =
+            self.template
+            ?? Task {
+                var settings = admin
+                settings.database = "jobq_tpl_" + Self.suffix()
+                try await PostgresTestServer.execute(admin, "CREATE DATABASE \(settings.database)")
+                try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger)
+                // No connections (autovacuum's included) while it is copied.
+                try await PostgresTestServer.execute(
+                    admin, "ALTER DATABASE \(settings.database) WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
+                return settings.database
+            }
         self.template = template
         var settings = admin
         settings.database = "jobq_c_" + Self.suffix()
@@ -70,8 +75,11 @@ actor PostgresTestDatabases {
             // A session that just left the template may take a moment to end.
             for attempt in 1...20 {
                 do {
-                    return try await PostgresTestServer.execute(admin, "CREATE DATABASE \(settings.database) TEMPLATE \(name)")
-                } catch let error as PostgresTestServer.ServerError where error.description.contains("55006") && attempt < 20 {
+                    return try await PostgresTestServer.execute(
+                        admin, "CREATE DATABASE \(settings.database) TEMPLATE \(name)")
+                } catch let error as PostgresTestServer.ServerError
+                    where error.description.contains("55006") && attempt < 20
+                {
                     try await Task.sleep(for: .milliseconds(100))
                 }
             }

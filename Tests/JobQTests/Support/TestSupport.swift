@@ -17,7 +17,8 @@ enum TestScratch {
     /// A new path `PREFIX-UUID` (plus `suffix`) in the temporary directory, removed at exit.
     static func url(_ prefix: String, suffix: String = "") -> URL {
         _ = removal
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)\(suffix)")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "\(prefix)-\(UUID().uuidString)\(suffix)")
         made.withLock { $0.append(url) }
         return url
     }
@@ -61,7 +62,9 @@ struct TimedOut: Error, CustomStringConvertible {
 /// On time-out it throws at once and leaves `body` cancelled but running: a body stuck in
 /// something that ignores cancellation (say, a pool that never stops) fails its test with a
 /// message instead of hanging the whole run, as waiting for it in a task group would.
-func within<T: Sendable>(_ limit: Duration, _ what: String = "the operation", _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+func within<T: Sendable>(
+    _ limit: Duration, _ what: String = "the operation", _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
     let race = WithinRace<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
@@ -79,7 +82,10 @@ private final class WithinRace<T: Sendable>: Sendable {
     private let work = Mutex<Task<Void, Never>?>(nil)
     private let timer = Mutex<Task<Void, Never>?>(nil)
 
-    func start(_ continuation: CheckedContinuation<T, any Error>, limit: Duration, what: String, _ body: @escaping @Sendable () async throws -> T) {
+    func start(
+        _ continuation: CheckedContinuation<T, any Error>, limit: Duration, what: String,
+        _ body: @escaping @Sendable () async throws -> T
+    ) {
         self.continuation.withLock { $0 = continuation }
         let work = Task {
             let result = await Result { try await body() }
@@ -97,10 +103,12 @@ private final class WithinRace<T: Sendable>: Sendable {
     func cancelWork() { work.withLock { $0?.cancel() } }
 
     private func finish(_ result: Result<T, any Error>) -> Bool {
-        guard let continuation = continuation.withLock({ state -> CheckedContinuation<T, any Error>? in
-            defer { state = nil }
-            return state
-        }) else { return false }
+        guard
+            let continuation = continuation.withLock({ state -> CheckedContinuation<T, any Error>? in
+                defer { state = nil }
+                return state
+            })
+        else { return false }
         continuation.resume(with: result)
         return true
     }
@@ -121,13 +129,16 @@ func work(
     limit: Duration = .seconds(30)
 ) async throws -> WorkerPool.Statistics {
     let pool = WorkerPool(
-        queue: queue, queues: queues, concurrency: concurrency, executors: executors, migrators: migrators, options: options)
+        queue: queue, queues: queues, concurrency: concurrency, executors: executors, migrators: migrators,
+        options: options)
     try await within(limit, "the pool to finish") { try await pool.run() }
     return pool.statistics
 }
 
 /// Polls until `condition` holds.
-func eventually(_ limit: Duration = .seconds(10), _ what: String, _ condition: @escaping @Sendable () async throws -> Bool) async throws {
+func eventually(
+    _ limit: Duration = .seconds(10), _ what: String, _ condition: @escaping @Sendable () async throws -> Bool
+) async throws {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if try await condition() { return }
@@ -138,7 +149,10 @@ func eventually(_ limit: Duration = .seconds(10), _ what: String, _ condition: @
 
 struct Sum: Executor {
     static let name = "test-sum"
-    struct Input: Codable, Sendable { var a: Int; var b: Int }
+    struct Input: Codable, Sendable {
+        var a: Int
+        var b: Int
+    }
     struct Output: Codable, Sendable, Equatable { var sum: Int }
     func run(_ input: Input, context: JobContext) async throws -> Output { Output(sum: input.a + input.b) }
 }

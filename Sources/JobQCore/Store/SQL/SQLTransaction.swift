@@ -45,7 +45,8 @@ extension SQLTransaction {
         let sql =
             switch dialect {
             case .sqlite: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
-            case .postgres: "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
+            case .postgres:
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
             }
         return try fetchOne(Int.self, sql: sql, arguments: [name]) ?? 0 > 0
     }
@@ -107,7 +108,9 @@ package struct SQLRow: Sendable, ColumnReader {
     }
 
     package subscript<T: SQLColumnValue>(_ index: Int) -> T {
-        guard let value = T.from(values[index]) else { preconditionFailure("column \(names[index]) is \(values[index]), not \(T.self)") }
+        guard let value = T.from(values[index]) else {
+            preconditionFailure("column \(names[index]) is \(values[index]), not \(T.self)")
+        }
         return value
     }
 

@@ -15,7 +15,8 @@ package enum SQLValue: Sendable, Equatable {
         case .null: nil
         case .integer(let value): String(value)
         // Swift's shortest form that reads back to the same Double.
-        case .real(let value): value.isFinite ? "\(value)" : (value.isNaN ? "NaN" : (value > 0 ? "Infinity" : "-Infinity"))
+        case .real(let value):
+            value.isFinite ? "\(value)" : (value.isNaN ? "NaN" : (value > 0 ? "Infinity" : "-Infinity"))
         case .text(let value): value
         }
     }
@@ -96,6 +97,8 @@ package struct SQLArguments: ExpressibleByArrayLiteral, Sendable {
 
     package mutating func append(_ value: (any SQLBindable)?) { values.append(value?.sqlValue ?? .null) }
 
-    package static func + (lhs: SQLArguments, rhs: SQLArguments) -> SQLArguments { SQLArguments(lhs.values + rhs.values) }
+    package static func + (lhs: SQLArguments, rhs: SQLArguments) -> SQLArguments {
+        SQLArguments(lhs.values + rhs.values)
+    }
     package static func += (lhs: inout SQLArguments, rhs: SQLArguments) { lhs.values += rhs.values }
 }
