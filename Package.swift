@@ -43,7 +43,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2")
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // `swift package generate-documentation --target JobQCore`: the DocC catalog.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")
     ],
     targets: [
         // Turns the numbered SQL files in Migrations/ into Swift source at build time,

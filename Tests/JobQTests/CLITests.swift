@@ -68,8 +68,8 @@ struct CLITests {
             db: store.path)
         #expect(result.status == 0, "\(result.stderr)")
         let job = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        // Exactly the fields README's example shows.
-        let readme = try String(contentsOf: ReadmeTests.root.appendingPathComponent("README.md"), encoding: .utf8)
+        // Exactly the fields the command line article's example shows.
+        let readme = try ReadmeTests.article("CommandLine")
         let start = try #require(readme.range(of: "print jobs as:\n\n```json\n"))
         let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
         let example = try #require(

@@ -7,6 +7,24 @@ struct ReadmeTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
+    /// An article of the documentation catalog, as Markdown.
+    static func article(_ name: String) throws -> String {
+        try String(
+            contentsOf: root.appendingPathComponent("Sources/JobQCore/JobQCore.docc/\(name).md"), encoding: .utf8)
+    }
+
+    /// README stays a page a newcomer reads: what jobq is, the two commands, a quickstart and
+    /// the way into the catalog, whose articles it links all exist.
+    @Test func readmeIsShortAndItsArticleLinksResolve() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.split(separator: "\n", omittingEmptySubsequences: false).count <= 300)
+        let links = readme.matches(of: /\]\((Sources\/JobQCore\/JobQCore\.docc\/[A-Za-z]+\.md)\)/).map { String($0.1) }
+        #expect(links.count >= 10)
+        for link in links {
+            #expect(FileManager.default.fileExists(atPath: Self.root.appendingPathComponent(link).path), "\(link)")
+        }
+    }
+
     @Test func quickstartInReadmeIsTheCompiledQuickstart() throws {
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         let source = try String(
@@ -32,7 +50,7 @@ struct ReadmeTests {
     /// The workflow file README shows runs as it says: its steps one after another around the
     /// three parallel ones, and the last one receives the previous result.
     @Test func readmesTreeFileRuns() async throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try Self.article("JobTrees")
         let start = try #require(readme.range(of: "or a workflow\nof its own:\n\n```json\n"))
         let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
         // README's ingredient node gets `with`: its input is {"input": id, "api": ...}.
@@ -63,7 +81,7 @@ struct ReadmeTests {
     }
 
     @Test func readmesWorkflowFileRuns() async throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try Self.article("Workflows")
         let start = try #require(readme.range(of: "MGCommand's example, as a file:\n\n```json\n"))
         let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
         // One second per sleep in README; a hundredth here.

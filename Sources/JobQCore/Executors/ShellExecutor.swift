@@ -16,7 +16,7 @@ import Foundation
 /// carries the end of stderr).
 ///
 /// The command runs in a process group of its own. On cancellation or timeout the whole group
-/// gets SIGTERM, then SIGKILL after ``terminationGrace``; processes it leaves behind when it
+/// gets SIGTERM, then SIGKILL after ``terminationGrace-swift.property``; processes it leaves behind when it
 /// exits (background commands) are ended the same way. The executor returns only once no
 /// process of the group is left, so a retry never runs beside the attempt before it.
 ///

@@ -32,7 +32,7 @@ public struct JobQuery: Sendable, Hashable {
 }
 
 /// How many jobs of one queue finished in each interval of a recent window
-/// (``JobQueue/throughput(over:interval:)``).
+/// (``JobQueue/throughput(of:over:interval:)``).
 public struct QueueThroughput: Sendable, Hashable {
     public var queue: String
     /// The window's intervals, oldest first: jobs that succeeded in each.

@@ -40,7 +40,7 @@ public struct SchemaStatus: Sendable, Hashable, Codable {
     }
 }
 
-/// What ``JobQueue/migrateSchema(path:to:backup:dryRun:)`` did, or would do.
+/// What `JobQueue.migrateSchema(path:to:backup:dryRun:)` (the SQLite store's) did, or would do.
 public struct SchemaMigrationReport: Sendable, Hashable, Codable {
     public var fromVersion: Int
     public var toVersion: Int

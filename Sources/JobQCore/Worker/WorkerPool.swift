@@ -48,6 +48,8 @@ public final class WorkerPool: Service, Sendable {
     ///     ``JobQueueError/invalidInput(_:)`` naming a duplicate).
     ///   - migrators: Data migrators whose background steps this pool runs (see
     ///     ``JobQueue/runDataMigration(_:waitUntilDone:queue:)``).
+    ///   - options: Leases, retries, prefetch, shutdown and when to stop.
+    ///   - logger: Where the pool logs what it does.
     public init(
         queue: JobQueue,
         queues: [String] = [JobOptions.defaultQueue],

@@ -19,7 +19,9 @@ extension Workflow {
     /// level is a group (or a single step) with optional `name` and `context`. Errors name the
     /// JSON path of the bad element, e.g. `$.sequence[3].parallel[0].executor: unknown executor 'sm'`.
     ///
-    /// - Parameter knownExecutors: When given, steps naming another executor are refused.
+    /// - Parameters:
+    ///   - json: The workflow file's text.
+    ///   - knownExecutors: When given, steps naming another executor are refused.
     public init(json: String, knownExecutors: Set<String>? = nil) throws(JobQueueError) {
         let value: JSONValue
         do {
