@@ -33,19 +33,11 @@ extension StoreSQL {
         _ db: some SQLTransaction, job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?,
         data: String?, now: Double, workflow: WorkflowID? = nil
     ) throws {
-        let insert = try db.statement(
-            sql:
-                "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at, workflow_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-        )
-        insert.bind(1, job)
-        insert.bind(2, kind.rawValue)
-        insert.bind(3, queue)
-        insert.bind(4, executor)
-        insert.bind(5, batch)
-        insert.bind(6, data)
-        insert.bind(7, now)
-        insert.bind(8, workflow)
-        try insert.run()
+        // The one way events are written: through PendingEvents' INSERT, flushed at once.
+        var events = PendingEvents(now: now)
+        events.append(
+            job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data, workflow: workflow)
+        try events.flush(db)
     }
 
     /// Events of one transaction waiting to be inserted together: one multi-row INSERT per flush
