@@ -6,9 +6,13 @@ import Testing
 @testable import JobQCore
 @testable import JobQSQLite
 
-/// The stores the conformance tests run against, as River's driver suite does: the same test
-/// body, once per store. PostgreSQL joins when `JOBQ_TEST_POSTGRES_URL` names a server (the
-/// PostgreSQL suites print why they are skipped when it does not).
+/// The store conformance suite: every test in this folder takes a `TestStore` and runs its one
+/// body on each store, as River's driver suite does; a store passes by passing all of them
+/// unchanged. A new store adds its case here (and its `open()`), nothing else. Tests that need
+/// one store's own machinery (a file, a restart, SQLite's locks) live in `SQLite/` or
+/// `Postgres/`, tests without a store in `Core/`. PostgreSQL joins when
+/// `JOBQ_TEST_POSTGRES_URL` names a server (the PostgreSQL suites print why they are skipped
+/// when it does not).
 ///
 /// ```swift
 /// @Test(arguments: TestStore.all) func retries(store: TestStore) async throws {
@@ -106,5 +110,27 @@ extension JobQueue {
 extension SQLStore {
     fileprivate func rows(_ sql: String, _ arguments: SQLArguments) async throws -> [SQLRow] {
         try await read { db in try db.fetchRows(sql: sql, arguments: arguments) }
+    }
+}
+
+/// Keeps the conformance suite honest: every test in `StoreConformance/` is parameterized over
+/// the stores, so that a future store runs all of it unchanged.
+@Suite("The store conformance suite")
+struct StoreConformanceSuiteTests {
+    @Test func everyTestInTheSuiteRunsOnEveryStore() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+            $0.hasSuffix("Tests.swift")
+        }
+        #expect(files.count >= 10)
+        for file in files {
+            let lines = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+                .components(separatedBy: "\n")
+            for (index, line) in lines.enumerated() where line.trimmingCharacters(in: .whitespaces).hasPrefix("@Test") {
+                // The attribute and the signature (which may take a few lines).
+                let declaration = lines[index..<min(index + 4, lines.count)].joined(separator: " ")
+                #expect(declaration.contains("TestStore"), "\(file):\(index + 1) does not run on every store")
+            }
+        }
     }
 }

@@ -48,45 +48,6 @@ struct UniqueJobTests {
         #expect(try await queue.events(after: 0, limit: 10).filter { $0.kind == .enqueued }.count == 2)
     }
 
-    @Test func theKeyIsHeldThroughRetriesAndFreedWhenTheJobFinishes() async throws {
-        let store = try TemporaryStore()
-        let queue = try store.open()
-        let failing = try JobRequest(
-            executor: "fail", payloadJSON: #"{"succeedFromAttempt":2}"#,
-            options: .init(maxAttempts: 2, unique: UniqueKey("sync")))
-        let job = try await queue.enqueue(failing)
-        // First attempt fails; while it waits for its retry it still holds the key.
-        var options = quickOptions(stopWhen: .queuesEmpty)
-        options.retryBackoff = RetryBackoff(base: .seconds(30), maximum: .seconds(30), jitter: 0)
-        try await work(queue, options: options)
-        #expect(try await queue.job(job.id)?.state == .failed)
-        #expect(try await queue.enqueue(try request(UniqueKey("sync"))).id == job.id)
-        // Make it due and run it: it succeeds, finishes, and lets go of the key.
-        try await queue.retry(job.id)
-        try await work(queue)
-        #expect(try await queue.job(job.id)?.state == .succeeded)
-        let next = try await queue.enqueueReportingDuplicates(contentsOf: [try request(UniqueKey("sync"))])[0]
-        #expect(!next.existed)
-        #expect(next.job.id != job.id)
-    }
-
-    @Test func aPeriodKeepsTheKeyAfterTheJobFinishesThenLetsGo() async throws {
-        let store = try TemporaryStore()
-        let queue = try store.open()
-        let key = UniqueKey("nightly", for: .seconds(3600))
-        #expect(key.finishedStates == [.succeeded, .dead, .cancelled])
-        let job = try await queue.enqueue(try request(key))
-        try await queue.cancel(job.id)
-        #expect(try await queue.enqueue(try request(key)).id == job.id, "finished within the period: still held")
-        // An hour and a second later (the finish moved back rather than the clock forward):
-        try await DatabaseQueue(path: store.path).write { db in
-            try db.execute(sql: "UPDATE jobs SET finished_at = finished_at - 3601 WHERE id = ?", arguments: [job.id])
-        }
-        let later = try await queue.enqueueReportingDuplicates(contentsOf: [try request(key)])[0]
-        #expect(!later.existed)
-        #expect(later.job.id != job.id)
-    }
-
     @Test(arguments: TestStore.all) func finishedStatesChooseWhichOutcomesKeepTheKey(store: TestStore) async throws {
         let queue = try await store.open()
         let key = try UniqueKey("import", for: nil, states: [.ready, .succeeded])
@@ -137,18 +98,4 @@ struct UniqueJobTests {
         #expect(try await queue.schedules().isEmpty)
     }
 
-    @Test func jobLinesCarryUniqueKeys() throws {
-        let plain = try JobRequest(jsonLine: #"{"executor": "echo", "unique": "k1"}"#)
-        #expect(plain.options.unique == UniqueKey("k1"))
-        let full = try JobRequest(
-            jsonLine: #"{"executor": "echo", "unique": {"key": "k2", "for": "1h", "states": ["succeeded"]}}"#)
-        #expect(full.options.unique == UniqueKey("k2", for: .seconds(3600), finishedStates: [.succeeded]))
-        #expect(throws: JobQueueError.self) { try JobRequest(jsonLine: #"{"executor": "echo", "unique": 5}"#) }
-        #expect(throws: JobQueueError.self) {
-            try JobRequest(jsonLine: #"{"executor": "echo", "unique": {"key": "k", "states": ["sleeping"]}}"#)
-        }
-        #expect(throws: JobQueueError.self) {
-            try JobRequest(jsonLine: #"{"executor": "echo", "unique": {"key": "k", "for": "1h", "states": ["ready"]}}"#)
-        }
-    }
 }

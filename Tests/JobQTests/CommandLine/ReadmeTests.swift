@@ -6,6 +6,7 @@ import Testing
 struct ReadmeTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// An article of the documentation catalog, as Markdown.
     static func article(_ name: String) throws -> String {

@@ -93,23 +93,6 @@ struct DependencyTests {
         #expect(try await queue.job(perEdge.id)?.state == .succeeded, "the edge's policy overrides the job's")
     }
 
-    @Test func runPolicyTellsTheExecutorWhichDependencyFailed() async throws {
-        struct Report: Executor {
-            static let name = "report"
-            func run(_ input: JSONValue, context: JobContext) async throws -> [FailedDependency] {
-                context.failedDependencies
-            }
-        }
-        let queue = try JobQueue.inMemory()
-        let doomed = try await queue.enqueue(FailExecutor.self, .init(message: "nope"), options: .init(maxAttempts: 1))
-        let report = try await queue.enqueue(
-            try JobRequest(
-                executor: "report", payloadJSON: "{}", options: .init(after: [doomed.id], onDependencyFailure: .run)))
-        try await work(queue, executors: BuiltinExecutors.all + [Report()])
-        let seen = try #require(try await queue.job(report.id)?.result(as: [FailedDependency].self))
-        #expect(seen == [FailedDependency(job: doomed.id, group: nil, state: "dead", error: "nope")])
-    }
-
     @Test(arguments: TestStore.all) func chainsAndDiamondsCancelledInTheMiddleLeaveNothingWaiting(store: TestStore)
         async throws
     {
