@@ -170,7 +170,7 @@ let package = Package(
         // A program the tests run as a process (kill -9 in the middle of a data migration).
         .executableTarget(
             name: "jobq-test-helper",
-            dependencies: ["JobQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["JobQ", "JobQPostgres", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Helpers/TestHelper"
         ),
         // The chaos run (issue: reliability under faults): workers killed at random while

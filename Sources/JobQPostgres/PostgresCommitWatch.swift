@@ -86,13 +86,40 @@ struct PostgresCommitWatch: OtherCommitsWatch {
                         "PostgreSQL notifications do not arrive (a pooler in transaction mode?); looking for work every \(poll)"
                     )
                 }
-                // The poll, whether or not notifications work.
+                // The poll, whether or not notifications work. Each one also asks the connection
+                // for an answer: a LISTEN connection whose server went away hears nothing and
+                // says nothing, so silence alone would never be noticed.
                 while !Task.isCancelled {
                     try await Task.sleep(for: poll)
+                    try await checkAlive(connection)
                     onCommit()
                 }
                 group.cancelAll()
             }
+        }
+    }
+
+    /// Throws (after closing it) when the connection does not answer a query within the
+    /// statement bound and its margin; the watch then connects again and says so in the log.
+    private func checkAlive(_ connection: PostgresConnection) async throws {
+        let limit = settings.timeouts.clientDeadline ?? .seconds(65)
+        let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await connection.query("SELECT 1", logger: logger)
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return false
+            }
+            let first = try await group.next() ?? false
+            // A query that never answers ends only with its connection.
+            if !first { connection.close().whenComplete { _ in } }
+            group.cancelAll()
+            return first
+        }
+        if !answered {
+            throw JobQueueError.storeUnavailable("the LISTEN connection did not answer within \(limit)")
         }
     }
 

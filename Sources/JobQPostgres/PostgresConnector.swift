@@ -36,9 +36,15 @@ package struct PostgresConnector: Sendable {
         case .verifyFull:
             tls = .require(try Self.context(verification: .fullVerification, roots: try verificationRoots()))
         }
-        return PostgresConnection.Configuration(
+        var configuration = PostgresConnection.Configuration(
             host: settings.host, port: settings.port, username: settings.username, password: settings.password,
             database: settings.database, tls: tls)
+        configuration.options.connectTimeout = .nanoseconds(
+            Int64(settings.timeouts.connect.components.seconds) * 1_000_000_000
+                + settings.timeouts.connect.components.attoseconds / 1_000_000_000)
+        // Every session's bounds, in the startup message: no extra round trip.
+        configuration.options.additionalStartupParameters = settings.timeouts.startupParameters
+        return configuration
     }
 
     /// The roots verify-ca and verify-full check against: the URL's `sslrootcert`, else

@@ -84,6 +84,10 @@ public enum PostgresSchema {
     static func migrate(
         on connection: PostgresConnection, logger: Logger, migrations: [PostgresMigration] = PostgresMigration.postgres
     ) async throws -> Report {
+        // A migration may build an index over millions of rows, and a second process waits here
+        // for the first to finish: neither is bounded like the hot path's statements.
+        try await run(connection, logger, "SET statement_timeout = 0")
+        try await run(connection, logger, "SET lock_timeout = 0")
         try await run(connection, logger, "SELECT pg_advisory_lock(\(lockKey))")
         do {
             let report = try await migrateLocked(on: connection, logger: logger, migrations: migrations)

@@ -86,9 +86,13 @@ private final class SessionSlot: @unchecked Sendable {
     private let queue: DispatchQueue
     private let connector: PostgresConnector
     private var session: PostgresSession?
+    /// Whether a session was dropped after a failure (the next connect says so in the log).
+    private var lostEarlier = false
+    private let name: String
 
     init(name: String, connector: PostgresConnector) {
         queue = DispatchQueue(label: name)
+        self.name = name
         self.connector = connector
     }
 
@@ -105,9 +109,20 @@ private final class SessionSlot: @unchecked Sendable {
     private func runTransaction<T>(begin: String, prelude: String?, _ body: (any SQLServerSession) throws -> T) throws
         -> T
     {
-        let session = try connected()
+        var session = try connected()
         do {
-            _ = try session.run(begin, [])
+            do {
+                _ = try session.run(begin, [])
+            } catch {
+                // The server ended the connection while it sat idle (a restart, a pooler, an
+                // administrator): nothing of this transaction was sent, so it starts again on a
+                // new one.
+                guard session.isClosed else { throw error }
+                self.session = nil
+                lostEarlier = true
+                session = try connected()
+                _ = try session.run(begin, [])
+            }
             if let prelude { _ = try session.run(prelude, []) }
             let result = try body(session)
             _ = try session.run("COMMIT", [])
@@ -115,9 +130,11 @@ private final class SessionSlot: @unchecked Sendable {
         } catch {
             if session.isClosed {
                 self.session = nil
+                lostEarlier = true
             } else if (try? session.run("ROLLBACK", [])) == nil {
                 try? session.connection.close().wait()
                 self.session = nil
+                lostEarlier = true
             }
             throw error
         }
@@ -125,8 +142,17 @@ private final class SessionSlot: @unchecked Sendable {
 
     private func connected() throws -> PostgresSession {
         if let session, !session.isClosed { return session }
-        let session = PostgresSession(connection: try connector.connectBlocking(), logger: connector.logger)
+        if session != nil || lostEarlier {
+            // Ended by the server (idle_in_transaction_session_timeout, a restart), by the
+            // network, or given up by the client's deadline.
+            connector.logger.warning(
+                "the PostgreSQL connection \(name) was lost; opening a new one to \(connector.settings)")
+        }
+        let session = PostgresSession(
+            connection: try connector.connectBlocking(), logger: connector.logger,
+            deadline: connector.settings.timeouts.clientDeadline)
         self.session = session
+        lostEarlier = false
         return session
     }
 

@@ -10,10 +10,14 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
     // Unchecked: a session is only ever used on its own serial queue (see `PostgresServer`).
     let connection: PostgresConnection
     private let logger: Logger
+    /// How long a statement's answer may take before the connection is given up (the server's
+    /// `statement_timeout` and a margin); nil waits as long as it takes.
+    private let deadline: Duration?
 
-    init(connection: PostgresConnection, logger: Logger) {
+    init(connection: PostgresConnection, logger: Logger, deadline: Duration?) {
         self.connection = connection
         self.logger = logger
+        self.deadline = deadline
     }
 
     var isClosed: Bool { connection.isClosed }
@@ -25,7 +29,17 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
             for value in values {
                 if let text = value.text { try binds.append(InferredText(text: text)) } else { binds.appendNull() }
             }
-            result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
+            let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            // The server ends a statement at its statement_timeout; no answer well after that
+            // means the server or the network went away, and TCP may take many minutes to say
+            // so. Closing the connection fails the query now; the next transaction reconnects.
+            let watchdog = deadline.map { limit in
+                connection.eventLoop.scheduleTask(in: .milliseconds(Int64(limit.inSeconds * 1000))) { [connection] in
+                    connection.close().whenComplete { _ in }
+                }
+            }
+            defer { watchdog?.cancel() }
+            result = try answer.wait()
         } catch {
             throw PostgresStoreError.from(error, sql: sql)
         }

@@ -45,6 +45,10 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
     public var tls: TLSMode
     /// `sslrootcert` as given in the URL; nil when the URL gives none.
     public var rootCertificates: RootCertificates?
+    /// How long statements, lock waits, idle transactions and connects may take (defaults, or
+    /// the URL's `statement_timeout`, `lock_timeout`, `idle_in_transaction_session_timeout`,
+    /// `connect_timeout`, `keepalives_idle`, `keepalives_interval`, `keepalives_count`).
+    public var timeouts = Timeouts()
     /// `~/.postgresql/root.crt`, which `verify-ca` and `verify-full` use when the URL names none.
     var defaultRootCertificatePath: String?
     /// Kept out of `description`, `Hashable` reads it like any field.
@@ -79,6 +83,7 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         }
         var tls = TLSMode.prefer
         var rootCertificates: RootCertificates?
+        var timeouts = Timeouts()
         for item in components.queryItems ?? [] {
             switch item.name {
             case "sslmode":
@@ -100,8 +105,11 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
                 }
                 rootCertificates = value == "system" ? .system : .file(value)
             default:
-                throw JobQueueError.invalidInput(
-                    "the PostgreSQL URL parameter '\(item.name)' is not supported; jobq reads sslmode and sslrootcert")
+                guard try timeouts.read(item.name, item.value ?? "") else {
+                    throw JobQueueError.invalidInput(
+                        "the PostgreSQL URL parameter '\(item.name)' is not supported; jobq reads sslmode, sslrootcert, "
+                            + Timeouts.parameterNames.joined(separator: ", "))
+                }
             }
         }
         self.host = host
@@ -113,6 +121,7 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         self.database = database
         self.tls = tls
         self.rootCertificates = rootCertificates
+        self.timeouts = timeouts
         defaultRootCertificatePath = environment["HOME"].map { $0 + "/.postgresql/root.crt" }
         if let password = components.password {
             self.password = password
@@ -137,6 +146,7 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         case .system: parameters.append("sslrootcert=system")
         case nil: break
         }
+        parameters += timeouts.urlParameters
         let tlsPart = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
         let hostPart = host.contains(":") ? "[\(host)]" : host
         return

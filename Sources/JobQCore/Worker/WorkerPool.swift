@@ -94,6 +94,23 @@ public final class WorkerPool: Service, Sendable {
         }
     }
 
+    /// Records the worker in the store. A store that refuses for a while (a database server
+    /// restarting, a lock held past its timeout by a stuck session) is asked again with backoff
+    /// for up to a minute, so that a worker started at the wrong moment does not exit.
+    private func register() async throws {
+        let giveUp = ContinuousClock.now + .seconds(60)
+        var delay = Duration.milliseconds(500)
+        while true {
+            do {
+                return try await queue.store.registerWorker(id: workerID, queues: queues, concurrency: concurrency)
+            } catch JobQueueError.storeUnavailable(let reason) where ContinuousClock.now + delay < giveUp {
+                logger.warning("cannot register the worker yet (\(reason)); trying again in \(delay)")
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+    }
+
     /// Runs until shut down (graceful shutdown or task cancellation) or until
     /// ``Options/stopWhen`` is met.
     public func run() async throws {
@@ -102,7 +119,7 @@ public final class WorkerPool: Service, Sendable {
                 "two executors given to the worker pool are named '\(name)'; which one would run its jobs is not clear: "
                     + "give each executor type its own `static let name`")
         }
-        try await queue.store.registerWorker(id: workerID, queues: queues, concurrency: concurrency)
+        try await register()
         completions.onRecorded { [weak self] items, refused in self?.recorded(items, refused: refused) }
         let signal = self.signal
         let alarm = SchedulerAlarm()

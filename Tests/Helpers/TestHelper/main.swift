@@ -6,6 +6,9 @@
 //
 // It is also one of several processes racing on one store (see Races.swift):
 //   jobq-test-helper enqueue-unique|emit|schedule-race|crash-worker --db PATH [options]
+//
+// And a worker that stops itself (SIGSTOP) inside a write transaction on a PostgreSQL store:
+//   jobq-test-helper stop-in-write --db postgres://...
 
 import Foundation
 import JobQ
@@ -50,9 +53,12 @@ if let mode = CommandLine.arguments.dropFirst().first, !mode.hasPrefix("-") {
     case "emit": try await Race.emit(db: db)
     case "schedule-race": try await Race.scheduleRace(db: db)
     case "crash-worker": try await Race.crashWorker(db: db)
+    case "stop-in-write": try await StopInWrite.run(db: db)
     default:
         FileHandle.standardError.write(
-            Data("unknown mode '\(mode)'; modes: enqueue-unique, emit, schedule-race, crash-worker\n".utf8))
+            Data(
+                "unknown mode '\(mode)'; modes: enqueue-unique, emit, schedule-race, crash-worker, stop-in-write\n".utf8
+            ))
         exit(2)
     }
     exit(0)

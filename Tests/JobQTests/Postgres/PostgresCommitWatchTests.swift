@@ -132,18 +132,3 @@ private final class Reports: Sendable {
     func add() { value.withLock { $0 += 1 } }
     var count: Int { value.withLock { $0 } }
 }
-
-/// Keeps every message logged through it.
-private final class LogRecorder: LogHandler, @unchecked Sendable {
-    private let lock = Mutex<[String]>([])
-    var messages: [String] { lock.withLock { $0 } }
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .info
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-    func log(event: LogEvent) {
-        lock.withLock { $0.append("\(event.message)") }
-    }
-}

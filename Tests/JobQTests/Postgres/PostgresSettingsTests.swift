@@ -18,6 +18,36 @@ struct PostgresSettingsTests {
         #expect(!String(reflecting: settings).contains("s3cret") && !"\(settings)".contains("s3cret"))
     }
 
+    /// Every session's bounds: defaults, each settable in the URL (a bare number is in
+    /// milliseconds for PostgreSQL's timeouts and in seconds for libpq's), 0 turns a server
+    /// bound off, and the URL's description keeps what differs from the defaults.
+    @Test func timeoutsHaveDefaultsAndComeFromTheURL() throws {
+        let standard = try PostgresSettings(url: "postgres://me@h/db", environment: [:]).timeouts
+        #expect(standard.statement == .seconds(60) && standard.lock == .seconds(10))
+        #expect(standard.idleInTransaction == .seconds(5) && standard.connect == .seconds(10))
+        #expect(standard.keepalivesIdle == .seconds(30) && standard.keepalivesInterval == .seconds(10))
+        #expect(standard.keepalivesCount == 3)
+        #expect(standard.clientDeadline == .seconds(65))
+        let given = try PostgresSettings(
+            url: "postgres://me@h/db?statement_timeout=2m&lock_timeout=1500&idle_in_transaction_session_timeout=5s"
+                + "&connect_timeout=3&keepalives_idle=20&keepalives_interval=5s&keepalives_count=4",
+            environment: [:])
+        let timeouts = given.timeouts
+        #expect(timeouts.statement == .seconds(120) && timeouts.lock == .milliseconds(1500))
+        #expect(timeouts.idleInTransaction == .seconds(5) && timeouts.connect == .seconds(3))
+        #expect(timeouts.keepalivesIdle == .seconds(20) && timeouts.keepalivesInterval == .seconds(5))
+        #expect(timeouts.keepalivesCount == 4)
+        let parameters = Dictionary(uniqueKeysWithValues: timeouts.startupParameters)
+        #expect(parameters["statement_timeout"] == "120000" && parameters["lock_timeout"] == "1500")
+        #expect(parameters["idle_in_transaction_session_timeout"] == "5000")
+        #expect(parameters["tcp_keepalives_idle"] == "20" && parameters["tcp_keepalives_count"] == "4")
+        let again = try PostgresSettings(url: given.description, environment: [:])
+        #expect(again.timeouts == timeouts, "\(given.description)")
+        let off = try PostgresSettings(url: "postgres://me@h/db?statement_timeout=0", environment: [:])
+        #expect(off.timeouts.statement == .zero && off.timeouts.clientDeadline == nil)
+        #expect(off.description == "postgres://me@h:5432/db?statement_timeout=0ms")
+    }
+
     @Test func defaultsArePort5432AndTLSIfOffered() throws {
         let settings = try PostgresSettings(url: "postgresql://me@localhost/db", environment: [:])
         #expect(settings.port == 5432 && settings.tls == .prefer && !settings.hasPassword)
@@ -32,7 +62,16 @@ struct PostgresSettingsTests {
         ("postgres://h/db", "names no user"),
         ("postgres://me@h", "names no database"),
         ("postgres://me@h/db?sslmode=always", "sslmode=always"),
-        ("postgres://me@h/db?connect_timeout=3", "'connect_timeout' is not supported")
+        ("postgres://me@h/db?application_name=x", "'application_name' is not supported"),
+        ("postgres://me@h/db?statement_timeout=soon", "statement_timeout=soon in the PostgreSQL URL is not a duration"),
+        ("postgres://me@h/db?lock_timeout=-5", "lock_timeout=-5 in the PostgreSQL URL is not a duration"),
+        ("postgres://me@h/db?idle_in_transaction_session_timeout=2d", "is longer than a day"),
+        ("postgres://me@h/db?connect_timeout=0", "connect_timeout=0 in the PostgreSQL URL must be more than zero"),
+        (
+            "postgres://me@h/db?keepalives_idle=1.5s",
+            "keepalives_idle=1.5s in the PostgreSQL URL must be a whole number"
+        ),
+        ("postgres://me@h/db?keepalives_count=0", "keepalives_count=0 in the PostgreSQL URL must be a whole number")
     ])
     func badURLsAreRefusedSayingWhy(url: String, expected: String) {
         #expect {

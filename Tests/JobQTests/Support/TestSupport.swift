@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -164,5 +165,20 @@ func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) -> Task<T
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
         }
+    }
+}
+
+/// Keeps every message logged through it.
+final class LogRecorder: LogHandler, @unchecked Sendable {
+    private let lock = Mutex<[String]>([])
+    var messages: [String] { lock.withLock { $0 } }
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) {
+        lock.withLock { $0.append("\(event.message)") }
     }
 }
