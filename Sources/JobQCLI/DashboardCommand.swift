@@ -89,7 +89,8 @@ struct DashboardCommand: AsyncParsableCommand {
         #else
             throw CLIError.usage(
                 "jobq dashboard: this jobq was built without the dashboard; build it with "
-                    + "`swift build -c release --traits Dashboard` (see README, \"Metrics, traces and the dashboard\")")
+                    + "`swift build -c release --traits Dashboard` (see the Operations article, Sources/JobQCore/JobQCore.docc/Operations.md)"
+            )
         #endif
     }
 

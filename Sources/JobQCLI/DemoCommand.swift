@@ -97,7 +97,7 @@ struct DemoCommand: AsyncParsableCommand {
         print("              \(jobq) workflow show \(workflow)")
         if InvocationHint.command != "jobq" {
             print(
-                "install jobq: see README, \"Installing the command line\" (swift build -c release, then copy .build/release/jobq)"
+                "install jobq: swift build -c release, then copy .build/release/jobq (the Operations article, \"Installing the command line\")"
             )
         }
         let unfinished = JobState.allCases.filter { !$0.isFinal }.reduce(0) { $0 + (counts[$1.rawValue] ?? 0) }

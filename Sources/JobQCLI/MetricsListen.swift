@@ -26,7 +26,8 @@ struct MetricsListen {
         #else
             throw CLIError.usage(
                 "--metrics-listen: this jobq was built without the HTTP endpoints; build it with "
-                    + "`swift build -c release --traits Dashboard` (see README, \"Metrics, traces and the dashboard\")")
+                    + "`swift build -c release --traits Dashboard` (see the Operations article, Sources/JobQCore/JobQCore.docc/Operations.md)"
+            )
         #endif
     }
 }

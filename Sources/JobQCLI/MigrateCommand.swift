@@ -16,7 +16,7 @@ struct MigrateCommand: AsyncParsableCommand {
             Every command migrates an older store when it opens it; `jobq migrate up` does it as a
             separate step (e.g. before starting workers), with a dry run and a choice of target.
             Before migrating a store that holds data, a backup is written next to it:
-            <store>.v<old version>-<UTC time>.backup (see README for restoring).
+            <store>.v<old version>-<UTC time>.backup (the store and migrations article, StoreAndMigrations.md, says how to restore one).
             """),
         subcommands: [MigrateStatusCommand.self, MigrateUpCommand.self]
     )

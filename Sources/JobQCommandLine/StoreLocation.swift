@@ -27,6 +27,7 @@ package enum StoreLocation {
     package static func withoutPostgres(_ url: String) -> CLIError {
         CLIError.usage(
             "--db \(redacted(url)): this jobq was built without PostgreSQL support; build it with "
-                + "`swift build -c release --traits Postgres` (see README, \"PostgreSQL\")")
+                + "`swift build -c release --traits Postgres` (see the PostgreSQL article, Sources/JobQCore/JobQCore.docc/PostgreSQL.md)"
+        )
     }
 }
