@@ -86,13 +86,18 @@ struct PostgresCommitWatch: OtherCommitsWatch {
                         "PostgreSQL notifications do not arrive (a pooler in transaction mode?); looking for work every \(poll)"
                     )
                 }
-                // The poll, whether or not notifications work. Each one also asks the connection
-                // for an answer: a LISTEN connection whose server went away hears nothing and
-                // says nothing, so silence alone would never be noticed.
+                // The poll, whether or not notifications work. Every 10 s the connection is
+                // also asked for an answer, after the poll's report so that the report keeps its
+                // time: a LISTEN connection whose server went away hears nothing and says
+                // nothing, so silence alone would never be noticed.
+                var lastCheck = ContinuousClock.now
                 while !Task.isCancelled {
                     try await Task.sleep(for: poll)
-                    try await checkAlive(connection)
                     onCommit()
+                    if ContinuousClock.now - lastCheck >= .seconds(10) {
+                        try await checkAlive(connection)
+                        lastCheck = ContinuousClock.now
+                    }
                 }
                 group.cancelAll()
             }
