@@ -95,8 +95,9 @@ struct PostgresCommitWatchTests {
             }
             latencies.append(ContinuousClock.now - sent)
         }
-        // The poll is 30s apart: anything within a second came from the notification.
-        #expect(latencies.allSatisfy { $0 < .seconds(1) }, "reported after the notify: \(latencies)")
+        // The poll is 30s apart: anything within 5 s came from the notification (alone, each
+        // takes about a millisecond; the loaded start of a CI run once took over a second).
+        #expect(latencies.allSatisfy { $0 < .seconds(5) }, "reported after the notify: \(latencies)")
     }
 
     @Test func lostNotificationsAreSaidOnceAndThePollTakesOver() async throws {
