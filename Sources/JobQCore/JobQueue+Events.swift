@@ -4,8 +4,12 @@ extension JobQueue {
     /// Follows the event feed: events committed after `cursor` (nil: from now on), oldest
     /// first, matching `filter`, without end until the consuming task is cancelled.
     ///
-    /// Delivery is after commit, in commit order, with no gap and no duplicate; resume after a
-    /// restart (or in another process sharing the file) by passing the last `event.id` seen.
+    /// Delivery is after commit, in one order that never changes, with no gap and no duplicate;
+    /// resume after a restart (or in another process sharing the store) by passing the last
+    /// `event.id` seen. On SQLite the order is commit order, and ids ascend. On PostgreSQL,
+    /// where workers write side by side, it is the order of the writing transactions (ids
+    /// ascend within a transaction, not always between them), and an event is delivered once
+    /// every transaction that began before its own has ended.
     /// Commits in this process are seen at once; other processes' too where the OS reports
     /// writes to the store's file (inotify on Linux, kqueue on macOS), with `pollInterval` (at
     /// least 100ms then) as a safety net; elsewhere within `pollInterval`, a cheap check of the
@@ -46,14 +50,14 @@ extension JobQueue {
                     var position: Int64
                     if let cursor { position = cursor } else { position = try await store.latestEventID() }
                     while !Task.isCancelled {
-                        // The newest id and the matches below it come from one snapshot, so a
-                        // selective filter does not rescan the same unmatched events each time.
+                        // The matches and the newest event come from one snapshot, so a selective
+                        // filter does not rescan the same unmatched events each time.
                         while true {
                             let (newest, page) = try await store.eventsUpToNewest(
                                 after: position, filter: filter, limit: 500)
                             for event in page { continuation.yield(event) }
                             guard page.count == 500, let last = page.last else {
-                                position = max(position, newest)
+                                position = newest
                                 break
                             }
                             position = last.id

@@ -6,31 +6,39 @@ import Synchronization
 
 /// A jobq store on PostgreSQL, as the ``SQLServer`` that jobq's shared SQL runs on.
 ///
-/// Write transactions take one transaction-level advisory lock first, so that they run one at a
-/// time across every process and machine: what a transaction reads stays true until it commits
-/// (the shared SQL was written for SQLite's single writer), and event ids, handed out under the
-/// lock, follow commit order (a follower that resumes after the last id it saw misses nothing).
+/// Every write transaction first takes one transaction-level advisory lock: exclusively when
+/// it applies rules (it reads rows and writes what follows from them, as the shared SQL was
+/// written for SQLite's single writer), shared when it changes only rows it owns (claims with
+/// SKIP LOCKED, plain enqueues, a worker's fenced successes and renewals: ``WriteLock``). So
+/// the hot path of many workers and machines runs side by side, and a rule never sees the
+/// world change under it. Event ids are therefore not handed out in commit order: each event
+/// carries its transaction's id, and followers read in (transaction, id) order up to the
+/// oldest transaction still running (`StoreSQL.events`).
 /// Each write transaction also notifies, delivered at its commit, the channels of those it
 /// concerns (``PostgresCommitWatch/channel(for:)``): idle workers on other machines when it may
 /// have made work claimable, event followers when it wrote events.
 ///
 /// Each connection has a serial queue of its own whose thread blocks on the network: jobq's SQL
-/// is synchronous, and Swift concurrency's few threads must never block.
+/// is synchronous, and Swift concurrency's few threads must never block. A process writes on
+/// two connections, so that its claims and its completions overlap.
 final class PostgresServer: SQLServer {
     let settings: PostgresSettings
     private let logger: Logger
-    private let writer: SessionSlot
+    private let writers: [SessionSlot]
     private let readers: [SessionSlot]
+    private let nextWriter = Atomic<Int>(0)
     private let nextReader = Atomic<Int>(0)
 
     /// The key of the advisory lock every write transaction holds: "jobe" in ASCII.
     static let writeLockKey: Int64 = 0x6A6F_6265
 
-    init(settings: PostgresSettings, logger: Logger, readers: Int = 2) {
+    init(settings: PostgresSettings, logger: Logger, writers: Int = 2, readers: Int = 2) {
         self.settings = settings
         self.logger = logger
         let connector = PostgresConnector(settings: settings, logger: logger)
-        writer = SessionSlot(name: "jobq.postgres.writer", connector: connector)
+        self.writers = (0..<max(1, writers)).map {
+            SessionSlot(name: "jobq.postgres.writer\($0)", connector: connector)
+        }
         self.readers = (0..<max(1, readers)).map {
             SessionSlot(name: "jobq.postgres.reader\($0)", connector: connector)
         }
@@ -39,23 +47,44 @@ final class PostgresServer: SQLServer {
     var dialect: SQLDialect { .postgres }
 
     func write<T: Sendable>(
-        audience: CommitAudience, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
+        audience: CommitAudience, lock: WriteLock, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
     ) async throws -> T {
-        try await writer.transaction(begin: "BEGIN", prelude: Self.prelude[audience]!, body)
+        let slot = writers[nextWriter.add(1, ordering: .relaxed).oldValue % writers.count]
+        return try await slot.transaction(begin: "BEGIN", prelude: Self.prelude(audience, lock), body)
+    }
+
+    func autocommit<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T {
+        let slot = writers[nextWriter.add(1, ordering: .relaxed).oldValue % writers.count]
+        return try await slot.transaction(begin: nil, prelude: nil, body)
     }
 
     /// The lock, and the notifications for `audience`, in one round trip.
-    private static let prelude: [CommitAudience: String] = {
+    private static func prelude(_ audience: CommitAudience, _ lock: WriteLock) -> String {
+        lock == .exclusive ? exclusivePrelude[audience]! : sharedPrelude[audience]!
+    }
+
+    private static let exclusivePrelude = CommitAudience.allCases.reduce(into: [CommitAudience: String]()) {
+        $0[$1] = "SELECT " + lockAndNotify(.exclusive, $1)
+    }
+    private static let sharedPrelude = CommitAudience.allCases.reduce(into: [CommitAudience: String]()) {
+        $0[$1] = "SELECT " + lockAndNotify(.shared, $1)
+    }
+
+    /// The select list that takes a write transaction's lock and queues the notifications of its
+    /// commit for `audience`: a write's first statement, or part of one.
+    static func lockAndNotify(_ lock: WriteLock, _ audience: CommitAudience) -> String {
         func notify(_ interest: CommitInterest) -> String {
             ", pg_notify('\(PostgresCommitWatch.channel(for: interest))', '')"
         }
-        let lock = "SELECT pg_advisory_xact_lock(\(writeLockKey))"
-        return [
-            .workersAndFollowers: lock + notify(.claimableWork) + notify(.events),
-            .followers: lock + notify(.events),
-            .nobody: lock
-        ]
-    }()
+        let take =
+            lock == .exclusive
+            ? "pg_advisory_xact_lock(\(writeLockKey))" : "pg_advisory_xact_lock_shared(\(writeLockKey))"
+        return switch audience {
+        case .workersAndFollowers: take + notify(.claimableWork) + notify(.events)
+        case .followers: take + notify(.events)
+        case .nobody: take
+        }
+    }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T {
         let slot = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
@@ -72,7 +101,7 @@ final class PostgresServer: SQLServer {
     }
 
     func close() {
-        writer.close()
+        for writer in writers { writer.close() }
         for reader in readers { reader.close() }
     }
 
@@ -96,8 +125,10 @@ private final class SessionSlot: @unchecked Sendable {
         self.connector = connector
     }
 
+    /// Runs `body` after `begin` and `prelude`, then commits; with no `begin`, each statement
+    /// of `body` commits on its own.
     func transaction<T: Sendable>(
-        begin: String, prelude: String?, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
+        begin: String?, prelude: String?, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
     ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
@@ -106,10 +137,18 @@ private final class SessionSlot: @unchecked Sendable {
         }
     }
 
-    private func runTransaction<T>(begin: String, prelude: String?, _ body: (any SQLServerSession) throws -> T) throws
+    private func runTransaction<T>(begin: String?, prelude: String?, _ body: (any SQLServerSession) throws -> T) throws
         -> T
     {
         var session = try connected()
+        guard let begin else {
+            do {
+                return try body(session)
+            } catch {
+                if session.isClosed { drop() }
+                throw error
+            }
+        }
         do {
             do {
                 _ = try session.run(begin, [])
@@ -118,8 +157,7 @@ private final class SessionSlot: @unchecked Sendable {
                 // administrator): nothing of this transaction was sent, so it starts again on a
                 // new one.
                 guard session.isClosed else { throw error }
-                self.session = nil
-                lostEarlier = true
+                drop()
                 session = try connected()
                 _ = try session.run(begin, [])
             }
@@ -129,20 +167,27 @@ private final class SessionSlot: @unchecked Sendable {
             return result
         } catch {
             if session.isClosed {
-                self.session = nil
-                lostEarlier = true
+                drop()
             } else if (try? session.run("ROLLBACK", [])) == nil {
                 try? session.connection.close().wait()
-                self.session = nil
-                lostEarlier = true
+                drop()
             }
             throw error
         }
     }
 
+    /// Forgets a lost or abandoned connection; the next transaction opens a new one and says so.
+    private func drop() {
+        session = nil
+        lostEarlier = true
+    }
+
     private func connected() throws -> PostgresSession {
-        if let session, !session.isClosed { return session }
-        if session != nil || lostEarlier {
+        if let session {
+            if !session.isClosed { return session }
+            drop()
+        }
+        if lostEarlier {
             // Ended by the server (idle_in_transaction_session_timeout, a restart), by the
             // network, or given up by the client's deadline.
             connector.logger.warning(

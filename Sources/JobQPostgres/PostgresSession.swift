@@ -2,6 +2,7 @@ import Foundation
 import JobQCore
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// One connection to the server, used by one transaction at a time from a thread of its own:
 /// every statement blocks that thread until the server answers, so that jobq's SQL (shared
@@ -10,15 +11,36 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
     // Unchecked: a session is only ever used on its own serial queue (see `PostgresServer`).
     let connection: PostgresConnection
     private let logger: Logger
-    /// How long a statement's answer may take before the connection is given up (the server's
-    /// `statement_timeout` and a margin); nil waits as long as it takes.
-    private let deadline: Duration?
+    private let inFlight = InFlightStatement()
+    private let watchdog: RepeatedTask?
 
+    /// `deadline`: how long a statement's answer may take before the connection is given up
+    /// (the server's `statement_timeout` and a margin); nil waits as long as it takes.
     init(connection: PostgresConnection, logger: Logger, deadline: Duration?) {
         self.connection = connection
         self.logger = logger
-        self.deadline = deadline
+        // The server ends a statement at its statement_timeout; no answer well after that means
+        // the server or the network went away, and TCP may take many minutes to say so.
+        // Closing the connection fails the query now; the next transaction reconnects. One
+        // check a second for the connection's life: a timer per statement cost a hop to the
+        // event loop and back on every statement of the hot path.
+        watchdog = deadline.map { [inFlight] limit in
+            let limitNanoseconds = UInt64(limit.inSeconds * 1_000_000_000)
+            return connection.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { task in
+                if connection.isClosed {
+                    task.cancel()
+                    return
+                }
+                let sent = inFlight.sentAt.load(ordering: .relaxed)
+                if sent != 0, DispatchTime.now().uptimeNanoseconds &- sent > limitNanoseconds {
+                    task.cancel()
+                    connection.close().whenComplete { _ in }
+                }
+            }
+        }
     }
+
+    deinit { watchdog?.cancel() }
 
     var isClosed: Bool { connection.isClosed }
 
@@ -29,17 +51,9 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
             for value in values {
                 if let text = value.text { try binds.append(InferredText(text: text)) } else { binds.appendNull() }
             }
-            let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
-            // The server ends a statement at its statement_timeout; no answer well after that
-            // means the server or the network went away, and TCP may take many minutes to say
-            // so. Closing the connection fails the query now; the next transaction reconnects.
-            let watchdog = deadline.map { limit in
-                connection.eventLoop.scheduleTask(in: .milliseconds(Int64(limit.inSeconds * 1000))) { [connection] in
-                    connection.close().whenComplete { _ in }
-                }
-            }
-            defer { watchdog?.cancel() }
-            result = try answer.wait()
+            inFlight.sentAt.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+            defer { inFlight.sentAt.store(0, ordering: .relaxed) }
+            result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
         } catch {
             throw PostgresStoreError.from(error, sql: sql)
         }
@@ -90,6 +104,12 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
             return .text(bytes.readString(length: bytes.readableBytes) ?? "")
         }
     }
+}
+
+/// When the statement waiting for its answer was sent (nanoseconds of the monotonic clock), 0
+/// when none is: what a session's watchdog reads.
+private final class InFlightStatement: Sendable {
+    let sentAt = Atomic<UInt64>(0)
 }
 
 /// A parameter sent as text with no type, so the server gives it the type of where it stands

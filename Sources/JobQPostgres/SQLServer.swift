@@ -7,11 +7,15 @@ import JobQCore
 package protocol SQLServer: Sendable {
     var dialect: SQLDialect { get }
     /// Runs `body` in a write transaction, off Swift concurrency's threads (`body` blocks on
-    /// the network). Write transactions of every process on the server run one at a time, and
-    /// each one's commit is reported to the others' ``otherCommitsWatch(for:)`` of `audience`.
+    /// the network). An exclusive write runs alone among every process's writes on the server,
+    /// shared ones beside each other (``WriteLock``); each one's commit is reported to the
+    /// others' ``otherCommitsWatch(for:)`` of `audience`.
     func write<T: Sendable>(
-        audience: CommitAudience, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
+        audience: CommitAudience, lock: WriteLock, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
     ) async throws -> T
+    /// Runs `body` on a writer's connection outside a transaction: each statement commits on
+    /// its own, for a change that one statement makes whole (one round trip).
+    func autocommit<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T
     /// Runs `body` in a read-only transaction on one snapshot.
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T
     /// The schema version, read in a transaction.

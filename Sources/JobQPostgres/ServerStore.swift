@@ -6,7 +6,7 @@ import JobQCore
 /// others' commits through the server (``SQLServer/otherCommitsWatch(for:)``).
 final class ServerStore: SQLStore {
     let server: any SQLServer
-    private let commitObservers = Callbacks()
+    let commitObservers = Callbacks()
 
     init(server: any SQLServer) {
         self.server = server
@@ -14,11 +14,14 @@ final class ServerStore: SQLStore {
 
     var path: String? { nil }
 
+    var writesOverlap: Bool { true }
+
     func write<T: Sendable>(
-        _ size: TransactionSize, audience: CommitAudience, _ body: @escaping @Sendable (ServerTransaction) throws -> T
+        _ size: TransactionSize, audience: CommitAudience, lock: WriteLock,
+        _ body: @escaping @Sendable (ServerTransaction) throws -> T
     ) async throws -> T {
         let dialect = server.dialect
-        let result = try await server.write(audience: audience) { session in
+        let result = try await server.write(audience: audience, lock: lock) { session in
             try body(ServerTransaction(session: session, dialect: dialect))
         }
         commitObservers.callAll()

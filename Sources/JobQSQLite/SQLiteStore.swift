@@ -160,8 +160,12 @@ final class SQLiteStore: SQLStore {
     /// A commit with an `audience` is announced to other processes' watchers
     /// (``announceCommit()``); one for nobody (a claim without starts, a lease renewal, a
     /// heartbeat) wakes no other process.
+    var writesOverlap: Bool { false }
+
+    /// SQLite has one writer at a time: `lock` changes nothing here.
     func write<T: Sendable>(
-        _ size: TransactionSize, audience: CommitAudience, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T
+        _ size: TransactionSize, audience: CommitAudience, lock: WriteLock,
+        _ body: @escaping @Sendable (SQLiteTransaction) throws -> T
     ) async throws -> T {
         try await writeDatabase(size, announced: audience != .nobody) { db in try body(SQLiteTransaction(db: db)) }
     }

@@ -118,7 +118,7 @@ public struct JobRequest: Sendable, Hashable {
     public var options: JobOptions
     /// The enqueuer's trace context (a JSON object of the tracing instrument's carrier), set
     /// by ``JobQueue`` at enqueue from the task's `ServiceContext`.
-    var traceContextJSON: String?
+    package var traceContextJSON: String?
 
     /// The largest payload accepted, in bytes of JSON text.
     public static let maximumPayloadBytes = 1 << 20

@@ -16,13 +16,13 @@ extension SQLStore {
     {
         guard limit > 0 else { return [] }
         // Jobs made ready here are claimed here or found by other workers' own clocks.
-        return try await write(.small, audience: startingNow > 0 ? .followers : .nobody) { db in
+        // Shared: a claim takes only ready rows no other claim holds (SKIP LOCKED on a server).
+        return try await write(.small, audience: startingNow > 0 ? .followers : .nobody, lock: .shared) { db in
             // The lease starts when the claim commits, not before it waited for the write lock:
             // a claim delayed past its lease would otherwise be born expired and reclaimable.
             let now = StoreSQL.now()
             let leaseUntil = now + lease.inSeconds
-            let promote = try db.statement(
-                sql: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?")
+            let promote = try db.statement(sql: StoreSQL.promoteDueSQL[db.dialect])
             promote.bind(1, now)
             try promote.run()
             let pausedQueues = try db.statement(sql: "SELECT name FROM queues WHERE paused <> 0")
@@ -71,6 +71,9 @@ extension SQLStore {
     package func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID> {
         guard !ids.isEmpty else { return [] }
         let list = StoreSQL.jsonArray(ids)
+        // Exclusive although it changes only this worker's rows: the worker's completions, on
+        // another connection, change the same rows in another order, and two shared writes
+        // that did so could deadlock. Renewals are rare (a few per lease).
         return try await write(.small, audience: .nobody) { db in
             // From the moment of the write, like a claim's lease.
             let leaseUntil = StoreSQL.now() + lease.inSeconds
@@ -212,7 +215,8 @@ extension SQLStore {
 
     package func heartbeatWorker(id: String) async throws {
         let now = StoreSQL.now()
-        try await write(.small, audience: .nobody) { db in
+        // Shared: the worker's own row.
+        try await write(.small, audience: .nobody, lock: .shared) { db in
             try db.execute(sql: "UPDATE workers SET heartbeat_at = ? WHERE id = ?", arguments: [now, id])
         }
     }
@@ -291,6 +295,19 @@ extension StoreSQL {
         statement.reset()
         // RETURNING gives no order guarantee; restore the claim order.
         return rows.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
+    }
+
+    /// Makes due scheduled and retrying jobs ready. On a server, rows another claim is promoting
+    /// are skipped (it makes them ready), so that claims never wait for each other.
+    static let promoteDueSQL = DialectSQL { d in
+        switch d {
+        case .sqlite: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?"
+        case .postgres:
+            """
+            UPDATE jobs SET state = 'ready' WHERE id IN (
+                SELECT id FROM jobs WHERE state IN ('scheduled', 'failed') AND run_at <= ? \(d.skipLocked))
+            """
+        }
     }
 
     /// One queue's claim. The inner SELECT's ORDER BY is exactly the column order of the

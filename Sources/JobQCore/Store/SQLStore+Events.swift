@@ -7,17 +7,19 @@ extension SQLStore {
         try await read { db in try StoreSQL.events(db, after: cursor, filter: filter, limit: limit) }
     }
 
-    /// The newest event id and the events after `cursor` up to it that match `filter` (at most
-    /// `limit`): one read transaction, so the feed takes one hop per wake-up.
+    /// The events after `cursor` that match `filter` (at most `limit`), and the cursor to go on
+    /// from when they are fewer than `limit` (the newest event, matching or not): one read
+    /// transaction, so the feed takes one hop per wake-up.
     package func eventsUpToNewest(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> (
         newest: Int64, events: [JobEvent]
     ) {
         try await read(.small) { db in
+            let position = try StoreSQL.EventPosition(db, after: cursor)
             let newest = try StoreSQL.newestEventID(db)
-            guard newest > cursor else { return (newest, []) }
-            return (
-                newest, try StoreSQL.events(db, after: cursor, filter: filter, limit: limit).filter { $0.id <= newest }
-            )
+            if position.isAtEnd(newest: newest) { return (position.next(newest: newest), []) }
+            // One snapshot: every event read is at most the newest one in the feed's order.
+            let events = try StoreSQL.events(db, after: position, filter: filter, limit: limit)
+            return (position.next(newest: newest), events)
         }
     }
 
@@ -107,11 +109,79 @@ extension StoreSQL {
         }
     }
 
+    /// Where the feed stands after an event id, in the feed's order.
+    ///
+    /// On SQLite, writes run one at a time and ids follow commit order: the feed is id order.
+    /// On a server, shared writes run side by side and take ids in any order, so the feed is
+    /// ordered by the writing transaction's id, then the event id, and holds only events of
+    /// transactions older than the oldest one still running (`xact < horizon`): a transaction
+    /// that commits later cannot add an event before one already read. A write transaction that
+    /// runs long on the server (any write, jobq's or not) holds the feed back until it ends.
+    struct EventPosition {
+        let conditions: [String]
+        let arguments: SQLArguments
+        /// On a server: the event was found (or the cursor is 0), so positions after it are in
+        /// transaction order; otherwise ids are compared (an event pruned since, or a cursor
+        /// from elsewhere).
+        private let located: Bool
+        private let cursor: Int64
+        /// Ids follow commit order (SQLite).
+        private let commitOrdered: Bool
+
+        init(_ db: some SQLTransaction, after cursor: Int64) throws {
+            self.cursor = cursor
+            commitOrdered = db.dialect == .sqlite
+            switch db.dialect {
+            case .sqlite:
+                conditions = ["id > ?"]
+                arguments = [cursor]
+                located = true
+            case .postgres:
+                let horizon = "xact < \(StoreSQL.eventHorizon)"
+                let xact =
+                    cursor == 0
+                    ? 0 : try db.fetchOne(Int64.self, sql: "SELECT xact FROM events WHERE id = ?", arguments: [cursor])
+                if let xact {
+                    conditions = ["(xact, id) > (?, ?)", horizon]
+                    arguments = [xact, cursor]
+                    located = true
+                } else {
+                    conditions = ["id > ?", horizon]
+                    arguments = [cursor]
+                    located = false
+                }
+            }
+        }
+
+        /// Whether `newest` (the feed's last event) is no later than the cursor.
+        func isAtEnd(newest: Int64) -> Bool {
+            commitOrdered ? newest <= cursor : located && newest == cursor
+        }
+
+        /// The cursor after all events up to `newest` (the feed's last event, or 0 when empty).
+        func next(newest: Int64) -> Int64 {
+            !commitOrdered && located && newest != 0 ? newest : max(cursor, newest)
+        }
+
+        static func order(_ dialect: SQLDialect) -> String {
+            switch dialect {
+            case .sqlite: "id"
+            case .postgres: "xact, id"
+            }
+        }
+    }
+
     static func events(_ db: some SQLTransaction, after cursor: Int64, filter: EventFilter, limit: Int) throws
         -> [JobEvent]
     {
-        var conditions = ["id > ?"]
-        var arguments: SQLArguments = [cursor]
+        try events(db, after: EventPosition(db, after: cursor), filter: filter, limit: limit)
+    }
+
+    static func events(_ db: some SQLTransaction, after position: EventPosition, filter: EventFilter, limit: Int)
+        throws -> [JobEvent]
+    {
+        var conditions = position.conditions
+        var arguments = position.arguments
         if !filter.jobIDs.isEmpty {
             conditions.append("job_id IN (\(db.dialect.integers(in: "?")))")
             arguments += [jsonArray(filter.jobIDs.sorted())]
@@ -142,7 +212,7 @@ extension StoreSQL {
         let statement = try db.statement(
             sql: """
                 SELECT id, job_id, kind, queue, executor, batch, workflow_id, data, created_at FROM events
-                WHERE \(conditions.joined(separator: " AND ")) ORDER BY id LIMIT ?
+                WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(EventPosition.order(db.dialect)) LIMIT ?
                 """)
         defer { statement.reset() }
         statement.bind(arguments)
@@ -160,9 +230,38 @@ extension StoreSQL {
         return events
     }
 
+    /// The last event in the feed's order (``EventPosition``), 0 when there is none.
     static func newestEventID(_ db: some SQLTransaction) throws -> Int64 {
-        let statement = try db.statement(sql: "SELECT MAX(id) FROM events")
+        let statement = try db.statement(sql: newestEventSQL[db.dialect])
         defer { statement.reset() }
         return try statement.step() ? statement.optionalInt64(0) ?? 0 : 0
+    }
+}
+
+extension StoreSQL {
+    /// On PostgreSQL, the oldest transaction of this database that the read's snapshot sees
+    /// running (or the snapshot's end when there is none): events of older transactions are all
+    /// committed or gone. Transaction ids are the server's, shared by all its databases, so the
+    /// running ones that `pg_stat_activity` shows in another database are left out (their ids
+    /// compared in their 32-bit form): a long transaction of another application on the same
+    /// server does not hold the feed back. One that cannot be placed (ended since the snapshot,
+    /// or of a role whose sessions this one may not see) counts as this database's.
+    static let eventHorizon = """
+        COALESCE(
+            (SELECT MIN(CAST(CAST(running AS text) AS bigint)) FROM pg_snapshot_xip(pg_current_snapshot()) AS running
+             WHERE CAST(CAST(running AS text) AS bigint) % 4294967296 NOT IN (
+                SELECT CAST(CAST(backend_xid AS text) AS bigint) FROM pg_stat_activity
+                WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database())),
+            CAST(CAST(pg_snapshot_xmax(pg_current_snapshot()) AS text) AS bigint))
+        """
+
+    static let newestEventSQL = DialectSQL { d in
+        switch d {
+        case .sqlite: "SELECT MAX(id) FROM events"
+        case .postgres:
+            """
+            SELECT id FROM events WHERE xact < \(eventHorizon) ORDER BY xact DESC, id DESC LIMIT 1
+            """
+        }
     }
 }

@@ -13,8 +13,17 @@ extension SQLStore {
                     ? error : .invalidInput("job \(index + 1) of \(requests.count): \(error.description)")
             }
         }
-        // A few jobs are a small transaction; a big batch goes to GRDB's writer thread.
-        return try await write(requests.count <= 100 ? .small : .large) { db in
+        // A few jobs are a small transaction; a big batch goes to GRDB's writer thread. Jobs
+        // that are only their own row and event are inserted beside other shared writes; a
+        // unique key, a lane, a dependency or a batch reads what others write: exclusive.
+        let plain = requests.allSatisfy(\.isPlain)
+        if plain, let jobs = try await insertPlainJobs(requests) {
+            return jobs.map { Enqueued(job: $0, existed: false) }
+        }
+        let lock: WriteLock = plain ? .shared : .exclusive
+        return try await write(
+            requests.count <= 100 ? .small : .large, audience: .workersAndFollowers, lock: lock
+        ) { db in
             // The time is read once the write lock is held, so that creation times follow
             // commit order (a unique key's next holder is never created before the last let go).
             let now = StoreSQL.now()
@@ -307,17 +316,25 @@ extension StoreSQL {
         if !edges.isEmpty { try insertEdges(db, job: job.id, on: edges) }
         if let lane = options.lane { try setLaneTail(db, lane: lane, job: job.id) }
         if let batch = options.batch { try addToBatch(db, name: batch) }
-        var data = JSONObjectBuilder()
-        data.add("state", string: state.rawValue)
-        data.add("runAt", date: job.runAt)
-        data.add("priority", int: job.priority)
-        if unmet > 0 { data.add("waitingFor", int: unmet) }
-        if let lane = options.lane { data.add("lane", string: lane) }
         try appendEvent(
             db, job: job.id, kind: .enqueued, queue: job.queue, executor: job.executor, batch: job.batch,
-            data: data.text, now: now,
-            workflow: job.workflowID)
+            data: enqueuedEventData(
+                state: state, runAt: job.runAt, priority: job.priority, waitingFor: unmet, lane: options.lane),
+            now: now, workflow: job.workflowID)
         return job
+    }
+
+    /// The data of a job's `enqueued` event.
+    package static func enqueuedEventData(state: JobState, runAt: Date, priority: Int, waitingFor: Int, lane: String?)
+        -> String
+    {
+        var data = JSONObjectBuilder()
+        data.add("state", string: state.rawValue)
+        data.add("runAt", date: runAt)
+        data.add("priority", int: priority)
+        if waitingFor > 0 { data.add("waitingFor", int: waitingFor) }
+        if let lane { data.add("lane", string: lane) }
+        return data.text
     }
 
     static let insertJobSQL = DialectSQL { d in
@@ -375,5 +392,13 @@ extension StoreSQL {
     /// Members whose values are JSON text already (nil for null), as a JSON object.
     static func jsonObject(_ members: [(key: String, value: String?)]) -> String {
         "{" + members.map { JSONText.string($0.key) + ":" + ($0.value ?? "null") }.joined(separator: ",") + "}"
+    }
+}
+
+extension JobRequest {
+    /// A job that is only its own row and its `enqueued` event: no unique key, lane,
+    /// dependency or batch, whose enqueue reads or changes other rows.
+    var isPlain: Bool {
+        options.unique == nil && options.lane == nil && options.after.isEmpty && options.batch == nil
     }
 }

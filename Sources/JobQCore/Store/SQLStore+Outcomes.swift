@@ -13,48 +13,94 @@ extension SQLStore {
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {
         // Start marks alone make nothing claimable: they are news for event followers only, and
         // wake no worker.
-        try await write(.small, audience: outcomes.isEmpty ? .followers : .workersAndFollowers) { db in
-            // Read once the write lock is held: a start is stamped when it commits.
-            let now = StoreSQL.now()
-            var refused: Set<JobID> = []
-            var events = StoreSQL.PendingEvents(now: now)
-            // A short job's start and its success often share a transaction (a slot runs
-            // several jobs while one transaction is written): those are one UPDATE, not two.
-            var startsWithSuccess: [JobID: ClaimedJob] = [:]
-            var separateStarts = starting
-            if !starting.isEmpty, !outcomes.isEmpty {
-                let succeeded = Set(outcomes.lazy.filter { $0.outcome.isSuccess }.map(\.job.id))
-                separateStarts = []
-                for job in starting {
-                    if succeeded.contains(job.id) {
-                        startsWithSuccess[job.id] = job
-                    } else {
-                        separateStarts.append(job)
-                    }
-                }
+        let audience: CommitAudience = outcomes.isEmpty ? .followers : .workersAndFollowers
+        guard writesOverlap else {
+            return try await write(.small, audience: audience) { db in
+                let recorded = try StoreSQL.recordCompletions(
+                    db, outcomes, starting: starting, workerID: workerID, plainOnly: false)
+                return (recorded.refused, recorded.refusedStarts)
             }
-            var refusedStarts = try StoreSQL.markStarted(db, separateStarts, workerID: workerID, events: &events)
-            if !outcomes.isEmpty {
-                let facts = try StoreFacts.read(db)
-                var plain: [StoreSQL.PlainSuccess] = []
-                for (job, outcome) in outcomes {
-                    let start = startsWithSuccess[job.id]
-                    if let success = StoreSQL.PlainSuccess(job: job, outcome: outcome, start: start, facts: facts) {
-                        plain.append(success)
-                        continue
-                    }
-                    let recorded = try StoreSQL.record(
-                        db, job: job, outcome: outcome, fence: .worker(workerID), facts: facts, events: &events,
-                        start: start)
-                    if !recorded { refused.insert(job.id) }
-                }
-                refused.formUnion(try StoreSQL.recordPlainSuccesses(db, plain, workerID: workerID, events: &events))
-                // A start written with its success was refused with it.
-                refusedStarts.formUnion(refused.lazy.filter { startsWithSuccess[$0] != nil })
-            }
-            try events.flush(db)
-            return (refused, refusedStarts)
         }
+        // Where writes overlap (a server), start marks and plain successes change only this
+        // worker's own rows: they are written beside other workers' writes, and the outcomes
+        // with consequences after them, in an exclusive transaction of their own.
+        let plain = try await write(.small, audience: audience, lock: .shared) { db in
+            try StoreSQL.recordCompletions(db, outcomes, starting: starting, workerID: workerID, plainOnly: true)
+        }
+        guard !plain.deferred.isEmpty else { return (plain.refused, plain.refusedStarts) }
+        let rest = try await write(.small, audience: .workersAndFollowers) { db in
+            try StoreSQL.recordCompletions(
+                db, plain.deferred, starting: plain.deferredStarts, workerID: workerID, plainOnly: false)
+        }
+        return (plain.refused.union(rest.refused), plain.refusedStarts.union(rest.refusedStarts))
+    }
+}
+
+extension StoreSQL {
+    /// What ``recordCompletions(_:_:starting:workerID:plainOnly:)`` wrote, and what it left.
+    struct RecordedCompletions: Sendable {
+        /// Ids whose outcome, and those whose start, the fence refused.
+        var refused: Set<JobID> = []
+        var refusedStarts: Set<JobID> = []
+        /// With `plainOnly`, the outcomes with consequences (and the start marks that go with
+        /// them), not written.
+        var deferred: [(job: ClaimedJob, outcome: AttemptOutcome)] = []
+        var deferredStarts: [ClaimedJob] = []
+    }
+
+    /// Records attempts' outcomes and starts inside the caller's transaction. With `plainOnly`,
+    /// only the start marks and the plain successes (``PlainSuccess``): rows of this worker's
+    /// own attempts, which a shared write may change.
+    static func recordCompletions(
+        _ db: some SQLTransaction, _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob],
+        workerID: String, plainOnly: Bool
+    ) throws -> RecordedCompletions {
+        // Read once the write lock is held: a start is stamped when it commits.
+        let now = StoreSQL.now()
+        var recorded = RecordedCompletions()
+        var events = StoreSQL.PendingEvents(now: now)
+        // A short job's start and its success often share a transaction (a slot runs
+        // several jobs while one transaction is written): those are one UPDATE, not two.
+        var startsWithSuccess: [JobID: ClaimedJob] = [:]
+        var separateStarts = starting
+        if !starting.isEmpty, !outcomes.isEmpty {
+            let succeeded = Set(outcomes.lazy.filter { $0.outcome.isSuccess }.map(\.job.id))
+            separateStarts = []
+            for job in starting {
+                if succeeded.contains(job.id) {
+                    startsWithSuccess[job.id] = job
+                } else {
+                    separateStarts.append(job)
+                }
+            }
+        }
+        recorded.refusedStarts = try StoreSQL.markStarted(db, separateStarts, workerID: workerID, events: &events)
+        if !outcomes.isEmpty {
+            let facts = try StoreFacts.read(db)
+            var plain: [StoreSQL.PlainSuccess] = []
+            for (job, outcome) in outcomes {
+                let start = startsWithSuccess[job.id]
+                if let success = StoreSQL.PlainSuccess(job: job, outcome: outcome, start: start, facts: facts) {
+                    plain.append(success)
+                    continue
+                }
+                if plainOnly {
+                    recorded.deferred.append((job, outcome))
+                    if let start { recorded.deferredStarts.append(start) }
+                    continue
+                }
+                let done = try StoreSQL.record(
+                    db, job: job, outcome: outcome, fence: .worker(workerID), facts: facts, events: &events,
+                    start: start)
+                if !done { recorded.refused.insert(job.id) }
+            }
+            recorded.refused.formUnion(
+                try StoreSQL.recordPlainSuccesses(db, plain, workerID: workerID, events: &events))
+            // A start written with its success was refused with it.
+            recorded.refusedStarts.formUnion(recorded.refused.lazy.filter { startsWithSuccess[$0] != nil })
+        }
+        try events.flush(db)
+        return recorded
     }
 }
 

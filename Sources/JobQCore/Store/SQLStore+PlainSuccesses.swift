@@ -40,7 +40,8 @@ extension StoreSQL {
     ) throws -> Set<JobID> {
         var accepted: Set<JobID> = []
         accepted.reserveCapacity(successes.count)
-        for chunk in successes.chunks(of: plainSuccessesPerUpdate) {
+        // In id order: two writes that lock the same rows lock them in the same order.
+        for chunk in successes.sorted(by: { $0.job.id < $1.job.id }).chunks(of: plainSuccessesPerUpdate) {
             let update = try db.statement(sql: plainSuccessSQL[chunk.count][db.dialect])
             update.bind(1, events.now)
             update.bind(2, workerID)

@@ -7,20 +7,37 @@ package protocol SQLStore: Store {
     associatedtype Transaction: SQLTransaction
 
     /// Runs `body` in a write transaction, committed when it returns and rolled back when it
-    /// throws. Write transactions of all processes on the store run one at a time, so that
-    /// what a transaction reads stays true until it commits and event ids follow commit order.
+    /// throws. An `.exclusive` write runs alone among all processes' writes on the store, so
+    /// that what it reads stays true until it commits; `.shared` writes (see ``WriteLock``) run
+    /// beside each other where the store allows it (a server), never beside an exclusive one.
     /// `audience`: who in other processes this commit should wake, where the store can tell.
     func write<T: Sendable>(
-        _ size: TransactionSize, audience: CommitAudience, _ body: @escaping @Sendable (Transaction) throws -> T
+        _ size: TransactionSize, audience: CommitAudience, lock: WriteLock,
+        _ body: @escaping @Sendable (Transaction) throws -> T
     ) async throws -> T
+    /// Whether shared writes run beside each other here (a server), so that splitting work
+    /// into a shared write and an exclusive one pays: false for SQLite's single writer.
+    var writesOverlap: Bool { get }
     /// Runs `body` in a read transaction: one snapshot of the store.
     func read<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (Transaction) throws -> T) async throws
         -> T
+    /// Inserts jobs that are only their own row and `enqueued` event (``JobRequest/isPlain``),
+    /// all or none, in the fewest round trips the store has; nil where it has no faster way
+    /// than the shared SQL in a write transaction (SQLite, where a statement is no round trip).
+    func insertPlainJobs(_ requests: [JobRequest]) async throws -> [Job]?
     /// The store's schema version, as its migrator numbers it.
     static func schemaVersion(_ db: Transaction) throws -> Int
 }
 
 extension SQLStore {
+    package func insertPlainJobs(_ requests: [JobRequest]) async throws -> [Job]? { nil }
+
+    package func write<T: Sendable>(
+        _ size: TransactionSize, audience: CommitAudience, _ body: @escaping @Sendable (Transaction) throws -> T
+    ) async throws -> T {
+        try await write(size, audience: audience, lock: .exclusive, body)
+    }
+
     package func write<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (Transaction) throws -> T)
         async throws -> T
     {
@@ -41,6 +58,23 @@ extension SQLStore {
 package enum StoreSQL {
     /// Now, in Unix seconds: what a transaction stamps on the rows it writes.
     package static func now() -> Double { Date().timeIntervalSince1970 }
+}
+
+/// Which other write transactions a write may run beside.
+///
+/// Rules (a dependent unlocked, a group's or lane's or batch's counters, a unique key, a
+/// schedule's next occurrence) read rows and write what follows from them: those transactions
+/// are exclusive, so that what they read stays true until they commit. The hot path changes
+/// only rows it owns: a claim takes ready rows no one else holds (SKIP LOCKED), a plain enqueue
+/// inserts new rows, a worker's successes, start marks and lease renewals are fenced on its own
+/// running attempts. Those are shared: on a server, claims and completions of different
+/// workers and machines run side by side instead of queueing behind one lock. SQLite has one
+/// writer at a time whatever the lock.
+package enum WriteLock: Sendable {
+    /// Runs alone among all writes on the store.
+    case exclusive
+    /// Runs beside other shared writes; changes only rows it inserts or owns (see above).
+    case shared
 }
 
 /// How much a transaction does, which decides the thread it runs on.

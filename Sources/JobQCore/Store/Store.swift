@@ -152,7 +152,7 @@ package enum CommitInterest: Sendable {
 /// Who a write transaction's commit should wake in other processes, where the store can tell
 /// them apart: a claim makes no work claimable, so it wakes no idle worker (which would then
 /// look for work, and wake the others in turn), but its `started` events wake followers.
-package enum CommitAudience: Sendable, Hashable {
+package enum CommitAudience: Sendable, Hashable, CaseIterable {
     case workersAndFollowers
     case followers
     case nobody

@@ -40,6 +40,51 @@ struct QueueTests {
         #expect(try await queue.jobs(state: .succeeded, limit: 5000).count == 1000)
     }
 
+    /// A batch and a single job keep every field as given, in the given order, with their
+    /// `enqueued` events: payloads with quotes, backslashes, braces, commas, the word NULL and
+    /// non-ASCII text (PostgreSQL sends a batch's columns as array literals), names and no names,
+    /// a time to run in the future (scheduled) and now (ready).
+    @Test(arguments: TestStore.all) func enqueuedJobsKeepEveryFieldAndTheirEvents(store: TestStore) async throws {
+        let queue = try await store.open()
+        let awkward = #"{"s": "a\"b\\c,{}NULL é 😀 ", "n": null, "list": [1, "}"]}"#
+        let minified = #"{"s":"a\"b\\c,{}NULL é 😀 ","n":null,"list":[1,"}"]}"#
+        let later = Date().addingTimeInterval(3_600)
+        var requests: [JobRequest] = []
+        for index in 0..<5 {
+            var options = JobOptions(queue: index % 2 == 0 ? "even" : "odd")
+            options.priority = index - 2
+            options.maxAttempts = index + 1
+            options.name = index == 3 ? nil : #"name "\#(index)", NULL"#
+            options.timeout = index == 1 ? .seconds(90) : nil
+            options.runAt = index == 4 ? later : nil
+            requests.append(try JobRequest(executor: "exec\(index)", payloadJSON: awkward, options: options))
+        }
+        let cursor = try await queue.latestEventID()
+        let batch = try await queue.enqueue(contentsOf: requests)
+        let single = try await queue.enqueue(requests[1])
+        for (job, request) in zip(batch + [single], requests + [requests[1]]) {
+            let stored = try #require(try await queue.job(job.id))
+            #expect(stored == job)
+            #expect(stored.payloadJSON == minified)
+            #expect(stored.executor == request.executor && stored.queue == request.options.queue)
+            #expect(stored.priority == request.options.priority && stored.maxAttempts == request.options.maxAttempts)
+            #expect(stored.name == request.options.name && stored.timeout == request.options.timeout)
+            #expect(stored.state == (request.options.runAt == nil ? .ready : .scheduled))
+        }
+        #expect(abs(batch[4].runAt.timeIntervalSince(later)) < 0.001)
+        let events = try await queue.events(after: cursor, filter: EventFilter(kinds: [.enqueued]))
+        #expect(events.map(\.jobID) == (batch + [single]).map(\.id))
+        struct Enqueued: Decodable, Equatable {
+            var state: String
+            var priority: Int
+        }
+        #expect(
+            try events.map { try $0.data(as: Enqueued.self) }
+                == (requests + [requests[1]]).map {
+                    Enqueued(state: $0.options.runAt == nil ? "ready" : "scheduled", priority: $0.options.priority)
+                })
+    }
+
     @Test(arguments: TestStore.all) func higherPriorityRunsFirstThenOlder(store: TestStore) async throws {
         let queue = try await store.open()
         let log = RunLog()

@@ -1,0 +1,186 @@
+import Foundation
+import JobQCore
+
+/// Enqueueing jobs that are only their own row and `enqueued` event, in one statement: one
+/// round trip for a job, two for a batch of any size (its ids, then every row by arrays).
+///
+/// The statement takes the shared write lock and queues its notifications first (its `lock`
+/// CTE, which the INSERT reads from, so it is taken before any row is written), inserts the
+/// jobs, and their events from what the insert returned: the same rows, lock and
+/// notifications as a write transaction (`ServerStore.write`) without BEGIN and COMMIT.
+extension ServerStore {
+    func insertPlainJobs(_ requests: [JobRequest]) async throws -> [Job]? {
+        guard !requests.isEmpty else { return [] }
+        let now = StoreSQL.now()
+        let jobs = try await server.autocommit { session in
+            requests.count == 1
+                ? try Self.insertOne(requests[0], now: now, session)
+                : try Self.insertMany(requests, now: now, session)
+        }
+        commitObservers.callAll()
+        return jobs
+    }
+
+    private static let lockCTE = "lock AS (SELECT \(PostgresServer.lockAndNotify(.shared, .workersAndFollowers)))"
+
+    private static let insertOneSQL = """
+        WITH \(lockCTE),
+        inserted AS (
+            INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name,
+                trace_context)
+            SELECT $1, $2, CAST($3 AS json), CAST($4 AS integer), $5, CAST($6 AS integer), CAST($7 AS double precision),
+                CAST($8 AS double precision), CAST($9 AS double precision), $10, $11 FROM lock
+            RETURNING \(Job.columns)
+        ),
+        event AS (
+            INSERT INTO events (job_id, kind, queue, executor, data, created_at)
+            SELECT id, 'enqueued', queue, executor, CAST($12 AS json), CAST($9 AS double precision) FROM inserted
+        )
+        SELECT * FROM inserted
+        """
+
+    private static func insertOne(_ request: JobRequest, now: Double, _ session: any SQLServerSession) throws -> [Job] {
+        let row = PlainRow(request, now: now)
+        let result = try session.run(
+            insertOneSQL,
+            [
+                .text(row.queue), .text(row.executor), .text(row.payload), .integer(Int64(row.priority)),
+                .text(row.state.rawValue), .integer(Int64(row.maxAttempts)), .real(row.runAt),
+                row.timeout.map(SQLValue.real) ?? .null, .real(now), row.name.map(SQLValue.text) ?? .null,
+                row.trace.map(SQLValue.text) ?? .null, .text(row.eventData)
+            ])
+        return result.rows.map { Job(SQLRow(names: result.names, values: $0)) }
+    }
+
+    /// Ids come first, from the jobs' own sequence: the events are then matched to their jobs
+    /// by id, whatever order the INSERT returns its rows in.
+    private static let insertManySQL = """
+        WITH \(lockCTE),
+        inserted AS (
+            INSERT INTO jobs (id, queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at,
+                name, trace_context)
+            OVERRIDING SYSTEM VALUE
+            SELECT row.id, row.queue, row.executor, CAST(row.payload AS json), row.priority, row.state, row.max_attempts,
+                row.run_at, row.timeout, CAST($12 AS double precision), row.name, row.trace
+            FROM lock, unnest(CAST($1 AS bigint[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]),
+                CAST($5 AS integer[]), CAST($6 AS text[]), CAST($7 AS integer[]), CAST($8 AS double precision[]),
+                CAST($9 AS double precision[]), CAST($10 AS text[]), CAST($11 AS text[]))
+                AS row(id, queue, executor, payload, priority, state, max_attempts, run_at, timeout, name, trace)
+            ORDER BY row.id
+            RETURNING \(Job.columns)
+        ),
+        event AS (
+            INSERT INTO events (job_id, kind, queue, executor, data, created_at)
+            SELECT inserted.id, 'enqueued', inserted.queue, inserted.executor, CAST(data.text AS json),
+                CAST($12 AS double precision)
+            FROM inserted JOIN unnest(CAST($1 AS bigint[]), CAST($13 AS text[])) AS data(id, text) ON data.id = inserted.id
+            ORDER BY inserted.id
+        )
+        SELECT * FROM inserted
+        """
+
+    private static func insertMany(_ requests: [JobRequest], now: Double, _ session: any SQLServerSession) throws
+        -> [Job]
+    {
+        let ids = try session.run(
+            "SELECT nextval(pg_get_serial_sequence('jobs', 'id')) FROM generate_series(1, CAST($1 AS integer))",
+            [.integer(Int64(requests.count))]
+        ).rows.compactMap { $0.first.flatMap(Int64.from) }.sorted()
+        guard ids.count == requests.count else {
+            throw JobQueueError.storeUnavailable(
+                "PostgreSQL handed out \(ids.count) job ids for \(requests.count) jobs; nothing was enqueued, retry")
+        }
+        let rows = requests.map { PlainRow($0, now: now) }
+        let result = try session.run(
+            insertManySQL,
+            [
+                .text(ArrayLiteral.integers(ids)),
+                .text(ArrayLiteral.texts(rows.map(\.queue))),
+                .text(ArrayLiteral.texts(rows.map(\.executor))),
+                .text(ArrayLiteral.texts(rows.map(\.payload))),
+                .text(ArrayLiteral.integers(rows.map { Int64($0.priority) })),
+                .text(ArrayLiteral.texts(rows.map(\.state.rawValue))),
+                .text(ArrayLiteral.integers(rows.map { Int64($0.maxAttempts) })),
+                .text(ArrayLiteral.reals(rows.map(\.runAt))),
+                .text(ArrayLiteral.reals(rows.map(\.timeout))),
+                .text(ArrayLiteral.texts(rows.map(\.name))),
+                .text(ArrayLiteral.texts(rows.map(\.trace))),
+                .real(now),
+                .text(ArrayLiteral.texts(rows.map(\.eventData)))
+            ])
+        let byID = Dictionary(
+            result.rows.map { Job(SQLRow(names: result.names, values: $0)) }.map { ($0.id, $0) },
+            uniquingKeysWith: { first, _ in first })
+        // The requests' order, as the caller gave them.
+        return try ids.map { id in
+            guard let job = byID[id] else {
+                throw JobQueueError.storeUnavailable("enqueueing returned no row for job \(id); retry")
+            }
+            return job
+        }
+    }
+}
+
+/// One plain job's column values and its `enqueued` event's data.
+private struct PlainRow {
+    let queue: String
+    let executor: String
+    let payload: String
+    let priority: Int
+    let state: JobState
+    let maxAttempts: Int
+    let runAt: Double
+    let timeout: Double?
+    let name: String?
+    let trace: String?
+    let eventData: String
+
+    init(_ request: JobRequest, now: Double) {
+        let options = request.options
+        queue = options.queue
+        executor = request.executor
+        payload = SQLDialect.postgres.storedJSON(request.payloadJSON)
+        priority = options.priority
+        runAt = options.runAt?.timeIntervalSince1970 ?? now
+        state = runAt > now ? .scheduled : .ready
+        maxAttempts = options.maxAttempts
+        timeout = options.timeout?.inSeconds
+        name = options.name
+        trace = request.traceContextJSON
+        eventData = StoreSQL.enqueuedEventData(
+            state: state, runAt: Date(timeIntervalSince1970: runAt), priority: priority, waitingFor: 0, lane: nil)
+    }
+}
+
+/// PostgreSQL array literals (`{1,2}`, `{"a","b\"c",NULL}`), sent as text and cast to arrays
+/// by the statement: one parameter carries a column of any number of rows.
+enum ArrayLiteral {
+    static func integers(_ values: [Int64]) -> String {
+        "{" + values.map(String.init).joined(separator: ",") + "}"
+    }
+
+    static func reals(_ values: [Double?]) -> String {
+        // Swift's description of a Double is the shortest text that reads back to it exactly.
+        "{" + values.map { $0.map { "\($0)" } ?? "NULL" }.joined(separator: ",") + "}"
+    }
+
+    static func reals(_ values: [Double]) -> String { reals(values.map(Optional.some)) }
+
+    static func texts(_ values: [String?]) -> String {
+        "{" + values.map { $0.map(quoted) ?? "NULL" }.joined(separator: ",") + "}"
+    }
+
+    static func texts(_ values: [String]) -> String { texts(values.map(Optional.some)) }
+
+    /// An element in double quotes, with its backslashes and double quotes escaped.
+    private static func quoted(_ text: String) -> String {
+        var result = "\""
+        result.reserveCapacity(text.utf8.count + 2)
+        for character in text.unicodeScalars {
+            if character == "\\" || character == "\"" { result.unicodeScalars.append("\\") }
+            result.unicodeScalars.append(character)
+        }
+        result.unicodeScalars.append("\"")
+        return result
+    }
+}
