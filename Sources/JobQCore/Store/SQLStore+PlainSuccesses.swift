@@ -55,11 +55,14 @@ extension StoreSQL {
             while try update.step() { accepted.insert(update.int64(0)) }
             update.reset()
         }
+        let alreadyRecorded =
+            accepted.count == successes.count
+            ? [] : try recordedEarlier(db, successes.filter { !accepted.contains($0.job.id) }, workerID: workerID)
         var refused: Set<JobID> = []
         for success in successes {
             let job = success.job
             guard accepted.contains(job.id) else {
-                refused.insert(job.id)
+                if !alreadyRecorded.contains(job.id) { refused.insert(job.id) }
                 continue
             }
             if let start = success.start { events.append(startedOf: start, workerID: workerID) }
@@ -72,6 +75,29 @@ extension StoreSQL {
                 workflow: job.workflowID)
         }
         return refused
+    }
+
+    /// Of successes the fence refused, those this worker already recorded, attempt for attempt:
+    /// a write tried again after its first try committed (its answer lost with the connection,
+    /// or, on a server, the exclusive part of the same batch failing after this part
+    /// committed). They are neither refused nor written twice.
+    private static func recordedEarlier(_ db: some SQLTransaction, _ successes: [PlainSuccess], workerID: String)
+        throws -> Set<JobID>
+    {
+        let attempts = Dictionary(
+            successes.map { ($0.job.id, $0.job.attempt) }, uniquingKeysWith: { first, _ in first })
+        let rows = try db.fetchRows(
+            sql: """
+                SELECT id, attempt FROM jobs WHERE id IN (\(db.dialect.integers(in: "?")))
+                AND state = 'succeeded' AND worker_id = ?
+                """,
+            arguments: [jsonArray(attempts.keys.sorted()), workerID])
+        return Set(
+            rows.compactMap { row in
+                let id: JobID = row["id"]
+                let attempt: Int = row["attempt"]
+                return attempts[id] == attempt ? id : nil
+            })
     }
 
     /// `plainSuccessSQL[n]` records n successes: ?1 is the time, ?2 the worker, then each job's

@@ -8,6 +8,25 @@ import Testing
 
 @Suite("Leases, fencing, timeouts, cancellation and shutdown")
 struct LeaseTests {
+    /// A batch of successes written again after it committed (its answer lost with the
+    /// connection, or the rest of its batch failing after it) is neither refused nor recorded
+    /// twice: the worker sees its jobs done, and the feed has one `succeeded` event each.
+    @Test(arguments: TestStore.all) func aSuccessWrittenAgainIsAcceptedOnce(store: TestStore) async throws {
+        let queue = try await store.open()
+        let jobs = try await queue.enqueue(
+            contentsOf: (0..<3).map { try JobRequest(SumExecutor.self, .init(a: $0, b: 1)) })
+        let claimed = try await queue.store.claim(
+            queues: ["default"], limit: 3, workerID: "w1", lease: .seconds(60), startingNow: 3)
+        #expect(claimed.count == 3)
+        let outcomes = claimed.map { ($0, AttemptOutcome.succeeded(resultJSON: #"{"sum":1}"#)) }
+        #expect(try await queue.store.complete(outcomes, workerID: "w1").isEmpty)
+        #expect(try await queue.store.complete(outcomes, workerID: "w1").isEmpty, "accepted again, not refused")
+        // Another worker's claim to the same attempts is still refused.
+        #expect(try await queue.store.complete(outcomes, workerID: "w2") == Set(jobs.map(\.id)))
+        let succeeded = try await queue.events(after: 0, filter: EventFilter(kinds: [.succeeded]))
+        #expect(succeeded.compactMap(\.jobID).sorted() == jobs.map(\.id).sorted(), "one event each")
+    }
+
     @Test(arguments: TestStore.all) func lateWorkerCannotOverwriteTheNextAttempt(store: TestStore) async throws {
         let queue = try await store.open()
         let store = queue.store
