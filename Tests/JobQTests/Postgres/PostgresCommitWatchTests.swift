@@ -4,6 +4,7 @@ import PostgresNIO
 import Synchronization
 import Testing
 
+@testable import JobQCore
 @testable import JobQPostgres
 
 /// LISTEN/NOTIFY wakes a watcher at once; where notifications are lost (a pooler in
@@ -125,6 +126,48 @@ struct PostgresCommitWatchTests {
         let warnings = logs.messages.filter { $0.contains("notifications do not arrive") }
         #expect(warnings.count == 1, "\(logs.messages)")
         #expect((2...4).contains(polled), "the poll reported every second: \(polled) reports in 3.5s")
+    }
+}
+
+extension PostgresCommitWatchTests {
+    /// Every commit watch of a process shares one LISTEN connection: 64 event feeds open at once
+    /// (as 64 dashboard live streams would be) hold one, not 64; each still hears another
+    /// store's commit; and the connection closes when the last feed ends.
+    @Test func sixtyFourFeedsShareOneListenConnection() async throws {
+        let settings = try await PostgresTestDatabases.shared.fresh()
+        let logger = PostgresTestServer.logger
+        let follower = try await JobQueue(postgres: settings, logger: logger)
+        let writer = try await JobQueue(postgres: settings, logger: logger)
+        let cursor = try await follower.latestEventID()
+        let heard = Reports()
+        let feeds = (0..<64).map { _ in
+            Task {
+                for try await _ in follower.events(EventFilter(kinds: [.enqueued]), since: cursor) { heard.add() }
+            }
+        }
+        @Sendable func listening() async throws -> Int {
+            try await PostgresTestServer.rows(
+                settings,
+                """
+                SELECT count(*)::int FROM pg_stat_activity
+                WHERE datname = current_database() AND query LIKE 'LISTEN%'
+                """, as: Int.self
+            ).first ?? -1
+        }
+        try await eventually(.seconds(20), "the feeds to listen") { try await listening() > 0 }
+        try await writer.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
+        try await eventually(.seconds(20), "every feed to see the job") { heard.count == 64 }
+        let all =
+            try await PostgresTestServer.rows(
+                settings,
+                "SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                as: Int.self
+            ).first ?? -1
+        #expect(try await listening() == 1)
+        // Two stores' writers and readers (at most 4 each) and one LISTEN connection.
+        #expect(all <= 9, "\(all) connections for 64 feeds")
+        for feed in feeds { feed.cancel() }
+        try await eventually(.seconds(10), "the LISTEN connection to close") { try await listening() == 0 }
     }
 }
 
