@@ -131,6 +131,9 @@ let package = Package(
             name: "JobQCommandLine",
             dependencies: ["JobQCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // A TCP relay that delays every packet, or holds them all: a server across a network,
+        // for the bench and the tests of the client's deadline.
+        .target(name: "LatencyRelay"),
         // `jobq-bench`: jobq beside minimal raw queues on this machine. Not part of the `jobq`
         // binary; it runs the `jobq` built next to it for its cross-process workloads.
         .executableTarget(
@@ -138,6 +141,7 @@ let package = Package(
             dependencies: [
                 "JobQ",
                 "JobQCommandLine",
+                "LatencyRelay",
                 .target(name: "JobQPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // The raw baselines use the SQLite C API directly.
@@ -208,6 +212,7 @@ let package = Package(
                 "JobQWebText",
                 "JobQCLI",
                 "jobq-bench",
+                "LatencyRelay",
                 "jobq-test-helper",
                 "jobq-chaos",
                 "jobq-fuzz",

@@ -41,6 +41,12 @@ struct BenchCommand: AsyncParsableCommand {
             valueName: "url"))
     var db: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "With --db: also measure PostgreSQL through a relay that adds this round trip, in milliseconds (0 skips it).",
+            valueName: "ms"))
+    var roundTripMs: Double = 1
+
     /// The minimal raw queue's worker, run by the bench itself in a child process.
     @Option(help: .hidden) var minimalRawWorker: String?
 

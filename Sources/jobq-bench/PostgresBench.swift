@@ -3,12 +3,13 @@
     import JobQCommandLine
     import JobQ
     import JobQPostgres
+    import LatencyRelay
     import Logging
     import PostgresNIO
 
-    /// `jobq bench --db postgres://...`: jobq on a PostgreSQL store, each figure beside a raw
-    /// baseline measured in the same run: the statements jobq sends for that work, sent straight
-    /// through postgres-nio from one connection, without jobq's threads, pools or Swift code.
+    /// `jobq-bench --db postgres://...`: jobq on a PostgreSQL store, each figure beside a
+    /// baseline measured in the same run: a minimal PostgreSQL queue in the same database
+    /// (``MinimalPostgresQueue``), driven from one connection by the bench itself.
     ///
     /// The database must hold no jobs: the bench fills it and empties it between workloads.
     struct PostgresBench {
@@ -41,6 +42,7 @@
                 )
             }
             try await reset(connection)
+            try await MinimalPostgresQueue(connection: connection, logger: logger).create()
         }
 
         func reset(_ connection: PostgresConnection) async throws {
@@ -53,17 +55,6 @@
                 Int.self) ?? 0
         }
 
-        static let lock = "SELECT pg_advisory_xact_lock(\(0x6A6F_6265)), pg_notify('jobq_commits', '')"
-        static let insertJob = """
-            INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, created_at, unmet)
-            VALUES ('default', 'sum', CAST($1 AS json), 0, 'ready', 3, $2, $2, 0)
-            RETURNING id, queue, executor, state, priority, payload, result, error, attempt, max_attempts, run_at, timeout, created_at
-            """
-        static let insertEvent = """
-            INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at, workflow_id)
-            VALUES ($1, 'enqueued', 'default', 'sum', NULL, CAST($2 AS json), $3, NULL)
-            """
-
         // MARK: Enqueue
 
         /// jobq: one `enqueue` per job. Jobs per second.
@@ -71,26 +62,6 @@
             let queue = try await queue()
             let start = ContinuousClock.now
             for index in 0..<count { try await queue.enqueue(try BenchWorkloads.sumRequest(index)) }
-            return Double(count) / (ContinuousClock.now - start).inSeconds
-        }
-
-        /// Raw: the five statements of jobq's single enqueue (begin, lock and notify, the job, its
-        /// event, commit). Jobs per second.
-        func rawEnqueueOneAtATime(_ count: Int, on connection: PostgresConnection) async throws -> Double {
-            let start = ContinuousClock.now
-            for index in 0..<count {
-                try await connection.query("BEGIN", logger: logger)
-                try await connection.query(PostgresQuery(unsafeSQL: Self.lock), logger: logger)
-                let now = Date().timeIntervalSince1970
-                let id = try await connection.query(
-                    PostgresQuery(unsafeSQL: Self.insertJob, binds: try Self.binds(#"{"a":\#(index),"b":1}"#, now)),
-                    logger: logger
-                ).collect().first!.first!.decode(Int64.self)
-                try await connection.query(
-                    PostgresQuery(unsafeSQL: Self.insertEvent, binds: try Self.binds(id, #"{"priority":0}"#, now)),
-                    logger: logger)
-                try await connection.query("COMMIT", logger: logger)
-            }
             return Double(count) / (ContinuousClock.now - start).inSeconds
         }
 
@@ -103,43 +74,6 @@
                 try await queue.enqueue(
                     contentsOf: try (index..<min(index + 1000, count)).map(BenchWorkloads.sumRequest))
                 index += 1000
-            }
-            return Double(count) / (ContinuousClock.now - start).inSeconds
-        }
-
-        /// Raw: what jobq sends for a batch of 1,000: one INSERT per job, the events in INSERTs of
-        /// 64 rows, in one locked transaction. Jobs per second.
-        func rawEnqueueInBulk(_ count: Int, on connection: PostgresConnection) async throws -> Double {
-            let start = ContinuousClock.now
-            var index = 0
-            while index < count {
-                let batch = index..<min(index + 1000, count)
-                try await connection.query("BEGIN", logger: logger)
-                try await connection.query(PostgresQuery(unsafeSQL: Self.lock), logger: logger)
-                let now = Date().timeIntervalSince1970
-                var ids: [Int64] = []
-                for job in batch {
-                    ids.append(
-                        try await connection.query(
-                            PostgresQuery(
-                                unsafeSQL: Self.insertJob, binds: try Self.binds(#"{"a":\#(job),"b":1}"#, now)),
-                            logger: logger
-                        ).collect().first!.first!.decode(Int64.self))
-                }
-                for chunk in stride(from: 0, to: ids.count, by: 64) {
-                    let rows = ids[chunk..<min(chunk + 64, ids.count)]
-                    let values = rows.map {
-                        "(\($0), 'enqueued', 'default', 'sum', NULL, '{\"priority\":0}', \(now), NULL)"
-                    }
-                    try await connection.query(
-                        PostgresQuery(
-                            unsafeSQL:
-                                "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at, workflow_id) VALUES "
-                                + values.joined(separator: ", ")),
-                        logger: logger)
-                }
-                try await connection.query("COMMIT", logger: logger)
-                index = batch.upperBound
             }
             return Double(count) / (ContinuousClock.now - start).inSeconds
         }
@@ -174,71 +108,6 @@
                 throw CLIError.failure("bench: worker processes exited \(statuses) after \(done) of \(count) jobs")
             }
             return Double(count) / elapsed
-        }
-
-        /// Raw: jobq's claim and completion transactions for batches of 100 (promote due jobs, read
-        /// paused queues, claim in index order with SKIP LOCKED; then one fenced UPDATE per job and
-        /// its `started` and `succeeded` events in INSERTs of 64 rows). Jobs per second.
-        func rawClaimComplete(_ count: Int, on connection: PostgresConnection) async throws -> Double {
-            try await backlog(count)
-            let start = ContinuousClock.now
-            var done = 0
-            while done < count {
-                let now = Date().timeIntervalSince1970
-                try await connection.query("BEGIN", logger: logger)
-                try await connection.query(PostgresQuery(unsafeSQL: Self.lock), logger: logger)
-                try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL:
-                            "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= $1",
-                        binds: try Self.binds(now)), logger: logger)
-                _ = try await connection.query("SELECT name FROM queues WHERE paused <> 0", logger: logger).collect()
-                let claimed = try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: """
-                            UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = 'raw', lease_until = $1, started_at = NULL
-                            WHERE id IN (SELECT id FROM jobs WHERE state = 'ready' AND queue = 'default'
-                                ORDER BY priority DESC, run_at, id LIMIT 100 FOR UPDATE SKIP LOCKED)
-                            RETURNING id, queue, executor, payload, priority, attempt, max_attempts, run_at, timeout, name, batch, checkpoint
-                            """,
-                        binds: try Self.binds(now + 30)), logger: logger
-                ).collect().map { try $0.first!.decode(Int64.self) }
-                try await connection.query("COMMIT", logger: logger)
-                try await connection.query("BEGIN", logger: logger)
-                try await connection.query(PostgresQuery(unsafeSQL: Self.lock), logger: logger)
-                _ = try await connection.query(
-                    "SELECT EXISTS (SELECT 1 FROM tracking_members), EXISTS (SELECT 1 FROM dependencies)",
-                    logger: logger
-                ).collect()
-                for id in claimed {
-                    try await connection.query(
-                        PostgresQuery(
-                            unsafeSQL: """
-                                UPDATE jobs SET state = 'succeeded', result = CAST($1 AS json), error = NULL, finished_at = $2, started_at = $2,
-                                    lease_until = NULL
-                                WHERE id = $3 AND state = 'running' AND worker_id = 'raw' AND attempt = 1
-                                """,
-                            binds: try Self.binds(#"{"sum":2}"#, now, id)), logger: logger)
-                }
-                let events = claimed.flatMap {
-                    [
-                        "(\($0), 'started', 'default', 'sum', NULL, '{}', \(now), NULL)",
-                        "(\($0), 'succeeded', 'default', 'sum', NULL, '{}', \(now), NULL)"
-                    ]
-                }
-                for chunk in stride(from: 0, to: events.count, by: 64) {
-                    try await connection.query(
-                        PostgresQuery(
-                            unsafeSQL:
-                                "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at, workflow_id) VALUES "
-                                + events[chunk..<min(chunk + 64, events.count)].joined(separator: ", ")),
-                        logger: logger)
-                }
-                try await connection.query("COMMIT", logger: logger)
-                done += claimed.count
-                if claimed.isEmpty { break }
-            }
-            return Double(done) / (ContinuousClock.now - start).inSeconds
         }
 
         // MARK: Latency
@@ -297,6 +166,32 @@
         }
 
         private func postgresWorkloads(url: String) async throws -> [Row] {
+            guard roundTripMs >= 0, roundTripMs <= 1000 else {
+                throw CLIError.usage("--round-trip-ms must be between 0 and 1000, got \(roundTripMs)")
+            }
+            var rows = try await postgresRows(url: url, label: "PostgreSQL")
+            guard roundTripMs > 0 else { return rows }
+            // The same workloads through a relay that holds every packet half the round trip
+            // each way: the server as across a network, where round trips, not the server's
+            // work, decide how fast a queue goes.
+            let settings = try PostgresSettings(url: url)
+            let relay = try LatencyRelay(
+                targetHost: settings.host, targetPort: settings.port,
+                oneWayDelay: .nanoseconds(Int64(roundTripMs * 500_000)))
+            defer { relay.stop() }
+            guard var components = URLComponents(string: url) else {
+                throw CLIError.usage("bench: '\(settings)' is not a URL the relay can rewrite")
+            }
+            components.host = "127.0.0.1"
+            components.port = relay.port
+            let relayed = components.string ?? url
+            rows += try await postgresRows(
+                url: relayed,
+                label: "PostgreSQL, \(DurationParser.format(.nanoseconds(Int64(roundTripMs * 1e6)))) round trip")
+            return rows
+        }
+
+        private func postgresRows(url: String, label: String) async throws -> [Row] {
             let enqueueCount = try size(enqueueJobs, 2_000, 200)
             let bulkCount = try size(bulkJobs, 20_000, 2_000)
             let drainCount = try size(drainJobs, 10_000, 1_000)
@@ -304,21 +199,23 @@
             let bench = try PostgresBench(url: url)
             let connection = try await bench.connect()
             defer { Task { try? await connection.close() } }
+            let minimal = MinimalPostgresQueue(connection: connection, logger: bench.logger)
             func progress(_ text: String) {
-                if !json { FileHandle.standardError.write(Data("bench: \(text)...\n".utf8)) }
+                if !json { FileHandle.standardError.write(Data("bench: \(label): \(text)...\n".utf8)) }
             }
             try await bench.prepare(connection)
-            progress("enqueue, and its raw baseline")
-            let rawSingle = try await bench.rawEnqueueOneAtATime(enqueueCount, on: connection)
-            try await bench.reset(connection)
+            progress("enqueue, and the minimal queue's")
+            let minimalSingle = try await minimal.enqueueOneAtATime(enqueueCount)
+            try await minimal.reset()
             let single = try await bench.enqueueOneAtATime(enqueueCount)
             try await bench.reset(connection)
-            let rawBulk = try await bench.rawEnqueueInBulk(bulkCount, on: connection)
-            try await bench.reset(connection)
+            let minimalBulk = try await minimal.enqueueInBulk(bulkCount)
+            try await minimal.reset()
             let bulk = try await bench.enqueueInBulk(bulkCount)
             try await bench.reset(connection)
-            progress("raw claim+complete")
-            let rawDrain = try await bench.rawClaimComplete(drainCount, on: connection)
+            progress("the minimal queue's drain")
+            let minimalDrain = try await minimal.drain(drainCount)
+            try await minimal.reset()
             var drains: [(processes: Int, rate: Double)] = []
             for processes in [1, 2, 4] {
                 try await bench.reset(connection)
@@ -333,29 +230,32 @@
             progress("pick-up latency")
             let latency = try await bench.pickUpLatency(latencyCount, on: connection)
             try await bench.reset(connection)
-            let baseline = "raw claim+complete, batches of 100, one connection"
+            try await minimal.drop()
+            let baseline = "minimal PostgreSQL queue"
             var rows = [
                 Row(
-                    workload: "PostgreSQL: enqueue, one per transaction", value: single, unit: "jobs/s",
-                    baseline: "the same statements raw", baselineValue: rawSingle, ratio: single / rawSingle),
+                    workload: "\(label): enqueue, one per transaction", value: single, unit: "jobs/s",
+                    baseline: "\(baseline), one INSERT each", baselineValue: minimalSingle,
+                    ratio: single / minimalSingle),
                 Row(
-                    workload: "PostgreSQL: enqueue, bulk (batches of 1,000)", value: bulk, unit: "jobs/s",
-                    baseline: "the same statements raw", baselineValue: rawBulk, ratio: bulk / rawBulk)
+                    workload: "\(label): enqueue, bulk (batches of 1,000)", value: bulk, unit: "jobs/s",
+                    baseline: "\(baseline), one INSERT over arrays", baselineValue: minimalBulk,
+                    ratio: bulk / minimalBulk)
             ]
             for drain in drains {
                 rows.append(
                     Row(
-                        workload:
-                            "PostgreSQL: drain with \(drain.processes) `jobq work` process(es), concurrency 4 each",
-                        value: drain.rate,
-                        unit: "jobs/s", baseline: baseline, baselineValue: rawDrain, ratio: drain.rate / rawDrain))
+                        workload: "\(label): drain with \(drain.processes) `jobq work` process(es), concurrency 4 each",
+                        value: drain.rate, unit: "jobs/s",
+                        baseline: "\(baseline), claim+complete by 100, one connection", baselineValue: minimalDrain,
+                        ratio: drain.rate / minimalDrain))
             }
             rows += [
                 Row(
-                    workload: "PostgreSQL: enqueue committed to done in an idle worker process, p50",
+                    workload: "\(label): enqueue committed to done in an idle worker process, p50",
                     value: percentile(latency, 50), unit: "ms"),
                 Row(
-                    workload: "PostgreSQL: enqueue committed to done in an idle worker process, p99",
+                    workload: "\(label): enqueue committed to done in an idle worker process, p99",
                     value: percentile(latency, 99), unit: "ms")
             ]
             return rows

@@ -235,24 +235,55 @@ extension StoreSQL {
     static func markStarted(
         _ db: some SQLTransaction, _ jobs: some Collection<ClaimedJob>, workerID: String, events: inout PendingEvents
     ) throws -> Set<JobID> {
-        let statement = try db.statement(
-            sql:
-                "UPDATE jobs SET started_at = ?1 WHERE id = ?2 AND state = 'running' AND worker_id = ?3 AND attempt = ?4 AND started_at IS NULL"
-        )
+        guard !jobs.isEmpty else { return [] }
+        var accepted: Set<JobID> = []
+        // Many to a statement, like plain successes; in id order, so that two writes that lock
+        // the same rows lock them in the same order.
+        for chunk in jobs.sorted(by: { $0.id < $1.id }).chunks(of: startMarksPerUpdate) {
+            let update = try db.statement(sql: startMarkSQL[chunk.count][db.dialect])
+            update.bind(1, workerID)
+            for (offset, job) in chunk.enumerated() {
+                let base = Int32(2 + 3 * offset)
+                update.bind(base, job.id)
+                update.bind(base + 1, job.attempt)
+                update.bind(base + 2, job.startTime ?? events.now)
+            }
+            while try update.step() { accepted.insert(update.int64(0)) }
+            update.reset()
+        }
         var refused: Set<JobID> = []
         for job in jobs {
-            statement.bind(1, job.startTime ?? events.now)
-            statement.bind(2, job.id)
-            statement.bind(3, workerID)
-            statement.bind(4, job.attempt)
-            try statement.run()
-            guard db.changesCount > 0 else {
+            if accepted.contains(job.id) {
+                events.append(startedOf: job, workerID: workerID)
+            } else {
                 refused.insert(job.id)
-                continue
             }
-            events.append(startedOf: job, workerID: workerID)
         }
         return refused
+    }
+
+    /// Rows per UPDATE at most (3 parameters each, 1 shared).
+    static let startMarksPerUpdate = 64
+
+    /// `startMarkSQL[n]` marks n attempts started: ?1 is the worker, then each job's id, attempt
+    /// and start time. The VALUES list's columns are column1...column3 in both dialects.
+    static let startMarkSQL: [DialectSQL] = (0...startMarksPerUpdate).map { count in
+        DialectSQL { d in
+            let rows = (0..<count).map { row in
+                let p = 2 + 3 * row
+                return switch d {
+                case .sqlite: "(?\(p), ?\(p + 1), ?\(p + 2))"
+                case .postgres:
+                    "(CAST(?\(p) AS bigint), CAST(?\(p + 1) AS integer), CAST(?\(p + 2) AS double precision))"
+                }
+            }
+            return """
+                UPDATE jobs SET started_at = v.column3 FROM (VALUES \(rows.joined(separator: ", "))) AS v
+                WHERE jobs.id = v.column1 AND jobs.state = 'running' AND jobs.worker_id = ?1 AND jobs.attempt = v.column2
+                    AND jobs.started_at IS NULL
+                RETURNING jobs.id
+                """
+        }
     }
 
     /// Of a dead worker's claimed jobs with no start mark, those that may have started anyway

@@ -107,11 +107,11 @@ final class EventFollower: Sendable {
         }
     }
 
-    /// Reads to the end of the feed once more, then returns every id seen. Call it after the
-    /// writers stopped.
-    func finish() -> Set<Int64> {
+    /// Reads to the end of the feed once more, then returns every id seen, in the order seen.
+    /// Call it after the writers stopped.
+    func finish() -> [Int64] {
         stop.store(true, ordering: .releasing)
         done.wait()
-        return Set(seen.withLock { $0 })
+        return seen.withLock { $0 }
     }
 }

@@ -258,7 +258,8 @@ let acked = acknowledged()
 // Ids printed by `emit` and `enqueue --unique` are acknowledged too (a repeated id is the
 // existing job or the earlier emit's, printed again).
 let emittedAndUnique = Set((0..<2).flatMap { ids(in: "emitted-\($0).txt") + ids(in: "unique-\($0).txt") })
-let seenEvents = follower.finish()
+let seenInOrder = follower.finish()
+let seenEvents = Set(seenInOrder)
 let report = try { () throws -> [String: Int] in
     let db = store
     var figures: [String: Int] = [:]
@@ -280,11 +281,16 @@ let report = try { () throws -> [String: Int] in
             SELECT COUNT(*) FROM (SELECT job_id FROM events WHERE kind IN ('succeeded', 'dead') GROUP BY job_id HAVING COUNT(*) > 1) AS twice
             """) ?? -1
     figures["overAttempts"] = try db.int("SELECT COUNT(*) FROM jobs WHERE attempt > max_attempts") ?? -1
-    // Events the follower never saw; on SQLite, whose ids have no holes, also ids missing.
-    let allEvents = try db.ids("SELECT id FROM events ORDER BY id")
+    // Events the follower never saw or saw twice, and events it saw out of the feed's final
+    // order (an event that appeared before one it had passed); on SQLite, whose ids have no
+    // holes, also ids missing.
+    let allEvents = try db.ids(
+        onPostgres ? "SELECT id FROM events ORDER BY xact, id" : "SELECT id FROM events ORDER BY id")
     let missed = Set(allEvents).subtracting(seenEvents).count
+    let seenTwice = seenInOrder.count - seenEvents.count
+    let outOfOrder = seenInOrder == allEvents.filter(seenEvents.contains) ? 0 : 1
     let holes = onPostgres ? 0 : (allEvents.last.map(Int.init) ?? 0) - allEvents.count
-    figures["eventGaps"] = missed + holes
+    figures["eventGaps"] = missed + seenTwice + outOfOrder + holes
     figures["redeliveries"] =
         try db.int(
             "SELECT COUNT(*) FROM events WHERE kind IN ('failed', 'dead') AND CAST(data AS text) LIKE '%lost its lease%'"

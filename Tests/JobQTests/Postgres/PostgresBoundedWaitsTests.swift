@@ -1,5 +1,6 @@
 import Foundation
 import JobQ
+import LatencyRelay
 import Logging
 import Testing
 
@@ -29,6 +30,44 @@ struct PostgresBoundedWaitsTests {
                 "statement_timeout": "45000", "lock_timeout": "2500", "idle_in_transaction_session_timeout": "5000",
                 "tcp_keepalives_idle": "30", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "3"
             ])
+    }
+
+    /// A server that stops answering while the connection stays open (a cut network, a hung
+    /// machine: TCP may take many minutes to notice) is given up on once the statement bound and
+    /// its 5 s margin have passed: the write fails with a clear error instead of hanging, and
+    /// once the network is back the next write goes on, on a new connection, with a log line.
+    @Test func aCutNetworkEndsTheWaitAtTheClientDeadline() async throws {
+        let direct = try await PostgresTestDatabases.shared.fresh()
+        _ = try await JobQueue(postgres: direct, logger: PostgresTestServer.logger)  // the schema
+        let relay = try LatencyRelay(targetHost: direct.host, targetPort: direct.port, oneWayDelay: .zero)
+        defer { relay.stop() }
+        var settings = direct
+        settings.host = "127.0.0.1"
+        settings.port = relay.port
+        settings.timeouts.statement = .seconds(1)
+        let logs = LogRecorder()
+        logs.logLevel = .warning
+        let queue = try await JobQueue(postgres: settings, logger: Logger(label: "test") { _ in logs })
+        // Both writer connections open and answer.
+        for _ in 0..<2 { try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}")) }
+        relay.cut()
+        let cutAt = ContinuousClock.now
+        // Without the deadline this write would wait for TCP to give up: the test bounds it.
+        let outcome = try await within(.seconds(40), "the write to give up") { () -> String in
+            do {
+                try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
+                return "written"
+            } catch let error as JobQueueError {
+                return "\(error)"
+            }
+        }
+        #expect(outcome.contains("PostgreSQL connection failed"), "\(outcome)")
+        let waited = ContinuousClock.now - cutAt
+        // The deadline is 1 s + 5 s, checked every second.
+        #expect(waited >= .seconds(5) && waited < .seconds(30), "gave up after \(waited)")
+        relay.restore()
+        for _ in 0..<2 { try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}")) }
+        #expect(logs.messages.contains { $0.contains("was lost; opening a new one") }, "\(logs.messages)")
     }
 
     @Test func aConnectionTheServerEndedIsReplacedAndTheLogSaysSo() async throws {

@@ -1,0 +1,116 @@
+#if Postgres
+    import Foundation
+    import PostgresNIO
+
+    /// The PostgreSQL baseline: a minimal queue in the same database, as a small PostgreSQL
+    /// queue library builds one (one table, one partial index on the claim order; single
+    /// enqueues of one statement; bulk enqueues of one statement over arrays; claims of 100 with
+    /// SKIP LOCKED and their completions in one statement over an array), driven from one
+    /// connection by the bench itself. No events, no leases, no attempts, no fences: what a
+    /// job costs the server at least, so that jobq's rows read as ratios to it.
+    struct MinimalPostgresQueue {
+        let connection: PostgresConnection
+        let logger: Logger
+
+        static let table = "bench_minimal_queue"
+
+        func create() async throws {
+            try await run(
+                """
+                CREATE TABLE IF NOT EXISTS \(Self.table) (
+                    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    payload json NOT NULL,
+                    state text NOT NULL DEFAULT 'ready',
+                    priority integer NOT NULL DEFAULT 0,
+                    run_at double precision NOT NULL,
+                    result json,
+                    finished_at double precision)
+                """)
+            try await run(
+                """
+                CREATE INDEX IF NOT EXISTS \(Self.table)_claim ON \(Self.table) (priority DESC, run_at, id)
+                WHERE state = 'ready'
+                """)
+            try await reset()
+        }
+
+        func reset() async throws { try await run("TRUNCATE \(Self.table) RESTART IDENTITY") }
+
+        func drop() async throws { try await run("DROP TABLE IF EXISTS \(Self.table)") }
+
+        /// One INSERT per job, each its own transaction. Jobs per second.
+        func enqueueOneAtATime(_ count: Int) async throws -> Double {
+            let start = ContinuousClock.now
+            for index in 0..<count {
+                try await connection.query(
+                    "INSERT INTO bench_minimal_queue (payload, run_at) VALUES (CAST(\(Self.payload(index)) AS json), \(Date().timeIntervalSince1970))",
+                    logger: logger)
+            }
+            return Double(count) / (ContinuousClock.now - start).inSeconds
+        }
+
+        /// One INSERT over arrays per 1,000 jobs. Jobs per second.
+        func enqueueInBulk(_ count: Int) async throws -> Double {
+            let start = ContinuousClock.now
+            var index = 0
+            while index < count {
+                let batch = index..<min(index + 1000, count)
+                let now = Date().timeIntervalSince1970
+                try await connection.query(
+                    """
+                    INSERT INTO bench_minimal_queue (payload, run_at)
+                    SELECT CAST(payload AS json), \(now) FROM unnest(CAST(\(batch.map(Self.payload)) AS text[])) AS batch(payload)
+                    """, logger: logger)
+                index = batch.upperBound
+            }
+            return Double(count) / (ContinuousClock.now - start).inSeconds
+        }
+
+        /// Fills the queue for a drain, outside the measurement.
+        func fill(_ count: Int) async throws {
+            try await reset()
+            _ = try await enqueueInBulk(count)
+        }
+
+        /// Claims 100 in claim order with SKIP LOCKED, then completes them in one UPDATE, until
+        /// the queue is empty. Jobs per second.
+        func drain(_ count: Int) async throws -> Double {
+            try await fill(count)
+            let start = ContinuousClock.now
+            var done = 0
+            while true {
+                let claimed = try await connection.query(
+                    """
+                    UPDATE bench_minimal_queue SET state = 'running'
+                    WHERE id IN (SELECT id FROM bench_minimal_queue WHERE state = 'ready'
+                        ORDER BY priority DESC, run_at, id LIMIT 100 FOR UPDATE SKIP LOCKED)
+                    RETURNING id, CAST(payload AS text)
+                    """, logger: logger
+                ).collect().map { try $0.decode((Int64, String).self).0 }
+                if claimed.isEmpty { break }
+                try await connection.query(
+                    """
+                    UPDATE bench_minimal_queue SET state = 'succeeded', result = CAST('{"sum":2}' AS json),
+                        finished_at = \(Date().timeIntervalSince1970)
+                    WHERE id = ANY(\(claimed))
+                    """, logger: logger)
+                done += claimed.count
+            }
+            guard done == count else {
+                throw MinimalQueueError(message: "the minimal queue drained \(done) of \(count) jobs")
+            }
+            return Double(done) / (ContinuousClock.now - start).inSeconds
+        }
+
+        static func payload(_ index: Int) -> String { #"{"a":\#(index),"b":1}"# }
+
+        private func run(_ sql: String) async throws {
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        }
+    }
+
+    struct MinimalQueueError: Error, CustomStringConvertible {
+        let message: String
+        var description: String { "bench: \(message)" }
+    }
+#endif
