@@ -77,10 +77,15 @@ extension StoreSQL {
         recorded.refusedStarts = try StoreSQL.markStarted(db, separateStarts, workerID: workerID, events: &events)
         if !outcomes.isEmpty {
             let facts = try StoreFacts.read(db)
+            let withDependents = try StoreSQL.jobsWithDependents(
+                db, outcomes.filter { $0.outcome.isSuccess && !$0.job.isMember }.map(\.job.id), facts: facts)
             var plain: [StoreSQL.PlainSuccess] = []
             for (job, outcome) in outcomes {
                 let start = startsWithSuccess[job.id]
-                if let success = StoreSQL.PlainSuccess(job: job, outcome: outcome, start: start, facts: facts) {
+                if let success = StoreSQL.PlainSuccess(
+                    job: job, outcome: outcome, start: start, facts: facts,
+                    hasDependents: withDependents.contains(job.id))
+                {
                     plain.append(success)
                     continue
                 }

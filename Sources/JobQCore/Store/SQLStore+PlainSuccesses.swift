@@ -19,14 +19,31 @@ extension StoreSQL {
         let start: ClaimedJob?
 
         /// `nil` when the outcome is not a success or its recording has consequences.
-        init?(job: ClaimedJob, outcome: AttemptOutcome, start: ClaimedJob?, facts: StoreFacts) {
+        /// `hasDependents`: some job waits for this one (read in the same transaction; only
+        /// exclusive writes add dependencies, so it stays true until commit).
+        init?(job: ClaimedJob, outcome: AttemptOutcome, start: ClaimedJob?, facts: StoreFacts, hasDependents: Bool) {
             guard case .succeeded(let resultJSON, let writes) = outcome, writes.isEmpty || job.workflowID == nil,
-                !job.isMember, !facts.dependencies, !facts.trackingMembers
+                !job.isMember, !hasDependents, !facts.trackingMembers
             else { return nil }
             self.job = job
             self.resultJSON = resultJSON
             self.start = start
         }
+    }
+
+    /// Of these jobs, those some job waits for: looked up only where the store has dependencies
+    /// at all, so that a store using workflows still records the successes of its other jobs as
+    /// plain ones.
+    static func jobsWithDependents(_ db: some SQLTransaction, _ ids: [JobID], facts: StoreFacts) throws -> Set<JobID> {
+        guard facts.dependencies, !ids.isEmpty else { return [] }
+        return try Set(
+            db.fetchAll(
+                JobID.self,
+                sql: """
+                    SELECT DISTINCT depends_on FROM dependencies
+                    WHERE depends_on IN (\(db.dialect.integers(in: "?")))
+                    """,
+                arguments: [jsonArray(ids.sorted())]))
     }
 
     /// Rows per UPDATE at most (4 parameters each, 2 shared).

@@ -153,9 +153,11 @@ struct LeaseTests {
         let group = ServiceGroup(services: [pool], logger: Logger(label: "test"))
         let running = Task { try await group.run() }
         // Before any job finished, the pool claims as many ahead as it has slots.
+        // (The claim commits before the pool hands its jobs to slots: wait for both.)
         try await eventually(.seconds(30), "two jobs running and two claimed ahead") {
-            try await queue.jobs(state: .running).count == 4
+            try await queue.jobs(state: .running).count == 4 && pool.statistics.running == 2
         }
+        try await Task.sleep(for: .milliseconds(200))
         #expect(pool.statistics.running == 2, "only `concurrency` jobs run; the rest wait, leased")
         await group.triggerGracefulShutdown()
         try await within(.seconds(25), "shutdown") { try await running.value }
