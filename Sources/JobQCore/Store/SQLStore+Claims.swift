@@ -269,16 +269,9 @@ extension StoreSQL {
     /// and start time. The VALUES list's columns are column1...column3 in both dialects.
     static let startMarkSQL: [DialectSQL] = (0...startMarksPerUpdate).map { count in
         DialectSQL { d in
-            let rows = (0..<count).map { row in
-                let p = 2 + 3 * row
-                return switch d {
-                case .sqlite: "(?\(p), ?\(p + 1), ?\(p + 2))"
-                case .postgres:
-                    "(CAST(?\(p) AS bigint), CAST(?\(p + 1) AS integer), CAST(?\(p + 2) AS double precision))"
-                }
-            }
+            let rows = d.values(rows: count, from: 2, types: ["bigint", "integer", "double precision"])
             return """
-                UPDATE jobs SET started_at = v.column3 FROM (VALUES \(rows.joined(separator: ", "))) AS v
+                UPDATE jobs SET started_at = v.column3 FROM (VALUES \(rows)) AS v
                 WHERE jobs.id = v.column1 AND jobs.state = 'running' AND jobs.worker_id = ?1 AND jobs.attempt = v.column2
                     AND jobs.started_at IS NULL
                 RETURNING jobs.id

@@ -122,18 +122,11 @@ extension StoreSQL {
     /// list's columns are column1...column4 in both dialects; PostgreSQL needs their types.
     static let plainSuccessSQL: [DialectSQL] = (0...plainSuccessesPerUpdate).map { count in
         DialectSQL { d in
-            let rows = (0..<count).map { row in
-                let p = 3 + 4 * row
-                return switch d {
-                case .sqlite: "(?\(p), ?\(p + 1), ?\(p + 2), ?\(p + 3))"
-                case .postgres:
-                    "(CAST(?\(p) AS bigint), CAST(?\(p + 1) AS integer), CAST(?\(p + 2) AS json), CAST(?\(p + 3) AS double precision))"
-                }
-            }
+            let rows = d.values(rows: count, from: 3, types: ["bigint", "integer", "json", "double precision"])
             return """
                 UPDATE jobs SET state = 'succeeded', result = v.column3, error = NULL, finished_at = ?1, lease_until = NULL,
                     started_at = COALESCE(v.column4, jobs.started_at)
-                FROM (VALUES \(rows.joined(separator: ", "))) AS v
+                FROM (VALUES \(rows)) AS v
                 WHERE jobs.id = v.column1 AND jobs.state = 'running' AND jobs.worker_id = ?2 AND jobs.attempt = v.column2
                 RETURNING jobs.id
                 """

@@ -161,6 +161,22 @@ package enum SQLDialect: Sendable {
         }
     }
 
+    /// A VALUES list of `count` rows of parameters numbered from `first`, row by row, whose
+    /// columns a multi-row UPDATE joins as column1, column2, ... in both dialects. PostgreSQL,
+    /// which cannot type a VALUES list's parameters, gets each column's `types`.
+    package func values(rows count: Int, from first: Int, types: [String]) -> String {
+        (0..<count).map { row in
+            let columns = types.indices.map { column in
+                let parameter = "?\(first + types.count * row + column)"
+                return switch self {
+                case .sqlite: parameter
+                case .postgres: "CAST(\(parameter) AS \(types[column]))"
+                }
+            }
+            return "(" + columns.joined(separator: ", ") + ")"
+        }.joined(separator: ", ")
+    }
+
     /// A JSON text to bind where the statement has ``json(_:)``: SQLite minifies it itself.
     package func storedJSON(_ text: String) -> String {
         switch self {
