@@ -12,11 +12,9 @@ extension ServerStore {
     func insertPlainJobs(_ requests: [JobRequest]) async throws -> [Job]? {
         guard !requests.isEmpty else { return [] }
         let now = StoreSQL.now()
-        let jobs = try await server.autocommit { session in
+        let jobs =
             requests.count == 1
-                ? try Self.insertOne(requests[0], now: now, session)
-                : try Self.insertMany(requests, now: now, session)
-        }
+            ? try await insertOne(requests[0], now: now) : try await insertMany(requests, now: now)
         commitObservers.callAll()
         return jobs
     }
@@ -39,10 +37,10 @@ extension ServerStore {
         SELECT * FROM inserted
         """
 
-    private static func insertOne(_ request: JobRequest, now: Double, _ session: any SQLServerSession) throws -> [Job] {
+    private func insertOne(_ request: JobRequest, now: Double) async throws -> [Job] {
         let row = PlainRow(request, now: now)
-        let result = try session.run(
-            insertOneSQL,
+        let result = try await server.autocommit(
+            Self.insertOneSQL,
             [
                 .text(row.queue), .text(row.executor), .text(row.payload), .integer(Int64(row.priority)),
                 .text(row.state.rawValue), .integer(Int64(row.maxAttempts)), .real(row.runAt),
@@ -79,10 +77,8 @@ extension ServerStore {
         SELECT * FROM inserted
         """
 
-    private static func insertMany(_ requests: [JobRequest], now: Double, _ session: any SQLServerSession) throws
-        -> [Job]
-    {
-        let ids = try session.run(
+    private func insertMany(_ requests: [JobRequest], now: Double) async throws -> [Job] {
+        let ids = try await server.autocommit(
             "SELECT nextval(pg_get_serial_sequence('jobs', 'id')) FROM generate_series(1, CAST($1 AS integer))",
             [.integer(Int64(requests.count))]
         ).rows.compactMap { $0.first.flatMap(Int64.from) }.sorted()
@@ -91,8 +87,8 @@ extension ServerStore {
                 "PostgreSQL handed out \(ids.count) job ids for \(requests.count) jobs; nothing was enqueued, retry")
         }
         let rows = requests.map { PlainRow($0, now: now) }
-        let result = try session.run(
-            insertManySQL,
+        let result = try await server.autocommit(
+            Self.insertManySQL,
             [
                 .text(ArrayLiteral.integers(ids)),
                 .text(ArrayLiteral.texts(rows.map(\.queue))),

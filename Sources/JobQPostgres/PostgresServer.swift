@@ -26,6 +26,8 @@ final class PostgresServer: SQLServer {
     private let logger: Logger
     private let writers: [SessionSlot]
     private let readers: [SessionSlot]
+    /// Statements that commit on their own (a plain enqueue), sent from Swift concurrency.
+    private let direct: DirectSession
     private let nextWriter = Atomic<Int>(0)
     private let nextReader = Atomic<Int>(0)
 
@@ -42,6 +44,7 @@ final class PostgresServer: SQLServer {
         self.readers = (0..<max(1, readers)).map {
             SessionSlot(name: "jobq.postgres.reader\($0)", connector: connector)
         }
+        direct = DirectSession(name: "jobq.postgres.direct", connector: connector)
     }
 
     var dialect: SQLDialect { .postgres }
@@ -53,9 +56,8 @@ final class PostgresServer: SQLServer {
         return try await slot.transaction(begin: "BEGIN", prelude: Self.prelude(audience, lock), body)
     }
 
-    func autocommit<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T {
-        let slot = writers[nextWriter.add(1, ordering: .relaxed).oldValue % writers.count]
-        return try await slot.transaction(begin: nil, prelude: nil, body)
+    func autocommit(_ sql: String, _ values: [SQLValue]) async throws -> SQLServerResult {
+        try await direct.run(sql, values)
     }
 
     /// The lock, and the notifications for `audience`, in one round trip.
@@ -101,6 +103,7 @@ final class PostgresServer: SQLServer {
     }
 
     func close() {
+        direct.close()
         for writer in writers { writer.close() }
         for reader in readers { reader.close() }
     }
@@ -125,10 +128,9 @@ private final class SessionSlot: @unchecked Sendable {
         self.connector = connector
     }
 
-    /// Runs `body` after `begin` and `prelude`, then commits; with no `begin`, each statement
-    /// of `body` commits on its own.
+    /// Runs `body` after `begin` and `prelude`, then commits.
     func transaction<T: Sendable>(
-        begin: String?, prelude: String?, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
+        begin: String, prelude: String?, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
     ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
@@ -137,18 +139,10 @@ private final class SessionSlot: @unchecked Sendable {
         }
     }
 
-    private func runTransaction<T>(begin: String?, prelude: String?, _ body: (any SQLServerSession) throws -> T) throws
+    private func runTransaction<T>(begin: String, prelude: String?, _ body: (any SQLServerSession) throws -> T) throws
         -> T
     {
         var session = try connected()
-        guard let begin else {
-            do {
-                return try body(session)
-            } catch {
-                if session.isClosed { drop() }
-                throw error
-            }
-        }
         do {
             do {
                 _ = try session.run(begin, [])
@@ -207,5 +201,74 @@ private final class SessionSlot: @unchecked Sendable {
             try? self.session?.connection.close().wait()
             self.session = nil
         }
+    }
+}
+
+/// A connection for statements that commit on their own, used from Swift concurrency without a
+/// thread of its own: a blocking session costs two thread hops a statement (to its thread and
+/// back), which was most of a plain enqueue's time on loopback. Statements may overlap on it;
+/// postgres-nio sends them one after the other.
+private final class DirectSession: Sendable {
+    private let connector: PostgresConnector
+    private let name: String
+    private let state = Mutex<(session: PostgresSession?, lost: Bool)>((nil, false))
+
+    init(name: String, connector: PostgresConnector) {
+        self.name = name
+        self.connector = connector
+    }
+
+    func run(_ sql: String, _ values: [SQLValue]) async throws -> SQLServerResult {
+        let session = try await connected()
+        do {
+            return try await session.runAsync(sql, values)
+        } catch {
+            if session.isClosed { drop(session) }
+            throw error
+        }
+    }
+
+    private func connected() async throws -> PostgresSession {
+        let (current, lost) = state.withLock { state -> (PostgresSession?, Bool) in
+            if let session = state.session, session.isClosed {
+                state.session = nil
+                state.lost = true
+            }
+            return (state.session, state.lost)
+        }
+        if let current { return current }
+        if lost {
+            connector.logger.warning(
+                "the PostgreSQL connection \(name) was lost; opening a new one to \(connector.settings)")
+        }
+        let session = PostgresSession(
+            connection: try await connector.connect(), logger: connector.logger,
+            deadline: connector.settings.timeouts.clientDeadline)
+        // Two tasks may connect at once: one connection is kept, the other closed.
+        let kept = state.withLock { state -> PostgresSession in
+            if let other = state.session, !other.isClosed { return other }
+            state.session = session
+            state.lost = false
+            return session
+        }
+        if kept !== session { session.close() }
+        return kept
+    }
+
+    private func drop(_ session: PostgresSession) {
+        state.withLock { state in
+            if state.session === session {
+                state.session = nil
+                state.lost = true
+            }
+        }
+    }
+
+    func close() {
+        let session = state.withLock { state -> PostgresSession? in
+            defer { state.session = nil }
+            return state.session
+        }
+        session?.close()
     }
 }

@@ -31,8 +31,10 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
                     task.cancel()
                     return
                 }
-                let sent = inFlight.sentAt.load(ordering: .relaxed)
-                if sent != 0, DispatchTime.now().uptimeNanoseconds &- sent > limitNanoseconds {
+                let since = inFlight.since.load(ordering: .relaxed)
+                if inFlight.count.load(ordering: .relaxed) > 0,
+                    DispatchTime.now().uptimeNanoseconds &- since > limitNanoseconds
+                {
                     task.cancel()
                     connection.close().whenComplete { _ in }
                 }
@@ -42,34 +44,66 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
 
     deinit { watchdog?.cancel() }
 
+    /// Closes the connection, holding it until it is closed (postgres-nio requires a connection
+    /// to be closed before it is released).
+    func close() {
+        let connection = self.connection
+        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+    }
+
     var isClosed: Bool { connection.isClosed }
 
     func run(_ sql: String, _ values: [SQLValue]) throws -> SQLServerResult {
         let result: PostgresQueryResult
         do {
-            var binds = PostgresBindings(capacity: values.count)
-            for value in values {
-                if let text = value.text { try binds.append(InferredText(text: text)) } else { binds.appendNull() }
-            }
-            inFlight.sentAt.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
-            defer { inFlight.sentAt.store(0, ordering: .relaxed) }
-            result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
+            let query = try Self.query(sql, values)
+            inFlight.sent()
+            defer { inFlight.answered() }
+            result = try connection.query(query, logger: logger).wait()
         } catch {
             throw PostgresStoreError.from(error, sql: sql)
         }
-        var names: [String] = []
-        var rows: [[SQLValue]] = []
-        rows.reserveCapacity(result.rows.count)
-        for row in result.rows {
-            var values: [SQLValue] = []
-            values.reserveCapacity(row.count)
-            for cell in row {
-                if rows.isEmpty { names.append(cell.columnName) }
-                values.append(Self.value(cell))
-            }
-            rows.append(values)
+        return Self.result(result.rows, changes: result.metadata.rows ?? 0)
+    }
+
+    /// ``run(_:_:)`` from Swift concurrency, without a thread of its own: for statements that
+    /// commit on their own (no transaction holds the connection), which may overlap on it.
+    func runAsync(_ sql: String, _ values: [SQLValue]) async throws -> SQLServerResult {
+        do {
+            let query = try Self.query(sql, values)
+            inFlight.sent()
+            defer { inFlight.answered() }
+            let rows = try await connection.query(query, logger: logger)
+            var collected: [PostgresRow] = []
+            for try await row in rows { collected.append(row) }
+            return Self.result(collected, changes: collected.count)
+        } catch {
+            throw PostgresStoreError.from(error, sql: sql)
         }
-        return SQLServerResult(names: names, rows: rows, changes: result.metadata.rows ?? 0)
+    }
+
+    private static func query(_ sql: String, _ values: [SQLValue]) throws -> PostgresQuery {
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values {
+            if let text = value.text { try binds.append(InferredText(text: text)) } else { binds.appendNull() }
+        }
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+
+    private static func result(_ rows: some Collection<PostgresRow>, changes: Int) -> SQLServerResult {
+        var names: [String] = []
+        var values: [[SQLValue]] = []
+        values.reserveCapacity(rows.count)
+        for row in rows {
+            var cells: [SQLValue] = []
+            cells.reserveCapacity(row.count)
+            for cell in row {
+                if values.isEmpty { names.append(cell.columnName) }
+                cells.append(Self.value(cell))
+            }
+            values.append(cells)
+        }
+        return SQLServerResult(names: names, rows: values, changes: changes)
     }
 
     /// A result column as one of SQLite's storage classes.
@@ -106,10 +140,24 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
     }
 }
 
-/// When the statement waiting for its answer was sent (nanoseconds of the monotonic clock), 0
-/// when none is: what a session's watchdog reads.
+/// Statements waiting for their answers, and since when the connection has been waiting without
+/// one (nanoseconds of the monotonic clock): what a session's watchdog reads. Under a steady
+/// stream of overlapping statements the time moves with every answer, so only a connection that
+/// stops answering is given up.
 private final class InFlightStatement: Sendable {
-    let sentAt = Atomic<UInt64>(0)
+    let count = Atomic<Int>(0)
+    let since = Atomic<UInt64>(0)
+
+    func sent() {
+        if count.add(1, ordering: .relaxed).oldValue == 0 {
+            since.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+        }
+    }
+
+    func answered() {
+        since.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+        count.subtract(1, ordering: .relaxed)
+    }
 }
 
 /// A parameter sent as text with no type, so the server gives it the type of where it stands

@@ -13,9 +13,9 @@ package protocol SQLServer: Sendable {
     func write<T: Sendable>(
         audience: CommitAudience, lock: WriteLock, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
     ) async throws -> T
-    /// Runs `body` on a writer's connection outside a transaction: each statement commits on
-    /// its own, for a change that one statement makes whole (one round trip).
-    func autocommit<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T
+    /// Runs one statement outside a transaction, so that it commits on its own: a change that
+    /// one statement makes whole takes one round trip. `changes` is the rows it returned.
+    func autocommit(_ sql: String, _ values: [SQLValue]) async throws -> SQLServerResult
     /// Runs `body` in a read-only transaction on one snapshot.
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T
     /// The schema version, read in a transaction.
