@@ -31,6 +31,8 @@ final class PostgresNotificationHub: Sendable {
     private struct State {
         var subscribers: [UUID: Subscriber] = [:]
         var runner: Task<Void, Never>?
+        /// Which runner is current: one cancelled late must not install its connection.
+        var generation = 0
         var connection: PostgresConnection?
         var listening: Set<String> = []
         /// Whether the last probe came back; nil before the first.
@@ -71,7 +73,11 @@ final class PostgresNotificationHub: Sendable {
         let id = UUID()
         let (listenOn, lost) = state.withLock { state -> (PostgresConnection?, Bool) in
             state.subscribers[id] = subscriber
-            if state.runner == nil { state.runner = Task { await self.run() } }
+            if state.runner == nil {
+                state.generation += 1
+                let generation = state.generation
+                state.runner = Task { await self.run(generation: generation) }
+            }
             var listenOn: PostgresConnection?
             if let connection = state.connection, !state.listening.contains(subscriber.channel) {
                 state.listening.insert(subscriber.channel)
@@ -104,13 +110,13 @@ final class PostgresNotificationHub: Sendable {
 
     /// Connects, listens, probes, and checks the connection until cancelled; again after a
     /// failure.
-    private func run() async {
+    private func run(generation: Int) async {
         var first = true
         while !Task.isCancelled {
             do {
                 let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
                 try await withTaskCancellationHandler {
-                    try await serve(connection, reconnected: !first)
+                    try await serve(connection, reconnected: !first, generation: generation)
                 } onCancel: {
                     Self.close(connection)
                 }
@@ -127,7 +133,7 @@ final class PostgresNotificationHub: Sendable {
         }
     }
 
-    private func serve(_ connection: PostgresConnection, reconnected: Bool) async throws {
+    private func serve(_ connection: PostgresConnection, reconnected: Bool, generation: Int) async throws {
         defer {
             state.withLock { state in
                 if state.connection === connection {
@@ -139,11 +145,13 @@ final class PostgresNotificationHub: Sendable {
         }
         let probe = "probe:" + UUID().uuidString
         let heard = Flag()
-        let channels = state.withLock { state -> Set<String> in
+        let channels = state.withLock { state -> Set<String>? in
+            guard state.generation == generation, !Task.isCancelled else { return nil }
             state.connection = connection
             state.listening = Set(state.subscribers.values.map(\.channel))
             return state.listening
         }
+        guard let channels else { throw CancellationError() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await connection.listen(on: Self.probeListenChannel) { notifications in

@@ -223,8 +223,13 @@ private final class DirectSession: Sendable {
         do {
             return try await session.runAsync(sql, values)
         } catch {
-            if session.isClosed { drop(session) }
-            throw error
+            // A connection that failed (closed by the watchdog, by the server, by the network)
+            // is given up at once, even while its close is still under way.
+            if !PostgresStoreError.isServerAnswer(error) {
+                drop(session)
+                session.close()
+            }
+            throw PostgresStoreError.from(error, sql: sql)
         }
     }
 

@@ -68,18 +68,15 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
 
     /// ``run(_:_:)`` from Swift concurrency, without a thread of its own: for statements that
     /// commit on their own (no transaction holds the connection), which may overlap on it.
+    /// Throws postgres-nio's error as it is (``PostgresStoreError/from(_:sql:)`` says it).
     func runAsync(_ sql: String, _ values: [SQLValue]) async throws -> SQLServerResult {
-        do {
-            let query = try Self.query(sql, values)
-            inFlight.sent()
-            defer { inFlight.answered() }
-            let rows = try await connection.query(query, logger: logger)
-            var collected: [PostgresRow] = []
-            for try await row in rows { collected.append(row) }
-            return Self.result(collected, changes: collected.count)
-        } catch {
-            throw PostgresStoreError.from(error, sql: sql)
-        }
+        let query = try Self.query(sql, values)
+        inFlight.sent()
+        defer { inFlight.answered() }
+        let rows = try await connection.query(query, logger: logger)
+        var collected: [PostgresRow] = []
+        for try await row in rows { collected.append(row) }
+        return Self.result(collected, changes: collected.count)
     }
 
     private static func query(_ sql: String, _ values: [SQLValue]) throws -> PostgresQuery {
@@ -177,6 +174,12 @@ private struct InferredText: PostgresEncodable {
 
 /// A statement the server refused or a connection that failed, said without the password.
 enum PostgresStoreError {
+    /// Whether the server answered with an error (the connection is fine), rather than the
+    /// connection failing (its state unknown: it is given up).
+    static func isServerAnswer(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.serverInfo?[.sqlState] != nil
+    }
+
     static func from(_ error: any Error, sql: String) -> any Error {
         if let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] {
             let message = error.serverInfo?[.message] ?? "\(error.code)"

@@ -240,13 +240,15 @@ extension StoreSQL {
         // Many to a statement, like plain successes; in id order, so that two writes that lock
         // the same rows lock them in the same order.
         for chunk in jobs.sorted(by: { $0.id < $1.id }).chunks(of: startMarksPerUpdate) {
-            let update = try db.statement(sql: startMarkSQL[chunk.count][db.dialect])
+            let rows = paddedRowCount(chunk.count)
+            let update = try db.statement(sql: startMarkSQL[rows][db.dialect])
             update.bind(1, workerID)
-            for (offset, job) in chunk.enumerated() {
+            for offset in 0..<rows {
                 let base = Int32(2 + 3 * offset)
-                update.bind(base, job.id)
-                update.bind(base + 1, job.attempt)
-                update.bind(base + 2, job.startTime ?? events.now)
+                let job = offset < chunk.count ? chunk[chunk.startIndex + offset] : nil
+                update.bind(base, job?.id)
+                update.bind(base + 1, job.map { Int64($0.attempt) })
+                update.bind(base + 2, job.map { $0.startTime ?? events.now })
             }
             while try update.step() { accepted.insert(update.int64(0)) }
             update.reset()
@@ -266,7 +268,8 @@ extension StoreSQL {
     static let startMarksPerUpdate = 64
 
     /// `startMarkSQL[n]` marks n attempts started: ?1 is the worker, then each job's id, attempt
-    /// and start time. The VALUES list's columns are column1...column3 in both dialects.
+    /// and start time (NULLs in the rows that pad a batch to `paddedRowCount`). The VALUES
+    /// list's columns are column1...column3 in both dialects.
     static let startMarkSQL: [DialectSQL] = (0...startMarksPerUpdate).map { count in
         DialectSQL { d in
             let rows = d.values(rows: count, from: 2, types: ["bigint", "integer", "double precision"])

@@ -2,9 +2,29 @@ import Foundation
 
 /// The event outbox: written in the transaction of each state change, read by cursor.
 extension SQLStore {
-    /// Events with an id greater than `cursor`, oldest first, at most `limit`.
+    /// Events after `cursor` in the feed's order, at most `limit`.
+    ///
+    /// Where writes overlap (a server), the feed holds back events of transactions younger than
+    /// one still running (``StoreSQL/EventPosition``). A page read waits, for 2 seconds at most,
+    /// until every transaction that was running when it was called has ended, so that it holds
+    /// the events of every commit its caller saw before calling.
     package func events(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> [JobEvent] {
-        try await read { db in try StoreSQL.events(db, after: cursor, filter: filter, limit: limit) }
+        guard writesOverlap else {
+            return try await read { db in try StoreSQL.events(db, after: cursor, filter: filter, limit: limit) }
+        }
+        let deadline = ContinuousClock.now + .seconds(2)
+        var target: Int64?
+        while true {
+            let (events, horizon, end) = try await read(.small) { db in
+                let page = try StoreSQL.events(db, after: cursor, filter: filter, limit: limit)
+                let row = try db.fetchRow(sql: StoreSQL.horizonAndSnapshotEndSQL)
+                return (page, row?["horizon"] as Int64? ?? 0, row?["snapshot_end"] as Int64? ?? 0)
+            }
+            let wanted = target ?? end
+            target = wanted
+            if horizon >= wanted || ContinuousClock.now >= deadline { return events }
+            try await Task.sleep(for: .milliseconds(2))
+        }
     }
 
     /// The events after `cursor` that match `filter` (at most `limit`), and the cursor to go on
@@ -253,6 +273,13 @@ extension StoreSQL {
                 SELECT CAST(CAST(backend_xid AS text) AS bigint) FROM pg_stat_activity
                 WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database())),
             CAST(CAST(pg_snapshot_xmax(pg_current_snapshot()) AS text) AS bigint))
+        """
+
+    /// On PostgreSQL: the feed's horizon and the end of the snapshot (every transaction below it
+    /// had begun when the snapshot was taken).
+    static let horizonAndSnapshotEndSQL = """
+        SELECT \(eventHorizon) AS horizon,
+            CAST(CAST(pg_snapshot_xmax(pg_current_snapshot()) AS text) AS bigint) AS snapshot_end
         """
 
     static let newestEventSQL = DialectSQL { d in

@@ -59,15 +59,17 @@ extension StoreSQL {
         accepted.reserveCapacity(successes.count)
         // In id order: two writes that lock the same rows lock them in the same order.
         for chunk in successes.sorted(by: { $0.job.id < $1.job.id }).chunks(of: plainSuccessesPerUpdate) {
-            let update = try db.statement(sql: plainSuccessSQL[chunk.count][db.dialect])
+            let rows = paddedRowCount(chunk.count)
+            let update = try db.statement(sql: plainSuccessSQL[rows][db.dialect])
             update.bind(1, events.now)
             update.bind(2, workerID)
-            for (offset, success) in chunk.enumerated() {
+            for offset in 0..<rows {
                 let base = Int32(3 + 4 * offset)
-                update.bind(base, success.job.id)
-                update.bind(base + 1, success.job.attempt)
-                update.bind(base + 2, success.resultJSON)
-                update.bind(base + 3, success.start.map { $0.startTime ?? events.now })
+                let success = offset < chunk.count ? chunk[chunk.startIndex + offset] : nil
+                update.bind(base, success?.job.id)
+                update.bind(base + 1, success.map { Int64($0.job.attempt) })
+                update.bind(base + 2, success?.resultJSON)
+                update.bind(base + 3, success.flatMap { success in success.start.map { $0.startTime ?? events.now } })
             }
             while try update.step() { accepted.insert(update.int64(0)) }
             update.reset()
@@ -118,7 +120,8 @@ extension StoreSQL {
     }
 
     /// `plainSuccessSQL[n]` records n successes: ?1 is the time, ?2 the worker, then each job's
-    /// id, attempt, result and start time (NULL when its start is already written). The VALUES
+    /// id, attempt, result and start time (NULL when its start is already written; all NULL in
+    /// the rows that pad a batch to `paddedRowCount`). The VALUES
     /// list's columns are column1...column4 in both dialects; PostgreSQL needs their types.
     static let plainSuccessSQL: [DialectSQL] = (0...plainSuccessesPerUpdate).map { count in
         DialectSQL { d in

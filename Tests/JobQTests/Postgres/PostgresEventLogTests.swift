@@ -180,6 +180,42 @@ struct PostgresEventLogTests {
         #expect(succeeded > 0, "completions ran beside the other writes")
     }
 
+    /// A page read holds every commit its caller saw: while an older transaction of the
+    /// database is still open, the events of a newer commit are held back (they would come
+    /// before its events), so the read waits for it to end, 2 s at most, and then returns both.
+    /// Past 2 s it returns what it may without them: the documented limit.
+    @Test func aPageReadWaitsForOlderTransactionsToEnd() async throws {
+        let settings = try await PostgresTestDatabases.shared.fresh()
+        let logger = PostgresTestServer.logger
+        let queue = try await JobQueue(postgres: settings, logger: logger)
+        let older = try await PostgresConnector(settings: settings, logger: logger).connect()
+        defer { Task { try? await older.close() } }
+        for holdMilliseconds in [300, 3_000] {
+            let cursor = try await queue.latestEventID()
+            try await older.query("BEGIN", logger: logger)
+            try await older.query("INSERT INTO events (kind, created_at) VALUES ('progress', 0)", logger: logger)
+            let job = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
+            let started = ContinuousClock.now
+            let commit = Task {
+                try await Task.sleep(for: .milliseconds(holdMilliseconds))
+                try await older.query("COMMIT", logger: logger)
+            }
+            let page = try await queue.events(after: cursor)
+            let waited = ContinuousClock.now - started
+            try await commit.value
+            if holdMilliseconds < 2_000 {
+                #expect(page.map(\.kind) == [.progress, .enqueued], "\(page)")
+                #expect(page.last?.jobID == job.id)
+                #expect(waited >= .milliseconds(250), "it waited for the older transaction: \(waited)")
+            } else {
+                #expect(page.isEmpty, "past the bound, nothing after the open transaction: \(page)")
+                #expect(waited >= .seconds(2) && waited < .milliseconds(2_900), "\(waited)")
+                let after = try await queue.events(after: cursor)
+                #expect(after.map(\.kind) == [.progress, .enqueued], "once it ended: \(after)")
+            }
+        }
+    }
+
     /// Six stores claim 2,000 jobs side by side, 25 at a time: each job is handed out once.
     @Test func claimersOnManyConnectionsNeverShareAJob() async throws {
         let settings = try await PostgresTestDatabases.shared.fresh()
