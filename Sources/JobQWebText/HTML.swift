@@ -138,6 +138,9 @@ package enum HTML {
                 out.append(byte)
             }
         }
+        // The last bytes may have crossed the limit (a closing bracket adds a line and its
+        // indentation): checked here too, not only before each byte.
+        if out.count > limit { return (String(decoding: out.prefix(limit), as: UTF8.self), false) }
         return (String(decoding: out, as: UTF8.self), true)
     }
 

@@ -254,6 +254,22 @@ struct DashboardSecurityTests {
                 == "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    1,\n    {\n      \"d\": \"x,y\"\n    }\n  ]\n}")
     }
 
+    /// The readable JSON of a job page stops at its limit whatever its input's last bytes add
+    /// (closing brackets add a line and its indentation each): the fuzzer found a short, deep
+    /// input whose rendering ended past the limit and was called complete.
+    @Test func readableJSONNeverEndsPastItsLimit() {
+        for depth in 1...40 {
+            let text = String(repeating: "[1,", count: depth) + "1" + String(repeating: "]", count: depth)
+            for limit in stride(from: 8, through: 600, by: 1) {
+                let (pretty, complete) = HTML.prettyJSON(text, limit: limit)
+                #expect(pretty.utf8.count <= limit, "depth \(depth), limit \(limit): \(pretty.utf8.count) bytes")
+                if complete { #expect(withoutBlanks(pretty) == withoutBlanks(text)) }
+            }
+        }
+    }
+
+    private func withoutBlanks(_ text: String) -> String { text.filter { !$0.isWhitespace } }
+
     /// An IPv4 address of this machine that is not loopback, if it has one.
     static func nonLoopbackIPv4() -> String? {
         var list: UnsafeMutablePointer<ifaddrs>?
