@@ -1,7 +1,9 @@
 import Foundation
 import JobQ
+import PostgresNIO
 import Testing
 
+@testable import JobQCore
 @testable import JobQPostgres
 
 /// The numbered migrator on PostgreSQL: applied once, in order, atomically, under an advisory
@@ -25,6 +27,34 @@ struct PostgresSchemaTests {
             ] {
                 #expect(tables.contains(table), "missing table \(table)")
             }
+        }
+    }
+
+    /// A store written at schema 2 (events without transaction ids) upgrades to 3: its events
+    /// keep their id order in the feed, a follower's cursor from before the upgrade goes on
+    /// after it without a gap or a repeat, and the store works on.
+    @Test func aVersionTwoStoreUpgradesAndItsFeedGoesOn() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            let logger = PostgresTestServer.logger
+            let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
+            defer { Task { try? await connection.close() } }
+            let old = Array(PostgresMigration.postgres.prefix(2))
+            #expect(try await PostgresSchema.migrate(on: connection, logger: logger, migrations: old).toVersion == 2)
+            for index in 1...5 {
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL:
+                            "INSERT INTO events (job_id, kind, created_at) VALUES (\(index), 'enqueued', \(index))"),
+                    logger: logger)
+            }
+            let report = try await PostgresSchema.migrate(on: connection, logger: logger)
+            #expect(report.fromVersion == 2 && report.applied == ["0003_event_transactions.sql"])
+            let queue = try await JobQueue(postgres: settings, logger: logger)
+            #expect(try await queue.events(after: 0).map(\.id) == [1, 2, 3, 4, 5], "the old events in id order")
+            let job = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
+            let after = try await queue.events(after: 3)
+            #expect(after.map(\.id) == [4, 5, 6] && after.last?.jobID == job.id, "\(after)")
+            #expect(try await queue.latestEventID() == 6)
         }
     }
 
