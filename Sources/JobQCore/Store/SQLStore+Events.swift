@@ -16,9 +16,9 @@ extension SQLStore {
         var target: Int64?
         while true {
             let (events, horizon, end) = try await read(.small) { db in
-                let page = try StoreSQL.events(db, after: cursor, filter: filter, limit: limit)
-                let row = try db.fetchRow(sql: StoreSQL.horizonAndSnapshotEndSQL)
-                return (page, row?["horizon"] as Int64? ?? 0, row?["snapshot_end"] as Int64? ?? 0)
+                let position = try StoreSQL.EventPosition(db, after: cursor)
+                let page = try StoreSQL.events(db, after: position, filter: filter, limit: limit)
+                return (page, position.horizon, position.snapshotEnd)
             }
             let wanted = target ?? end
             target = wanted
@@ -35,7 +35,7 @@ extension SQLStore {
     ) {
         try await read(.small) { db in
             let position = try StoreSQL.EventPosition(db, after: cursor)
-            let newest = try StoreSQL.newestEventID(db)
+            let newest = try position.newestEventID(db)
             if position.isAtEnd(newest: newest) { return (position.next(newest: newest), []) }
             // One snapshot: every event read is at most the newest one in the feed's order.
             let events = try StoreSQL.events(db, after: position, filter: filter, limit: limit)
@@ -45,7 +45,7 @@ extension SQLStore {
 
     /// The newest event id: the cursor of "from now on".
     package func latestEventID() async throws -> Int64 {
-        try await read(.small) { db in try StoreSQL.newestEventID(db) }
+        try await read(.small) { db in try StoreSQL.EventPosition(db, after: 0).newestEventID(db) }
     }
 }
 
@@ -140,6 +140,11 @@ extension StoreSQL {
     struct EventPosition {
         let conditions: [String]
         let arguments: SQLArguments
+        /// On a server, events of transactions below this are all final (``eventHorizon``), and
+        /// every transaction below `snapshotEnd` had begun when the read's snapshot was taken;
+        /// both read once per position.
+        let horizon: Int64
+        let snapshotEnd: Int64
         /// On a server: the event was found (or the cursor is 0), so positions after it are in
         /// transaction order; otherwise ids are compared (an event pruned since, or a cursor
         /// from elsewhere).
@@ -156,21 +161,32 @@ extension StoreSQL {
                 conditions = ["id > ?"]
                 arguments = [cursor]
                 located = true
+                horizon = .max
+                snapshotEnd = .max
             case .postgres:
-                let horizon = "xact < \(StoreSQL.eventHorizon)"
-                let xact =
-                    cursor == 0
-                    ? 0 : try db.fetchOne(Int64.self, sql: "SELECT xact FROM events WHERE id = ?", arguments: [cursor])
+                // The cursor's transaction, the horizon and the snapshot's end in one statement.
+                let row = try db.fetchRow(sql: StoreSQL.positionSQL, arguments: [cursor])
+                horizon = row.map { $0["horizon"] as Int64 } ?? 0
+                snapshotEnd = row.map { $0["snapshot_end"] as Int64 } ?? 0
+                let xact: Int64? = cursor == 0 ? 0 : row.flatMap { $0["xact"] as Int64? }
                 if let xact {
-                    conditions = ["(xact, id) > (?, ?)", horizon]
-                    arguments = [xact, cursor]
+                    conditions = ["(xact, id) > (?, ?)", "xact < ?"]
+                    arguments = [xact, cursor, horizon]
                     located = true
                 } else {
-                    conditions = ["id > ?", horizon]
-                    arguments = [cursor]
+                    conditions = ["id > ?", "xact < ?"]
+                    arguments = [cursor, horizon]
                     located = false
                 }
             }
+        }
+
+        /// The last event in the feed's order, 0 when there is none.
+        func newestEventID(_ db: some SQLTransaction) throws -> Int64 {
+            let statement = try db.statement(sql: StoreSQL.newestEventSQL[db.dialect])
+            defer { statement.reset() }
+            if db.dialect == .postgres { statement.bind(1, horizon) }
+            return try statement.step() ? statement.optionalInt64(0) ?? 0 : 0
         }
 
         /// Whether `newest` (the feed's last event) is no later than the cursor.
@@ -250,12 +266,6 @@ extension StoreSQL {
         return events
     }
 
-    /// The last event in the feed's order (``EventPosition``), 0 when there is none.
-    static func newestEventID(_ db: some SQLTransaction) throws -> Int64 {
-        let statement = try db.statement(sql: newestEventSQL[db.dialect])
-        defer { statement.reset() }
-        return try statement.step() ? statement.optionalInt64(0) ?? 0 : 0
-    }
 }
 
 extension StoreSQL {
@@ -275,10 +285,11 @@ extension StoreSQL {
             CAST(CAST(pg_snapshot_xmax(pg_current_snapshot()) AS text) AS bigint))
         """
 
-    /// On PostgreSQL: the feed's horizon and the end of the snapshot (every transaction below it
-    /// had begun when the snapshot was taken).
-    static let horizonAndSnapshotEndSQL = """
-        SELECT \(eventHorizon) AS horizon,
+    /// On PostgreSQL: the transaction of the event ?1 (NULL when there is none), the feed's
+    /// horizon, and the end of the snapshot (every transaction below it had begun when the
+    /// snapshot was taken).
+    static let positionSQL = """
+        SELECT (SELECT xact FROM events WHERE id = ?) AS xact, \(eventHorizon) AS horizon,
             CAST(CAST(pg_snapshot_xmax(pg_current_snapshot()) AS text) AS bigint) AS snapshot_end
         """
 
@@ -287,7 +298,7 @@ extension StoreSQL {
         case .sqlite: "SELECT MAX(id) FROM events"
         case .postgres:
             """
-            SELECT id FROM events WHERE xact < \(eventHorizon) ORDER BY xact DESC, id DESC LIMIT 1
+            SELECT id FROM events WHERE xact < ? ORDER BY xact DESC, id DESC LIMIT 1
             """
         }
     }
