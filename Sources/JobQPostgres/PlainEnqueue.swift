@@ -46,7 +46,7 @@ extension ServerStore {
                 .text(row.state.rawValue), .integer(Int64(row.maxAttempts)), .real(row.runAt),
                 row.timeout.map(SQLValue.real) ?? .null, .real(now), row.name.map(SQLValue.text) ?? .null,
                 row.trace.map(SQLValue.text) ?? .null, .text(row.eventData)
-            ])
+            ], line: .enqueues)
         guard let id = result.rows.first?.first.flatMap(Int64.from) else {
             throw JobQueueError.storeUnavailable("enqueueing returned no job id; retry")
         }
@@ -85,7 +85,7 @@ extension ServerStore {
     private func insertMany(_ requests: [JobRequest], now: Double) async throws -> [Job] {
         let ids = try await server.autocommit(
             "SELECT nextval(pg_get_serial_sequence('jobs', 'id')) FROM generate_series(1, CAST($1 AS integer))",
-            [.integer(Int64(requests.count))]
+            [.integer(Int64(requests.count))], line: .enqueues
         ).rows.compactMap { $0.first.flatMap(Int64.from) }.sorted()
         guard ids.count == requests.count else {
             throw JobQueueError.storeUnavailable(
@@ -108,7 +108,7 @@ extension ServerStore {
                 .text(ArrayLiteral.texts(rows.map(\.trace))),
                 .real(now),
                 .text(ArrayLiteral.texts(rows.map(\.eventData)))
-            ])
+            ], line: .enqueues)
         let inserted = result.rows.first?.first.flatMap(Int64.from) ?? 0
         guard inserted == Int64(requests.count) else {
             throw JobQueueError.storeUnavailable(

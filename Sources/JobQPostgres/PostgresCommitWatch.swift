@@ -16,6 +16,10 @@ struct PostgresCommitWatch: OtherCommitsWatch {
     /// which drops notifications.
     var probeChannel: String?
 
+    /// The payload of a notification on the work channel that says only that jobs finished
+    /// (for workers waiting for the queues to empty); work that may be claimable has none.
+    static let finishedPayload = "finished"
+
     /// The channel of commits that matter to `interest`.
     static func channel(for interest: CommitInterest) -> String {
         switch interest {
@@ -27,18 +31,26 @@ struct PostgresCommitWatch: OtherCommitsWatch {
     func run(pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool, onCommit: @escaping @Sendable () -> Void)
         async
     {
+        await run(pollInterval: pollInterval, isBusy: isBusy) { _ in onCommit() }
+    }
+
+    func run(
+        pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool,
+        onReport: @escaping @Sendable (CommitReport) -> Void
+    ) async {
         let poll = max(pollInterval, .seconds(1))
         let hub = PostgresNotificationHub.shared(settings: settings, logger: logger, probeChannel: probeChannel)
         let subscription = hub.subscribe(
-            .init(channel: channel, logger: logger) {
-                if !isBusy() { onCommit() }
+            .init(channel: channel, logger: logger) { payload in
+                // Jobs that finished make no work: a waiting pool looks before it claims.
+                if !isBusy() { onReport(payload == Self.finishedPayload ? .seen : .announced) }
             })
         defer { hub.unsubscribe(subscription) }
         // The poll, whether or not notifications arrive.
         while !Task.isCancelled {
             try? await Task.sleep(for: poll)
             if Task.isCancelled { return }
-            onCommit()
+            onReport(.seen)
         }
     }
 }

@@ -22,8 +22,9 @@ final class PostgresNotificationHub: Sendable {
     struct Subscriber: Sendable {
         let channel: String
         let logger: Logger
-        /// A notification on the channel, or a reconnect (notifications may have been missed).
-        let onNotice: @Sendable () -> Void
+        /// A notification on the channel, with its payload; or a reconnect (notifications may
+        /// have been missed), with an empty payload.
+        let onNotice: @Sendable (_ payload: String) -> Void
         /// Set once the subscriber was told that notifications do not arrive.
         let warned = Flag()
     }
@@ -183,9 +184,9 @@ final class PostgresNotificationHub: Sendable {
         Task {
             do {
                 try await connection.listen(on: channel) { notifications in
-                    for try await _ in notifications {
+                    for try await notification in notifications {
                         let subscribers = state.withLock { $0.subscribers.values.filter { $0.channel == channel } }
-                        for subscriber in subscribers { subscriber.onNotice() }
+                        for subscriber in subscribers { subscriber.onNotice(notification.payload) }
                     }
                 }
             } catch {
@@ -196,7 +197,7 @@ final class PostgresNotificationHub: Sendable {
 
     private func deliverToAll() {
         let subscribers = state.withLock { Array($0.subscribers.values) }
-        for subscriber in subscribers { subscriber.onNotice() }
+        for subscriber in subscribers { subscriber.onNotice("") }
     }
 
     private func warn(_ subscriber: Subscriber) {

@@ -26,8 +26,9 @@ final class PostgresServer: SQLServer {
     private let logger: Logger
     private let writers: [SessionSlot]
     private let readers: [SessionSlot]
-    /// Statements that commit on their own (a plain enqueue), sent from Swift concurrency.
-    private let direct: DirectSession
+    /// Statements that commit on their own (plain enqueues; claims), sent from Swift concurrency.
+    private let enqueueLine: DirectSession
+    private let claimLine: DirectSession
     private let nextWriter = Atomic<Int>(0)
     private let nextReader = Atomic<Int>(0)
 
@@ -44,7 +45,8 @@ final class PostgresServer: SQLServer {
         self.readers = (0..<max(1, readers)).map {
             SessionSlot(name: "jobq.postgres.reader\($0)", connector: connector)
         }
-        direct = DirectSession(name: "jobq.postgres.direct", connector: connector)
+        enqueueLine = DirectSession(name: "jobq.postgres.enqueues", connector: connector)
+        claimLine = DirectSession(name: "jobq.postgres.claims", connector: connector)
     }
 
     var dialect: SQLDialect { .postgres }
@@ -56,8 +58,11 @@ final class PostgresServer: SQLServer {
         return try await slot.transaction(begin: "BEGIN", prelude: Self.prelude(audience, lock), body)
     }
 
-    func autocommit(_ sql: String, _ values: [SQLValue]) async throws -> SQLServerResult {
-        try await direct.run(sql, values)
+    func autocommit(_ sql: String, _ values: [SQLValue], line: AutocommitLine) async throws -> SQLServerResult {
+        switch line {
+        case .enqueues: try await enqueueLine.run(sql, values)
+        case .claims: try await claimLine.run(sql, values)
+        }
     }
 
     /// The lock, and the notifications for `audience`, in one round trip.
@@ -75,14 +80,16 @@ final class PostgresServer: SQLServer {
     /// The select list that takes a write transaction's lock and queues the notifications of its
     /// commit for `audience`: a write's first statement, or part of one.
     static func lockAndNotify(_ lock: WriteLock, _ audience: CommitAudience) -> String {
-        func notify(_ interest: CommitInterest) -> String {
-            ", pg_notify('\(PostgresCommitWatch.channel(for: interest))', '')"
+        func notify(_ interest: CommitInterest, _ payload: String = "") -> String {
+            ", pg_notify('\(PostgresCommitWatch.channel(for: interest))', '\(payload)')"
         }
         let take =
             lock == .exclusive
             ? "pg_advisory_xact_lock(\(writeLockKey))" : "pg_advisory_xact_lock_shared(\(writeLockKey))"
         return switch audience {
         case .workersAndFollowers: take + notify(.claimableWork) + notify(.events)
+        case .waitingWorkersAndFollowers:
+            take + notify(.claimableWork, PostgresCommitWatch.finishedPayload) + notify(.events)
         case .followers: take + notify(.events)
         case .nobody: take
         }
@@ -103,7 +110,8 @@ final class PostgresServer: SQLServer {
     }
 
     func close() {
-        direct.close()
+        enqueueLine.close()
+        claimLine.close()
         for writer in writers { writer.close() }
         for reader in readers { reader.close() }
     }

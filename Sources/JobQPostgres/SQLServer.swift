@@ -15,7 +15,8 @@ package protocol SQLServer: Sendable {
     ) async throws -> T
     /// Runs one statement outside a transaction, so that it commits on its own: a change that
     /// one statement makes whole takes one round trip. `changes` is the rows it returned.
-    func autocommit(_ sql: String, _ values: [SQLValue]) async throws -> SQLServerResult
+    /// Statements of one `line` go one after the other; lines overlap.
+    func autocommit(_ sql: String, _ values: [SQLValue], line: AutocommitLine) async throws -> SQLServerResult
     /// Runs `body` in a read-only transaction on one snapshot.
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T
     /// The schema version, read in a transaction.
@@ -42,4 +43,11 @@ package struct SQLServerResult: Sendable {
         self.rows = rows
         self.changes = changes
     }
+}
+
+/// Which of a server's connections for statements that commit on their own runs a statement:
+/// a worker's claims never wait behind a burst of its process's enqueues.
+package enum AutocommitLine: Sendable {
+    case enqueues
+    case claims
 }

@@ -15,6 +15,11 @@ extension SQLStore {
         -> [ClaimedJob]
     {
         guard limit > 0 else { return [] }
+        if let claimed = try await claimInOneStatement(
+            queues: queues, limit: limit, workerID: workerID, lease: lease, startingNow: startingNow)
+        {
+            return claimed
+        }
         // Jobs made ready here are claimed here or found by other workers' own clocks.
         // Shared: a claim takes only ready rows no other claim holds (SKIP LOCKED on a server).
         return try await write(.small, audience: startingNow > 0 ? .followers : .nobody, lock: .shared) { db in
@@ -81,8 +86,8 @@ extension SQLStore {
                 db.fetchAll(
                     JobID.self,
                     sql: """
-                        UPDATE jobs SET lease_until = ? WHERE id IN (\(db.dialect.integers(in: "?")))
-                        AND worker_id = ? AND state = 'running' RETURNING id
+                        UPDATE jobs SET lease_until = ? WHERE \(db.dialect.integer("id", in: "?"))
+                        AND \(StoreSQL.runningAttempt(of: "?")) RETURNING id
                         """,
                     arguments: [leaseUntil, list, workerID]))
         }
@@ -98,8 +103,8 @@ extension SQLStore {
                 db.fetchAll(
                     JobID.self,
                     sql: """
-                        SELECT id FROM jobs WHERE id IN (\(db.dialect.integers(in: "?")))
-                        AND state = 'running' AND worker_id = ?
+                        SELECT id FROM jobs WHERE \(db.dialect.integer("id", in: "?"))
+                        AND \(StoreSQL.runningAttempt(of: "?"))
                         """,
                     arguments: [list, workerID]))
         }
@@ -264,6 +269,19 @@ extension StoreSQL {
         return refused
     }
 
+    /// The row (of `table`, when the statement joins others) is a running attempt of the worker
+    /// bound at `worker`: the fence of every statement that names a worker's jobs by id.
+    ///
+    /// Written as a CASE so that PostgreSQL's planner cannot answer it from jobs_leases (the
+    /// partial index of running jobs) and looks the jobs up by id. Its statistics lag behind
+    /// bursts of claims (a fresh store, a drain); judging jobs_leases nearly empty, it scanned
+    /// all of it, entries of jobs that stopped running moments ago included, once per
+    /// completion, and a worker's check of the jobs it holds took seconds.
+    static func runningAttempt(of worker: String, _ table: String? = nil) -> String {
+        let column = table.map { "\($0)." } ?? ""
+        return "CASE WHEN \(column)state = 'running' THEN \(column)worker_id END = \(worker)"
+    }
+
     /// Rows per UPDATE at most (3 parameters each, 1 shared).
     static let startMarksPerUpdate = 64
 
@@ -275,7 +293,7 @@ extension StoreSQL {
             let rows = d.values(rows: count, from: 2, types: ["bigint", "integer", "double precision"])
             return """
                 UPDATE jobs SET started_at = v.column3 FROM (VALUES \(rows)) AS v
-                WHERE jobs.id = v.column1 AND jobs.state = 'running' AND jobs.worker_id = ?1 AND jobs.attempt = v.column2
+                WHERE jobs.id = v.column1 AND \(runningAttempt(of: "?1", "jobs")) AND jobs.attempt = v.column2
                     AND jobs.started_at IS NULL
                 RETURNING jobs.id
                 """

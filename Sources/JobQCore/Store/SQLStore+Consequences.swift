@@ -106,14 +106,14 @@ extension StoreSQL {
         let rows = try db.fetchRows(
             sql: """
                 SELECT id, queue, executor, batch, workflow_id, group_id, lane, tree_node, state FROM jobs
-                WHERE id IN (\(db.dialect.integers(in: "?"))) AND state NOT IN ('succeeded', 'dead', 'cancelled')
+                WHERE \(db.dialect.integer("id", in: "?")) AND state NOT IN ('succeeded', 'dead', 'cancelled')
                 """,
             arguments: [jsonArray(ids)])
         guard !rows.isEmpty else { return [] }
         try db.execute(
             sql: """
                 UPDATE jobs SET state = ?, error = ?, finished_at = ?, lease_until = NULL
-                WHERE id IN (\(db.dialect.integers(in: "?"))) AND state NOT IN ('succeeded', 'dead', 'cancelled')
+                WHERE \(db.dialect.integer("id", in: "?")) AND state NOT IN ('succeeded', 'dead', 'cancelled')
                 """,
             arguments: [state.rawValue, error, events.now, jsonArray(rows.map { $0["id"] as JobID })])
         return rows.map { row in

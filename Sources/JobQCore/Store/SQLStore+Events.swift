@@ -219,7 +219,7 @@ extension StoreSQL {
         var conditions = position.conditions
         var arguments = position.arguments
         if !filter.jobIDs.isEmpty {
-            conditions.append("job_id IN (\(db.dialect.integers(in: "?")))")
+            conditions.append("\(db.dialect.integer("job_id", in: "?"))")
             arguments += [jsonArray(filter.jobIDs.sorted())]
         }
         if let executor = filter.executor {

@@ -381,7 +381,7 @@ extension StoreSQL {
         "[" + values.map(JSONText.string).joined(separator: ",") + "]"
     }
 
-    /// Job ids as a JSON array, for `id IN (\(dialect.integers(in: "?")))`.
+    /// Job ids as a JSON array, for `\(dialect.integer("id", in: "?"))`.
     package static func jsonArray(_ ids: some Sequence<JobID>) -> String {
         "[" + ids.map(String.init).joined(separator: ",") + "]"
     }

@@ -24,7 +24,10 @@ extension SQLStore {
         // Where writes overlap (a server), start marks and plain successes change only this
         // worker's own rows: they are written beside other workers' writes, and the outcomes
         // with consequences after them, in an exclusive transaction of their own.
-        let plain = try await write(.small, audience: audience, lock: .shared) { db in
+        // Plain successes and start marks make nothing claimable: no idle worker claims for them.
+        let plain = try await write(
+            .small, audience: outcomes.isEmpty ? .followers : .waitingWorkersAndFollowers, lock: .shared
+        ) { db in
             try StoreSQL.recordCompletions(db, outcomes, starting: starting, workerID: workerID, plainOnly: true)
         }
         guard !plain.deferred.isEmpty else { return (plain.refused, plain.refusedStarts) }
@@ -141,8 +144,9 @@ extension StoreSQL {
         let anyWorker: String
 
         init(_ update: String) {
-            worker = "\(update) WHERE id = ?20 AND state = 'running' AND worker_id = ?21 AND attempt = ?22"
-            anyWorker = "\(update) WHERE id = ?20 AND state = 'running'"
+            // See `runningAttempt(of:)` for why a CASE.
+            worker = "\(update) WHERE id = ?20 AND \(runningAttempt(of: "?21")) AND attempt = ?22"
+            anyWorker = "\(update) WHERE id = ?20 AND CASE WHEN state = 'running' THEN 1 END = 1"
         }
     }
 
@@ -289,7 +293,7 @@ extension SQLStore {
                 sql: """
                     UPDATE jobs SET progress = COALESCE(?, progress), progress_message = COALESCE(?, progress_message),
                         update_data = COALESCE(?, update_data)
-                    WHERE id = ? AND state = 'running' AND worker_id = ? AND attempt = ?
+                    WHERE id = ? AND \(StoreSQL.runningAttempt(of: "?")) AND attempt = ?
                     """,
                 arguments: [fraction, message, dataJSON, job.id, workerID, job.attempt])
             guard db.changesCount > 0 else { return }

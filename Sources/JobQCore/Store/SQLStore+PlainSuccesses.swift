@@ -41,7 +41,7 @@ extension StoreSQL {
                 JobID.self,
                 sql: """
                     SELECT DISTINCT depends_on FROM dependencies
-                    WHERE depends_on IN (\(db.dialect.integers(in: "?")))
+                    WHERE \(db.dialect.integer("depends_on", in: "?"))
                     """,
                 arguments: [jsonArray(ids.sorted())]))
     }
@@ -107,7 +107,7 @@ extension StoreSQL {
             successes.map { ($0.job.id, $0.job.attempt) }, uniquingKeysWith: { first, _ in first })
         let rows = try db.fetchRows(
             sql: """
-                SELECT id, attempt FROM jobs WHERE id IN (\(db.dialect.integers(in: "?")))
+                SELECT id, attempt FROM jobs WHERE \(db.dialect.integer("id", in: "?"))
                 AND state = 'succeeded' AND worker_id = ?
                 """,
             arguments: [jsonArray(attempts.keys.sorted()), workerID])
@@ -130,7 +130,7 @@ extension StoreSQL {
                 UPDATE jobs SET state = 'succeeded', result = v.column3, error = NULL, finished_at = ?1, lease_until = NULL,
                     started_at = COALESCE(v.column4, jobs.started_at)
                 FROM (VALUES \(rows)) AS v
-                WHERE jobs.id = v.column1 AND jobs.state = 'running' AND jobs.worker_id = ?2 AND jobs.attempt = v.column2
+                WHERE jobs.id = v.column1 AND \(runningAttempt(of: "?2", "jobs")) AND jobs.attempt = v.column2
                 RETURNING jobs.id
                 """
         }

@@ -25,12 +25,21 @@ package protocol SQLStore: Store {
     /// all or none, in the fewest round trips the store has; nil where it has no faster way
     /// than the shared SQL in a write transaction (SQLite, where a statement is no round trip).
     func insertPlainJobs(_ requests: [JobRequest]) async throws -> [Job]?
+    /// Claims as ``Store/claim(queues:limit:workerID:lease:startingNow:)`` does, in the fewest
+    /// round trips the store has; nil where the shared SQL's claim transaction is the fastest
+    /// (SQLite).
+    func claimInOneStatement(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int)
+        async throws -> [ClaimedJob]?
     /// The store's schema version, as its migrator numbers it.
     static func schemaVersion(_ db: Transaction) throws -> Int
 }
 
 extension SQLStore {
     package func insertPlainJobs(_ requests: [JobRequest]) async throws -> [Job]? { nil }
+
+    package func claimInOneStatement(
+        queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int
+    ) async throws -> [ClaimedJob]? { nil }
 
     package func write<T: Sendable>(
         _ size: TransactionSize, audience: CommitAudience, _ body: @escaping @Sendable (Transaction) throws -> T

@@ -154,6 +154,9 @@ package enum CommitInterest: Sendable {
 /// look for work, and wake the others in turn), but its `started` events wake followers.
 package enum CommitAudience: Sendable, Hashable, CaseIterable {
     case workersAndFollowers
+    /// Jobs finished and nothing became claimable: followers, and workers that wait for their
+    /// queues to empty (told apart where the store can, so idle workers need not claim).
+    case waitingWorkersAndFollowers
     case followers
     case nobody
 }
@@ -165,4 +168,29 @@ package protocol OtherCommitsWatch: Sendable {
     /// reported at once, they are looked for every `pollInterval`.
     func run(pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool, onCommit: @escaping @Sendable () -> Void)
         async
+    /// As ``run(pollInterval:isBusy:onCommit:)``, saying of each report whether a committing
+    /// transaction announced it (a server's notification, sent only by commits that concern the
+    /// watch's interest) or it was found otherwise (a poll, a change seen in a file).
+    func run(
+        pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool,
+        onReport: @escaping @Sendable (CommitReport) -> Void
+    ) async
+}
+
+/// How an ``OtherCommitsWatch`` learned of a commit.
+package enum CommitReport: Sendable {
+    /// The committing transaction announced it to this watch's interest: for
+    /// ``CommitInterest/claimableWork``, a commit that enqueued jobs or made some ready.
+    case announced
+    /// A poll, or a change seen without knowing what it was.
+    case seen
+}
+
+extension OtherCommitsWatch {
+    package func run(
+        pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool,
+        onReport: @escaping @Sendable (CommitReport) -> Void
+    ) async {
+        await run(pollInterval: pollInterval, isBusy: isBusy) { onReport(.seen) }
+    }
 }

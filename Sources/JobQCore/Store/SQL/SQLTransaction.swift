@@ -122,7 +122,7 @@ package struct SQLRow: Sendable, ColumnReader {
 }
 
 /// A statement written once for every dialect, kept in each: `static let count = DialectSQL {
-/// "SELECT COUNT(*) FROM jobs WHERE id IN (\($0.integers(in: "?")))" }`, then `count[db.dialect]`.
+/// "SELECT COUNT(*) FROM jobs WHERE \($0.integer("id", in: "?"))" }`, then `count[db.dialect]`.
 package struct DialectSQL: Sendable {
     private let sqlite: String
     private let postgres: String
@@ -145,11 +145,16 @@ package enum SQLDialect: Sendable {
     case sqlite
     case postgres
 
-    /// The integers of a JSON array bound at `parameter` as a subquery: `id IN (\(...))`.
-    package func integers(in parameter: String) -> String {
+    /// `column` is one of the integers of a JSON array bound at `parameter`: `WHERE \(...)`.
+    package func integer(_ column: String, in parameter: String) -> String {
         switch self {
-        case .sqlite: "SELECT value FROM json_each(\(parameter))"
-        case .postgres: "SELECT CAST(json_array_elements_text(CAST(\(parameter) AS json)) AS bigint)"
+        case .sqlite: "\(column) IN (SELECT value FROM json_each(\(parameter)))"
+        // A JSON array of integers is a PostgreSQL array literal once its brackets are braces.
+        // `= ANY (array)`, not `IN (SELECT json_array_elements...)`: the planner sizes an array
+        // it can fold and looks each element up by index, where it guessed 100 rows for the
+        // subquery and joined it in a nested loop with all of a worker's jobs (a worker's check
+        // of the thousand jobs it holds took seconds).
+        case .postgres: "\(column) = ANY (CAST(translate(CAST(\(parameter) AS text), '[]', '{}') AS bigint[]))"
         }
     }
 

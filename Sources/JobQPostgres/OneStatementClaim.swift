@@ -1,0 +1,130 @@
+import Foundation
+import JobQCore
+
+/// A worker's claim in one statement per queue, committed on its own: one round trip where the
+/// shared SQL's claim transaction (`SQLStore.claim`) takes eight (BEGIN, the lock, due jobs,
+/// paused queues, the claim, start marks, their events, COMMIT).
+///
+/// The statement takes the shared write lock first (its `lock` CTE, read by a condition on no
+/// row, which PostgreSQL evaluates once before it reads the first job, so the lock is held
+/// before any row lock), locks up to `limit` ready jobs of the queue in claim order with SKIP
+/// LOCKED, marks them running under the worker's lease, records the start of the first
+/// `startingNow` (those that go to free slots at once) with their `started` events, and returns
+/// the jobs with their workflow's shared context. Its last column says whether some job on the
+/// worker's queues has fallen due (a scheduled job or a retry): then the due jobs are made ready
+/// in a second statement and the queue is claimed again. A job that falls due is claimed on the
+/// claim after it fell due rather than by it, so it can follow ready jobs of lower priority
+/// claimed in that instant; anything that fell due earlier is ready before the claim reads.
+extension ServerStore {
+    func claimInOneStatement(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int)
+        async throws -> [ClaimedJob]?
+    {
+        var claimed: [ClaimedJob] = []
+        claimed.reserveCapacity(limit)
+        let queueList = ArrayLiteral.texts(queues)
+        let workerJSON = JSONText.string(workerID)
+        var promoted = false
+        var index = queues.startIndex
+        while index < queues.endIndex, claimed.count < limit {
+            // The lease starts now, as the statement is sent: it takes no lock it would wait for.
+            let now = StoreSQL.now()
+            let starting = max(0, startingNow - claimed.count)
+            let result = try await server.autocommit(
+                starting > 0 ? Self.claimStartingSQL : Self.claimSQL,
+                [
+                    .text(workerID), .real(now + lease.inSeconds), .text(queues[index]),
+                    .integer(Int64(limit - claimed.count)), .integer(Int64(starting)), .real(now), .text(workerJSON),
+                    .text(queueList)
+                ], line: .claims)
+            var due = false
+            for values in result.rows {
+                let row = SQLRow(names: [], values: values)
+                due = due || row.int64(Self.dueColumn) != 0
+                guard row.optionalInt64(0) != nil else { continue }  // the row that carries only `due`
+                var job = ClaimedJob(row)
+                job.sharedJSON = row.optionalString(Self.sharedColumn)
+                job.startRecorded = row.optionalDouble(Self.startedColumn) != nil
+                claimed.append(job)
+            }
+            if due, !promoted {
+                try await promoteDue()
+                promoted = true
+                continue  // the same queue again: what was due may be on it
+            }
+            index += 1
+        }
+        if !claimed.isEmpty { commitObservers.callAll() }
+        return claimed
+    }
+
+    /// Makes due scheduled and retrying jobs ready, skipping rows another claim is promoting.
+    private func promoteDue() async throws {
+        _ = try await server.autocommit(Self.promoteSQL, [.real(StoreSQL.now())], line: .claims)
+    }
+
+    private static let promoteSQL = """
+        WITH lock AS MATERIALIZED (SELECT \(PostgresServer.lockAndNotify(.shared, .nobody)))
+        UPDATE jobs SET state = 'ready' WHERE id IN (
+            SELECT id FROM jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST($1 AS double precision)
+                AND (SELECT true FROM lock)
+            FOR UPDATE SKIP LOCKED)
+        """
+
+    /// Columns after `ClaimedJob.columns` (0-19) in a claim's rows.
+    private static let sharedColumn: Int32 = 20
+    private static let startedColumn: Int32 = 21
+    private static let dueColumn: Int32 = 22
+
+    /// $1 the worker, $2 the lease's end, $3 the queue, $4 how many at most, $5 how many start
+    /// now, $6 now, $7 the worker as a JSON string, $8 the worker's queues (a text array).
+    private static func claimSQL(notifying audience: CommitAudience) -> String {
+        let returned = ClaimedJob.columns.split(separator: ",").map {
+            "jobs." + $0.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        .joined(separator: ", ")
+        let selected = ClaimedJob.columns.split(separator: ",").map {
+            "claimed." + $0.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        .joined(separator: ", ")
+        return """
+            WITH lock AS MATERIALIZED (SELECT \(PostgresServer.lockAndNotify(.shared, audience))),
+            picked AS (
+                SELECT ready.id, row_number() OVER (ORDER BY ready.priority DESC, ready.run_at, ready.id) AS position
+                FROM (
+                    SELECT id, priority, run_at FROM jobs
+                    WHERE state = 'ready' AND queue = $3 AND (SELECT true FROM lock)
+                        AND NOT EXISTS (SELECT 1 FROM queues WHERE name = $3 AND paused <> 0)
+                    ORDER BY priority DESC, run_at, id LIMIT CAST($4 AS bigint)
+                    FOR UPDATE SKIP LOCKED
+                ) AS ready
+            ),
+            claimed AS (
+                UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, worker_id = $1,
+                    lease_until = CAST($2 AS double precision),
+                    started_at = CASE WHEN picked.position <= CAST($5 AS bigint) THEN CAST($6 AS double precision) END
+                FROM picked WHERE jobs.id = picked.id
+                RETURNING \(returned), (SELECT context FROM workflows WHERE workflows.id = jobs.workflow_id) AS shared,
+                    jobs.started_at, picked.position
+            ),
+            started AS (
+                INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at, workflow_id)
+                SELECT id, 'started', queue, executor, batch,
+                    CAST('{"attempt":' || attempt || ',"worker":' || $7 || '}' AS json), CAST($6 AS double precision),
+                    workflow_id
+                FROM claimed WHERE started_at IS NOT NULL ORDER BY position
+            )
+            SELECT \(selected), claimed.shared, claimed.started_at, outlook.due
+            FROM (
+                SELECT CAST(EXISTS (
+                    SELECT 1 FROM jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST($6 AS double precision)
+                        AND queue = ANY (CAST($8 AS text[]))
+                ) AS integer) AS due
+            ) AS outlook LEFT JOIN claimed ON true
+            ORDER BY claimed.position
+            """
+    }
+
+    private static let claimSQL = claimSQL(notifying: .nobody)
+    /// With start marks, whose events followers are told of.
+    private static let claimStartingSQL = claimSQL(notifying: .followers)
+}
