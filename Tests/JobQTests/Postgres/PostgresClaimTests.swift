@@ -1,0 +1,107 @@
+import Foundation
+import JobQ
+import Testing
+
+@testable import JobQCore
+@testable import JobQPostgres
+
+/// The PostgreSQL claim (one statement per queue) and the fenced statements of a worker's
+/// hot path, on a real server.
+@Suite("PostgreSQL claims", .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
+struct PostgresClaimTests {
+    /// A claim that finds jobs fallen due since the last one makes them ready and takes them
+    /// in the same call, beside the ready ones, each running under the worker's lease, the
+    /// first `startingNow` with their start recorded and a `started` event each.
+    @Test func aClaimTakesJobsThatFellDueWithTheReadyOnes() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            let queue = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
+            var ready: [JobID] = []
+            for index in 0..<3 {
+                ready.append(
+                    try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{\"n\":\(index)}")).id)
+            }
+            var due: [JobID] = []
+            for index in 0..<2 {
+                var options = JobOptions()
+                options.runAt = Date().addingTimeInterval(0.3)
+                due.append(
+                    try await queue.enqueue(
+                        try JobRequest(executor: "echo", payloadJSON: "{\"due\":\(index)}", options: options)
+                    ).id)
+            }
+            #expect(try await queue.job(due[0])?.state == .scheduled)
+            try await Task.sleep(for: .milliseconds(400))
+            let claimed = try await queue.store.claim(
+                queues: ["default"], limit: 10, workerID: "w1", lease: .seconds(30), startingNow: 4)
+            #expect(Set(claimed.map(\.id)) == Set(ready + due), "\(claimed.map(\.id))")
+            #expect(claimed.filter(\.startRecorded).count == 4)
+            for job in claimed {
+                let stored = try #require(try await queue.job(job.id))
+                #expect(stored.state == .running && stored.attempt == 1)
+                #expect((stored.startedAt != nil) == job.startRecorded)
+            }
+            let started = try await queue.events(after: 0).filter { $0.kind == .started }
+            #expect(Set(started.map(\.jobID)) == Set(claimed.filter(\.startRecorded).map(\.id)))
+            // Nothing left: the next claim comes back empty.
+            #expect(
+                try await queue.store.claim(
+                    queues: ["default"], limit: 10, workerID: "w2", lease: .seconds(30), startingNow: 1
+                ).isEmpty)
+        }
+    }
+
+    /// A paused queue gives nothing to the one-statement claim; the next queue in the list does.
+    @Test func aPausedQueueIsSkippedAndTheNextQueueClaimed() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            let queue = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
+            var first = JobOptions()
+            first.queue = "first"
+            var second = JobOptions()
+            second.queue = "second"
+            _ = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}", options: first))
+            let other = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}", options: second))
+            try await queue.pause(queue: "first")
+            let claimed = try await queue.store.claim(
+                queues: ["first", "second"], limit: 5, workerID: "w1", lease: .seconds(30), startingNow: 0)
+            #expect(claimed.map(\.id) == [other.id])
+        }
+    }
+
+    /// The statements a worker names its jobs in by id (renewals, its check of what it still
+    /// holds, start marks, successes, single outcomes) never read jobs_leases, whatever the
+    /// statistics say (by id, or on a table this small a sequential scan). With statistics that lag behind a burst of claims, PostgreSQL judged
+    /// jobs_leases (the partial index of running jobs) nearly empty and scanned all of it for
+    /// each one; the control below shows the plain form of the fence still falls into it here.
+    @Test func fencedStatementsLookJobsUpByIdWhateverTheStatisticsSay() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            let queue = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
+            try await PostgresTestServer.execute(settings, "ALTER TABLE jobs SET (autovacuum_enabled = false)")
+            _ = try await queue.enqueue(
+                contentsOf: try (0..<2_000).map { try JobRequest(executor: "echo", payloadJSON: "{\"n\":\($0)}") })
+            let claimed = try await queue.store.claim(
+                queues: ["default"], limit: 2_000, workerID: "w1", lease: .seconds(60), startingNow: 0)
+            #expect(claimed.count == 2_000)
+            let store = try #require(queue.store as? ServerStore)
+            let ids = StoreSQL.jsonArray(claimed.prefix(100).map(\.id))
+            func plan(_ sql: String, _ arguments: SQLArguments) async throws -> String {
+                try await store.read { db in
+                    try db.fetchAll(String.self, sql: "EXPLAIN " + sql, arguments: arguments).joined(separator: "\n")
+                }
+            }
+            let d = SQLDialect.postgres
+            let control = try await plan(
+                "SELECT id FROM jobs WHERE \(d.integer("id", in: "?")) AND state = 'running' AND worker_id = ?",
+                [ids, "w1"])
+            #expect(control.contains("jobs_leases"), "the setup no longer reproduces stale statistics:\n\(control)")
+            let renewal = try await plan(
+                "UPDATE jobs SET lease_until = ? WHERE \(d.integer("id", in: "?")) AND \(StoreSQL.runningAttempt(of: "?"))",
+                [1.0, ids, "w1"])
+            let success = try await plan(
+                StoreSQL.plainSuccessSQL[1][.postgres], [1.0, "w1", claimed[0].id, 1, "{}", nil])
+            let mark = try await plan(StoreSQL.startMarkSQL[1][.postgres], ["w1", claimed[0].id, 1, 1.0])
+            for (name, text) in [("renewal", renewal), ("success", success), ("start mark", mark)] {
+                #expect(!text.contains("jobs_leases"), "\(name):\n\(text)")
+            }
+        }
+    }
+}
