@@ -19,8 +19,11 @@ import Synchronization
 /// have made work claimable, event followers when it wrote events.
 ///
 /// Each connection has a serial queue of its own whose thread blocks on the network: jobq's SQL
-/// is synchronous, and Swift concurrency's few threads must never block. A process writes on
-/// two connections, so that its claims and its completions overlap.
+/// is synchronous, and Swift concurrency's few threads must never block. The hot path does
+/// not go through them: plain enqueues, claims, and start marks with plain successes are one
+/// statement each, sent from Swift concurrency on a connection of their own each
+/// (``AutocommitLine``), so that a worker's claims and completions overlap. Transactions (rules,
+/// which hold the exclusive lock and so run one at a time anyway) use one writer connection.
 final class PostgresServer: SQLServer {
     let settings: PostgresSettings
     private let logger: Logger
@@ -29,13 +32,14 @@ final class PostgresServer: SQLServer {
     /// Statements that commit on their own (plain enqueues; claims), sent from Swift concurrency.
     private let enqueueLine: DirectSession
     private let claimLine: DirectSession
+    private let completionLine: DirectSession
     private let nextWriter = Atomic<Int>(0)
     private let nextReader = Atomic<Int>(0)
 
     /// The key of the advisory lock every write transaction holds: "jobe" in ASCII.
     static let writeLockKey: Int64 = 0x6A6F_6265
 
-    init(settings: PostgresSettings, logger: Logger, writers: Int = 2, readers: Int = 2) {
+    init(settings: PostgresSettings, logger: Logger, writers: Int = 1, readers: Int = 2) {
         self.settings = settings
         self.logger = logger
         let connector = PostgresConnector(settings: settings, logger: logger)
@@ -47,6 +51,7 @@ final class PostgresServer: SQLServer {
         }
         enqueueLine = DirectSession(name: "jobq.postgres.enqueues", connector: connector)
         claimLine = DirectSession(name: "jobq.postgres.claims", connector: connector)
+        completionLine = DirectSession(name: "jobq.postgres.completions", connector: connector)
     }
 
     var dialect: SQLDialect { .postgres }
@@ -62,6 +67,7 @@ final class PostgresServer: SQLServer {
         switch line {
         case .enqueues: try await enqueueLine.run(sql, values)
         case .claims: try await claimLine.run(sql, values)
+        case .completions: try await completionLine.run(sql, values)
         }
     }
 
@@ -112,6 +118,7 @@ final class PostgresServer: SQLServer {
     func close() {
         enqueueLine.close()
         claimLine.close()
+        completionLine.close()
         for writer in writers { writer.close() }
         for reader in readers { reader.close() }
     }

@@ -46,8 +46,10 @@ package struct SQLServerResult: Sendable {
 }
 
 /// Which of a server's connections for statements that commit on their own runs a statement:
-/// a worker's claims never wait behind a burst of its process's enqueues.
+/// a worker's claims never wait behind a burst of its process's enqueues, nor behind its
+/// completions.
 package enum AutocommitLine: Sendable {
     case enqueues
     case claims
+    case completions
 }

@@ -24,6 +24,9 @@ extension SQLStore {
         // Where writes overlap (a server), start marks and plain successes change only this
         // worker's own rows: they are written beside other workers' writes, and the outcomes
         // with consequences after them, in an exclusive transaction of their own.
+        if let fast = try await completeInOneRoundTrip(outcomes, starting: starting, workerID: workerID) {
+            return fast
+        }
         // Plain successes and start marks make nothing claimable: no idle worker claims for them.
         let plain = try await write(
             .small, audience: outcomes.isEmpty ? .followers : .waitingWorkersAndFollowers, lock: .shared
@@ -36,6 +39,41 @@ extension SQLStore {
                 db, plain.deferred, starting: plain.deferredStarts, workerID: workerID, plainOnly: false)
         }
         return (plain.refused.union(rest.refused), plain.refusedStarts.union(rest.refusedStarts))
+    }
+
+    /// ``complete(_:starting:workerID:)`` where the store writes start marks and plain successes
+    /// in one round trip (``recordStartsAndPlainSuccesses(starts:successes:workerID:notifyWorkers:)``):
+    /// what that leaves (other outcomes, successes with consequences or refused) is recorded
+    /// by the shared SQL in an exclusive transaction after it. Nil where the store has no such
+    /// round trip.
+    private func completeInOneRoundTrip(
+        _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
+    ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>)? {
+        let now = StoreSQL.now()
+        let startingByID = Dictionary(starting.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var successes: [PlainSuccessRequest] = []
+        for (job, outcome) in outcomes {
+            guard let result = StoreSQL.PlainSuccess.result(job: job, outcome: outcome) else { continue }
+            let start = startingByID[job.id].map { $0.startTime ?? now }
+            successes.append(PlainSuccessRequest(job: job, resultJSON: result, startTime: start))
+        }
+        // A start goes with its job's success when that is in the batch; the rest on their own.
+        let withSuccess = Set(successes.lazy.filter { $0.startTime != nil }.map(\.job.id))
+        let separateStarts = starting.filter { !withSuccess.contains($0.id) }
+        guard
+            let written = try await recordStartsAndPlainSuccesses(
+                starts: separateStarts, successes: successes.sorted { $0.job.id < $1.job.id }, workerID: workerID,
+                notifyWorkers: !outcomes.isEmpty)
+        else { return nil }
+        let refusedStarts = Set(separateStarts.lazy.map(\.id).filter { !written.starts.contains($0) })
+        let restOutcomes = outcomes.filter { !written.successes.contains($0.job.id) }
+        guard !restOutcomes.isEmpty else { return ([], refusedStarts) }
+        // A success left unwritten takes its start with it.
+        let restStarts = starting.filter { withSuccess.contains($0.id) && !written.successes.contains($0.id) }
+        let rest = try await write(.small, audience: .workersAndFollowers) { db in
+            try StoreSQL.recordCompletions(db, restOutcomes, starting: restStarts, workerID: workerID, plainOnly: false)
+        }
+        return (rest.refused, refusedStarts.union(rest.refusedStarts))
     }
 }
 

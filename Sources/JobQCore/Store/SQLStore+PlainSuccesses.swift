@@ -22,12 +22,21 @@ extension StoreSQL {
         /// `hasDependents`: some job waits for this one (read in the same transaction; only
         /// exclusive writes add dependencies, so it stays true until commit).
         init?(job: ClaimedJob, outcome: AttemptOutcome, start: ClaimedJob?, facts: StoreFacts, hasDependents: Bool) {
-            guard case .succeeded(let resultJSON, let writes) = outcome, writes.isEmpty || job.workflowID == nil,
-                !job.isMember, !hasDependents, !facts.trackingMembers
+            guard let resultJSON = Self.result(job: job, outcome: outcome), !hasDependents, !facts.trackingMembers
             else { return nil }
             self.job = job
             self.resultJSON = resultJSON
             self.start = start
+        }
+
+        /// The result of a success that is plain unless the store says otherwise (the job has
+        /// dependents, or tracking sets have members): one that is no member of a batch, group
+        /// or lane and writes nothing to a workflow's context. Nil for any other outcome.
+        package static func result(job: ClaimedJob, outcome: AttemptOutcome) -> String? {
+            guard case .succeeded(let resultJSON, let writes) = outcome, writes.isEmpty || job.workflowID == nil,
+                !job.isMember
+            else { return nil }
+            return resultJSON
         }
     }
 

@@ -30,6 +30,15 @@ package protocol SQLStore: Store {
     /// (SQLite).
     func claimInOneStatement(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int)
         async throws -> [ClaimedJob]?
+    /// Writes start marks (`starts`, each with its `startTime`) and successes whose result is
+    /// plain unless the store says otherwise (``StoreSQL/PlainSuccess/result(job:outcome:)``,
+    /// each with its start when it is written with it) in one round trip, where the store has
+    /// one; nil where it has not (SQLite). Returns the ids of the starts and the successes it
+    /// wrote: a start it did not write was refused by the fence; a success it did not write was
+    /// refused, or has consequences, and is the caller's to record.
+    func recordStartsAndPlainSuccesses(
+        starts: [ClaimedJob], successes: [PlainSuccessRequest], workerID: String, notifyWorkers: Bool
+    ) async throws -> (starts: Set<JobID>, successes: Set<JobID>)?
     /// The store's schema version, as its migrator numbers it.
     static func schemaVersion(_ db: Transaction) throws -> Int
 }
@@ -40,6 +49,10 @@ extension SQLStore {
     package func claimInOneStatement(
         queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int
     ) async throws -> [ClaimedJob]? { nil }
+
+    package func recordStartsAndPlainSuccesses(
+        starts: [ClaimedJob], successes: [PlainSuccessRequest], workerID: String, notifyWorkers: Bool
+    ) async throws -> (starts: Set<JobID>, successes: Set<JobID>)? { nil }
 
     package func write<T: Sendable>(
         _ size: TransactionSize, audience: CommitAudience, _ body: @escaping @Sendable (Transaction) throws -> T
@@ -60,6 +73,14 @@ extension SQLStore {
     package func read<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
         try await read(.large, body)
     }
+}
+
+/// A success to record in one round trip: the job, its result, and the time its attempt started
+/// when its start mark is written with it (nil when the mark is already written).
+package struct PlainSuccessRequest: Sendable {
+    package let job: ClaimedJob
+    package let resultJSON: String
+    package let startTime: Double?
 }
 
 /// The SQL of every state change and its consequences, shared by all ``SQLStore``s: each

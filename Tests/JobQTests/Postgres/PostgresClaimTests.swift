@@ -1,13 +1,14 @@
 import Foundation
 import JobQ
+import PostgresNIO
 import Testing
 
 @testable import JobQCore
 @testable import JobQPostgres
 
-/// The PostgreSQL claim (one statement per queue) and the fenced statements of a worker's
-/// hot path, on a real server.
-@Suite("PostgreSQL claims", .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
+/// The PostgreSQL claim (one statement per queue), completions in one round trip, and the fenced
+/// statements of a worker's hot path, on a real server.
+@Suite("PostgreSQL claims and completions", .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
 struct PostgresClaimTests {
     /// A claim that finds jobs fallen due since the last one makes them ready and takes them
     /// in the same call, beside the ready ones, each running under the worker's lease, the
@@ -102,6 +103,52 @@ struct PostgresClaimTests {
             for (name, text) in [("renewal", renewal), ("success", success), ("start mark", mark)] {
                 #expect(!text.contains("jobs_leases"), "\(name):\n\(text)")
             }
+        }
+    }
+
+    /// A success recorded in one round trip reads whether its job has dependents after it holds
+    /// the write lock: a dependency committed by a rule while the success waited for the lock
+    /// (after the success's statement began) is seen, and the dependent is made ready. Read with
+    /// the statement's first snapshot, it was missed and the dependent waited forever.
+    @Test func aDependencyAddedWhileASuccessWaitsForTheLockIsSeen() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            let logger = PostgresTestServer.logger
+            let queue = try await JobQueue(postgres: settings, logger: logger)
+            let first = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
+            let claimed = try await queue.store.claim(
+                queues: ["default"], limit: 1, workerID: "w1", lease: .seconds(60), startingNow: 1)
+            #expect(claimed.map(\.id) == [first.id])
+            // A rule's transaction, held open: it takes the write lock exclusively and adds a job
+            // that waits for the running one, as an enqueue with `after:` does.
+            let rule = try await PostgresConnector(settings: settings, logger: logger).connect()
+            defer { Task { try? await rule.close() } }
+            try await rule.query("BEGIN", logger: logger)
+            try await rule.query(
+                PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(PostgresServer.writeLockKey))"), logger: logger
+            )
+            let rows = try await rule.query(
+                """
+                INSERT INTO jobs (queue, executor, payload, priority, state, unmet, max_attempts, run_at, created_at)
+                VALUES ('default', 'echo', '{}', 0, 'waiting', 1, 3, 0, 0) RETURNING id
+                """, logger: logger)
+            var dependent: Int64?
+            for try await (id) in rows.decode(Int64.self) { dependent = id }
+            let waiting = try #require(dependent)
+            try await rule.query(
+                PostgresQuery(
+                    unsafeSQL: "INSERT INTO dependencies (job_id, depends_on) VALUES (\(waiting), \(first.id))"),
+                logger: logger)
+            let success = Task {
+                try await queue.store.complete(
+                    [(claimed[0], .succeeded(resultJSON: "{}"))], starting: [], workerID: "w1")
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await queue.job(first.id)?.state == .running, "the success waits for the rule's lock")
+            try await rule.query("COMMIT", logger: logger)
+            let refused = try await success.value
+            #expect(refused.outcomes.isEmpty)
+            #expect(try await queue.job(first.id)?.state == .succeeded)
+            #expect(try await queue.job(waiting)?.state == .ready, "the dependent was made ready")
         }
     }
 }
