@@ -15,6 +15,12 @@ import JobQCore
 /// in a second statement and the queue is claimed again. A job that falls due is claimed on the
 /// claim after it fell due rather than by it, so it can follow ready jobs of lower priority
 /// claimed in that instant; anything that fell due earlier is ready before the claim reads.
+///
+/// Starts are stamped with the server's clock, read once the lock is held. The worker's clock,
+/// read before the statement was sent, can precede the commit that made the job ready: a
+/// lane's next job was seen "starting" before the one before it had finished. (The shared SQL
+/// reads the worker's clock inside its transaction, after the lock.) Across machines, as with
+/// every time jobq records, the clocks are assumed to agree.
 extension ServerStore {
     func claimInOneStatement(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int)
         async throws -> [ClaimedJob]?
@@ -33,7 +39,7 @@ extension ServerStore {
                 starting > 0 ? Self.claimStartingSQL : Self.claimSQL,
                 [
                     .text(workerID), .real(now + lease.inSeconds), .text(queues[index]),
-                    .integer(Int64(limit - claimed.count)), .integer(Int64(starting)), .real(now), .text(workerJSON),
+                    .integer(Int64(limit - claimed.count)), .integer(Int64(starting)), .text(workerJSON), .real(now),
                     .text(queueList)
                 ], line: .claims)
             var due = false
@@ -76,18 +82,18 @@ extension ServerStore {
     private static let dueColumn: Int32 = 22
 
     /// $1 the worker, $2 the lease's end, $3 the queue, $4 how many at most, $5 how many start
-    /// now, $6 now, $7 the worker as a JSON string, $8 the worker's queues (a text array).
+    /// now, $6 the worker as a JSON string, $7 now (the worker's clock), $8 the worker's queues
+    /// (a text array).
     private static func claimSQL(notifying audience: CommitAudience) -> String {
         let returned = ClaimedJob.columns.split(separator: ",").map {
             "jobs." + $0.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        .joined(separator: ", ")
+        }.joined(separator: ", ")
         let selected = ClaimedJob.columns.split(separator: ",").map {
             "claimed." + $0.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        .joined(separator: ", ")
+        }.joined(separator: ", ")
         return """
             WITH lock AS MATERIALIZED (SELECT \(PostgresServer.lockAndNotify(.shared, audience))),
+            stamp AS MATERIALIZED (SELECT CAST(extract(epoch FROM clock_timestamp()) AS double precision) AS now FROM lock),
             picked AS (
                 SELECT ready.id, row_number() OVER (ORDER BY ready.priority DESC, ready.run_at, ready.id) AS position
                 FROM (
@@ -101,7 +107,7 @@ extension ServerStore {
             claimed AS (
                 UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, worker_id = $1,
                     lease_until = CAST($2 AS double precision),
-                    started_at = CASE WHEN picked.position <= CAST($5 AS bigint) THEN CAST($6 AS double precision) END
+                    started_at = CASE WHEN picked.position <= CAST($5 AS bigint) THEN (SELECT now FROM stamp) END
                 FROM picked WHERE jobs.id = picked.id
                 RETURNING \(returned), (SELECT context FROM workflows WHERE workflows.id = jobs.workflow_id) AS shared,
                     jobs.started_at, picked.position
@@ -109,14 +115,13 @@ extension ServerStore {
             started AS (
                 INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at, workflow_id)
                 SELECT id, 'started', queue, executor, batch,
-                    CAST('{"attempt":' || attempt || ',"worker":' || $7 || '}' AS json), CAST($6 AS double precision),
-                    workflow_id
+                    CAST('{"attempt":' || attempt || ',"worker":' || $6 || '}' AS json), started_at, workflow_id
                 FROM claimed WHERE started_at IS NOT NULL ORDER BY position
             )
             SELECT \(selected), claimed.shared, claimed.started_at, outlook.due
             FROM (
                 SELECT CAST(EXISTS (
-                    SELECT 1 FROM jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST($6 AS double precision)
+                    SELECT 1 FROM jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST($7 AS double precision)
                         AND queue = ANY (CAST($8 AS text[]))
                 ) AS integer) AS due
             ) AS outlook LEFT JOIN claimed ON true

@@ -28,13 +28,19 @@ final class AttemptProgress: Sendable {
     let job: ClaimedJob
     let workerID: String
     let interval: Duration
+    /// Returns once the attempt's start is written (its `started` event goes before updates).
+    let startWritten: @Sendable () async -> Void
     private let state = Mutex(State())
 
-    init(store: any Store, job: ClaimedJob, workerID: String, interval: Duration) {
+    init(
+        store: any Store, job: ClaimedJob, workerID: String, interval: Duration,
+        startWritten: @escaping @Sendable () async -> Void = {}
+    ) {
         self.store = store
         self.job = job
         self.workerID = workerID
         self.interval = interval
+        self.startWritten = startWritten
     }
 
     func report(_ report: Report) async throws {
@@ -86,6 +92,7 @@ final class AttemptProgress: Sendable {
     }
 
     private func write(_ report: Report) async throws {
+        await startWritten()
         try await store.recordProgress(
             job: job, workerID: workerID, fraction: report.fraction, message: report.message, dataJSON: report.dataJSON)
     }

@@ -37,6 +37,9 @@ final class CompletionBatcher: Sendable {
     private struct State {
         var pending: [Item] = []
         var starts: [ClaimedJob] = []
+        /// Starts noted and not written yet, and who waits for them (``startWritten(_:)``).
+        var unwrittenStarts: Set<JobID> = []
+        var startWaiters: [JobID: [CheckedContinuation<Void, Never>]] = [:]
         var flushing = false
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
         /// Failed transactions in a row.
@@ -108,10 +111,37 @@ final class CompletionBatcher: Sendable {
         job.startTime = Date().timeIntervalSince1970
         let startFlush = state.withLock { state in
             state.starts.append(job)
+            state.unwrittenStarts.insert(job.id)
             defer { state.flushing = true }
             return !state.flushing
         }
         if startFlush { startImmediately { await self.flush(gathering: true) } }
+    }
+
+    /// Returns once the start noted for job `id` (``noteStart(_:)``) has been written, refused,
+    /// or given up on; at once when none is waiting to be written. A job's progress waits for
+    /// it, so that its `started` event comes before its updates.
+    func startWritten(_ id: JobID) async {
+        await withCheckedContinuation { continuation in
+            let written = state.withLock { state in
+                guard state.unwrittenStarts.contains(id) else { return true }
+                state.startWaiters[id, default: []].append(continuation)
+                return false
+            }
+            if written { continuation.resume() }
+        }
+    }
+
+    /// Marks these starts as no longer waiting to be written, and wakes who waits for them.
+    private func settleStarts(_ starts: [ClaimedJob]) {
+        guard !starts.isEmpty else { return }
+        let waiters = state.withLock { state in
+            starts.flatMap { job -> [CheckedContinuation<Void, Never>] in
+                state.unwrittenStarts.remove(job.id)
+                return state.startWaiters.removeValue(forKey: job.id) ?? []
+            }
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Returns once every submitted outcome has been written; with `givingUpAfter`, outcomes the
@@ -166,6 +196,7 @@ final class CompletionBatcher: Sendable {
                     batch.map { ($0.job, $0.outcome) }, starting: starts, workerID: workerID)
                 result = .success(refused.outcomes)
                 state.withLock { $0.failures = 0 }
+                settleStarts(starts)
             } catch {
                 let (failures, givingUp) = state.withLock { state in
                     state.failures += 1
@@ -186,6 +217,7 @@ final class CompletionBatcher: Sendable {
                     continue
                 }
                 result = .failure(error)
+                settleStarts(starts)
             }
             if !batch.isEmpty { handler.withLock { $0 }?.call(batch, result) }
         }

@@ -75,8 +75,10 @@ extension WorkerPool {
             // Interrupted while it waited in the buffer: never start it.
             end = .interrupted
         } else if let executor = executors[job.executor] {
+            let completions = self.completions
             let progress = AttemptProgress(
-                store: queue.store, job: job, workerID: workerID, interval: options.progressInterval)
+                store: queue.store, job: job, workerID: workerID, interval: options.progressInterval,
+                startWritten: { [id = job.id] in await completions.startWritten(id) })
             metrics?.started(
                 queue: job.queue, executor: job.executor, waitSeconds: Date().timeIntervalSince1970 - job.runAt)
             ran = true

@@ -12,7 +12,8 @@ import Testing
 struct PostgresClaimTests {
     /// A claim that finds jobs fallen due since the last one makes them ready and takes them
     /// in the same call, beside the ready ones, each running under the worker's lease, the
-    /// first `startingNow` with their start recorded and a `started` event each.
+    /// first `startingNow` with their start recorded (stamped after the claim began) and a
+    /// `started` event each.
     @Test func aClaimTakesJobsThatFellDueWithTheReadyOnes() async throws {
         try await PostgresTestServer.withFreshDatabase { settings in
             let queue = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
@@ -32,6 +33,7 @@ struct PostgresClaimTests {
             }
             #expect(try await queue.job(due[0])?.state == .scheduled)
             try await Task.sleep(for: .milliseconds(400))
+            let beforeClaim = Date()
             let claimed = try await queue.store.claim(
                 queues: ["default"], limit: 10, workerID: "w1", lease: .seconds(30), startingNow: 4)
             #expect(Set(claimed.map(\.id)) == Set(ready + due), "\(claimed.map(\.id))")
@@ -40,6 +42,7 @@ struct PostgresClaimTests {
                 let stored = try #require(try await queue.job(job.id))
                 #expect(stored.state == .running && stored.attempt == 1)
                 #expect((stored.startedAt != nil) == job.startRecorded)
+                if let startedAt = stored.startedAt { #expect(startedAt >= beforeClaim) }
             }
             let started = try await queue.events(after: 0).filter { $0.kind == .started }
             #expect(Set(started.map(\.jobID)) == Set(claimed.filter(\.startRecorded).map(\.id)))

@@ -165,6 +165,20 @@ struct EventTests {
         #expect(try await queue.events(after: 0, filter: allKinds).map(\.kind) == [.enqueued, .started, .succeeded])
     }
 
+    /// A job claimed ahead (its start written by the worker's batcher, not by the claim) still
+    /// has its `started` event before its progress: the first progress write waits for the start.
+    @Test(arguments: TestStore.all) func progressOfJobsClaimedAheadComesAfterTheirStart(store: TestStore) async throws {
+        let queue = try await store.open()
+        let jobs = try await queue.enqueue(
+            contentsOf: try (0..<6).map { _ in try JobRequest(Chatty.self, .init(reports: 2)) })
+        try await work(queue, executors: [Chatty()], concurrency: 1)
+        for job in jobs {
+            let kinds = try await queue.events(after: 0, filter: EventFilter(jobIDs: [job.id])).map(\.kind)
+            #expect(kinds.first == .enqueued && kinds.dropFirst().first == .started, "job \(job.id): \(kinds)")
+            #expect(kinds.last == .succeeded && kinds.filter { $0 == .progress }.count >= 1, "job \(job.id): \(kinds)")
+        }
+    }
+
     @Test(arguments: TestStore.all) func handlersFireForStartProgressAndFinish(store: TestStore) async throws {
         let queue = try await store.open()
         let log = RunLog()
