@@ -35,13 +35,15 @@ extension ServerStore {
             // The lease starts now, as the statement is sent: it takes no lock it would wait for.
             let now = StoreSQL.now()
             let starting = max(0, startingNow - claimed.count)
-            let result = try await server.autocommit(
-                starting > 0 ? Self.claimStartingSQL : Self.claimSQL,
-                [
-                    .text(workerID), .real(now + lease.inSeconds), .text(queues[index]),
-                    .integer(Int64(limit - claimed.count)), .integer(Int64(starting)), .text(workerJSON), .real(now),
-                    .text(queueList)
-                ], line: .claims)
+            let values: [SQLValue] = [
+                .text(workerID), .real(now + lease.inSeconds), .text(queues[index]),
+                .integer(Int64(limit - claimed.count)), .integer(Int64(starting)), .text(workerJSON), .real(now),
+                .text(queueList)
+            ]
+            let result =
+                starting > 0
+                ? try await server.autocommit(ClaimStartingJobs.self, values, line: .claims)
+                : try await server.autocommit(ClaimJobs.self, values, line: .claims)
             var due = false
             for values in result.rows {
                 let row = SQLRow(names: [], values: values)
@@ -65,10 +67,10 @@ extension ServerStore {
 
     /// Makes due scheduled and retrying jobs ready, skipping rows another claim is promoting.
     private func promoteDue() async throws {
-        _ = try await server.autocommit(Self.promoteSQL, [.real(StoreSQL.now())], line: .claims)
+        _ = try await server.autocommit(PromoteDueJobs.self, [.real(StoreSQL.now())], line: .claims)
     }
 
-    private static let promoteSQL = """
+    fileprivate static let promoteSQL = """
         WITH lock AS MATERIALIZED (SELECT \(PostgresServer.lockAndNotify(.shared, .nobody)))
         UPDATE jobs SET state = 'ready' WHERE id IN (
             SELECT id FROM jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST($1 AS double precision)
@@ -129,7 +131,19 @@ extension ServerStore {
             """
     }
 
-    private static let claimSQL = claimSQL(notifying: .nobody)
+    fileprivate static let claimSQL = claimSQL(notifying: .nobody)
     /// With start marks, whose events followers are told of.
-    private static let claimStartingSQL = claimSQL(notifying: .followers)
+    fileprivate static let claimStartingSQL = claimSQL(notifying: .followers)
+}
+
+private enum ClaimJobs: StatementText {
+    static let sql = ServerStore.claimSQL
+}
+
+private enum ClaimStartingJobs: StatementText {
+    static let sql = ServerStore.claimStartingSQL
+}
+
+private enum PromoteDueJobs: StatementText {
+    static let sql = ServerStore.promoteSQL
 }

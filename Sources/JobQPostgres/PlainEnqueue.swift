@@ -19,9 +19,9 @@ extension ServerStore {
         return jobs
     }
 
-    private static let lockCTE = "lock AS (SELECT \(PostgresServer.lockAndNotify(.shared, .workersAndFollowers)))"
+    fileprivate static let lockCTE = "lock AS (SELECT \(PostgresServer.lockAndNotify(.shared, .workersAndFollowers)))"
 
-    private static let insertOneSQL = """
+    fileprivate static let insertOneSQL = """
         WITH \(lockCTE),
         inserted AS (
             INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name,
@@ -40,7 +40,7 @@ extension ServerStore {
     private func insertOne(_ request: JobRequest, now: Double) async throws -> [Job] {
         let row = PlainRow(request, now: now)
         let result = try await server.autocommit(
-            Self.insertOneSQL,
+            InsertOneJob.self,
             [
                 .text(row.queue), .text(row.executor), .text(row.payload), .integer(Int64(row.priority)),
                 .text(row.state.rawValue), .integer(Int64(row.maxAttempts)), .real(row.runAt),
@@ -57,7 +57,7 @@ extension ServerStore {
     /// by id, whatever order the INSERT returns its rows in. Nothing but the count comes back:
     /// the jobs are what was sent (decoding every column of a thousand rows was a third of a
     /// batch's time).
-    private static let insertManySQL = """
+    fileprivate static let insertManySQL = """
         WITH \(lockCTE),
         inserted AS (
             INSERT INTO jobs (id, queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at,
@@ -84,7 +84,7 @@ extension ServerStore {
 
     private func insertMany(_ requests: [JobRequest], now: Double) async throws -> [Job] {
         let ids = try await server.autocommit(
-            "SELECT nextval(pg_get_serial_sequence('jobs', 'id')) FROM generate_series(1, CAST($1 AS integer))",
+            NextJobIDs.self,
             [.integer(Int64(requests.count))], line: .enqueues
         ).rows.compactMap { $0.first.flatMap(Int64.from) }.sorted()
         guard ids.count == requests.count else {
@@ -93,7 +93,7 @@ extension ServerStore {
         }
         let rows = requests.map { PlainRow($0, now: now) }
         let result = try await server.autocommit(
-            Self.insertManySQL,
+            InsertJobs.self,
             [
                 .text(ArrayLiteral.integers(ids)),
                 .text(ArrayLiteral.texts(rows.map(\.queue))),
@@ -116,6 +116,18 @@ extension ServerStore {
         }
         return zip(ids, rows).map { id, row in row.job(id: id, createdAt: now) }
     }
+}
+
+private enum InsertOneJob: StatementText {
+    static let sql = ServerStore.insertOneSQL
+}
+
+private enum NextJobIDs: StatementText {
+    static let sql = "SELECT nextval(pg_get_serial_sequence('jobs', 'id')) FROM generate_series(1, CAST($1 AS integer))"
+}
+
+private enum InsertJobs: StatementText {
+    static let sql = ServerStore.insertManySQL
 }
 
 /// One plain job's column values and its `enqueued` event's data.

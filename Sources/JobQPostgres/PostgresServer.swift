@@ -64,10 +64,21 @@ final class PostgresServer: SQLServer {
     }
 
     func autocommit(_ sql: String, _ values: [SQLValue], line: AutocommitLine) async throws -> SQLServerResult {
+        try await session(for: line).run(sql, values)
+    }
+
+    func autocommit<Text: StatementText>(_ text: Text.Type, _ values: [SQLValue], line: AutocommitLine)
+        async throws -> SQLServerResult
+    {
+        settings.preparesStatements
+            ? try await session(for: line).run(text, values) : try await session(for: line).run(Text.sql, values)
+    }
+
+    private func session(for line: AutocommitLine) -> DirectSession {
         switch line {
-        case .enqueues: try await enqueueLine.run(sql, values)
-        case .claims: try await claimLine.run(sql, values)
-        case .completions: try await completionLine.run(sql, values)
+        case .enqueues: enqueueLine
+        case .claims: claimLine
+        case .completions: completionLine
         }
     }
 
@@ -234,9 +245,19 @@ private final class DirectSession: Sendable {
     }
 
     func run(_ sql: String, _ values: [SQLValue]) async throws -> SQLServerResult {
+        try await run(sql) { session in try await session.runAsync(sql, values) }
+    }
+
+    func run<Text: StatementText>(_ text: Text.Type, _ values: [SQLValue]) async throws -> SQLServerResult {
+        try await run(Text.sql) { session in try await session.runPrepared(text, values) }
+    }
+
+    private func run(_ sql: String, _ body: (PostgresSession) async throws -> SQLServerResult) async throws
+        -> SQLServerResult
+    {
         let session = try await connected()
         do {
-            return try await session.runAsync(sql, values)
+            return try await body(session)
         } catch {
             // A connection that failed (closed by the watchdog, by the server, by the network)
             // is given up at once, even while its close is still under way.

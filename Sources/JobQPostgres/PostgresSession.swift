@@ -79,12 +79,29 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
         return Self.result(collected, changes: collected.count)
     }
 
+    /// ``runAsync(_:_:)`` for one of the hot path's fixed statements, prepared once per
+    /// connection (by name) and then only bound and run: planning the statement each time cost
+    /// as much as running it.
+    func runPrepared<Text: StatementText>(_ text: Text.Type, _ values: [SQLValue]) async throws -> SQLServerResult {
+        let statement = PreparedText<Text>(bindings: try Self.bindings(values))
+        inFlight.sent()
+        defer { inFlight.answered() }
+        var collected: [PostgresRow] = []
+        for try await row in try await connection.execute(statement, logger: logger) { collected.append(row) }
+        return Self.result(collected, changes: collected.count)
+    }
+
     private static func query(_ sql: String, _ values: [SQLValue]) throws -> PostgresQuery {
+        PostgresQuery(unsafeSQL: sql, binds: try bindings(values))
+    }
+
+    /// Every value as text, typed by the server from where it stands.
+    private static func bindings(_ values: [SQLValue]) throws -> PostgresBindings {
         var binds = PostgresBindings(capacity: values.count)
         for value in values {
             if let text = value.text { try binds.append(InferredText(text: text)) } else { binds.appendNull() }
         }
-        return PostgresQuery(unsafeSQL: sql, binds: binds)
+        return binds
     }
 
     private static func result(_ rows: some Collection<PostgresRow>, changes: Int) -> SQLServerResult {

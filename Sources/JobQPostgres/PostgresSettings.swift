@@ -49,6 +49,12 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
     /// the URL's `statement_timeout`, `lock_timeout`, `idle_in_transaction_session_timeout`,
     /// `connect_timeout`, `keepalives_idle`, `keepalives_interval`, `keepalives_count`).
     public var timeouts = Timeouts()
+    /// Whether the hot path's fixed statements (plain enqueues, claims, a worker's successes)
+    /// are prepared once per connection and then only bound and run (the default), or parsed
+    /// and planned on every run (`prepare=off` in the URL: for a pooler in transaction mode
+    /// that does not keep prepared statements, e.g. PgBouncer before 1.21 or without
+    /// `max_prepared_statements`).
+    public var preparesStatements = true
     /// `~/.postgresql/root.crt`, which `verify-ca` and `verify-full` use when the URL names none.
     var defaultRootCertificatePath: String?
     /// Kept out of `description`, `Hashable` reads it like any field.
@@ -84,8 +90,18 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         var tls = TLSMode.prefer
         var rootCertificates: RootCertificates?
         var timeouts = Timeouts()
+        var prepares = true
         for item in components.queryItems ?? [] {
             switch item.name {
+            case "prepare":
+                switch item.value ?? "" {
+                case "on": prepares = true
+                case "off": prepares = false
+                default:
+                    throw JobQueueError.invalidInput(
+                        "prepare=\(item.value ?? "") in the PostgreSQL URL is not on or off (off: parse every statement, "
+                            + "for a pooler in transaction mode that does not keep prepared statements)")
+                }
             case "sslmode":
                 let value = item.value ?? ""
                 if value == "allow" {
@@ -107,7 +123,7 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
             default:
                 guard try timeouts.read(item.name, item.value ?? "") else {
                     throw JobQueueError.invalidInput(
-                        "the PostgreSQL URL parameter '\(item.name)' is not supported; jobq reads sslmode, sslrootcert, "
+                        "the PostgreSQL URL parameter '\(item.name)' is not supported; jobq reads sslmode, sslrootcert, prepare, "
                             + Timeouts.parameterNames.joined(separator: ", "))
                 }
             }
@@ -122,6 +138,7 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         self.tls = tls
         self.rootCertificates = rootCertificates
         self.timeouts = timeouts
+        self.preparesStatements = prepares
         defaultRootCertificatePath = environment["HOME"].map { $0 + "/.postgresql/root.crt" }
         if let password = components.password {
             self.password = password
@@ -147,6 +164,7 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         case nil: break
         }
         parameters += timeouts.urlParameters
+        if !preparesStatements { parameters.append("prepare=off") }
         let tlsPart = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
         let hostPart = host.contains(":") ? "[\(host)]" : host
         return

@@ -14,7 +14,7 @@ extension ServerStore {
         let now = StoreSQL.now()
         let marks = starts.sorted { $0.id < $1.id }
         let result = try await server.autocommit(
-            Self.recordSQL,
+            RecordStartsAndSuccesses.self,
             [
                 .text(workerID), .text(JSONText.string(workerID)), .real(now), .integer(notifyWorkers ? 1 : 0),
                 .text(ArrayLiteral.integers(marks.map(\.id))),
@@ -38,9 +38,13 @@ extension ServerStore {
         return written
     }
 
-    private static let recordSQL = """
+    fileprivate static let recordSQL = """
         SELECT job_id, written FROM jobq_record_successes($1, $2, CAST($3 AS double precision),
             CAST($4 AS integer) <> 0, CAST($5 AS bigint[]), CAST($6 AS integer[]), CAST($7 AS double precision[]),
             CAST($8 AS bigint[]), CAST($9 AS integer[]), CAST($10 AS text[]), CAST($11 AS double precision[]))
         """
+}
+
+private enum RecordStartsAndSuccesses: StatementText {
+    static let sql = ServerStore.recordSQL
 }

@@ -17,6 +17,10 @@ package protocol SQLServer: Sendable {
     /// one statement makes whole takes one round trip. `changes` is the rows it returned.
     /// Statements of one `line` go one after the other; lines overlap.
     func autocommit(_ sql: String, _ values: [SQLValue], line: AutocommitLine) async throws -> SQLServerResult
+    /// ``autocommit(_:_:line:)`` for a fixed statement of the hot path, prepared once per
+    /// connection where the server allows.
+    func autocommit<Text: StatementText>(_ text: Text.Type, _ values: [SQLValue], line: AutocommitLine)
+        async throws -> SQLServerResult
     /// Runs `body` in a read-only transaction on one snapshot.
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T
     /// The schema version, read in a transaction.

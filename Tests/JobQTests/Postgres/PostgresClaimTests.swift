@@ -154,4 +154,26 @@ struct PostgresClaimTests {
             #expect(try await queue.job(waiting)?.state == .ready, "the dependent was made ready")
         }
     }
+
+    /// With `prepare=off` (a pooler that keeps no prepared statements) the hot path parses each
+    /// statement and works the same: enqueue, claim, start and success.
+    @Test func withoutPreparedStatementsTheHotPathWorksTheSame() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            var unprepared = settings
+            unprepared.preparesStatements = false
+            let queue = try await JobQueue(postgres: unprepared, logger: PostgresTestServer.logger)
+            let jobs = try await queue.enqueue(
+                contentsOf: try (0..<3).map { try JobRequest(executor: "echo", payloadJSON: "{\"n\":\($0)}") })
+            let claimed = try await queue.store.claim(
+                queues: ["default"], limit: 5, workerID: "w1", lease: .seconds(30), startingNow: 0)
+            #expect(Set(claimed.map(\.id)) == Set(jobs.map(\.id)))
+            let refused = try await queue.store.complete(
+                claimed.map { ($0, .succeeded(resultJSON: "{}")) }, starting: claimed, workerID: "w1")
+            #expect(refused.outcomes.isEmpty && refused.starts.isEmpty)
+            for job in jobs {
+                let stored = try #require(try await queue.job(job.id))
+                #expect(stored.state == .succeeded && stored.startedAt != nil)
+            }
+        }
+    }
 }

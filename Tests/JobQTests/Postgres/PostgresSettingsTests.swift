@@ -48,6 +48,21 @@ struct PostgresSettingsTests {
         #expect(off.description == "postgres://me@h:5432/db?statement_timeout=0ms")
     }
 
+    /// Prepared statements are on unless the URL says `prepare=off`; anything else is refused
+    /// with what to write instead.
+    @Test func preparedStatementsAreOnUnlessTheURLTurnsThemOff() throws {
+        #expect(try PostgresSettings(url: "postgres://me@h/db", environment: [:]).preparesStatements)
+        let off = try PostgresSettings(url: "postgres://me@h/db?prepare=off", environment: [:])
+        #expect(!off.preparesStatements && off.description == "postgres://me@h:5432/db?prepare=off")
+        #expect(try PostgresSettings(url: off.description, environment: [:]) == off)
+        #expect(try PostgresSettings(url: "postgres://me@h/db?prepare=on", environment: [:]).preparesStatements)
+        #expect {
+            try PostgresSettings(url: "postgres://me@h/db?prepare=no", environment: [:])
+        } throws: { error in
+            "\(error)".contains("prepare=no") && "\(error)".contains("on or off")
+        }
+    }
+
     @Test func defaultsArePort5432AndTLSIfOffered() throws {
         let settings = try PostgresSettings(url: "postgresql://me@localhost/db", environment: [:])
         #expect(settings.port == 5432 && settings.tls == .prefer && !settings.hasPassword)
