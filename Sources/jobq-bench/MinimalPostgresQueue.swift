@@ -6,8 +6,9 @@
     /// queue library builds one (one table, one partial index on the claim order; single
     /// enqueues of one statement; bulk enqueues of one statement over arrays; claims of 100 with
     /// SKIP LOCKED and their completions in one statement over an array), driven from one
-    /// connection by the bench itself. No events, no leases, no attempts, no fences: what a
-    /// job costs the server at least, so that jobq's rows read as ratios to it.
+    /// connection by the bench itself, each a prepared statement (as asyncpg, which PgQueuer
+    /// uses, prepares them). No events, no leases, no attempts, no fences: what a job costs the
+    /// server at least, so that jobq's rows read as ratios to it.
     struct MinimalPostgresQueue {
         let connection: PostgresConnection
         let logger: Logger
@@ -42,9 +43,8 @@
         func enqueueOneAtATime(_ count: Int) async throws -> Double {
             let start = ContinuousClock.now
             for index in 0..<count {
-                try await connection.query(
-                    "INSERT INTO bench_minimal_queue (payload, run_at) VALUES (CAST(\(Self.payload(index)) AS json), \(Date().timeIntervalSince1970))",
-                    logger: logger)
+                try await connection.execute(
+                    InsertOne(payload: Self.payload(index), runAt: Date().timeIntervalSince1970), logger: logger)
             }
             return Double(count) / (ContinuousClock.now - start).inSeconds
         }
@@ -56,11 +56,7 @@
             while index < count {
                 let batch = index..<min(index + 1000, count)
                 let now = Date().timeIntervalSince1970
-                try await connection.query(
-                    """
-                    INSERT INTO bench_minimal_queue (payload, run_at)
-                    SELECT CAST(payload AS json), \(now) FROM unnest(CAST(\(batch.map(Self.payload)) AS text[])) AS batch(payload)
-                    """, logger: logger)
+                try await connection.execute(InsertMany(payloads: batch.map(Self.payload), now: now), logger: logger)
                 index = batch.upperBound
             }
             return Double(count) / (ContinuousClock.now - start).inSeconds
@@ -79,21 +75,10 @@
             let start = ContinuousClock.now
             var done = 0
             while true {
-                let claimed = try await connection.query(
-                    """
-                    UPDATE bench_minimal_queue SET state = 'running'
-                    WHERE id IN (SELECT id FROM bench_minimal_queue WHERE state = 'ready'
-                        ORDER BY priority DESC, run_at, id LIMIT 100 FOR UPDATE SKIP LOCKED)
-                    RETURNING id, CAST(payload AS text)
-                    """, logger: logger
-                ).collect().map { try $0.decode((Int64, String).self).0 }
+                var claimed: [Int64] = []
+                for try await (id, _) in try await connection.execute(Claim(), logger: logger) { claimed.append(id) }
                 if claimed.isEmpty { break }
-                try await connection.query(
-                    """
-                    UPDATE bench_minimal_queue SET state = 'succeeded', result = CAST('{"sum":2}' AS json),
-                        finished_at = \(Date().timeIntervalSince1970)
-                    WHERE id = ANY(\(claimed))
-                    """, logger: logger)
+                try await connection.execute(Complete(ids: claimed, now: Date().timeIntervalSince1970), logger: logger)
                 done += claimed.count
             }
             guard done == count else {
@@ -107,6 +92,66 @@
         private func run(_ sql: String) async throws {
             try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
         }
+    }
+
+    private struct InsertOne: PostgresPreparedStatement {
+        static let sql = "INSERT INTO bench_minimal_queue (payload, run_at) VALUES (CAST($1 AS json), $2)"
+        typealias Row = ()
+        let payload: String
+        let runAt: Double
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(payload)
+            bindings.append(runAt)
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> Row {}
+    }
+
+    private struct InsertMany: PostgresPreparedStatement {
+        static let sql = """
+            INSERT INTO bench_minimal_queue (payload, run_at)
+            SELECT CAST(payload AS json), $2 FROM unnest(CAST($1 AS text[])) AS batch(payload)
+            """
+        typealias Row = ()
+        let payloads: [String]
+        let now: Double
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(payloads)
+            bindings.append(now)
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> Row {}
+    }
+
+    private struct Claim: PostgresPreparedStatement {
+        static let sql = """
+            UPDATE bench_minimal_queue SET state = 'running'
+            WHERE id IN (SELECT id FROM bench_minimal_queue WHERE state = 'ready'
+                ORDER BY priority DESC, run_at, id LIMIT 100 FOR UPDATE SKIP LOCKED)
+            RETURNING id, CAST(payload AS text)
+            """
+        typealias Row = (Int64, String)
+        func makeBindings() throws -> PostgresBindings { PostgresBindings() }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    private struct Complete: PostgresPreparedStatement {
+        static let sql = """
+            UPDATE bench_minimal_queue SET state = 'succeeded', result = CAST('{"sum":2}' AS json), finished_at = $2
+            WHERE id = ANY($1)
+            """
+        typealias Row = ()
+        let ids: [Int64]
+        let now: Double
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(ids)
+            bindings.append(now)
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> Row {}
     }
 
     struct MinimalQueueError: Error, CustomStringConvertible {
