@@ -154,6 +154,37 @@ public final class JobQueue: Sendable {
         wakeWorkers()
     }
 
+    /// Sets `queue`'s limits, for every worker on every machine from their next claim on.
+    ///
+    /// ```swift
+    /// try await queue.setLimits(QueueLimits(concurrency: 5), for: "payments-api")  // 5 at once
+    /// try await queue.setLimits(QueueLimits(), for: "payments-api")                // no limit
+    /// ```
+    ///
+    /// A concurrency limit counts the queue's `running` jobs, those claimed ahead into a
+    /// worker's buffer included, and a claim never takes more than is left. A worker that dies
+    /// holding limited jobs holds their places until their leases expire and they are
+    /// reclaimed. Lowering a limit below what runs stops nothing: claims wait until fewer run.
+    /// - Throws: ``JobQueueError/invalidInput(_:)`` for a limit below 1, with nothing changed.
+    public func setLimits(_ limits: QueueLimits, for queue: String) async throws {
+        if let concurrency = limits.concurrency, concurrency < 1 {
+            throw JobQueueError.invalidInput(
+                "a concurrency limit of \(concurrency) for queue '\(queue)' would run nothing: give 1 or more, "
+                    + "or no limit (nil; `--concurrency none` on the command line)")
+        }
+        guard !queue.isEmpty else {
+            throw JobQueueError.invalidInput("the queue name is empty: name the queue whose limits to set")
+        }
+        try await store.setConcurrencyLimit(queue, limit: limits.concurrency)
+        wakeWorkers()
+    }
+
+    /// `queue`'s limits (none for a queue never limited).
+    public func limits(for queue: String) async throws -> QueueLimits {
+        let status = try await store.status(liveWithin: 0)
+        return QueueLimits(concurrency: status.queues.first { $0.name == queue }?.concurrencyLimit)
+    }
+
     /// Deletes jobs that reached one of `states` (final states only) more than `age` ago.
     /// Returns how many were deleted.
     ///

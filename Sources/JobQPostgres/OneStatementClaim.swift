@@ -16,6 +16,9 @@ import JobQCore
 /// claim after it fell due rather than by it, so it can follow ready jobs of lower priority
 /// claimed in that instant; anything that fell due earlier is ready before the claim reads.
 ///
+/// A queue with a concurrency limit is claimed by the shared SQL's transaction instead, which
+/// counts its running jobs under the queue's row lock.
+///
 /// Starts are stamped with the server's clock, read once the lock is held. The worker's clock,
 /// read before the statement was sent, can precede the commit that made the job ready: a
 /// lane's next job was seen "starting" before the one before it had finished. (The shared SQL
@@ -45,9 +48,11 @@ extension ServerStore {
                 ? try await server.autocommit(ClaimStartingJobs.self, values, line: .claims)
                 : try await server.autocommit(ClaimJobs.self, values, line: .claims)
             var due = false
+            var limited = false
             for values in result.rows {
                 let row = SQLRow(names: [], values: values)
                 due = due || row.int64(Self.dueColumn) != 0
+                limited = limited || row.int64(Self.limitedColumn) != 0
                 guard row.optionalInt64(0) != nil else { continue }  // the row that carries only `due`
                 var job = ClaimedJob(row)
                 job.sharedJSON = row.optionalString(Self.sharedColumn)
@@ -58,6 +63,14 @@ extension ServerStore {
                 try await promoteDue()
                 promoted = true
                 continue  // the same queue again: what was due may be on it
+            }
+            if limited {
+                // A concurrency limit is counted under the queue's row lock, in a transaction
+                // (`StoreSQL.claimCapacity`): one statement would count with the snapshot it
+                // began with, before it waited for the lock.
+                claimed += try await claimInTransaction(
+                    queues: [queues[index]], limit: limit - claimed.count, workerID: workerID, lease: lease,
+                    startingNow: max(0, startingNow - claimed.count))
             }
             index += 1
         }
@@ -82,6 +95,7 @@ extension ServerStore {
     private static let sharedColumn: Int32 = 20
     private static let startedColumn: Int32 = 21
     private static let dueColumn: Int32 = 22
+    private static let limitedColumn: Int32 = 23
 
     /// $1 the worker, $2 the lease's end, $3 the queue, $4 how many at most, $5 how many start
     /// now, $6 the worker as a JSON string, $7 now (the worker's clock), $8 the worker's queues
@@ -101,7 +115,8 @@ extension ServerStore {
                 FROM (
                     SELECT id, priority, run_at FROM jobs
                     WHERE state = 'ready' AND queue = $3 AND (SELECT true FROM lock)
-                        AND NOT EXISTS (SELECT 1 FROM queues WHERE name = $3 AND paused <> 0)
+                        AND NOT EXISTS (
+                            SELECT 1 FROM queues WHERE name = $3 AND (paused <> 0 OR concurrency_limit IS NOT NULL))
                     ORDER BY priority DESC, run_at, id LIMIT CAST($4 AS bigint)
                     FOR UPDATE SKIP LOCKED
                 ) AS ready
@@ -120,12 +135,15 @@ extension ServerStore {
                     CAST('{"attempt":' || attempt || ',"worker":' || $6 || '}' AS json), started_at, workflow_id
                 FROM claimed WHERE started_at IS NOT NULL ORDER BY position
             )
-            SELECT \(selected), claimed.shared, claimed.started_at, outlook.due
+            SELECT \(selected), claimed.shared, claimed.started_at, outlook.due, outlook.limited
             FROM (
                 SELECT CAST(EXISTS (
                     SELECT 1 FROM jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST($7 AS double precision)
                         AND queue = ANY (CAST($8 AS text[]))
-                ) AS integer) AS due
+                ) AS integer) AS due,
+                CAST(EXISTS (
+                    SELECT 1 FROM queues WHERE name = $3 AND paused = 0 AND concurrency_limit IS NOT NULL
+                ) AS integer) AS limited
             ) AS outlook LEFT JOIN claimed ON true
             ORDER BY claimed.position
             """

@@ -43,7 +43,7 @@
         func enqueueOneAtATime(_ count: Int) async throws -> Double {
             let start = ContinuousClock.now
             for index in 0..<count {
-                try await connection.execute(
+                _ = try await connection.execute(
                     InsertOne(payload: Self.payload(index), runAt: Date().timeIntervalSince1970), logger: logger)
             }
             return Double(count) / (ContinuousClock.now - start).inSeconds
@@ -56,7 +56,8 @@
             while index < count {
                 let batch = index..<min(index + 1000, count)
                 let now = Date().timeIntervalSince1970
-                try await connection.execute(InsertMany(payloads: batch.map(Self.payload), now: now), logger: logger)
+                _ = try await connection.execute(
+                    InsertMany(payloads: batch.map(Self.payload), now: now), logger: logger)
                 index = batch.upperBound
             }
             return Double(count) / (ContinuousClock.now - start).inSeconds
@@ -78,7 +79,8 @@
                 var claimed: [Int64] = []
                 for try await (id, _) in try await connection.execute(Claim(), logger: logger) { claimed.append(id) }
                 if claimed.isEmpty { break }
-                try await connection.execute(Complete(ids: claimed, now: Date().timeIntervalSince1970), logger: logger)
+                _ = try await connection.execute(
+                    Complete(ids: claimed, now: Date().timeIntervalSince1970), logger: logger)
                 done += claimed.count
             }
             guard done == count else {

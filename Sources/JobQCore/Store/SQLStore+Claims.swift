@@ -20,6 +20,16 @@ extension SQLStore {
         {
             return claimed
         }
+        return try await claimInTransaction(
+            queues: queues, limit: limit, workerID: workerID, lease: lease, startingNow: startingNow)
+    }
+
+    /// ``claim(queues:limit:workerID:lease:startingNow:)`` in one write transaction of the shared
+    /// SQL: SQLite's claim, and a server's for queues with a concurrency limit.
+    package func claimInTransaction(
+        queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int
+    ) async throws -> [ClaimedJob] {
+        guard limit > 0 else { return [] }
         // Jobs made ready here are claimed here or found by other workers' own clocks.
         // Shared: a claim takes only ready rows no other claim holds (SKIP LOCKED on a server).
         return try await write(.small, audience: startingNow > 0 ? .followers : .nobody, lock: .shared) { db in
@@ -30,14 +40,25 @@ extension SQLStore {
             let promote = try db.statement(sql: StoreSQL.promoteDueSQL[db.dialect])
             promote.bind(1, now)
             try promote.run()
-            let pausedQueues = try db.statement(sql: "SELECT name FROM queues WHERE paused <> 0")
+            let settings = try db.statement(
+                sql:
+                    "SELECT name, paused, concurrency_limit FROM queues WHERE paused <> 0 OR concurrency_limit IS NOT NULL"
+            )
             var paused: Set<String> = []
-            while try pausedQueues.step() { paused.insert(pausedQueues.string(0)) }
-            pausedQueues.reset()
+            var limits: [String: Int] = [:]
+            while try settings.step() {
+                if settings.int64(1) != 0 { paused.insert(settings.string(0)) }
+                if let limit = settings.optionalInt64(2) { limits[settings.string(0)] = Int(limit) }
+            }
+            settings.reset()
             var claimed: [ClaimedJob] = []
             claimed.reserveCapacity(limit)
             for queue in queues where claimed.count < limit && !paused.contains(queue) {
-                let left = limit - claimed.count
+                var left = limit - claimed.count
+                if let concurrency = limits[queue] {
+                    left = min(left, try StoreSQL.claimCapacity(db, queue: queue, concurrency: concurrency))
+                    if left == 0 { continue }
+                }
                 claimed +=
                     try db.dialect == .sqlite
                     ? StoreSQL.claimReadingFirst(
@@ -280,6 +301,22 @@ extension StoreSQL {
     static func runningAttempt(of worker: String, _ table: String? = nil) -> String {
         let column = table.map { "\($0)." } ?? ""
         return "CASE WHEN \(column)state = 'running' THEN \(column)worker_id END = \(worker)"
+    }
+
+    /// How many more jobs of `queue` may run under its concurrency limit: the limit less its
+    /// running jobs (claimed ahead ones included). Where writers overlap, the queue's row is
+    /// locked first, so that claims of a limited queue count one after the other, each after
+    /// the last one's commit (a statement after the lock reads a fresh snapshot).
+    static func claimCapacity(_ db: some SQLTransaction, queue: String, concurrency: Int) throws -> Int {
+        _ = try db.fetchAll(
+            String.self, sql: "SELECT name FROM queues WHERE name = ? \(db.dialect.forUpdate)", arguments: [queue])
+        let running =
+            try db.fetchOne(
+                Int.self,
+                sql:
+                    "SELECT COUNT(*) FROM jobs \(db.dialect.indexedBy("jobs_leases")) WHERE state = 'running' AND queue = ?",
+                arguments: [queue]) ?? 0
+        return max(0, concurrency - running)
     }
 
     /// Rows per UPDATE at most (3 parameters each, 1 shared).

@@ -146,6 +146,18 @@ extension SQLStore {
         }
     }
 
+    package func setConcurrencyLimit(_ queue: String, limit: Int?) async throws {
+        // A limit raised or removed may let waiting jobs run: workers are told.
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO queues (name, paused, concurrency_limit) VALUES (?, 0, ?)
+                    ON CONFLICT (name) DO UPDATE SET concurrency_limit = excluded.concurrency_limit
+                    """,
+                arguments: [queue, limit])
+        }
+    }
+
     /// Deletes finished jobs in `states` that finished before `cutoff`. Returns how many.
     package func prune(finishedBefore cutoff: Date, states: Set<JobState>) async throws -> Int {
         let names = states.map(\.rawValue).sorted()
@@ -204,10 +216,11 @@ extension SQLStore {
                 status.counts[row["state"], default: 0] += row["n"] as Int
                 queues[name] = status
             }
-            for row in try db.fetchRows(sql: "SELECT name, paused FROM queues") {
+            for row in try db.fetchRows(sql: "SELECT name, paused, concurrency_limit FROM queues") {
                 let name: String = row["name"]
                 var status = entry(name)
                 status.paused = row["paused"]
+                status.concurrencyLimit = row["concurrency_limit"]
                 queues[name] = status
             }
             let workers = try db.fetchRows(

@@ -114,6 +114,9 @@ package enum AttemptOutcome: Sendable {
 public struct QueueStatus: Sendable, Hashable, Codable {
     public var name: String
     public var paused: Bool
+    /// At most this many of its jobs run at once across all workers (``QueueLimits``); nil when
+    /// there is no limit.
+    public var concurrencyLimit: Int?
     /// Jobs per state; states with no jobs are present with 0.
     public var counts: [String: Int]
 }

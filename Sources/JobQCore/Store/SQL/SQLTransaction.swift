@@ -225,4 +225,13 @@ package enum SQLDialect: Sendable {
         case .postgres: "FOR UPDATE SKIP LOCKED"
         }
     }
+
+    /// Locks the rows a SELECT reads until the transaction ends, where writers overlap (on
+    /// SQLite the transaction holds the only write lock already).
+    package var forUpdate: String {
+        switch self {
+        case .sqlite: ""
+        case .postgres: "FOR UPDATE"
+        }
+    }
 }

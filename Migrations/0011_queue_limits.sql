@@ -1,0 +1,4 @@
+-- A queue's concurrency limit: at most this many of its jobs running at once, across every
+-- worker and machine (NULL: no limit). Claims enforce it; a job claimed ahead into a worker's
+-- buffer is running and counts.
+ALTER TABLE queues ADD COLUMN concurrency_limit INTEGER CHECK (concurrency_limit IS NULL OR concurrency_limit >= 1);

@@ -1,0 +1,93 @@
+import Foundation
+import JobQ
+import JobQPostgres
+import Testing
+
+@testable import JobQCore
+
+/// Queue limits: a concurrency limit holds across every worker and connection.
+@Suite("Queue limits")
+struct QueueLimitTests {
+    static func limitedRequests(_ count: Int, queue: String = "limited") throws -> [JobRequest] {
+        try (0..<count).map {
+            try JobRequest(executor: "echo", payloadJSON: "{\"n\":\($0)}", options: .init(queue: queue))
+        }
+    }
+
+    /// A claim takes no more of a limited queue than the limit less its running jobs (those
+    /// claimed ahead count), other queues as before; a finished job frees its place; removing
+    /// the limit frees the rest; `status` shows it.
+    @Test(arguments: TestStore.all) func aConcurrencyLimitCapsWhatClaimsTake(store: TestStore) async throws {
+        let queue = try await store.open()
+        _ = try await queue.enqueue(contentsOf: try Self.limitedRequests(10))
+        let other = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
+        try await queue.setLimits(QueueLimits(concurrency: 3), for: "limited")
+        #expect(try await queue.limits(for: "limited") == QueueLimits(concurrency: 3))
+        #expect(try await queue.limits(for: "default") == QueueLimits())
+
+        let first = try await queue.store.claim(
+            queues: ["limited", "default"], limit: 10, workerID: "w1", lease: .seconds(30), startingNow: 2)
+        #expect(first.filter { $0.queue == "limited" }.count == 3 && first.contains { $0.id == other.id })
+        #expect(
+            try await queue.store.claim(
+                queues: ["limited"], limit: 10, workerID: "w2", lease: .seconds(30), startingNow: 1
+            ).isEmpty, "no place left")
+        let finished = try #require(first.first { $0.queue == "limited" })
+        _ = try await queue.store.complete([(finished, .succeeded(resultJSON: "{}"))], starting: [], workerID: "w1")
+        let second = try await queue.store.claim(
+            queues: ["limited"], limit: 10, workerID: "w2", lease: .seconds(30), startingNow: 1)
+        #expect(second.count == 1, "the finished job's place")
+        let status = try await queue.status()
+        #expect(status.queues.first { $0.name == "limited" }?.concurrencyLimit == 3)
+        #expect(status.queues.first { $0.name == "default" }?.concurrencyLimit == nil)
+
+        try await queue.setLimits(QueueLimits(), for: "limited")
+        let rest = try await queue.store.claim(
+            queues: ["limited"], limit: 10, workerID: "w3", lease: .seconds(30), startingNow: 0)
+        #expect(rest.count == 6, "no limit: every ready job")
+    }
+
+    /// A limit below 1 is refused, saying what to give, and the limit stays as it was.
+    @Test(arguments: TestStore.all) func aLimitBelowOneIsRefusedAndChangesNothing(store: TestStore) async throws {
+        let queue = try await store.open()
+        try await queue.setLimits(QueueLimits(concurrency: 2), for: "limited")
+        for bad in [0, -3] {
+            await #expect {
+                try await queue.setLimits(QueueLimits(concurrency: bad), for: "limited")
+            } throws: { error in
+                "\(error)".contains("\(bad)") && "\(error)".contains("1 or more")
+            }
+        }
+        #expect(try await queue.limits(for: "limited") == QueueLimits(concurrency: 2))
+    }
+
+    /// Eight workers on connections of their own claim a limited queue at once: together they
+    /// take exactly the limit, never more.
+    @Test(arguments: TestStore.all) func claimsRacingOnManyConnectionsNeverPassTheLimit(store: TestStore) async throws {
+        let location = try await store.location()
+        func open() async throws -> JobQueue {
+            switch store {
+            case .sqlite: try JobQueue(path: location)
+            case .postgres:
+                try await JobQueue(postgres: try PostgresSettings(url: location), logger: PostgresTestServer.logger)
+            }
+        }
+        let queue = try await open()
+        _ = try await queue.enqueue(contentsOf: try Self.limitedRequests(40))
+        try await queue.setLimits(QueueLimits(concurrency: 3), for: "limited")
+        var workers: [JobQueue] = []
+        for _ in 0..<8 { workers.append(try await open()) }
+        let claimed = try await withThrowingTaskGroup(of: Int.self) { group in
+            for (index, worker) in workers.enumerated() {
+                group.addTask {
+                    try await worker.store.claim(
+                        queues: ["limited"], limit: 10, workerID: "w\(index)", lease: .seconds(30), startingNow: 1
+                    ).count
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(claimed == 3)
+        #expect(try await queue.status().queues.first { $0.name == "limited" }?.counts["running"] == 3)
+    }
+}
