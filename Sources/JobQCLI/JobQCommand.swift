@@ -17,7 +17,7 @@ struct JobQCommand: AsyncParsableCommand {
             ShowCommand.self, CancelCommand.self, RetryCommand.self, PauseCommand.self, ResumeCommand.self,
             PruneCommand.self, MigrateCommand.self, EventsCommand.self, WaitCommand.self, BatchCommand.self,
             TrackCommand.self, WorkflowCommand.self, LaneCommand.self, ScheduleCommand.self, TriggerCommand.self,
-            EmitCommand.self, DashboardCommand.self
+            EmitCommand.self, DashboardCommand.self, QueueCommand.self
         ]
     )
 }

@@ -6,7 +6,7 @@ import JobQCommandLine
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show each queue's jobs by state, whether it is paused, and the live workers.")
+        abstract: "Show each queue's jobs by state, whether it is paused, its concurrency limit, and the live workers.")
 
     @OptionGroup var store: StoreOptions
 
@@ -21,9 +21,11 @@ struct StatusCommand: AsyncParsableCommand {
             return
         }
         let states = JobState.allCases.map(\.rawValue)
-        var rows = [["QUEUE", "PAUSED"] + states.map { $0.uppercased() }]
+        var rows = [["QUEUE", "PAUSED", "LIMIT"] + states.map { $0.uppercased() }]
         for entry in status.queues {
-            rows.append([entry.name, entry.paused ? "yes" : "no"] + states.map { String(entry.counts[$0] ?? 0) })
+            rows.append(
+                [entry.name, entry.paused ? "yes" : "no", entry.concurrencyLimit.map(String.init) ?? "-"]
+                    + states.map { String(entry.counts[$0] ?? 0) })
         }
         if status.queues.isEmpty {
             print(

@@ -77,7 +77,10 @@ extension SQLStore {
             }
             let starting = min(startingNow, claimed.count)
             if starting > 0 {
-                var events = StoreSQL.PendingEvents(now: now)
+                // Stamped now, not when the transaction began: a claim of a limited queue may
+                // have waited for the queue's row lock while the jobs it took places from
+                // finished, and a start must not precede the finish that made room for it.
+                var events = StoreSQL.PendingEvents(now: StoreSQL.now())
                 _ = try StoreSQL.markStarted(db, claimed[..<starting], workerID: workerID, events: &events)
                 try events.flush(db)
                 for index in 0..<starting { claimed[index].startRecorded = true }

@@ -1,0 +1,90 @@
+import Foundation
+import JobQ
+import JobQPostgres
+import Testing
+
+@testable import JobQCore
+
+/// `jobq queue limit` and `jobq queue show` on the real command line, and a concurrency limit
+/// held by several `jobq work` processes at once.
+@Suite("Queue limits across processes")
+struct QueueLimitProcessTests {
+    /// Four `jobq work` processes of concurrency 8 on a queue limited to 3, each job sleeping
+    /// 100 ms: from the jobs' recorded start and finish times, never more than 3 ran at once,
+    /// and every job succeeded. Then the limit is removed and `status` and `queue show` say so.
+    @Test(arguments: TestStore.all) func fourWorkersNeverRunMoreThanTheLimit(store: TestStore) async throws {
+        let db = try await store.location()
+        let scratch = TestScratch.url("queue-limit")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let file = scratch.appendingPathComponent("jobs.jsonl")
+        let line = #"{"executor": "sleep", "payload": {"seconds": 0.1}, "queue": "limited"}"#
+        try (Array(repeating: line, count: 24).joined(separator: "\n") + "\n").write(
+            to: file, atomically: true, encoding: .utf8)
+        let enqueued = try await CLI.run(["enqueue", "--file", file.path], db: db)
+        try #require(enqueued.status == 0, "\(enqueued.stderr)")
+        let limited = try await CLI.run(["queue", "limit", "limited", "--concurrency", "3"], db: db)
+        #expect(limited.status == 0 && limited.stdout.contains("at most 3"), "\(limited.stderr)")
+
+        let workers = try (0..<4).map { index in
+            try CLI.startDetached(
+                ["work", "--queue", "limited", "--until-empty", "--concurrency", "8", "--no-scheduler"], db: db,
+                logPath: scratch.appendingPathComponent("worker-\(index).log").path)
+        }
+        for worker in workers {
+            await worker.wait()
+            #expect(worker.terminationStatus == 0)
+        }
+
+        let queue: JobQueue =
+            switch store {
+            case .sqlite: try JobQueue(path: db)
+            case .postgres:
+                try await JobQueue(postgres: try PostgresSettings(url: db), logger: PostgresTestServer.logger)
+            }
+        let jobs = try await queue.jobs(matching: JobQuery(queue: "limited", limit: 100))
+        #expect(jobs.count == 24 && jobs.allSatisfy { $0.state == .succeeded })
+        // The most that ran at once: a sweep over every start (+1) and finish (-1), finishes
+        // first at equal times.
+        let edges = jobs.flatMap { job -> [(Double, Int)] in
+            [
+                (job.startedAt?.timeIntervalSince1970 ?? 0, 1),
+                (job.finishedAt?.timeIntervalSince1970 ?? .infinity, -1)
+            ]
+        }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+        var running = 0
+        var most = 0
+        for (_, change) in edges {
+            running += change
+            most = max(most, running)
+        }
+        let intervals = jobs.map {
+            "\($0.id) \($0.startedAt?.timeIntervalSince1970 ?? 0)-\($0.finishedAt?.timeIntervalSince1970 ?? 0)"
+        }
+        #expect(most <= 3, "\(most) ran at once: \(intervals)")
+        #expect(most >= 2, "the workers ran side by side (\(most) at most)")
+
+        let shown = try await CLI.run(["queue", "show", "limited"], db: db)
+        #expect(shown.status == 0 && shown.stdout.contains("3 at once") && shown.stdout.contains("succeeded"))
+        let removed = try await CLI.run(["queue", "limit", "limited", "--concurrency", "none"], db: db)
+        #expect(removed.status == 0 && removed.stdout.contains("no concurrency limit"))
+        let status = try await CLI.run(["status", "--json"], db: db)
+        #expect(status.status == 0 && !status.stdout.contains("concurrencyLimit"), "\(status.stdout)")
+    }
+
+    /// Bad input: a limit that is no number of 1 or more, and a queue that does not exist,
+    /// are refused with a message and a non-zero exit, and the limit stays as it was.
+    @Test func badLimitsAndUnknownQueuesAreRefused() async throws {
+        let store = try TemporaryStore()
+        let db = store.path
+        #expect(try await CLI.run(["queue", "limit", "q", "--concurrency", "2"], db: db).status == 0)
+        for bad in ["0", "-1", "many", "2.5"] {
+            let result = try await CLI.run(["queue", "limit", "q", "--concurrency=\(bad)"], db: db)
+            #expect(result.status == 2 && result.stderr.contains("--concurrency \(bad)"), "\(bad): \(result.stderr)")
+        }
+        let shown = try await CLI.run(["queue", "show", "q"], db: db)
+        #expect(shown.stdout.contains("2 at once"), "\(shown.stdout)")
+        let unknown = try await CLI.run(["queue", "show", "nope"], db: db)
+        #expect(unknown.status == 3 && unknown.stderr.contains("no queue nope"), "\(unknown.stderr)")
+    }
+}
