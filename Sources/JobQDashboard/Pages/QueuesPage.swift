@@ -4,7 +4,8 @@ import JobQCore
 import JobQWebText
 
 extension Dashboard {
-    /// Counts by state per queue, throughput over the last hour, paused flags, live workers.
+    /// Counts by state per queue, throughput over the last hour, concurrency limits (with how many
+    /// ready jobs wait for a place), paused flags, live workers.
     func queuesPage(_ request: Request) async throws -> PageContent {
         let status = try await queue.status()
         let hour = try await queue.throughput(
@@ -27,6 +28,7 @@ extension Dashboard {
             return Pages.row(
                 ["<a href=\"/jobs\(HTML.query([("queue", name)]))\">\(HTML.escape(name))</a>"] + counts + [
                     recent.map { Self.sparkline($0) } ?? "",
+                    Self.limit(queueStatus),
                     queueStatus.paused ? HTML.badge("paused") : "<span class=\"muted\">no</span>",
                     pause
                 ])
@@ -41,12 +43,21 @@ extension Dashboard {
         }
         let body = """
             <p class="summary">\(status.queues.count) queue(s), \(status.runningWorkflows) running workflow(s), \(status.workers.count) live worker(s), schema version \(status.schemaVersion).</p>
-            \(Pages.table(["Queue"] + states.map(\.rawValue) + ["Last hour", "Paused", ""], rows, empty: "No jobs yet: enqueue one with `jobq enqueue`."))
+            \(Pages.table(["Queue"] + states.map(\.rawValue) + ["Last hour", "Limit", "Paused", ""], rows, empty: "No jobs yet: enqueue one with `jobq enqueue`."))
             <h2>Workers</h2>
             \(Pages.table(["Worker", "Host", "PID", "Queues", "Concurrency", "Started", "Heartbeat"], workers, empty: "No worker has sent a heartbeat in the last 30 seconds."))
             """
         return PageContent(
             title: "Queues", section: "/", live: Live(scope: .any, fragmentURL: Self.fragmentURL(request)), body: body)
+    }
+
+    /// A queue's concurrency limit, and how many ready jobs wait for a place when it is reached.
+    static func limit(_ queue: QueueStatus) -> String {
+        guard let concurrency = queue.concurrencyLimit else { return "<span class=\"muted\">none</span>" }
+        let running = queue.counts[JobState.running.rawValue] ?? 0
+        let ready = queue.counts[JobState.ready.rawValue] ?? 0
+        guard running >= concurrency, ready > 0 else { return "\(concurrency) at once" }
+        return "\(concurrency) at once, <strong>\(ready) waiting</strong>"
     }
 
     /// Finished jobs per 5 minutes over the hour as bars (dead and cancelled stacked in red and

@@ -248,6 +248,9 @@ struct DashboardTests {
         #expect(try await dashboard.post("/queues/resume", fields: ["queue": "web"], token: token).status == 303)
         #expect(try await queue.status().queues.first { $0.name == "web" }?.paused == false)
         #expect(try await dashboard.post("/queues/pause", token: token).status == 400, "no queue named")
+        #expect(!(try await dashboard.get("/").body.contains(" at once")), "no limit yet")
+        try await queue.setLimits(QueueLimits(concurrency: 1), for: "web")
+        #expect(try await dashboard.get("/").body.contains("1 at once"), "the queues page shows the limit")
 
         #expect(try await dashboard.post("/schedules/pause", fields: ["name": "nightly"], token: token).status == 303)
         #expect(try await queue.schedule("nightly")?.paused == true)
