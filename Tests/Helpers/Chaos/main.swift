@@ -5,7 +5,8 @@
 //   jobs, kills, re-deliveries, lost, duplicates, over-attempts, event gaps, batch firings,
 //   workflows and trees final exactly once, trees holding exactly their jobs, one job per
 //   schedule occurrence, trigger jobs once per deduped emit and in dependency order, unique keys
-//   never held twice at once, lane order, jobs left waiting, integrity, busy errors seen by users
+//   never held twice at once, lane order, a queue's concurrency limit never passed, jobs left
+//   waiting, integrity, busy errors seen by users
 //
 // and exits 1 if any promise was broken.
 //
@@ -162,6 +163,12 @@ for (task, extra) in [
 ] {
     precondition(run(["trigger", "add", "chaos.event", task] + extra, log: "setup.log").waitUntilExitAndStatus() == 0)
 }
+// A queue limited to 2 jobs at once across every worker: never more run, kills or not.
+let limitedQueue = "chaos-limited"
+let concurrencyLimit = 2
+precondition(
+    run(["queue", "limit", limitedQueue, "--concurrency", "\(concurrencyLimit)"], log: "setup.log")
+        .waitUntilExitAndStatus() == 0)
 func emitter(_ number: Int) throws -> Process {
     let script = (0..<emits).map { index in
         "\(binary) --db '\(db)' emit chaos.event --dedupe e-\(index) >> \(directory.path)/emitted-\(number).txt || exit 1\n"
@@ -185,6 +192,8 @@ func jobLine(_ index: Int) -> String {
     case 7: return #"{"executor": "fail", "payload": {"message": "doomed"}, "maxAttempts": 2}"#
     // One job in 20 goes to a lane that must run them one at a time, in append order.
     case 9 where index % 20 == 9: return #"{"executor": "sum", "payload": {"a": \#(index), "b": 3}, "lane": "chaos"}"#
+    // One in 20 goes to the limited queue.
+    case 9: return #"{"executor": "sleep", "payload": {"seconds": 0.02}, "queue": "\#(limitedQueue)"}"#
     default: return #"{"executor": "sum", "payload": {"a": \#(index), "b": 2}, "batch": "chaos"}"#
     }
 }
@@ -211,7 +220,11 @@ for producer in 0..<options.producers {
 producers += try (0..<2).map(emitter)
 
 // Workers, and the killer.
-let workerArguments = ["work", "--lease", "1s", "--concurrency", "4", "--backoff", "50ms", "--grace", "2s"]
+let workerArguments = [
+    "work", "--lease", "1s", "--concurrency", "4", "--backoff", "50ms", "--grace", "2s", "--queue", "default",
+    "--queue",
+    limitedQueue
+]
 var workers = (0..<options.workers).map { run(workerArguments, log: "worker-\($0).log") }
 var kills = 0
 let started = Date()
@@ -392,6 +405,16 @@ let report = try { () throws -> [String: Int] in
             SELECT COUNT(*) FROM marks a JOIN marks b ON b.unique_key = a.unique_key AND b.id > a.id
             WHERE a.finished IS NULL OR b.stored < a.finished
             """) ?? -1
+    // Jobs of the limited queue that started while the limit's worth of others ran (by the
+    // recorded times of each job's last attempt; a killed attempt held its place until reclaimed).
+    figures["limitedJobs"] = try db.int("SELECT COUNT(*) FROM jobs WHERE queue = '\(limitedQueue)'") ?? -1
+    figures["limitOverlaps"] =
+        try db.int(
+            """
+            SELECT COUNT(*) FROM jobs a WHERE a.queue = '\(limitedQueue)' AND a.started_at IS NOT NULL
+                AND (SELECT COUNT(*) FROM jobs b WHERE b.queue = '\(limitedQueue)' AND b.started_at <= a.started_at
+                    AND b.finished_at > a.started_at) > \(concurrencyLimit)
+            """) ?? -1
     // A lane job that started before the one appended before it had finished.
     figures["laneJobs"] = try db.int("SELECT COUNT(*) FROM jobs WHERE lane = 'chaos'") ?? -1
     figures["laneOverlaps"] =
@@ -414,7 +437,8 @@ func figure(_ key: String) -> Int { report[key] ?? -1 }
 var broken: [String] = []
 if acked.count != options.jobs { broken.append("acknowledged") }
 for key in [
-    "lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "treesWithWrongJobs", "triggerOrder",
+    "lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "limitOverlaps", "treesWithWrongJobs",
+    "triggerOrder",
     "triggerUnlinked", "uniqueOverlaps", "burned", "deadNeverStarted"
 ] where figure(key) != 0 { broken.append(key) }
 // Every workflow recovers from the kills: its flaky steps succeed on a retry, its doomed ones are
@@ -453,7 +477,9 @@ line += "schedule jobs \(figure("scheduleRows"))/\(scheduleTimes) (occurrences \
 line +=
     "trigger jobs \(figure("trigger-first"))+\(figure("trigger-second"))/\(emits)+\(emits) (once \(figure("trigger-boot")), out of order \(figure("triggerOrder") + figure("triggerUnlinked"))), "
 line += "unique jobs \(figure("uniqueJobs")) (overlaps \(figure("uniqueOverlaps"))), "
-line += "lane jobs \(figure("laneJobs")) (overlaps \(figure("laneOverlaps"))), waiting \(figure("waiting")), "
+line += "lane jobs \(figure("laneJobs")) (overlaps \(figure("laneOverlaps"))), "
+line +=
+    "limited jobs \(figure("limitedJobs")) (over the limit \(figure("limitOverlaps"))), waiting \(figure("waiting")), "
 line +=
     "integrity \(onPostgres ? "n/a (server)" : figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), \(elapsed)"
 if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(onPostgres ? "the database" : db)" }
