@@ -87,4 +87,55 @@ struct QueueLimitProcessTests {
         let unknown = try await CLI.run(["queue", "show", "nope"], db: db)
         #expect(unknown.status == 3 && unknown.stderr.contains("no queue nope"), "\(unknown.stderr)")
     }
+
+    /// A worker killed while it holds a limited queue's places holds them until their leases
+    /// expire and another worker reclaims the jobs: the queue never has more than its limit
+    /// running (sampled throughout), the second worker runs the jobs after that, and each
+    /// ends once.
+    @Test func aKilledWorkersJobsHoldTheirPlacesUntilTheirLeasesExpire() async throws {
+        let store = try TemporaryStore()
+        let db = store.path
+        let file = store.directory.appendingPathComponent("jobs.jsonl")
+        let line = #"{"executor": "sleep", "payload": {"seconds": 0.4}, "queue": "limited"}"#
+        try (Array(repeating: line, count: 4).joined(separator: "\n") + "\n").write(
+            to: file, atomically: true, encoding: .utf8)
+        try #require(try await CLI.run(["enqueue", "--file", file.path], db: db).status == 0)
+        try #require(try await CLI.run(["queue", "limit", "limited", "--concurrency", "2"], db: db).status == 0)
+        let queue = try JobQueue(path: db)
+        func running() async throws -> Int {
+            try await queue.status().queues.first { $0.name == "limited" }?.counts["running"] ?? 0
+        }
+        let arguments = ["work", "--queue", "limited", "--lease", "1s", "--concurrency", "4", "--no-scheduler"]
+        let first = try CLI.startDetached(
+            arguments, db: db, logPath: store.directory.appendingPathComponent("a.log").path)
+        let deadline = Date().addingTimeInterval(15)
+        while try await running() < 2, Date() < deadline { try await pause(0.02) }
+        try #require(try await running() == 2, "the first worker never ran its two")
+        kill(first.processIdentifier, SIGKILL)
+        await first.wait()
+        let second = try CLI.startDetached(
+            arguments + ["--until-empty"], db: db, logPath: store.directory.appendingPathComponent("b.log").path)
+        var most = 0
+        var heldWhileLeased = true
+        let killedAt = Date()
+        func succeeded() async throws -> Int {
+            try await queue.status().queues.first { $0.name == "limited" }?.counts["succeeded"] ?? 0
+        }
+        while try await succeeded() < 4, Date() < deadline.addingTimeInterval(15) {
+            let now = try await running()
+            most = max(most, now)
+            // Within the lease the dead worker's two still hold the places: nothing else starts.
+            if Date().timeIntervalSince(killedAt) < 0.8, now != 2 { heldWhileLeased = false }
+            try await pause(0.02)
+        }
+        await second.wait()
+        #expect(second.terminationStatus == 0)
+        #expect(most <= 2, "\(most) ran at once")
+        #expect(heldWhileLeased, "the killed worker's places were given away before its leases expired")
+        let jobs = try await queue.jobs(matching: JobQuery(queue: "limited", limit: 10))
+        #expect(jobs.count == 4 && jobs.allSatisfy { $0.state == .succeeded }, "\(jobs.map(\.state))")
+        let log =
+            (try? String(contentsOfFile: store.directory.appendingPathComponent("b.log").path, encoding: .utf8)) ?? ""
+        #expect(log.contains("reclaimed"), "the second worker reclaimed the dead worker's jobs")
+    }
 }
