@@ -4,6 +4,9 @@ import JobQ
 import JobQCommandLine
 
 struct BenchCommand: AsyncParsableCommand {
+    /// A concurrency limit no drain reaches: what counting a limit costs a claim.
+    static let neverBinding = 1_000_000
+
     static let configuration = CommandConfiguration(
         commandName: "jobq-bench",
         abstract:
@@ -155,6 +158,8 @@ struct BenchCommand: AsyncParsableCommand {
         let drain4 = try await bench.drainInProcess(drainCount, concurrency: 4)
         progress("drain through `jobq work`")
         let drainProcess = try await bench.drainThroughWorkerProcess(drainCount)
+        progress("drain through `jobq work` under a concurrency limit that never binds")
+        let drainLimited = try await bench.drainThroughWorkerProcess(drainCount, concurrencyLimit: Self.neverBinding)
         progress("workflows: a parallel group of \(members), a sequence of \(sequence)")
         let plainForGroup = try await bench.drainInProcess(members, concurrency: 4)
         let group = try await bench.drainParallelGroup(members: members)
@@ -196,6 +201,10 @@ struct BenchCommand: AsyncParsableCommand {
             Row(
                 workload: "drain through `jobq work` (concurrency 4)", value: drainProcess, unit: "jobs/s",
                 baseline: batchedCycle, baselineValue: rawCycle100, ratio: drainProcess / rawCycle100),
+            Row(
+                workload: "drain through `jobq work`, queue limited to \(Self.neverBinding) at once (never binds)",
+                value: drainLimited, unit: "jobs/s", baseline: "the same drain without a limit",
+                baselineValue: drainProcess, ratio: drainLimited / drainProcess),
             Row(
                 workload: "drain a parallel group of \(members) steps (concurrency 4)", value: group, unit: "steps/s",
                 baseline: "plain drain of \(members) jobs, concurrency 4", baselineValue: plainForGroup,

@@ -92,10 +92,13 @@ struct BenchWorkloads {
         return try await Self.drain(queue, jobs: count, concurrency: concurrency)
     }
 
-    /// Drains a backlog through a separate `jobq work --until-empty` process. Returns jobs per
-    /// second, the process's start-up included.
-    mutating func drainThroughWorkerProcess(_ count: Int) async throws -> Double {
+    /// Drains a backlog through a separate `jobq work --until-empty` process, its queue under
+    /// `concurrencyLimit` if given. Returns jobs per second, the process's start-up included.
+    mutating func drainThroughWorkerProcess(_ count: Int, concurrencyLimit: Int? = nil) async throws -> Double {
         let (queue, path) = try await backlog(count)
+        if let concurrencyLimit {
+            try await queue.setLimits(QueueLimits(concurrency: concurrencyLimit), for: "default")
+        }
         let start = ContinuousClock.now
         let child = try BenchChild(["--db", path] + workerFlags + ["work", "--until-empty", "--concurrency", "4"])
         let (status, _) = await child.wait()

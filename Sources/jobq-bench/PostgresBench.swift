@@ -227,6 +227,12 @@
                     ))
             }
             try await bench.reset(connection)
+            progress("drain with 1 `jobq work` process under a concurrency limit that never binds")
+            let limits = try await bench.queue()
+            try await limits.setLimits(QueueLimits(concurrency: BenchCommand.neverBinding), for: "default")
+            let limitedDrain = try await bench.drainWithWorkerProcesses(drainCount, processes: 1, on: connection)
+            try await limits.setLimits(QueueLimits(), for: "default")
+            try await bench.reset(connection)
             progress("pick-up latency")
             let latency = try await bench.pickUpLatency(latencyCount, on: connection)
             try await bench.reset(connection)
@@ -250,6 +256,12 @@
                         baseline: "\(baseline), claim+complete by 100, one connection", baselineValue: minimalDrain,
                         ratio: drain.rate / minimalDrain))
             }
+            rows.append(
+                Row(
+                    workload:
+                        "\(label): drain with 1 `jobq work` process, queue limited to \(BenchCommand.neverBinding) at once (never binds)",
+                    value: limitedDrain, unit: "jobs/s", baseline: "the same drain without a limit",
+                    baselineValue: drains[0].rate, ratio: limitedDrain / drains[0].rate))
             rows += [
                 Row(
                     workload: "\(label): enqueue committed to done in an idle worker process, p50",
