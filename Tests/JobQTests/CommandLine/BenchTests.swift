@@ -43,12 +43,13 @@ struct BenchTests {
         #expect(report.results.first { $0.workload == treeEvent }?.value == 0)
         #expect(names.contains("raw claim+complete, batches of 100, no event rows"))
         #expect(names.contains("drain a parallel group of 100 steps (concurrency 4)"))
+        #expect(names.contains("drain through `jobq work`, queue limited to 1000000 at once (never binds)"))
         #expect(names.contains("a sequence of 20 steps, one hand-off each"))
         #expect(names.contains("a tree of 1 -> 5 -> 25 jobs, end to end (concurrency 4)"))
         #if os(Linux)
-            // 15 throughput ratios, and 2 latency ratios to the minimal raw queue across processes.
+            // 16 throughput ratios, and 2 latency ratios to the minimal raw queue across processes.
             #expect(
-                report.results.filter { $0.ratio != nil }.count == 17,
+                report.results.filter { $0.ratio != nil }.count == 18,
                 "every throughput figure has a ratio to its baseline")
             for latencyLimit in [
                 "minimal raw queue round trip across processes, p50", "minimal raw queue one way across processes, p50",
@@ -59,7 +60,7 @@ struct BenchTests {
             }
         #else
             #expect(
-                report.results.filter { $0.ratio != nil }.count == 15,
+                report.results.filter { $0.ratio != nil }.count == 16,
                 "every throughput figure has a ratio to its baseline")
         #endif
         // The physical limit beside jobq: the minimal raw queue, and jobq's figures against it.
