@@ -53,7 +53,7 @@ extension ServerStore {
                 let row = SQLRow(names: [], values: values)
                 due = due || row.int64(Self.dueColumn) != 0
                 limited = limited || row.int64(Self.limitedColumn) != 0
-                guard row.optionalInt64(0) != nil else { continue }  // the row that carries only `due`
+                guard row.optionalInt64(0) != nil else { continue }  // the row that carries only `due` and `limited`
                 var job = ClaimedJob(row)
                 job.sharedJSON = row.optionalString(Self.sharedColumn)
                 job.startRecorded = row.optionalDouble(Self.startedColumn) != nil

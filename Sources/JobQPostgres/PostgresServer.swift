@@ -63,10 +63,6 @@ final class PostgresServer: SQLServer {
         return try await slot.transaction(begin: "BEGIN", prelude: Self.prelude(audience, lock), body)
     }
 
-    func autocommit(_ sql: String, _ values: [SQLValue], line: AutocommitLine) async throws -> SQLServerResult {
-        try await session(for: line).run(sql, values)
-    }
-
     func autocommit<Text: StatementText>(_ text: Text.Type, _ values: [SQLValue], line: AutocommitLine)
         async throws -> SQLServerResult
     {

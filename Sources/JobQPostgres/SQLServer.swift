@@ -13,12 +13,10 @@ package protocol SQLServer: Sendable {
     func write<T: Sendable>(
         audience: CommitAudience, lock: WriteLock, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
     ) async throws -> T
-    /// Runs one statement outside a transaction, so that it commits on its own: a change that
-    /// one statement makes whole takes one round trip. `changes` is the rows it returned.
-    /// Statements of one `line` go one after the other; lines overlap.
-    func autocommit(_ sql: String, _ values: [SQLValue], line: AutocommitLine) async throws -> SQLServerResult
-    /// ``autocommit(_:_:line:)`` for a fixed statement of the hot path, prepared once per
-    /// connection where the server allows.
+    /// Runs one of the hot path's fixed statements outside a transaction, so that it commits on
+    /// its own: a change that one statement makes whole takes one round trip. Prepared once per
+    /// connection where the server allows. Statements of one `line` go one after the other;
+    /// lines overlap.
     func autocommit<Text: StatementText>(_ text: Text.Type, _ values: [SQLValue], line: AutocommitLine)
         async throws -> SQLServerResult
     /// Runs `body` in a read-only transaction on one snapshot.
