@@ -21,7 +21,7 @@ struct EnqueueCommand: AsyncParsableCommand {
             A --file has one JSON object per line: {"executor": "sum", "payload": {"a": 1, "b": 2},
             "queue": "default", "priority": 0, "maxAttempts": 3, "delay": "30s" or "runAt": ISO 8601,
             "timeout": "1m", "after": [12, {"id": 13, "policy": "ignore"}], "lane": "imports",
-            "unique": "KEY" or {"key": "KEY", "for": "1h", "states": ["succeeded"]}}. All lines are
+            "unique": "KEY" or {"key": "KEY", "for": "1h", "states": ["succeeded"]}, "partition": "acme"}. All lines are
             enqueued in one transaction, or none.
 
             --after ID waits until job ID succeeded (the job is `waiting` until then); if it dies
@@ -34,6 +34,9 @@ struct EnqueueCommand: AsyncParsableCommand {
             --unique-for 1h keeps the key for an hour after the job finishes, whatever its outcome;
             --unique-states succeeded keeps it only after a success (for ever without
             --unique-for). `jobq retry` of a finished job whose key a newer job holds is refused.
+
+            --partition VALUE puts the job in that partition of its queue's limits (see
+            `jobq queue limit --partition-by`): e.g. one partition per customer.
             """)
     )
 
@@ -112,6 +115,11 @@ struct EnqueueCommand: AsyncParsableCommand {
             valueName: "states"))
     var uniqueStates: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The partition the job counts against when its queue's limits are split by partition.", valueName: "value"))
+    var partition: String?
+
     @Option(help: ArgumentHelp("Enqueue every job in this JSON Lines file, in one transaction.", valueName: "path"))
     var file: String?
 
@@ -144,12 +152,12 @@ struct EnqueueCommand: AsyncParsableCommand {
             guard executor == nil, payload == nil, params.isEmpty, command.isEmpty, name == nil, batch == nil,
                 after.isEmpty,
                 onDependencyFailure == nil, lane == nil, laneOnFailure == nil, unique == nil, uniqueFor == nil,
-                uniqueStates == nil
+                uniqueStates == nil, partition == nil
             else {
                 throw CLIError.usage(
-                    "--file takes its executors, payloads, names, batches, dependencies lanes and unique keys from the file; drop the "
-                        + "executor name, --payload, --param, --name, --batch, --after, --on-dependency-failure, --lane, --lane-on-failure, "
-                        + "--unique, --unique-for, --unique-states and the command")
+                    "--file takes its executors, payloads, names, batches, dependencies, lanes, unique keys and partitions from the "
+                        + "file; drop the executor name, --payload, --param, --name, --batch, --after, --on-dependency-failure, "
+                        + "--lane, --lane-on-failure, --unique, --unique-for, --unique-states, --partition and the command")
             }
             return try JobLinesFile.read(path: file, allowUnknownExecutors: anyExecutor)
         }
@@ -243,6 +251,7 @@ struct EnqueueCommand: AsyncParsableCommand {
             throw CLIError.usage(error.description)
         }
         options.unique = try makeUniqueKey()
+        options.partition = partition
         if let timeout {
             let duration = try parseDuration(timeout, option: "--timeout")
             guard duration > .zero else { throw CLIError.usage("--timeout must be longer than 0") }

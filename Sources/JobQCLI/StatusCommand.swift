@@ -24,7 +24,7 @@ struct StatusCommand: AsyncParsableCommand {
         var rows = [["QUEUE", "PAUSED", "LIMIT"] + states.map { $0.uppercased() }]
         for entry in status.queues {
             rows.append(
-                [entry.name, entry.paused ? "yes" : "no", entry.concurrencyLimit.map(String.init) ?? "-"]
+                [entry.name, entry.paused ? "yes" : "no", entry.limits.limitsAnything ? entry.limits.summary : "-"]
                     + states.map { String(entry.counts[$0] ?? 0) })
         }
         if status.queues.isEmpty {

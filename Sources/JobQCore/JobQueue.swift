@@ -158,6 +158,9 @@ public final class JobQueue: Sendable {
     ///
     /// ```swift
     /// try await queue.setLimits(QueueLimits(concurrency: 5), for: "payments-api")  // 5 at once
+    /// try await queue.setLimits(QueueLimits(rate: RateLimit(100, per: .seconds(60))), for: "mail")
+    /// try await queue.setLimits(
+    ///     QueueLimits(concurrency: 2, partitionBy: .payload("/customer")), for: "reports")  // 2 per customer
     /// try await queue.setLimits(QueueLimits(), for: "payments-api")                // no limit
     /// ```
     ///
@@ -165,24 +168,45 @@ public final class JobQueue: Sendable {
     /// worker's buffer included, and a claim never takes more than is left. A worker that dies
     /// holding limited jobs holds their places until their leases expire and they are
     /// reclaimed. Lowering a limit below what runs stops nothing: claims wait until fewer run.
-    /// - Throws: ``JobQueueError/invalidInput(_:)`` for a limit below 1, with nothing changed.
+    ///
+    /// A rate limit allows at most `starts` attempts to start in any span of its period (a
+    /// sliding window; retries count, as they start again). Its jobs are claimed only into free
+    /// slots, never ahead into a buffer, so a start is counted when it happens.
+    ///
+    /// With ``QueueLimits/partitionBy``, each partition gets the whole of the limits, and a
+    /// partition with no place left never holds back another partition's jobs.
+    /// - Throws: ``JobQueueError/invalidInput(_:)`` for a limit that would run nothing, with
+    ///   nothing changed.
     public func setLimits(_ limits: QueueLimits, for queue: String) async throws {
         if let concurrency = limits.concurrency, concurrency < 1 {
             throw JobQueueError.invalidInput(
                 "a concurrency limit of \(concurrency) for queue '\(queue)' would run nothing: give 1 or more, "
                     + "or no limit (nil; `--concurrency none` on the command line)")
         }
+        try limits.rate?.check()
+        if case .payload(let pointer) = limits.partitionBy { _ = try PayloadPointer(pointer) }
         guard !queue.isEmpty else {
             throw JobQueueError.invalidInput("the queue name is empty: name the queue whose limits to set")
         }
-        try await store.setConcurrencyLimit(queue, limit: limits.concurrency)
+        try await store.setLimits(limits, for: queue)
         wakeWorkers()
     }
 
     /// `queue`'s limits (none for a queue never limited).
     public func limits(for queue: String) async throws -> QueueLimits {
-        let status = try await store.status(liveWithin: 0)
-        return QueueLimits(concurrency: status.queues.first { $0.name == queue }?.concurrencyLimit)
+        try await store.limitUsage(of: queue, partitions: 0)?.limits ?? QueueLimits()
+    }
+
+    /// What `queue`'s limits hold back now: running and waiting jobs, starts in the rate's
+    /// window, and per partition the busiest `partitions`. nil for a queue with no settings.
+    ///
+    /// ```swift
+    /// if let usage = try await queue.limitUsage(of: "reports") {
+    ///     print(usage.waitingForCapacity, usage.busiestPartitions.first?.partition ?? "-")
+    /// }
+    /// ```
+    public func limitUsage(of queue: String, partitions: Int = 10) async throws -> QueueLimitUsage? {
+        try await store.limitUsage(of: queue, partitions: max(0, partitions))
     }
 
     /// Deletes jobs that reached one of `states` (final states only) more than `age` ago.

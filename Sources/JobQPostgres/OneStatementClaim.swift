@@ -16,8 +16,8 @@ import JobQCore
 /// claim after it fell due rather than by it, so it can follow ready jobs of lower priority
 /// claimed in that instant; anything that fell due earlier is ready before the claim reads.
 ///
-/// A queue with a concurrency limit is claimed by the shared SQL's transaction instead, which
-/// counts its running jobs under the queue's row lock.
+/// A queue with a concurrency or rate limit is claimed by the shared SQL's transaction instead,
+/// which counts its running jobs and recent starts under the queue's row lock.
 ///
 /// Starts are stamped with the server's clock, read once the lock is held. The worker's clock,
 /// read before the statement was sent, can precede the commit that made the job ready: a
@@ -65,9 +65,9 @@ extension ServerStore {
                 continue  // the same queue again: what was due may be on it
             }
             if limited {
-                // A concurrency limit is counted under the queue's row lock, in a transaction
-                // (`StoreSQL.claimCapacity`): one statement would count with the snapshot it
-                // began with, before it waited for the lock.
+                // Limits are counted under the queue's row lock, in a transaction
+                // (`StoreSQL.capacity`): one statement would count with the snapshot it began
+                // with, before it waited for the lock.
                 claimed += try await claimInTransaction(
                     queues: [queues[index]], limit: limit - claimed.count, workerID: workerID, lease: lease,
                     startingNow: max(0, startingNow - claimed.count))
@@ -116,7 +116,8 @@ extension ServerStore {
                     SELECT id, priority, run_at FROM jobs
                     WHERE state = 'ready' AND queue = $3 AND (SELECT true FROM lock)
                         AND NOT EXISTS (
-                            SELECT 1 FROM queues WHERE name = $3 AND (paused <> 0 OR concurrency_limit IS NOT NULL))
+                            SELECT 1 FROM queues WHERE name = $3
+                                AND (paused <> 0 OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL))
                     ORDER BY priority DESC, run_at, id LIMIT CAST($4 AS bigint)
                     FOR UPDATE SKIP LOCKED
                 ) AS ready
@@ -142,7 +143,8 @@ extension ServerStore {
                         AND queue = ANY (CAST($8 AS text[]))
                 ) AS integer) AS due,
                 CAST(EXISTS (
-                    SELECT 1 FROM queues WHERE name = $3 AND paused = 0 AND concurrency_limit IS NOT NULL
+                    SELECT 1 FROM queues WHERE name = $3 AND paused = 0
+                        AND (concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL)
                 ) AS integer) AS limited
             ) AS outlook LEFT JOIN claimed ON true
             ORDER BY claimed.position

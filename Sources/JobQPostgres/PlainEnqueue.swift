@@ -152,7 +152,7 @@ private struct PlainRow {
             .text(payload), .null, .null, .integer(0), .integer(Int64(maxAttempts)), .real(runAt),
             timeout.map(SQLValue.real) ?? .null, .real(createdAt), .null, .null, .null, .null, .null, .null,
             .integer(0), name.map(SQLValue.text) ?? .null, .null, .null, .null, .null, .integer(0), .null, .null,
-            .null, .null, .null
+            .null, .null, .null, .null
         ]
         return Job(SQLRow(names: [], values: row))
     }

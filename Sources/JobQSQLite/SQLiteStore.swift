@@ -300,9 +300,8 @@ final class SQLiteStore: SQLStore {
     /// nil when it cannot tell at this moment (a lock, an error): the claim loop looks then.
     func claimOutlookHere(queues: [String]) -> ClaimOutlook? {
         let now = StoreSQL.now()
-        let list = StoreSQL.jsonArray(queues)
         return try? readHereUnlessLocked { db in
-            try StoreSQL.claimOutlook(SQLiteTransaction(db: db), queueList: list, now: now)
+            try StoreSQL.claimOutlook(SQLiteTransaction(db: db), queues: queues, now: now)
         }
     }
 

@@ -70,6 +70,8 @@ public struct Job: Sendable, Hashable, Identifiable {
     public var occurrence: Date?
     /// The job's unique key (see ``JobOptions/unique``), kept after the job lets go of it.
     public var uniqueKey: String?
+    /// The partition given at enqueue (``JobOptions/partition``), if any.
+    public var partition: String?
 
     /// Decodes the payload as an executor's input type.
     public func payload<T: Decodable>(as type: T.Type) throws -> T {
@@ -88,7 +90,7 @@ extension Job {
     /// `state`, `priority`, `payload`, `result`, `error`, `attempt`, `maxAttempts`, `runAt`,
     /// `timeout` (seconds), `createdAt`, `startedAt`, `finishedAt`, `progress`,
     /// `progressMessage`, `name`, `batch`, `snoozes`, `workflow`, `lane`, `unmetDependencies`,
-    /// `failedDependencies`, `treeNode`, `schedule`, `occurrence`, `unique`; times as ISO 8601 (UTC).
+    /// `failedDependencies`, `treeNode`, `schedule`, `occurrence`, `unique`, `partition`; times as ISO 8601 (UTC).
     ///
     /// The payload and result are inserted as stored (they are valid, minified JSON), so a
     /// payload round-trips byte for byte.
@@ -123,6 +125,7 @@ extension Job {
         fields.append(("schedule", schedule.map(JSONText.string) ?? "null"))
         fields.append(("occurrence", occurrence.map { JSONText.string(ISO8601.string($0)) } ?? "null"))
         fields.append(("unique", uniqueKey.map(JSONText.string) ?? "null"))
+        fields.append(("partition", partition.map(JSONText.string) ?? "null"))
         return "{" + fields.map { "\(JSONText.string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
 }

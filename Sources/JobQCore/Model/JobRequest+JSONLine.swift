@@ -3,7 +3,7 @@ import Foundation
 extension JobRequest {
     /// The keys a job line may have.
     public static let jsonLineKeys: Set<String> = stepKeys.union([
-        "after", "onDependencyFailure", "lane", "laneOnFailure", "unique"
+        "after", "onDependencyFailure", "lane", "laneOnFailure", "unique", "partition"
     ])
 
     /// The keys of a job that a workflow step may have too.
@@ -111,6 +111,9 @@ extension JobRequest {
                 parsing: try Self.string(policy, key: "laneOnFailure", example: "\"halt\""))
         }
         if let unique = fields["unique"] { options.unique = try Self.uniqueKey(unique) }
+        if let partition = fields["partition"] {
+            options.partition = try Self.string(partition, key: "partition", example: "\"customer-42\"")
+        }
         try self.init(executor: executor, encodedPayload: payloadData, options: options)
         try validate()
     }

@@ -38,6 +38,10 @@ public struct JobOptions: Sendable, Hashable {
     /// Makes the job unique by a key: while a job with the key holds it, enqueueing returns
     /// that job instead (see ``UniqueKey``). Not for workflow steps or tree nodes.
     public var unique: UniqueKey?
+    /// The partition the job counts against when its queue's limits are split by partition
+    /// (``QueueLimits/partitionBy``): wins over a payload member the queue names. 1 to 200
+    /// characters; ignored by a queue that is not partitioned.
+    public var partition: String?
 
     /// The queue used when none is named.
     public static let defaultQueue = "default"
@@ -57,7 +61,8 @@ public struct JobOptions: Sendable, Hashable {
         dependencyPolicies: [JobID: DependencyPolicy] = [:],
         lane: String? = nil,
         laneOnFailure: LaneFailurePolicy? = nil,
-        unique: UniqueKey? = nil
+        unique: UniqueKey? = nil,
+        partition: String? = nil
     ) {
         self.queue = queue
         self.priority = priority
@@ -72,6 +77,7 @@ public struct JobOptions: Sendable, Hashable {
         self.lane = lane
         self.laneOnFailure = laneOnFailure
         self.unique = unique
+        self.partition = partition
     }
 
     /// Options for a job that runs `delay` from now.
@@ -98,7 +104,7 @@ extension JobOptions {
     /// Whether options that a stored job template (a schedule's, a trigger's) cannot keep are
     /// set: a template's jobs take only queue, priority, maxAttempts and timeout.
     var setsMoreThanATemplateTakes: Bool {
-        runAt != nil || !after.isEmpty || lane != nil || batch != nil || unique != nil
+        runAt != nil || !after.isEmpty || lane != nil || batch != nil || unique != nil || partition != nil
     }
 }
 
@@ -184,6 +190,10 @@ public struct JobRequest: Sendable, Hashable {
         }
         if let lane = options.lane, lane.isEmpty || lane.count > 200 {
             throw .invalidInput("lane name must be 1 to 200 characters, got '\(JSONText.preview(lane))'")
+        }
+        if let partition = options.partition, partition.isEmpty || partition.count > 200 {
+            throw .invalidInput(
+                "a partition must be 1 to 200 characters, got '\(JSONText.preview(partition))'; leave it out for none")
         }
         try options.unique?.validate()
         if options.after.count > 10_000 {

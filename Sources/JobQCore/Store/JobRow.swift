@@ -6,11 +6,11 @@ extension Job {
         id, queue, executor, state, priority, payload, result, error, attempt, max_attempts,
         run_at, timeout, created_at, started_at, finished_at, progress, progress_message, update_data,
         checkpoint, snoozes, name, batch, workflow_id, group_id, lane, unmet, failed_dependencies, tree_node, schedule, occurrence,
-        unique_key
+        unique_key, partition_key
         """
 
     /// How many columns ``columns`` names: the index of the first column a query selects after them.
-    package static let columnCount: Int32 = 31
+    package static let columnCount: Int32 = 32
 
     /// Reads a row selected with ``columns``, in that order (a GRDB row or a stepped statement).
     package init(_ row: some ColumnReader) {
@@ -45,5 +45,6 @@ extension Job {
         schedule = row.optionalString(28)
         occurrence = row.optionalDouble(29).map(Date.init(timeIntervalSince1970:))
         uniqueKey = row.optionalString(30)
+        partition = row.optionalString(31)
     }
 }

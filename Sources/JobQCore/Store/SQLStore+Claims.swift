@@ -40,30 +40,29 @@ extension SQLStore {
             let promote = try db.statement(sql: StoreSQL.promoteDueSQL[db.dialect])
             promote.bind(1, now)
             try promote.run()
-            let settings = try db.statement(
-                sql:
-                    "SELECT name, paused, concurrency_limit FROM queues WHERE paused <> 0 OR concurrency_limit IS NOT NULL"
-            )
+            let settings = try db.statement(sql: StoreSQL.queueSettingsSQL)
             var paused: Set<String> = []
-            var limits: [String: Int] = [:]
+            var limited: [String: LimitedQueue] = [:]
             while try settings.step() {
-                if settings.int64(1) != 0 { paused.insert(settings.string(0)) }
-                if let limit = settings.optionalInt64(2) { limits[settings.string(0)] = Int(limit) }
+                let queue = LimitedQueue(settings)
+                if queue.paused { paused.insert(queue.name) } else if queue.isLimited { limited[queue.name] = queue }
             }
             settings.reset()
             var claimed: [ClaimedJob] = []
             claimed.reserveCapacity(limit)
+            var rateStarts: [(queue: String, taken: [String: Int])] = []
             for queue in queues where claimed.count < limit && !paused.contains(queue) {
-                var left = limit - claimed.count
-                if let concurrency = limits[queue] {
-                    left = min(left, try StoreSQL.claimCapacity(db, queue: queue, concurrency: concurrency))
-                    if left == 0 { continue }
-                }
-                claimed +=
-                    try db.dialect == .sqlite
-                    ? StoreSQL.claimReadingFirst(
+                let left = limit - claimed.count
+                guard let limits = limited[queue] else {
+                    claimed += try StoreSQL.claimUnlimited(
                         db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
-                    : StoreSQL.claimReturning(db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
+                    continue
+                }
+                let (jobs, taken) = try StoreSQL.claimLimited(
+                    db, limits, limit: left, startingNow: max(0, startingNow - claimed.count), workerID: workerID,
+                    leaseUntil: leaseUntil)
+                claimed += jobs
+                if limits.rate != nil, !jobs.isEmpty { rateStarts.append((queue, taken)) }
             }
             // Workflow steps see the shared context as it is when they start.
             if claimed.contains(where: { $0.workflowID != nil }) {
@@ -79,10 +78,15 @@ extension SQLStore {
             if starting > 0 {
                 // Stamped now, not when the transaction began: a claim of a limited queue may
                 // have waited for the queue's row lock while the jobs it took places from
-                // finished, and a start must not precede the finish that made room for it.
-                var events = StoreSQL.PendingEvents(now: StoreSQL.now())
+                // finished, and a start must not precede the finish that made room for it. A
+                // rate's starts are stamped by the clock its window is counted with.
+                let stamp = rateStarts.isEmpty ? StoreSQL.now() : try StoreSQL.clock(db)
+                var events = StoreSQL.PendingEvents(now: stamp)
                 _ = try StoreSQL.markStarted(db, claimed[..<starting], workerID: workerID, events: &events)
                 try events.flush(db)
+                for (queue, taken) in rateStarts {
+                    try StoreSQL.recordRateStarts(db, queue: queue, taken: taken, startedAt: stamp)
+                }
                 for index in 0..<starting { claimed[index].startRecorded = true }
             }
             return claimed
@@ -209,8 +213,7 @@ extension SQLStore {
     /// taking the write lock, and wake on the clock only when a job falls due.
     package func claimOutlook(queues: [String]) async throws -> ClaimOutlook {
         let now = StoreSQL.now()
-        let list = StoreSQL.jsonArray(queues)
-        return try await read(.small) { db in try StoreSQL.claimOutlook(db, queueList: list, now: now) }
+        return try await read(.small) { db in try StoreSQL.claimOutlook(db, queues: queues, now: now) }
     }
 
     /// Counts ready and due jobs on `queues`: the backlog a worker's status line shows. Two
@@ -306,20 +309,38 @@ extension StoreSQL {
         return "CASE WHEN \(column)state = 'running' THEN \(column)worker_id END = \(worker)"
     }
 
-    /// How many more jobs of `queue` may run under its concurrency limit: the limit less its
-    /// running jobs (claimed ahead ones included). Where writers overlap, the queue's row is
-    /// locked first, so that claims of a limited queue count one after the other, each after
-    /// the last one's commit (a statement after the lock reads a fresh snapshot).
-    static func claimCapacity(_ db: some SQLTransaction, queue: String, concurrency: Int) throws -> Int {
-        _ = try db.fetchAll(
-            String.self, sql: "SELECT name FROM queues WHERE name = ? \(db.dialect.forUpdate)", arguments: [queue])
-        let running =
-            try db.fetchOne(
-                Int.self,
-                sql:
-                    "SELECT COUNT(*) FROM jobs \(db.dialect.indexedBy("jobs_leases")) WHERE state = 'running' AND queue = ?",
-                arguments: [queue]) ?? 0
-        return max(0, concurrency - running)
+    /// Claims up to `limit` ready jobs of a queue without limits, in claim order.
+    static func claimUnlimited(
+        _ db: some SQLTransaction, queue: String, limit: Int, workerID: String, leaseUntil: Double
+    ) throws -> [ClaimedJob] {
+        db.dialect == .sqlite
+            ? try claimReadingFirst(db, queue: queue, limit: limit, workerID: workerID, leaseUntil: leaseUntil)
+            : try claimReturning(db, queue: queue, limit: limit, workerID: workerID, leaseUntil: leaseUntil)
+    }
+
+    /// Claims up to `limit` ready jobs of a limited queue, no more than its places left (per
+    /// partition when partitioned), counted under the queue's row lock. Returns the jobs and
+    /// how many each partition took (`''` when not partitioned).
+    ///
+    /// A rate counts starts, so a rate-limited queue's jobs are claimed only into free slots
+    /// (at most `startingNow`), where the claim records their start: none wait in a worker's
+    /// buffer, and the time a start is counted at is the time its `started` event carries.
+    static func claimLimited(
+        _ db: some SQLTransaction, _ queue: LimitedQueue, limit: Int, startingNow: Int, workerID: String,
+        leaseUntil: Double
+    ) throws -> (jobs: [ClaimedJob], taken: [String: Int]) {
+        let limit = queue.rate == nil ? limit : min(limit, startingNow)
+        guard limit > 0 else { return ([], [:]) }
+        try lockQueueRow(db, queue.name)
+        let now = queue.rate == nil ? StoreSQL.now() : try clock(db)
+        var capacity = try capacity(db, of: queue, now: now, pruning: true)
+        guard queue.partitioning == nil else {
+            return try claimPartitioned(db, capacity: &capacity, limit: limit, workerID: workerID, leaseUntil: leaseUntil)
+        }
+        let places = min(limit, capacity.places(""))
+        guard places > 0 else { return ([], [:]) }
+        let jobs = try claimUnlimited(db, queue: queue.name, limit: places, workerID: workerID, leaseUntil: leaseUntil)
+        return (jobs, ["": jobs.count])
     }
 
     /// Rows per UPDATE at most (3 parameters each, 1 shared).
@@ -454,7 +475,41 @@ extension StoreSQL {
         """
     }
 
-    package static func claimOutlook(_ db: some SQLTransaction, queueList: String, now: Double) throws -> ClaimOutlook {
+    package static func claimOutlook(_ db: some SQLTransaction, queues: [String], now: Double) throws -> ClaimOutlook {
+        let base = try unlimitedOutlook(db, queueList: jsonArray(queues), now: now)
+        guard base.claimable else { return base }
+        // Ready jobs of a limited queue with no place left are not worth a claim (a write):
+        // places come back as jobs finish (a commit, which wakes idle workers) or as a rate's
+        // window moves on (the time it does is reported as when to look again).
+        let limited = try db.fetchRows(sql: queueSettingsSQL).map { LimitedQueue($0) }.filter {
+            !$0.paused && $0.isLimited && queues.contains($0.name)
+        }
+        guard !limited.isEmpty else { return base }
+        let names = Set(limited.map(\.name))
+        let others = queues.filter { !names.contains($0) }
+        if !others.isEmpty, try unlimitedOutlook(db, queueList: jsonArray(others), now: now).claimable { return base }
+        var nextDue = base.nextDue
+        for queue in limited {
+            let due = try db.fetchOne(
+                Bool.self,
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM jobs \(db.dialect.indexedBy("jobs_due"))
+                        WHERE state IN ('scheduled', 'failed') AND run_at <= ? AND queue = ?)
+                    """,
+                arguments: [now, queue.name]) ?? false
+            // A due job is made ready by the claim, which then decides whether it has a place.
+            if due { return base }
+            let outlook = try limitedOutlook(db, queue, now: now)
+            if outlook.claimable { return base }
+            if let reopens = outlook.reopensAt { nextDue = min(nextDue ?? reopens, reopens) }
+        }
+        return ClaimOutlook(claimable: false, nextDue: nextDue)
+    }
+
+    /// ``claimOutlook(_:queues:now:)`` without regard to limits: one statement.
+    private static func unlimitedOutlook(_ db: some SQLTransaction, queueList: String, now: Double) throws
+        -> ClaimOutlook
+    {
         let statement = try db.statement(sql: claimOutlookSQL[db.dialect])
         statement.bind(1, queueList)
         statement.bind(2, now)

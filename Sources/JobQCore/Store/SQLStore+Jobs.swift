@@ -146,15 +146,39 @@ extension SQLStore {
         }
     }
 
-    package func setConcurrencyLimit(_ queue: String, limit: Int?) async throws {
+    package func setLimits(_ limits: QueueLimits, for queue: String) async throws {
         // A limit raised or removed may let waiting jobs run: workers are told.
         try await write { db in
+            let previous = try db.fetchOne(String.self, sql: "SELECT partition_by FROM queues WHERE name = ?", arguments: [queue])
             try db.execute(
                 sql: """
-                    INSERT INTO queues (name, paused, concurrency_limit) VALUES (?, 0, ?)
-                    ON CONFLICT (name) DO UPDATE SET concurrency_limit = excluded.concurrency_limit
+                    INSERT INTO queues (name, paused, concurrency_limit, rate_limit, rate_period, partition_by)
+                    VALUES (?, 0, ?, ?, ?, ?)
+                    ON CONFLICT (name) DO UPDATE SET concurrency_limit = excluded.concurrency_limit,
+                        rate_limit = excluded.rate_limit, rate_period = excluded.rate_period,
+                        partition_by = excluded.partition_by
                     """,
-                arguments: [queue, limit])
+                arguments: [
+                    queue, limits.concurrency, limits.rate?.starts, limits.rate?.period.inSeconds,
+                    limits.partitionBy?.description
+                ])
+            // Starts counted by other partitions (or by a rate no longer set) say nothing about
+            // the new ones: the window starts afresh.
+            if limits.rate == nil || previous != limits.partitionBy?.description {
+                try db.execute(sql: "DELETE FROM queue_starts WHERE queue = ?", arguments: [queue])
+            }
+        }
+    }
+
+    /// `queue`'s limits, and what they hold back now: per partition, the busiest `partitions`.
+    package func limitUsage(of queue: String, partitions: Int) async throws -> QueueLimitUsage? {
+        try await read { db in
+            guard
+                let settings = try db.fetchRows(
+                    sql: "SELECT \(LimitedQueue.columns) FROM queues WHERE name = ?", arguments: [queue]
+                ).first.map({ LimitedQueue($0) })
+            else { return nil }
+            return try StoreSQL.limitUsage(db, settings, partitions: partitions, now: StoreSQL.clock(db))
         }
     }
 
@@ -216,12 +240,12 @@ extension SQLStore {
                 status.counts[row["state"], default: 0] += row["n"] as Int
                 queues[name] = status
             }
-            for row in try db.fetchRows(sql: "SELECT name, paused, concurrency_limit FROM queues") {
-                let name: String = row["name"]
-                var status = entry(name)
-                status.paused = row["paused"]
-                status.concurrencyLimit = row["concurrency_limit"]
-                queues[name] = status
+            for row in try db.fetchRows(sql: "SELECT \(LimitedQueue.columns) FROM queues") {
+                let settings = LimitedQueue(row)
+                var status = entry(settings.name)
+                status.paused = settings.paused
+                status.limits = settings.limits
+                queues[settings.name] = status
             }
             let workers = try db.fetchRows(
                 sql: "SELECT * FROM workers WHERE heartbeat_at >= ? ORDER BY started_at", arguments: [cutoff]
@@ -323,6 +347,7 @@ extension StoreSQL {
         insert.bind(22, options.unique.map { Int64($0.stateBits) })
         insert.bind(23, options.unique?.period?.inSeconds)
         insert.bind(24, request.traceContextJSON)
+        insert.bind(25, options.partition)
         guard try insert.step() else { throw JobQueueError.storeUnavailable("inserting a job returned no row") }
         let job = Job(insert)
         insert.reset()
@@ -354,8 +379,8 @@ extension StoreSQL {
         """
         INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch,
             unmet, on_dependency_failure, failed_dependencies, workflow_id, group_id, group_position, input_from, lane, tree_node,
-            unique_key, unique_hold, unique_states, unique_for, trace_context)
-        VALUES (?, ?, \(d.json("?")), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?21, ?21, ?22, ?23, ?24)
+            unique_key, unique_hold, unique_states, unique_for, trace_context, partition_key)
+        VALUES (?, ?, \(d.json("?")), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?21, ?21, ?22, ?23, ?24, ?25)
         RETURNING \(Job.columns)
         """
     }
@@ -413,5 +438,6 @@ extension JobRequest {
     /// dependency or batch, whose enqueue reads or changes other rows.
     var isPlain: Bool {
         options.unique == nil && options.lane == nil && options.after.isEmpty && options.batch == nil
+            && options.partition == nil
     }
 }

@@ -33,7 +33,8 @@ package protocol Store: AnyObject, Sendable {
     func cancel(_ id: JobID) async throws -> Job
     func retry(_ id: JobID) async throws -> Job
     func setPaused(_ queue: String, paused: Bool) async throws
-    func setConcurrencyLimit(_ queue: String, limit: Int?) async throws
+    func setLimits(_ limits: QueueLimits, for queue: String) async throws
+    func limitUsage(of queue: String, partitions: Int) async throws -> QueueLimitUsage?
     func prune(finishedBefore cutoff: Date, states: Set<JobState>) async throws -> Int
     func status(liveWithin: TimeInterval) async throws -> StoreStatus
     func backlog(queues: [String]) async throws -> Int

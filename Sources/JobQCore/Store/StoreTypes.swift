@@ -46,6 +46,8 @@ package struct ClaimedJob: Sendable, Hashable {
     package var startTime: Double?
 
     package static let columns = columns(attempt: "attempt")
+    /// How many columns ``columns`` names: the index of the first column a query selects after them.
+    package static let columnCount: Int32 = 20
 
     /// ``columns`` with `attempt` read as the expression given (a claim that reads before it
     /// updates reads `attempt + 1`).
@@ -114,9 +116,9 @@ package enum AttemptOutcome: Sendable {
 public struct QueueStatus: Sendable, Hashable, Codable {
     public var name: String
     public var paused: Bool
-    /// At most this many of its jobs run at once across all workers (``QueueLimits``); nil when
-    /// there is no limit.
-    public var concurrencyLimit: Int?
+    /// What the queue allows across every worker (``JobQueue/setLimits(_:for:)``); no limits
+    /// when never set.
+    public var limits: QueueLimits = QueueLimits()
     /// Jobs per state; states with no jobs are present with 0.
     public var counts: [String: Int]
 }

@@ -51,13 +51,18 @@ extension Dashboard {
             title: "Queues", section: "/", live: Live(scope: .any, fragmentURL: Self.fragmentURL(request)), body: body)
     }
 
-    /// A queue's concurrency limit, and how many ready jobs wait for a place when it is reached.
+    /// A queue's limits, and how many ready jobs wait for a place when its concurrency limit is
+    /// reached (per partition and under a rate, `jobq queue show` counts them).
     static func limit(_ queue: QueueStatus) -> String {
-        guard let concurrency = queue.concurrencyLimit else { return "<span class=\"muted\">none</span>" }
+        let limits = queue.limits
+        guard limits.limitsAnything else { return "<span class=\"muted\">none</span>" }
+        let summary = HTML.escape(limits.summary)
         let running = queue.counts[JobState.running.rawValue] ?? 0
         let ready = queue.counts[JobState.ready.rawValue] ?? 0
-        guard running >= concurrency, ready > 0 else { return "\(concurrency) at once" }
-        return "\(concurrency) at once, <strong>\(ready) waiting</strong>"
+        guard limits.partitionBy == nil, let concurrency = limits.concurrency, running >= concurrency, ready > 0 else {
+            return summary
+        }
+        return "\(summary), <strong>\(ready) waiting</strong>"
     }
 
     /// Finished jobs per 5 minutes over the hour as bars (dead and cancelled stacked in red and

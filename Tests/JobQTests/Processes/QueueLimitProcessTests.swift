@@ -24,7 +24,7 @@ struct QueueLimitProcessTests {
         let enqueued = try await CLI.run(["enqueue", "--file", file.path], db: db)
         try #require(enqueued.status == 0, "\(enqueued.stderr)")
         let limited = try await CLI.run(["queue", "limit", "limited", "--concurrency", "3"], db: db)
-        #expect(limited.status == 0 && limited.stdout.contains("at most 3"), "\(limited.stderr)")
+        #expect(limited.status == 0 && limited.stdout.contains("3 at once"), "\(limited.stderr)")
 
         let workers = try (0..<4).map { index in
             try CLI.startDetached(
@@ -67,9 +67,9 @@ struct QueueLimitProcessTests {
         let shown = try await CLI.run(["queue", "show", "limited"], db: db)
         #expect(shown.status == 0 && shown.stdout.contains("3 at once") && shown.stdout.contains("succeeded"))
         let removed = try await CLI.run(["queue", "limit", "limited", "--concurrency", "none"], db: db)
-        #expect(removed.status == 0 && removed.stdout.contains("no concurrency limit"))
+        #expect(removed.status == 0 && removed.stdout.contains("no limits"))
         let status = try await CLI.run(["status", "--json"], db: db)
-        #expect(status.status == 0 && !status.stdout.contains("concurrencyLimit"), "\(status.stdout)")
+        #expect(status.status == 0 && !status.stdout.contains("\"concurrency\""), "\(status.stdout)")
     }
 
     /// Bad input: a limit that is no number of 1 or more, and a queue that does not exist,
@@ -83,7 +83,19 @@ struct QueueLimitProcessTests {
             #expect(result.status == 2 && result.stderr.contains("--concurrency \(bad)"), "\(bad): \(result.stderr)")
         }
         let shown = try await CLI.run(["queue", "show", "q"], db: db)
-        #expect(shown.stdout.contains("2 at once"), "\(shown.stdout)")
+        #expect(shown.stdout.contains("2 at once") && !shown.stdout.contains("/1m"), "\(shown.stdout)")
+        let badOptions: [([String], String)] = [
+            (["--rate", "100"], "--rate"), (["--rate", "0/1m"], "1 or more"), (["--rate", "5/2d"], "1ms to 1d"),
+            (["--partition-by", "customer"], "JSON pointer"), (["--partition-by", "/items/0"], "array index"),
+            ([], "give --concurrency, --rate or --partition-by")
+        ]
+        for (options, message) in badOptions {
+            let result = try await CLI.run(["queue", "limit", "q"] + options, db: db)
+            #expect(result.status == 2 && result.stderr.contains(message), "\(options): \(result.stderr)")
+        }
+        let partitioned = try await CLI.run(
+            ["queue", "limit", "q", "--rate", "100/1m", "--partition-by", "/customer"], db: db)
+        #expect(partitioned.stdout.contains("2 at once, 100/1m per /customer"), "\(partitioned.stdout)")
         let unknown = try await CLI.run(["queue", "show", "nope"], db: db)
         #expect(unknown.status == 3 && unknown.stderr.contains("no queue nope"), "\(unknown.stderr)")
     }

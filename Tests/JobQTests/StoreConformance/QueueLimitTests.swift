@@ -38,8 +38,8 @@ struct QueueLimitTests {
             queues: ["limited"], limit: 10, workerID: "w2", lease: .seconds(30), startingNow: 1)
         #expect(second.count == 1, "the finished job's place")
         let status = try await queue.status()
-        #expect(status.queues.first { $0.name == "limited" }?.concurrencyLimit == 3)
-        #expect(status.queues.first { $0.name == "default" }?.concurrencyLimit == nil)
+        #expect(status.queues.first { $0.name == "limited" }?.limits.concurrency == 3)
+        #expect(status.queues.first { $0.name == "default" }?.limits.concurrency == nil)
 
         try await queue.setLimits(QueueLimits(), for: "limited")
         let rest = try await queue.store.claim(

@@ -1,0 +1,311 @@
+import Foundation
+
+/// A queue's limits as claims read them from its row in `queues`.
+package struct LimitedQueue: Sendable {
+    package let name: String
+    package let paused: Bool
+    package let concurrency: Int?
+    /// Starts per period (seconds).
+    package let rate: (starts: Int, period: Double)?
+    package let partitioning: QueuePartitioning?
+
+    /// The columns ``init(_:)`` reads.
+    static let columns = "name, paused, concurrency_limit, rate_limit, rate_period, partition_by"
+
+    init(_ row: some ColumnReader) {
+        name = row.string(0)
+        paused = row.int64(1) != 0
+        concurrency = row.optionalInt64(2).map(Int.init)
+        if let starts = row.optionalInt64(3), let period = row.optionalDouble(4) {
+            rate = (Int(starts), period)
+        } else {
+            rate = nil
+        }
+        // A stored form this jobq cannot read would have been refused when it was set.
+        partitioning = row.optionalString(5).flatMap { try? QueuePartitioning(parsing: $0) }
+    }
+
+    var isLimited: Bool { concurrency != nil || rate != nil }
+
+    var limits: QueueLimits {
+        QueueLimits(
+            concurrency: concurrency,
+            rate: rate.map { RateLimit($0.starts, per: .milliseconds(Int64(($0.period * 1000).rounded()))) },
+            partitionBy: partitioning)
+    }
+}
+
+/// What a limited queue has room for at a moment, per partition (one partition, `''`, when the
+/// queue is not partitioned).
+struct QueueCapacity {
+    let queue: LimitedQueue
+    /// Places left by partition, for the partitions that have jobs running or started in the
+    /// rate's window; any other partition has ``fresh`` places.
+    var left: [String: Int]
+    let fresh: Int
+    /// Partitions with no place left, and when the earliest of those held by the rate gets
+    /// one back (nil when only running jobs hold them: places return as jobs finish).
+    var full: Set<String>
+    var reopensAt: Double?
+
+    func places(_ partition: String) -> Int { left[partition] ?? fresh }
+
+    mutating func take(_ partition: String) {
+        let now = places(partition) - 1
+        left[partition] = now
+        if now <= 0 { full.insert(partition) }
+    }
+}
+
+extension StoreSQL {
+    /// Every queue with a setting claims must respect: paused, limited, or both.
+    static let queueSettingsSQL = """
+        SELECT \(LimitedQueue.columns) FROM queues
+        WHERE paused <> 0 OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL
+        """
+
+    /// The text of a job's partition under `partitioning`, from the job's own partition or the
+    /// payload member at the path bound at `path` (empty when it has neither: those jobs share
+    /// one partition). A constant for a queue that is not partitioned.
+    static func partitionOf(_ d: SQLDialect, _ partitioning: QueuePartitioning?, path: String) -> String {
+        // The path parameter appears in every form (bound to NULL where there is no path), so
+        // that one argument list fits every queue's statement.
+        let none = "CAST(\(path) AS TEXT)"
+        return switch partitioning {
+        case nil: "COALESCE(\(none), '')"
+        case .jobPartition: "COALESCE(partition_key, \(none), '')"
+        case .payload:
+            switch d {
+            case .sqlite: "COALESCE(partition_key, CAST(json_extract(payload, \(path)) AS TEXT), '')"
+            case .postgres: "COALESCE(partition_key, payload #>> CAST(\(path) AS text[]), '')"
+            }
+        }
+    }
+
+    /// The path to bind for ``partitionOf(_:_:path:)``: a payload pointer in the dialect's form.
+    static func partitionPath(_ d: SQLDialect, _ partitioning: QueuePartitioning?) -> String? {
+        guard case .payload(let pointer) = partitioning, let parsed = try? PayloadPointer(pointer) else { return nil }
+        return d == .sqlite ? parsed.sqlitePath : parsed.postgresPath
+    }
+
+    /// The time of a claim of a rate-limited queue: the server's clock where several machines
+    /// claim (every start in a rate's window is then stamped by one clock), this process's on
+    /// SQLite.
+    static func clock(_ db: some SQLTransaction) throws -> Double {
+        switch db.dialect {
+        case .sqlite: StoreSQL.now()
+        case .postgres:
+            try db.fetchOne(
+                Double.self, sql: "SELECT CAST(extract(epoch FROM clock_timestamp()) AS double precision)")
+                ?? StoreSQL.now()
+        }
+    }
+
+    /// Locks `queue`'s row where writers overlap, so that claims of a limited queue count one
+    /// after the other, each after the last one's commit (a statement after the lock reads a
+    /// fresh snapshot). On SQLite the claim holds the only write lock already.
+    static func lockQueueRow(_ db: some SQLTransaction, _ queue: String) throws {
+        _ = try db.fetchAll(
+            String.self, sql: "SELECT name FROM queues WHERE name = ? \(db.dialect.forUpdate)", arguments: [queue])
+    }
+
+    /// What `queue` has room for at `now`: its concurrency limit less its running jobs (claimed
+    /// ahead ones included), and its rate less the starts in the window ending at `now`, per
+    /// partition. With `pruning`, rows of starts that left the window are deleted first (a
+    /// claim's write; a read passes false).
+    static func capacity(_ db: some SQLTransaction, of queue: LimitedQueue, now: Double, pruning: Bool) throws
+        -> QueueCapacity
+    {
+        let d = db.dialect
+        let path = partitionPath(d, queue.partitioning)
+        var running: [String: Int] = [:]
+        if queue.concurrency != nil {
+            let rows = try db.fetchRows(
+                sql: """
+                    SELECT \(partitionOf(d, queue.partitioning, path: "?2")), COUNT(*) FROM jobs \(d.indexedBy("jobs_leases"))
+                    WHERE state = 'running' AND queue = ?1 GROUP BY 1
+                    """,
+                arguments: [queue.name, path])
+            for row in rows { running[row.string(0)] = row.int(1) }
+        }
+        var started: [String: (count: Int, oldest: Double)] = [:]
+        if let rate = queue.rate {
+            let windowStart = now - rate.period
+            if pruning {
+                try db.execute(
+                    sql: "DELETE FROM queue_starts WHERE queue = ? AND started_at <= ?",
+                    arguments: [queue.name, windowStart])
+            }
+            let rows = try db.fetchRows(
+                sql: """
+                    SELECT partition_key, SUM(starts), MIN(started_at) FROM queue_starts
+                    WHERE queue = ? AND started_at > ? GROUP BY partition_key
+                    """,
+                arguments: [queue.name, windowStart])
+            for row in rows { started[row.string(0)] = (row.int(1), row.double(2)) }
+        }
+        let fresh = min(queue.concurrency ?? Int.max, queue.rate?.starts ?? Int.max)
+        var capacity = QueueCapacity(queue: queue, left: [:], fresh: fresh, full: [], reopensAt: nil)
+        for partition in Set(running.keys).union(started.keys) {
+            var left = fresh
+            if let concurrency = queue.concurrency { left = min(left, concurrency - (running[partition] ?? 0)) }
+            if let rate = queue.rate, let window = started[partition] {
+                let byRate = rate.starts - window.count
+                left = min(left, byRate)
+                if byRate <= 0 {
+                    let reopens = window.oldest + rate.period
+                    capacity.reopensAt = min(capacity.reopensAt ?? reopens, reopens)
+                }
+            }
+            capacity.left[partition] = left
+            if left <= 0 { capacity.full.insert(partition) }
+        }
+        return capacity
+    }
+
+    /// The ready jobs of a limited queue, in claim order, whose partition has a place (at most
+    /// `limit`), each with its partition: ?1 the queue, ?2 the full partitions (a JSON array),
+    /// ?3 the limit, ?4 the payload path.
+    private static func readyWithPlacesSQL(_ d: SQLDialect, _ partitioning: QueuePartitioning?) -> String {
+        let partition = partitionOf(d, partitioning, path: "?4")
+        return """
+            SELECT \(ClaimedJob.columns(attempt: "attempt + 1")), \(partition) FROM jobs
+            WHERE state = 'ready' AND queue = ?1 AND \(partition) NOT IN (\(d.texts(in: "?2")))
+            ORDER BY priority DESC, run_at, id LIMIT ?3
+            """
+    }
+
+    /// Claims up to `limit` ready jobs of a partitioned queue in claim order, skipping the jobs
+    /// of partitions with no place left, so a busy partition never holds back the others.
+    /// Returns the jobs and how many each partition took.
+    ///
+    /// Each round reads the next jobs of partitions with places and takes them while their
+    /// partition has places; a partition that fills is left out of the next round. The rounds
+    /// are at most one more than the partitions that fill. The database still steps over the
+    /// ready jobs of full partitions ahead in claim order, so a claim costs more the more jobs
+    /// wait in full partitions before the first one that can run.
+    static func claimPartitioned(
+        _ db: some SQLTransaction, capacity: inout QueueCapacity, limit: Int, workerID: String, leaseUntil: Double
+    ) throws -> (jobs: [ClaimedJob], taken: [String: Int]) {
+        let d = db.dialect
+        let queue = capacity.queue
+        let read = try db.statement(sql: readyWithPlacesSQL(d, queue.partitioning))
+        let path = partitionPath(d, queue.partitioning)
+        var claimed: [ClaimedJob] = []
+        var taken: [String: Int] = [:]
+        while claimed.count < limit {
+            read.bind(1, queue.name)
+            read.bind(2, jsonArray(capacity.full.sorted()))
+            read.bind(3, limit - claimed.count)
+            read.bind(4, path)
+            var round: [ClaimedJob] = []
+            var exhausted = true
+            while try read.step() {
+                exhausted = false
+                let partition = read.string(ClaimedJob.columnCount)
+                guard capacity.places(partition) > 0 else { continue }
+                capacity.take(partition)
+                taken[partition, default: 0] += 1
+                round.append(ClaimedJob(read))
+            }
+            read.reset()
+            if exhausted || round.isEmpty { break }
+            claimed += try markClaimed(db, round, workerID: workerID, leaseUntil: leaseUntil)
+        }
+        return (claimed, taken)
+    }
+
+    /// Marks jobs read as ready claimed by `workerID`, and returns those it marked (all of
+    /// them: the claim holds the queue's row, so no other claim takes them meanwhile).
+    private static func markClaimed(_ db: some SQLTransaction, _ jobs: [ClaimedJob], workerID: String, leaseUntil: Double)
+        throws -> [ClaimedJob]
+    {
+        let marked = try Set(
+            db.fetchAll(
+                JobID.self,
+                sql: """
+                    UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?, lease_until = ?,
+                        started_at = NULL
+                    WHERE \(db.dialect.integer("id", in: "?")) AND state = 'ready' RETURNING id
+                    """,
+                arguments: [workerID, leaseUntil, jsonArray(jobs.map(\.id))]))
+        return jobs.filter { marked.contains($0.id) }
+    }
+
+    /// Records the starts a claim of a rate-limited queue made, by partition, at `startedAt`
+    /// (the time its `started` events carry).
+    static func recordRateStarts(
+        _ db: some SQLTransaction, queue: String, taken: [String: Int], startedAt: Double
+    ) throws {
+        for (partition, count) in taken.sorted(by: { $0.key < $1.key }) where count > 0 {
+            try db.execute(
+                sql: "INSERT INTO queue_starts (queue, partition_key, started_at, starts) VALUES (?, ?, ?, ?)",
+                arguments: [queue, partition, startedAt, count])
+        }
+    }
+
+    /// Whether a claim on `queue` would find a job it may take now, and if not, when a rate
+    /// gives a place back. A read: the outlook idle workers take before claiming.
+    static func limitedOutlook(_ db: some SQLTransaction, _ queue: LimitedQueue, now: Double) throws
+        -> (claimable: Bool, reopensAt: Double?)
+    {
+        let capacity = try capacity(db, of: queue, now: now, pruning: false)
+        let d = db.dialect
+        let partition = partitionOf(d, queue.partitioning, path: "?3")
+        let any = try db.fetchOne(
+            Bool.self,
+            sql: """
+                SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND queue = ?1
+                    AND \(partition) NOT IN (\(d.texts(in: "?2"))))
+                """,
+            arguments: [queue.name, jsonArray(capacity.full.sorted()), partitionPath(d, queue.partitioning)]) ?? false
+        return (any, any ? nil : capacity.reopensAt)
+    }
+}
+
+extension StoreSQL {
+    /// What `queue`'s limits hold back at `now`; per partition, the busiest `partitions`.
+    /// Counts every ready job of the queue: a read for operators, not for the hot path.
+    static func limitUsage(_ db: some SQLTransaction, _ queue: LimitedQueue, partitions: Int, now: Double) throws
+        -> QueueLimitUsage
+    {
+        let d = db.dialect
+        let path = partitionPath(d, queue.partitioning)
+        let partition = partitionOf(d, queue.partitioning, path: "?2")
+        var running: [String: Int] = [:]
+        var ready: [String: Int] = [:]
+        let counts = try db.fetchRows(
+            sql: """
+                SELECT \(partition), state, COUNT(*) FROM jobs WHERE state IN ('ready', 'running') AND queue = ?1
+                GROUP BY 1, 2
+                """,
+            arguments: [queue.name, path])
+        for row in counts {
+            if row.string(1) == "running" { running[row.string(0)] = row.int(2) } else { ready[row.string(0)] = row.int(2) }
+        }
+        var started: [String: Int] = [:]
+        if let rate = queue.rate {
+            let rows = try db.fetchRows(
+                sql: """
+                    SELECT partition_key, SUM(starts) FROM queue_starts WHERE queue = ? AND started_at > ?
+                    GROUP BY partition_key
+                    """,
+                arguments: [queue.name, now - rate.period])
+            for row in rows { started[row.string(0)] = row.int(1) }
+        }
+        let capacity = queue.isLimited ? try capacity(db, of: queue, now: now, pruning: false) : nil
+        let keys = Set(running.keys).union(ready.keys).union(started.keys)
+        let usage = keys.map { key in
+            let waiting = capacity.map { max(0, (ready[key] ?? 0) - max(0, $0.places(key))) } ?? 0
+            return PartitionUsage(
+                partition: key, running: running[key] ?? 0, ready: ready[key] ?? 0, waitingForCapacity: waiting,
+                startsInWindow: queue.rate == nil ? nil : started[key] ?? 0)
+        }.sorted { ($0.waitingForCapacity, $0.running, $1.partition) > ($1.waitingForCapacity, $1.running, $0.partition) }
+        return QueueLimitUsage(
+            limits: queue.limits, running: usage.reduce(0) { $0 + $1.running }, ready: usage.reduce(0) { $0 + $1.ready },
+            waitingForCapacity: usage.reduce(0) { $0 + $1.waitingForCapacity },
+            startsInWindow: queue.rate == nil ? nil : usage.reduce(0) { $0 + ($1.startsInWindow ?? 0) },
+            partitionCount: queue.partitioning == nil ? 0 : keys.count,
+            busiestPartitions: queue.partitioning == nil ? [] : Array(usage.prefix(partitions)))
+    }
+}
