@@ -157,7 +157,8 @@ struct EnqueueCommand: AsyncParsableCommand {
                 throw CLIError.usage(
                     "--file takes its executors, payloads, names, batches, dependencies, lanes, unique keys and partitions from the "
                         + "file; drop the executor name, --payload, --param, --name, --batch, --after, --on-dependency-failure, "
-                        + "--lane, --lane-on-failure, --unique, --unique-for, --unique-states, --partition and the command")
+                        + "--lane, --lane-on-failure, --unique, --unique-for, --unique-states, --partition and the command"
+                )
             }
             return try JobLinesFile.read(path: file, allowUnknownExecutors: anyExecutor)
         }

@@ -42,9 +42,14 @@ struct QueueLimitCommand: AsyncParsableCommand {
     @Argument(help: "The queue's name.") var queue: String
     @Option(help: "At most this many of the queue's jobs at once (1 or more), or none.")
     var concurrency: String?
-    @Option(help: ArgumentHelp("At most this many starts per period, e.g. 100/1m or 20/1s, or none.", valueName: "n/period"))
+    @Option(
+        help: ArgumentHelp("At most this many starts per period, e.g. 100/1m or 20/1s, or none.", valueName: "n/period")
+    )
     var rate: String?
-    @Option(help: ArgumentHelp("Apply the limits per payload member (/customer) or per job partition (job), or none.", valueName: "pointer"))
+    @Option(
+        help: ArgumentHelp(
+            "Apply the limits per payload member (/customer) or per job partition (job), or none.", valueName: "pointer"
+        ))
     var partitionBy: String?
 
     func run() async throws {
@@ -128,8 +133,10 @@ struct QueueShowCommand: AsyncParsableCommand {
         var table = [["PARTITION", "RUNNING", "READY", "WAITING"] + (usage.startsInWindow == nil ? [] : ["STARTS"])]
         for partition in usage.busiestPartitions {
             table.append(
-                [partition.partition.isEmpty ? "(none)" : partition.partition, String(partition.running),
-                 String(partition.ready), String(partition.waitingForCapacity)]
+                [
+                    partition.partition.isEmpty ? "(none)" : partition.partition, String(partition.running),
+                    String(partition.ready), String(partition.waitingForCapacity)
+                ]
                     + (partition.startsInWindow.map { [String($0)] } ?? []))
         }
         print(Table.render(table))

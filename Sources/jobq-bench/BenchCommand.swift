@@ -159,7 +159,11 @@ struct BenchCommand: AsyncParsableCommand {
         progress("drain through `jobq work`")
         let drainProcess = try await bench.drainThroughWorkerProcess(drainCount)
         progress("drain through `jobq work` under a concurrency limit that never binds")
-        let drainLimited = try await bench.drainThroughWorkerProcess(drainCount, concurrencyLimit: Self.neverBinding)
+        let drainLimited = try await bench.drainThroughWorkerProcess(
+            drainCount, limits: QueueLimits(concurrency: Self.neverBinding))
+        progress("drain through `jobq work` limited to 5 at once per partition, over 1,000 partitions")
+        let drainPartitioned = try await bench.drainThroughWorkerProcess(
+            drainCount, limits: BenchWorkloads.partitionedLimits, partitions: 1000)
         progress("workflows: a parallel group of \(members), a sequence of \(sequence)")
         let plainForGroup = try await bench.drainInProcess(members, concurrency: 4)
         let group = try await bench.drainParallelGroup(members: members)
@@ -205,6 +209,10 @@ struct BenchCommand: AsyncParsableCommand {
                 workload: "drain through `jobq work`, queue limited to \(Self.neverBinding) at once (never binds)",
                 value: drainLimited, unit: "jobs/s", baseline: "the same drain without a limit",
                 baselineValue: drainProcess, ratio: drainLimited / drainProcess),
+            Row(
+                workload: "drain through `jobq work`, 5 at once per partition of 1,000 (payload member /c)",
+                value: drainPartitioned, unit: "jobs/s", baseline: "the same drain without a limit",
+                baselineValue: drainProcess, ratio: drainPartitioned / drainProcess),
             Row(
                 workload: "drain a parallel group of \(members) steps (concurrency 4)", value: group, unit: "steps/s",
                 baseline: "plain drain of \(members) jobs, concurrency 4", baselineValue: plainForGroup,

@@ -33,6 +33,17 @@ struct BenchWorkloads {
         try JobRequest(executor: SumExecutor.name, payloadJSON: #"{"a":\#(index),"b":1}"#)
     }
 
+    /// ``sumRequest(_:)`` whose payload also carries `"c"`: the index modulo `partitions`
+    /// (or no `c` without `partitions`).
+    static func sumRequest(_ index: Int, partitions: Int?) throws -> JobRequest {
+        guard let partitions else { return try sumRequest(index) }
+        return try JobRequest(
+            executor: SumExecutor.name, payloadJSON: #"{"a":\#(index),"b":1,"c":\#(index % partitions)}"#)
+    }
+
+    /// The limits of the bench's partitioned drain: 5 at once per value of the payload's `c`.
+    static let partitionedLimits = QueueLimits(concurrency: 5, partitionBy: .payload("/c"))
+
     /// Enqueues one job per transaction. Returns jobs per second.
     mutating func enqueueOneAtATime(_ count: Int) async throws -> Double {
         let queue = try open(freshPath())
@@ -57,12 +68,16 @@ struct BenchWorkloads {
 
     /// A store holding `count` ready `sum` jobs, its write-ahead log folded into the file, as
     /// the raw baseline's store is: the drain measured next does not pay for the setup.
-    mutating func backlog(_ count: Int) async throws -> (JobQueue, String) {
+    /// With `partitions`, each payload also carries `"c"`, its job's index modulo `partitions`.
+    mutating func backlog(_ count: Int, partitions: Int? = nil) async throws -> (JobQueue, String) {
         let path = freshPath()
         let queue = try open(path)
         var index = 0
         while index < count {
-            try await queue.enqueue(contentsOf: try (index..<min(index + 1000, count)).map(Self.sumRequest))
+            try await queue.enqueue(
+                contentsOf: try (index..<min(index + 1000, count)).map {
+                    try Self.sumRequest($0, partitions: partitions)
+                })
             index += 1000
         }
         try rawStore(path).exec("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -93,12 +108,13 @@ struct BenchWorkloads {
     }
 
     /// Drains a backlog through a separate `jobq work --until-empty` process, its queue under
-    /// `concurrencyLimit` if given. Returns jobs per second, the process's start-up included.
-    mutating func drainThroughWorkerProcess(_ count: Int, concurrencyLimit: Int? = nil) async throws -> Double {
-        let (queue, path) = try await backlog(count)
-        if let concurrencyLimit {
-            try await queue.setLimits(QueueLimits(concurrency: concurrencyLimit), for: "default")
-        }
+    /// `limits` if given (over `partitions` values of the payload's `c`). Returns jobs per
+    /// second, the process's start-up included.
+    mutating func drainThroughWorkerProcess(_ count: Int, limits: QueueLimits? = nil, partitions: Int? = nil)
+        async throws -> Double
+    {
+        let (queue, path) = try await backlog(count, partitions: partitions)
+        if let limits { try await queue.setLimits(limits, for: "default") }
         let start = ContinuousClock.now
         let child = try BenchChild(["--db", path] + workerFlags + ["work", "--until-empty", "--concurrency", "4"])
         let (status, _) = await child.wait()

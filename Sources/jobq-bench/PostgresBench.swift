@@ -81,21 +81,23 @@
         // MARK: Drain
 
         /// `count` ready jobs, enqueued in bulk.
-        func backlog(_ count: Int) async throws {
+        func backlog(_ count: Int, partitions: Int? = nil) async throws {
             let queue = try await queue()
             var index = 0
             while index < count {
                 try await queue.enqueue(
-                    contentsOf: try (index..<min(index + 1000, count)).map(BenchWorkloads.sumRequest))
+                    contentsOf: try (index..<min(index + 1000, count)).map {
+                        try BenchWorkloads.sumRequest($0, partitions: partitions)
+                    })
                 index += 1000
             }
         }
 
         /// jobq: `processes` `jobq work --concurrency 4` processes drain `count` jobs. Jobs per second.
-        func drainWithWorkerProcesses(_ count: Int, processes: Int, on connection: PostgresConnection) async throws
-            -> Double
-        {
-            try await backlog(count)
+        func drainWithWorkerProcesses(
+            _ count: Int, processes: Int, partitions: Int? = nil, on connection: PostgresConnection
+        ) async throws -> Double {
+            try await backlog(count, partitions: partitions)
             let start = ContinuousClock.now
             let children = try (0..<processes).map { _ in
                 try BenchChild(["--db", url, "work", "--until-empty", "--concurrency", "4", "--no-scheduler"])
@@ -231,6 +233,11 @@
             let limits = try await bench.queue()
             try await limits.setLimits(QueueLimits(concurrency: BenchCommand.neverBinding), for: "default")
             let limitedDrain = try await bench.drainWithWorkerProcesses(drainCount, processes: 1, on: connection)
+            try await bench.reset(connection)
+            progress("drain with 1 `jobq work` process, 5 at once per partition over 1,000 partitions")
+            try await limits.setLimits(BenchWorkloads.partitionedLimits, for: "default")
+            let partitionedDrain = try await bench.drainWithWorkerProcesses(
+                drainCount, processes: 1, partitions: 1000, on: connection)
             try await limits.setLimits(QueueLimits(), for: "default")
             try await bench.reset(connection)
             progress("pick-up latency")
@@ -262,6 +269,12 @@
                         "\(label): drain with 1 `jobq work` process, queue limited to \(BenchCommand.neverBinding) at once (never binds)",
                     value: limitedDrain, unit: "jobs/s", baseline: "the same drain without a limit",
                     baselineValue: drains[0].rate, ratio: limitedDrain / drains[0].rate))
+            rows.append(
+                Row(
+                    workload:
+                        "\(label): drain with 1 `jobq work` process, 5 at once per partition of 1,000 (payload member /c)",
+                    value: partitionedDrain, unit: "jobs/s", baseline: "the same drain without a limit",
+                    baselineValue: drains[0].rate, ratio: partitionedDrain / drains[0].rate))
             rows += [
                 Row(
                     workload: "\(label): enqueue committed to done in an idle worker process, p50",

@@ -113,7 +113,8 @@ public enum QueuePartitioning: Sendable, Hashable, Codable, CustomStringConverti
         do {
             self = try QueuePartitioning(parsing: text)
         } catch {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: error.description))
         }
     }
 

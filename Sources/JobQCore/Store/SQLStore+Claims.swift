@@ -335,7 +335,8 @@ extension StoreSQL {
         let now = queue.rate == nil ? StoreSQL.now() : try clock(db)
         var capacity = try capacity(db, of: queue, now: now, pruning: true)
         guard queue.partitioning == nil else {
-            return try claimPartitioned(db, capacity: &capacity, limit: limit, workerID: workerID, leaseUntil: leaseUntil)
+            return try claimPartitioned(
+                db, capacity: &capacity, limit: limit, workerID: workerID, leaseUntil: leaseUntil)
         }
         let places = min(limit, capacity.places(""))
         guard places > 0 else { return ([], [:]) }
@@ -490,13 +491,14 @@ extension StoreSQL {
         if !others.isEmpty, try unlimitedOutlook(db, queueList: jsonArray(others), now: now).claimable { return base }
         var nextDue = base.nextDue
         for queue in limited {
-            let due = try db.fetchOne(
-                Bool.self,
-                sql: """
-                    SELECT EXISTS (SELECT 1 FROM jobs \(db.dialect.indexedBy("jobs_due"))
-                        WHERE state IN ('scheduled', 'failed') AND run_at <= ? AND queue = ?)
-                    """,
-                arguments: [now, queue.name]) ?? false
+            let due =
+                try db.fetchOne(
+                    Bool.self,
+                    sql: """
+                        SELECT EXISTS (SELECT 1 FROM jobs \(db.dialect.indexedBy("jobs_due"))
+                            WHERE state IN ('scheduled', 'failed') AND run_at <= ? AND queue = ?)
+                        """,
+                    arguments: [now, queue.name]) ?? false
             // A due job is made ready by the claim, which then decides whether it has a place.
             if due { return base }
             let outlook = try limitedOutlook(db, queue, now: now)

@@ -149,7 +149,8 @@ extension SQLStore {
     package func setLimits(_ limits: QueueLimits, for queue: String) async throws {
         // A limit raised or removed may let waiting jobs run: workers are told.
         try await write { db in
-            let previous = try db.fetchOne(String.self, sql: "SELECT partition_by FROM queues WHERE name = ?", arguments: [queue])
+            let previous = try db.fetchOne(
+                String.self, sql: "SELECT partition_by FROM queues WHERE name = ?", arguments: [queue])
             try db.execute(
                 sql: """
                     INSERT INTO queues (name, paused, concurrency_limit, rate_limit, rate_period, partition_by)

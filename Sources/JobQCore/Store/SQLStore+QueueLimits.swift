@@ -217,7 +217,9 @@ extension StoreSQL {
 
     /// Marks jobs read as ready claimed by `workerID`, and returns those it marked (all of
     /// them: the claim holds the queue's row, so no other claim takes them meanwhile).
-    private static func markClaimed(_ db: some SQLTransaction, _ jobs: [ClaimedJob], workerID: String, leaseUntil: Double)
+    private static func markClaimed(
+        _ db: some SQLTransaction, _ jobs: [ClaimedJob], workerID: String, leaseUntil: Double
+    )
         throws -> [ClaimedJob]
     {
         let marked = try Set(
@@ -252,13 +254,15 @@ extension StoreSQL {
         let capacity = try capacity(db, of: queue, now: now, pruning: false)
         let d = db.dialect
         let partition = partitionOf(d, queue.partitioning, path: "?3")
-        let any = try db.fetchOne(
-            Bool.self,
-            sql: """
-                SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND queue = ?1
-                    AND \(partition) NOT IN (\(d.texts(in: "?2"))))
-                """,
-            arguments: [queue.name, jsonArray(capacity.full.sorted()), partitionPath(d, queue.partitioning)]) ?? false
+        let any =
+            try db.fetchOne(
+                Bool.self,
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND queue = ?1
+                        AND \(partition) NOT IN (\(d.texts(in: "?2"))))
+                    """,
+                arguments: [queue.name, jsonArray(capacity.full.sorted()), partitionPath(d, queue.partitioning)])
+            ?? false
         return (any, any ? nil : capacity.reopensAt)
     }
 }
@@ -281,7 +285,11 @@ extension StoreSQL {
                 """,
             arguments: [queue.name, path])
         for row in counts {
-            if row.string(1) == "running" { running[row.string(0)] = row.int(2) } else { ready[row.string(0)] = row.int(2) }
+            if row.string(1) == "running" {
+                running[row.string(0)] = row.int(2)
+            } else {
+                ready[row.string(0)] = row.int(2)
+            }
         }
         var started: [String: Int] = [:]
         if let rate = queue.rate {
@@ -300,9 +308,12 @@ extension StoreSQL {
             return PartitionUsage(
                 partition: key, running: running[key] ?? 0, ready: ready[key] ?? 0, waitingForCapacity: waiting,
                 startsInWindow: queue.rate == nil ? nil : started[key] ?? 0)
-        }.sorted { ($0.waitingForCapacity, $0.running, $1.partition) > ($1.waitingForCapacity, $1.running, $0.partition) }
+        }.sorted {
+            ($0.waitingForCapacity, $0.running, $1.partition) > ($1.waitingForCapacity, $1.running, $0.partition)
+        }
         return QueueLimitUsage(
-            limits: queue.limits, running: usage.reduce(0) { $0 + $1.running }, ready: usage.reduce(0) { $0 + $1.ready },
+            limits: queue.limits, running: usage.reduce(0) { $0 + $1.running },
+            ready: usage.reduce(0) { $0 + $1.ready },
             waitingForCapacity: usage.reduce(0) { $0 + $1.waitingForCapacity },
             startsInWindow: queue.rate == nil ? nil : usage.reduce(0) { $0 + ($1.startsInWindow ?? 0) },
             partitionCount: queue.partitioning == nil ? 0 : keys.count,

@@ -4,13 +4,17 @@ import JobQCore
 import JobQWebText
 
 extension Dashboard {
-    /// Counts by state per queue, throughput over the last hour, concurrency limits (with how many
-    /// ready jobs wait for a place), paused flags, live workers.
+    /// Counts by state per queue, throughput over the last hour, limits (with how many ready jobs
+    /// wait for a place, and the busiest partitions), paused flags, live workers.
     func queuesPage(_ request: Request) async throws -> PageContent {
         let status = try await queue.status()
         let hour = try await queue.throughput(
             of: status.queues.map(\.name), over: .seconds(3600), interval: .seconds(300))
         let throughput = Dictionary(uniqueKeysWithValues: hour.map { ($0.queue, $0) })
+        var usages: [String: QueueLimitUsage] = [:]
+        for entry in status.queues where entry.limits.limitsAnything {
+            usages[entry.name] = try await queue.limitUsage(of: entry.name, partitions: 10)
+        }
         let states: [JobState] = [.ready, .scheduled, .running, .waiting, .failed, .succeeded, .dead, .cancelled]
         let rows = status.queues.map { queueStatus -> String in
             let name = queueStatus.name
@@ -28,7 +32,7 @@ extension Dashboard {
             return Pages.row(
                 ["<a href=\"/jobs\(HTML.query([("queue", name)]))\">\(HTML.escape(name))</a>"] + counts + [
                     recent.map { Self.sparkline($0) } ?? "",
-                    Self.limit(queueStatus),
+                    Self.limit(queueStatus.limits, usages[name]),
                     queueStatus.paused ? HTML.badge("paused") : "<span class=\"muted\">no</span>",
                     pause
                 ])
@@ -51,18 +55,26 @@ extension Dashboard {
             title: "Queues", section: "/", live: Live(scope: .any, fragmentURL: Self.fragmentURL(request)), body: body)
     }
 
-    /// A queue's limits, and how many ready jobs wait for a place when its concurrency limit is
-    /// reached (per partition and under a rate, `jobq queue show` counts them).
-    static func limit(_ queue: QueueStatus) -> String {
-        let limits = queue.limits
+    /// A queue's limits, how many ready jobs wait for a place, and for a partitioned queue its
+    /// busiest partitions (folded away). Partition values come from payloads: escaped.
+    static func limit(_ limits: QueueLimits, _ usage: QueueLimitUsage?) -> String {
         guard limits.limitsAnything else { return "<span class=\"muted\">none</span>" }
-        let summary = HTML.escape(limits.summary)
-        let running = queue.counts[JobState.running.rawValue] ?? 0
-        let ready = queue.counts[JobState.ready.rawValue] ?? 0
-        guard limits.partitionBy == nil, let concurrency = limits.concurrency, running >= concurrency, ready > 0 else {
-            return summary
+        var cell = HTML.escape(limits.summary)
+        guard let usage else { return cell }
+        if usage.waitingForCapacity > 0 { cell += ", <strong>\(usage.waitingForCapacity) waiting</strong>" }
+        if let started = usage.startsInWindow {
+            cell += " <span class=\"muted\">(\(started) started in the window)</span>"
         }
-        return "\(summary), <strong>\(ready) waiting</strong>"
+        guard !usage.busiestPartitions.isEmpty else { return cell }
+        let rows = usage.busiestPartitions.map { partition in
+            Pages.row([
+                partition.partition.isEmpty ? "<span class=\"muted\">(none)</span>" : HTML.escape(partition.partition),
+                "\(partition.running)", "\(partition.ready)", "\(partition.waitingForCapacity)"
+            ])
+        }
+        return cell + """
+            <details><summary>\(usage.partitionCount) partition(s), the busiest</summary>\(Pages.table(["Partition", "Running", "Ready", "Waiting"], rows, empty: ""))</details>
+            """
     }
 
     /// Finished jobs per 5 minutes over the hour as bars (dead and cancelled stacked in red and

@@ -163,12 +163,19 @@ for (task, extra) in [
 ] {
     precondition(run(["trigger", "add", "chaos.event", task] + extra, log: "setup.log").waitUntilExitAndStatus() == 0)
 }
-// A queue limited to 2 jobs at once across every worker: never more run, kills or not.
+// A queue limited per partition (three, given at enqueue) to 2 jobs at once and 30 starts in
+// any second, across every worker: never more, kills or not.
 let limitedQueue = "chaos-limited"
 let concurrencyLimit = 2
+let rateLimit = 30
 precondition(
-    run(["queue", "limit", limitedQueue, "--concurrency", "\(concurrencyLimit)"], log: "setup.log")
-        .waitUntilExitAndStatus() == 0)
+    run(
+        [
+            "queue", "limit", limitedQueue, "--concurrency", "\(concurrencyLimit)", "--rate", "\(rateLimit)/1s",
+            "--partition-by", "job"
+        ], log: "setup.log"
+    )
+    .waitUntilExitAndStatus() == 0)
 func emitter(_ number: Int) throws -> Process {
     let script = (0..<emits).map { index in
         "\(binary) --db '\(db)' emit chaos.event --dedupe e-\(index) >> \(directory.path)/emitted-\(number).txt || exit 1\n"
@@ -193,7 +200,9 @@ func jobLine(_ index: Int) -> String {
     // One job in 20 goes to a lane that must run them one at a time, in append order.
     case 9 where index % 20 == 9: return #"{"executor": "sum", "payload": {"a": \#(index), "b": 3}, "lane": "chaos"}"#
     // One in 20 goes to the limited queue.
-    case 9: return #"{"executor": "sleep", "payload": {"seconds": 0.02}, "queue": "\#(limitedQueue)"}"#
+    case 9:
+        return
+            #"{"executor": "sleep", "payload": {"seconds": 0.02}, "queue": "\#(limitedQueue)", "partition": "c\#(index % 3)"}"#
     default: return #"{"executor": "sum", "payload": {"a": \#(index), "b": 2}, "batch": "chaos"}"#
     }
 }
@@ -405,15 +414,27 @@ let report = try { () throws -> [String: Int] in
             SELECT COUNT(*) FROM marks a JOIN marks b ON b.unique_key = a.unique_key AND b.id > a.id
             WHERE a.finished IS NULL OR b.stored < a.finished
             """) ?? -1
-    // Jobs of the limited queue that started while the limit's worth of others ran (by the
-    // recorded times of each job's last attempt; a killed attempt held its place until reclaimed).
+    // Jobs of the limited queue that started while the limit's worth of others of their
+    // partition ran (by the recorded times of each job's last attempt; a killed attempt held its
+    // place until reclaimed).
     figures["limitedJobs"] = try db.int("SELECT COUNT(*) FROM jobs WHERE queue = '\(limitedQueue)'") ?? -1
     figures["limitOverlaps"] =
         try db.int(
             """
             SELECT COUNT(*) FROM jobs a WHERE a.queue = '\(limitedQueue)' AND a.started_at IS NOT NULL
-                AND (SELECT COUNT(*) FROM jobs b WHERE b.queue = '\(limitedQueue)' AND b.started_at <= a.started_at
-                    AND b.finished_at > a.started_at) > \(concurrencyLimit)
+                AND (SELECT COUNT(*) FROM jobs b WHERE b.queue = '\(limitedQueue)' AND b.partition_key = a.partition_key
+                    AND b.started_at <= a.started_at AND b.finished_at > a.started_at) > \(concurrencyLimit)
+            """) ?? -1
+    // Starts (every attempt's `started` event, killed ones included) after which the second
+    // before held more than the rate's worth of its partition's starts.
+    figures["rateOverlaps"] =
+        try db.int(
+            """
+            SELECT COUNT(*) FROM events a JOIN jobs ja ON ja.id = a.job_id
+            WHERE a.kind = 'started' AND ja.queue = '\(limitedQueue)'
+                AND (SELECT COUNT(*) FROM events b JOIN jobs jb ON jb.id = b.job_id
+                    WHERE b.kind = 'started' AND jb.queue = '\(limitedQueue)' AND jb.partition_key = ja.partition_key
+                        AND b.created_at > a.created_at - 1 AND b.created_at <= a.created_at) > \(rateLimit)
             """) ?? -1
     // A lane job that started before the one appended before it had finished.
     figures["laneJobs"] = try db.int("SELECT COUNT(*) FROM jobs WHERE lane = 'chaos'") ?? -1
@@ -437,7 +458,8 @@ func figure(_ key: String) -> Int { report[key] ?? -1 }
 var broken: [String] = []
 if acked.count != options.jobs { broken.append("acknowledged") }
 for key in [
-    "lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "limitOverlaps", "treesWithWrongJobs",
+    "lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "limitOverlaps", "rateOverlaps",
+    "treesWithWrongJobs",
     "triggerOrder",
     "triggerUnlinked", "uniqueOverlaps", "burned", "deadNeverStarted"
 ] where figure(key) != 0 { broken.append(key) }
@@ -479,7 +501,7 @@ line +=
 line += "unique jobs \(figure("uniqueJobs")) (overlaps \(figure("uniqueOverlaps"))), "
 line += "lane jobs \(figure("laneJobs")) (overlaps \(figure("laneOverlaps"))), "
 line +=
-    "limited jobs \(figure("limitedJobs")) (over the limit \(figure("limitOverlaps"))), waiting \(figure("waiting")), "
+    "limited jobs \(figure("limitedJobs")) (over the limit \(figure("limitOverlaps")), over the rate \(figure("rateOverlaps"))), waiting \(figure("waiting")), "
 line +=
     "integrity \(onPostgres ? "n/a (server)" : figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), \(elapsed)"
 if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(onPostgres ? "the database" : db)" }

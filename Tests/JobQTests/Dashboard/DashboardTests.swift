@@ -251,6 +251,17 @@ struct DashboardTests {
         #expect(!(try await dashboard.get("/").body.contains(" at once")), "no limit yet")
         try await queue.setLimits(QueueLimits(concurrency: 1), for: "web")
         #expect(try await dashboard.get("/").body.contains("1 at once"), "the queues page shows the limit")
+        // A partitioned rate: the busiest partitions, their payload-made names escaped.
+        var hostile = try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(queue: "tenants"))
+        hostile.options.partition = "<script>alert(1)</script>"
+        _ = try await queue.enqueue(contentsOf: [hostile, hostile])
+        try await queue.setLimits(
+            QueueLimits(concurrency: 1, rate: RateLimit(5, per: .seconds(60)), partitionBy: .jobPartition),
+            for: "tenants")
+        let limited = try await dashboard.get("/").body
+        #expect(limited.contains("1 at once, 5/1m per job partition"), "\(limited)")
+        #expect(limited.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !limited.contains("<script>alert"))
+        #expect(limited.contains("1 partition(s), the busiest"))
 
         #expect(try await dashboard.post("/schedules/pause", fields: ["name": "nightly"], token: token).status == 303)
         #expect(try await queue.schedule("nightly")?.paused == true)

@@ -90,12 +90,17 @@ struct RateAndPartitionProcessTests {
         var byCustomer: [String: [Job]] = [:]
         for job in jobs {
             let customer = try JSONDecoder().decode([String: JSONValue].self, from: Data(job.payloadJSON.utf8))
-            byCustomer[customer["customer"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? "?", default: []]
-                .append(job)
+            byCustomer[
+                customer["customer"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? "?", default: []
+            ]
+            .append(job)
         }
         for (customer, jobs) in byCustomer {
             let edges = jobs.flatMap { job -> [(Double, Int)] in
-                [(job.startedAt?.timeIntervalSince1970 ?? 0, 1), (job.finishedAt?.timeIntervalSince1970 ?? .infinity, -1)]
+                [
+                    (job.startedAt?.timeIntervalSince1970 ?? 0, 1),
+                    (job.finishedAt?.timeIntervalSince1970 ?? .infinity, -1)
+                ]
             }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
             var running = 0
             var most = 0
