@@ -9,7 +9,8 @@ struct JobQCommand: AsyncParsableCommand {
         discussion: helpText(
             """
             The store is one SQLite file: --db PATH, else $JOBQ_DB, else ./jobq.sqlite.
-            Exit codes: 0 success, 1 the job or operation failed, 2 usage or bad input, 3 not found.
+            Exit codes: 0 success, 1 the job or operation failed, 2 usage or bad input, 3 not found,
+            4 events after the cursor given were deleted.
             """),
         version: JobQVersion.current,
         subcommands: [
@@ -17,7 +18,7 @@ struct JobQCommand: AsyncParsableCommand {
             ShowCommand.self, CancelCommand.self, RetryCommand.self, PauseCommand.self, ResumeCommand.self,
             PruneCommand.self, MigrateCommand.self, EventsCommand.self, WaitCommand.self, BatchCommand.self,
             TrackCommand.self, WorkflowCommand.self, LaneCommand.self, ScheduleCommand.self, TriggerCommand.self,
-            EmitCommand.self, DashboardCommand.self, QueueCommand.self
+            EmitCommand.self, DashboardCommand.self, QueueCommand.self, RetentionCommand.self
         ]
     )
 }

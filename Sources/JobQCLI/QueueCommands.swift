@@ -6,8 +6,8 @@ import JobQCommandLine
 struct QueueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue",
-        abstract: "Show a queue, or set its limits across every worker and machine.",
-        subcommands: [QueueShowCommand.self, QueueLimitCommand.self])
+        abstract: "Show a queue, set its limits across every worker and machine, or how long it keeps finished jobs.",
+        subcommands: [QueueShowCommand.self, QueueLimitCommand.self, QueueRetentionCommand.self])
 }
 
 struct QueueLimitCommand: AsyncParsableCommand {
@@ -121,6 +121,7 @@ struct QueueShowCommand: AsyncParsableCommand {
             return
         }
         var rows = [["queue", entry.name], ["paused", entry.paused ? "yes" : "no"], ["limits", entry.limits.summary]]
+        rows.append(["keeps", try await jobQueue.retention(for: queue).summary])
         if let usage, usage.limits.limitsAnything {
             rows.append(["waiting for a place", String(usage.waitingForCapacity)])
             if let started = usage.startsInWindow { rows.append(["starts in the rate's window", String(started)]) }

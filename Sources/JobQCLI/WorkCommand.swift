@@ -67,6 +67,10 @@ struct WorkCommand: AsyncParsableCommand {
     @Flag(help: "Do not run the scheduler (which makes the jobs of `jobq schedule` schedules as they come due).")
     var noScheduler = false
 
+    @Flag(
+        help: "Do not run the cleaner (which deletes finished jobs and events past their retention: `jobq retention`).")
+    var noCleaner = false
+
     @Flag(help: "Run `shell` jobs on a PostgreSQL store (SQLite stores always run them).")
     var allowShell = false
 
@@ -123,6 +127,7 @@ struct WorkCommand: AsyncParsableCommand {
         }
         options.prefetch = prefetch
         options.runsScheduler = !noScheduler
+        if noCleaner { options.cleanerInterval = nil }
         if let maxJobs {
             guard maxJobs >= 1 else { throw CLIError.usage("--max-jobs must be at least 1, got \(maxJobs)") }
             options.maximumJobs = maxJobs

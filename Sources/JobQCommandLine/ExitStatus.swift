@@ -11,6 +11,8 @@ package enum ExitStatus: Int32 {
     case usage = 2
     /// The job (or other thing) does not exist.
     case notFound = 3
+    /// Events after the cursor given were deleted (retention, `jobq prune`): nothing was read.
+    case eventsDeleted = 4
 
     /// Prints `error` where it belongs (help and version to standard output, the rest to
     /// standard error) and returns the exit code for it. `command` is the root command, whose
@@ -43,6 +45,7 @@ package enum ExitStatus: Int32 {
         case .invalidInput, .incompatibleStore: return .usage
         case .notFound: return .notFound
         case .invalidState, .storeUnavailable: return .failure
+        case .eventsDeleted: return .eventsDeleted
         }
     }
 }

@@ -22,11 +22,15 @@ public enum JobQueueError: Error, Sendable, Equatable, CustomStringConvertible {
     /// that was edited, or migrations pending when opened with `.refuseIfPending`. Nothing was
     /// changed; the message says what to do.
     case incompatibleStore(String)
+    /// Events after the cursor a follower resumes from were deleted (by retention or
+    /// `jobq prune`): reading on would skip them silently, so nothing is read. Resume from the
+    /// oldest kept event knowing some are gone, or from the newest.
+    case eventsDeleted(String)
 
     public var description: String {
         switch self {
         case .invalidInput(let message), .notFound(let message), .invalidState(let message),
-            .storeUnavailable(let message), .incompatibleStore(let message):
+            .storeUnavailable(let message), .incompatibleStore(let message), .eventsDeleted(let message):
             return message
         }
     }

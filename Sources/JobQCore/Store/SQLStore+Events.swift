@@ -10,12 +10,16 @@ extension SQLStore {
     /// the events of every commit its caller saw before calling.
     package func events(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> [JobEvent] {
         guard writesOverlap else {
-            return try await read { db in try StoreSQL.events(db, after: cursor, filter: filter, limit: limit) }
+            return try await read { db in
+                try StoreSQL.checkCursorKept(db, after: cursor)
+                return try StoreSQL.events(db, after: cursor, filter: filter, limit: limit)
+            }
         }
         let deadline = ContinuousClock.now + .seconds(2)
         var target: Int64?
         while true {
             let (events, horizon, end) = try await read(.small) { db in
+                try StoreSQL.checkCursorKept(db, after: cursor)
                 let position = try StoreSQL.EventPosition(db, after: cursor)
                 let page = try StoreSQL.events(db, after: position, filter: filter, limit: limit)
                 return (page, position.horizon, position.snapshotEnd)
@@ -34,6 +38,7 @@ extension SQLStore {
         newest: Int64, events: [JobEvent]
     ) {
         try await read(.small) { db in
+            try StoreSQL.checkCursorKept(db, after: cursor)
             let position = try StoreSQL.EventPosition(db, after: cursor)
             let newest = try position.newestEventID(db)
             if position.isAtEnd(newest: newest) { return (position.next(newest: newest), []) }

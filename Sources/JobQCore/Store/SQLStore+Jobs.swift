@@ -189,7 +189,14 @@ extension SQLStore {
         return try await write { db in
             let condition = "finished_at IS NOT NULL AND finished_at < ? AND state IN (\(db.dialect.texts(in: "?")))"
             let arguments: SQLArguments = [cutoff.timeIntervalSince1970, StoreSQL.jsonArray(names)]
-            // Events go with their jobs, so the feed never grows without bound.
+            // Events go with their jobs, so the feed never grows without bound; followers
+            // behind them are told.
+            if let newest = try db.fetchOne(
+                Int64.self, sql: "SELECT MAX(id) FROM events WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))",
+                arguments: arguments)
+            {
+                try StoreSQL.markEventsDeleted(db, through: newest)
+            }
             try db.execute(
                 sql: "DELETE FROM events WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments
             )
@@ -201,19 +208,7 @@ extension SQLStore {
                 arguments: arguments)
             try db.execute(sql: "DELETE FROM jobs WHERE \(condition)", arguments: arguments)
             let removed = db.changesCount
-            // Finished workflows whose steps are all gone go too, with their groups.
-            try db.execute(
-                sql: """
-                    DELETE FROM workflows WHERE state != 'running' AND finished_at < ?
-                        AND NOT EXISTS (SELECT 1 FROM workflow_groups g JOIN jobs j ON j.group_id = g.id WHERE g.workflow_id = workflows.id)
-                    """,
-                arguments: [cutoff.timeIntervalSince1970])
-            try db.execute(sql: "DELETE FROM workflow_groups WHERE workflow_id NOT IN (SELECT id FROM workflows)")
-            try db.execute(
-                sql:
-                    "DELETE FROM tree_nodes WHERE tree_id IN (SELECT id FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows))"
-            )
-            try db.execute(sql: "DELETE FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows)")
+            try StoreSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff.timeIntervalSince1970)
             try db.execute(
                 sql: "DELETE FROM events WHERE job_id IS NULL AND created_at < ?",
                 arguments: [cutoff.timeIntervalSince1970])

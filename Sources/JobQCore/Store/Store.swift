@@ -35,6 +35,19 @@ package protocol Store: AnyObject, Sendable {
     func setPaused(_ queue: String, paused: Bool) async throws
     func setLimits(_ limits: QueueLimits, for queue: String) async throws
     func limitUsage(of queue: String, partitions: Int) async throws -> QueueLimitUsage?
+
+    // MARK: Retention
+
+    func setRetention(_ retention: QueueRetention?, for queue: String) async throws
+    func retentionSettings() async throws -> (store: StoreRetention, queues: [String: QueueRetention])
+    func setDefaultRetention(_ retention: StoreRetention) async throws
+    func acquireLease(_ name: String, holder: String, for duration: Duration) async throws -> Bool
+    func releaseLease(_ name: String, holder: String) async throws
+    func retentionByQueue() async throws -> [(queue: String, retention: QueueRetention)]
+    func cleanFinished(queue: String, state: JobState, finishedBefore cutoff: Double, limit: Int) async throws -> Int
+    func keptForReferences(queue: String, state: JobState, finishedBefore cutoff: Double) async throws -> Int
+    func cleanEvents(before cutoff: Double, limit: Int) async throws -> Int
+    func cleanFinishedWorkflows(finishedBefore cutoff: Double) async throws
     func prune(finishedBefore cutoff: Date, states: Set<JobState>) async throws -> Int
     func status(liveWithin: TimeInterval) async throws -> StoreStatus
     func backlog(queues: [String]) async throws -> Int

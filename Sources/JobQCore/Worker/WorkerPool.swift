@@ -142,6 +142,7 @@ public final class WorkerPool: Service, Sendable {
                 let watcher = queue.store.otherCommitsWatch(for: .claimableWork)
                 group.addTask { await self.maintain() }
                 if runsScheduler { group.addTask { await self.runScheduler(alarm: alarm) } }
+                if let interval = options.cleanerInterval { group.addTask { await self.runCleaner(every: interval) } }
                 if let watcher {
                     let interval = options.changeCheckInterval
                     let also = pokeScheduler

@@ -69,6 +69,10 @@ extension WorkerPool {
         /// occurrences as they come due (``JobQueue/addSchedule(_:)``). On by default; any number
         /// of pools may run it, since an occurrence makes one job.
         public var runsScheduler = true
+        /// How often the pool runs the cleaner (``JobQueue/clean(batch:pause:)``), which
+        /// deletes finished jobs and events past their retention; the first pass a few seconds
+        /// after start. At most one pool per store cleans at a time (a lease). nil: never.
+        public var cleanerInterval: Duration? = .seconds(60)
         /// How often the pool reads the store's job counts per queue and state into the
         /// `jobq_queue_jobs` gauge, when a swift-metrics backend is bootstrapped (one grouped
         /// count of the jobs table per read). nil: never.

@@ -1,0 +1,111 @@
+import Foundation
+
+/// Retention: how long finished jobs and events are kept, and the cleaner that deletes the rest.
+extension JobQueue {
+    /// Sets how long `queue` keeps its finished jobs (nil: back to the store's default, see
+    /// ``setDefaultRetention(_:)``). Worker pools' cleaners apply it from their next pass.
+    ///
+    /// ```swift
+    /// try await queue.setRetention(QueueRetention(succeeded: .seconds(86_400)), for: "thumbnails")
+    /// try await queue.setRetention(QueueRetention(succeeded: nil, dead: nil, cancelled: nil), for: "audit")  // for ever
+    /// ```
+    /// - Throws: ``JobQueueError/invalidInput(_:)`` for a period that is not positive.
+    public func setRetention(_ retention: QueueRetention?, for queue: String) async throws {
+        try retention?.check()
+        guard !queue.isEmpty else {
+            throw JobQueueError.invalidInput("the queue name is empty: name the queue whose retention to set")
+        }
+        try await store.setRetention(retention, for: queue)
+    }
+
+    /// How long `queue` keeps its finished jobs: its own retention, or the store's default.
+    public func retention(for queue: String) async throws -> QueueRetention {
+        let settings = try await store.retentionSettings()
+        return settings.queues[queue] ?? settings.store.jobs
+    }
+
+    /// Sets the store-wide retention: finished jobs of queues without their own, and events.
+    ///
+    /// ```swift
+    /// try await queue.setDefaultRetention(StoreRetention(jobs: .standard, events: .seconds(14 * 86_400)))
+    /// ```
+    public func setDefaultRetention(_ retention: StoreRetention) async throws {
+        try retention.jobs.check()
+        if let events = retention.events, events <= .zero {
+            throw JobQueueError.invalidInput(
+                "keeping events for \(DurationParser.format(events)) would delete them as they are written: give a "
+                    + "positive period such as 30d, or keep them (nil; `forever` on the command line)")
+        }
+        try await store.setDefaultRetention(retention)
+    }
+
+    /// The store-wide retention, and the queues with retention of their own.
+    public func retentionSettings() async throws -> (store: StoreRetention, queues: [String: QueueRetention]) {
+        try await store.retentionSettings()
+    }
+
+    /// The cleaner's lease: at most one cleaner runs per store at a time.
+    static let cleanerLease = "cleaner"
+
+    /// One cleaner pass, unless another process's cleaner holds the lease: deletes finished jobs
+    /// past their queue's retention (oldest first, in transactions of `batch` jobs, with their
+    /// events), then events past the store's event retention, and finished workflows left
+    /// without jobs. A finished job that something unfinished still refers to is kept.
+    /// ``WorkerPool`` runs this about once a minute; call it yourself where no pool runs.
+    ///
+    /// ```swift
+    /// let report = try await queue.clean()
+    /// print("deleted \(report.jobs) jobs and \(report.events) events")
+    /// ```
+    @discardableResult
+    public func clean(batch: Int = 200, pause: Duration = .milliseconds(5)) async throws -> CleanerReport {
+        try await clean(holder: "clean-\(UUID().uuidString)", batch: batch, pause: pause)
+    }
+
+    func clean(holder: String, batch: Int, pause: Duration) async throws -> CleanerReport {
+        let leaseLength = Duration.seconds(60)
+        guard try await store.acquireLease(Self.cleanerLease, holder: holder, for: leaseLength) else {
+            return CleanerReport(ran: false)
+        }
+        var report = CleanerReport()
+        var lastRenewal = ContinuousClock.now
+        // Renews the lease as the pass goes on; false once another cleaner took it over.
+        func stillHeld() async throws -> Bool {
+            guard ContinuousClock.now - lastRenewal > leaseLength / 3 else { return true }
+            lastRenewal = ContinuousClock.now
+            return try await store.acquireLease(Self.cleanerLease, holder: holder, for: leaseLength)
+        }
+        let now = Date().timeIntervalSince1970
+        let settings = try await store.retentionSettings()
+        for (queue, retention) in try await store.retentionByQueue() {
+            for state in [JobState.succeeded, .dead, .cancelled] {
+                guard let keep = retention.keeps(state) else { continue }
+                let cutoff = now - keep.inSeconds
+                while true {
+                    guard !Task.isCancelled, try await stillHeld() else { return report }
+                    let deleted = try await store.cleanFinished(
+                        queue: queue, state: state, finishedBefore: cutoff, limit: batch)
+                    report.jobs += deleted
+                    if deleted < batch { break }
+                    // Small transactions with room between them: workers' claims and
+                    // completions never wait long behind the cleaner.
+                    try await Task.sleep(for: pause)
+                }
+                report.keptForReferences += try await store.keptForReferences(
+                    queue: queue, state: state, finishedBefore: cutoff)
+            }
+        }
+        if let events = settings.store.events {
+            while true {
+                guard !Task.isCancelled, try await stillHeld() else { return report }
+                let deleted = try await store.cleanEvents(before: now - events.inSeconds, limit: batch * 5)
+                report.events += deleted
+                if deleted < batch * 5 { break }
+                try await Task.sleep(for: pause)
+            }
+        }
+        try await store.cleanFinishedWorkflows(finishedBefore: now)
+        try await store.releaseLease(Self.cleanerLease, holder: holder)
+        return report
+    }
+}

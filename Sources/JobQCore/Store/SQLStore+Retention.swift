@@ -1,0 +1,265 @@
+import Foundation
+
+/// Retention: settings, the cleaner's batches, the lease that keeps cleaners one at a time, and
+/// the mark that tells followers events were deleted.
+extension SQLStore {
+    /// Sets `queue`'s own retention (nil: back to the store's default).
+    package func setRetention(_ retention: QueueRetention?, for queue: String) async throws {
+        try await write(.small, audience: .nobody) { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO queues (name, paused, keep_succeeded, keep_dead, keep_cancelled) VALUES (?, 0, ?, ?, ?)
+                    ON CONFLICT (name) DO UPDATE SET keep_succeeded = excluded.keep_succeeded,
+                        keep_dead = excluded.keep_dead, keep_cancelled = excluded.keep_cancelled
+                    """,
+                arguments: [
+                    queue, retention.map { StoreSQL.storedKeep($0.succeeded) },
+                    retention.map { StoreSQL.storedKeep($0.dead) },
+                    retention.map { StoreSQL.storedKeep($0.cancelled) }
+                ])
+        }
+    }
+
+    /// The store's retention and every queue's own (queues without one are absent).
+    package func retentionSettings() async throws -> (store: StoreRetention, queues: [String: QueueRetention]) {
+        try await read { db in
+            let store = try StoreSQL.storeRetention(db)
+            var queues: [String: QueueRetention] = [:]
+            for row in try db.fetchRows(
+                sql: """
+                    SELECT name, keep_succeeded, keep_dead, keep_cancelled FROM queues
+                    WHERE keep_succeeded IS NOT NULL OR keep_dead IS NOT NULL OR keep_cancelled IS NOT NULL
+                    """)
+            {
+                queues[row.string(0)] = StoreSQL.queueRetention(row, from: 1, default: store.jobs)
+            }
+            return (store, queues)
+        }
+    }
+
+    package func setDefaultRetention(_ retention: StoreRetention) async throws {
+        try await write(.small, audience: .nobody) { db in
+            for (name, value) in [
+                ("keep_succeeded", retention.jobs.succeeded), ("keep_dead", retention.jobs.dead),
+                ("keep_cancelled", retention.jobs.cancelled), ("keep_events", retention.events)
+            ] {
+                try StoreSQL.setSetting(db, name, StoreSQL.storedKeep(value))
+            }
+        }
+    }
+
+    /// Takes (or renews) the lease `name` for `holder` until `duration` from now, unless another
+    /// holder's lease is still running. Returns whether `holder` holds it.
+    package func acquireLease(_ name: String, holder: String, for duration: Duration) async throws -> Bool {
+        try await write(.small, audience: .nobody) { db in
+            let now = StoreSQL.now()
+            try db.execute(
+                sql: """
+                    INSERT INTO leases (name, holder, until) VALUES (?, ?, ?)
+                    ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
+                    WHERE leases.until < ? OR leases.holder = excluded.holder
+                    """,
+                arguments: [name, holder, now + duration.inSeconds, now])
+            return try db.fetchOne(String.self, sql: "SELECT holder FROM leases WHERE name = ?", arguments: [name])
+                == holder
+        }
+    }
+
+    /// Gives the lease back, if `holder` has it.
+    package func releaseLease(_ name: String, holder: String) async throws {
+        try await write(.small, audience: .nobody) { db in
+            try db.execute(sql: "DELETE FROM leases WHERE name = ? AND holder = ?", arguments: [name, holder])
+        }
+    }
+
+    /// The queues with finished jobs, and the retention each keeps them by: a read over the
+    /// index of finished jobs, once per cleaner pass.
+    package func retentionByQueue() async throws -> [(queue: String, retention: QueueRetention)] {
+        try await read { db in
+            let store = try StoreSQL.storeRetention(db)
+            var own: [String: QueueRetention] = [:]
+            for row in try db.fetchRows(sql: "SELECT name, keep_succeeded, keep_dead, keep_cancelled FROM queues") {
+                own[row.string(0)] = StoreSQL.queueRetention(row, from: 1, default: store.jobs)
+            }
+            let queues = try db.fetchAll(
+                String.self,
+                sql:
+                    "SELECT DISTINCT queue FROM jobs \(db.dialect.indexedBy("jobs_finished")) WHERE finished_at IS NOT NULL"
+            )
+            return queues.sorted().map { ($0, own[$0] ?? store.jobs) }
+        }
+    }
+
+    /// Deletes up to `limit` of `queue`'s jobs that ended in `state` before `cutoff`, oldest
+    /// first, with their events and dependency rows, in one small transaction; never one that
+    /// something unfinished still refers to (``StoreSQL/unreferenced``). Returns how many.
+    package func cleanFinished(queue: String, state: JobState, finishedBefore cutoff: Double, limit: Int)
+        async throws -> Int
+    {
+        try await write(.small, audience: .nobody) { db in
+            let ids = try db.fetchAll(
+                JobID.self,
+                sql: """
+                    SELECT id FROM jobs \(db.dialect.indexedBy("jobs_finished"))
+                    WHERE queue = ? AND state = ? AND finished_at IS NOT NULL AND finished_at < ?
+                        AND \(StoreSQL.unreferenced(now: "?"))
+                    ORDER BY finished_at LIMIT ?
+                    """,
+                arguments: [queue, state.rawValue, cutoff, StoreSQL.now(), limit])
+            guard !ids.isEmpty else { return 0 }
+            try StoreSQL.deleteJobs(db, ids)
+            return ids.count
+        }
+    }
+
+    /// How many of `queue`'s jobs that ended in `state` before `cutoff` are kept for references.
+    package func keptForReferences(queue: String, state: JobState, finishedBefore cutoff: Double) async throws -> Int {
+        try await read { db in
+            try db.fetchOne(
+                Int.self,
+                sql: """
+                    SELECT COUNT(*) FROM jobs \(db.dialect.indexedBy("jobs_finished"))
+                    WHERE queue = ? AND state = ? AND finished_at IS NOT NULL AND finished_at < ?
+                    """,
+                arguments: [queue, state.rawValue, cutoff]) ?? 0
+        }
+    }
+
+    /// Deletes up to `limit` of the oldest events, those made before `cutoff`, and records the
+    /// newest id deleted. Returns how many.
+    package func cleanEvents(before cutoff: Double, limit: Int) async throws -> Int {
+        try await write(.small, audience: .nobody) { db in
+            // By id from the oldest, stopping at the first young one: ids follow time closely
+            // enough, and the scan never walks the young rest of the feed.
+            let oldest = try db.fetchRows(
+                sql: "SELECT id, created_at FROM events ORDER BY id LIMIT ?", arguments: [limit])
+            guard let last = oldest.prefix(while: { $0.double(1) < cutoff }).last?.int64(0) else { return 0 }
+            try db.execute(sql: "DELETE FROM events WHERE id <= ?", arguments: [last])
+            let deleted = db.changesCount
+            try StoreSQL.markEventsDeleted(db, through: last)
+            return deleted
+        }
+    }
+
+    /// Deletes finished workflows (with their groups and trees) whose jobs are all gone.
+    package func cleanFinishedWorkflows(finishedBefore cutoff: Double) async throws {
+        try await write(.small, audience: .nobody) { db in try StoreSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff)
+        }
+    }
+}
+
+extension StoreSQL {
+    /// The stored form of a retention period: seconds, -1 for ever.
+    static func storedKeep(_ period: Duration?) -> Double { period?.inSeconds ?? -1 }
+
+    /// A period read back: nil (for ever) for a negative value.
+    static func keep(_ stored: Double) -> Duration? { stored < 0 ? nil : Duration(storedSeconds: stored) }
+
+    /// A queue's retention from three columns starting at `first`, each NULL one from `fallback`.
+    static func queueRetention(_ row: SQLRow, from first: Int32, default fallback: QueueRetention) -> QueueRetention {
+        var retention = fallback
+        if let value = row.optionalDouble(first) { retention.succeeded = keep(value) }
+        if let value = row.optionalDouble(first + 1) { retention.dead = keep(value) }
+        if let value = row.optionalDouble(first + 2) { retention.cancelled = keep(value) }
+        return retention
+    }
+
+    static func storeRetention(_ db: some SQLTransaction) throws -> StoreRetention {
+        var values: [String: Double] = [:]
+        for row in try db.fetchRows(sql: "SELECT name, value FROM store_settings WHERE name LIKE 'keep_%'") {
+            values[row.string(0)] = row.double(1)
+        }
+        var retention = StoreRetention.standard
+        if let value = values["keep_succeeded"] { retention.jobs.succeeded = keep(value) }
+        if let value = values["keep_dead"] { retention.jobs.dead = keep(value) }
+        if let value = values["keep_cancelled"] { retention.jobs.cancelled = keep(value) }
+        if let value = values["keep_events"] { retention.events = keep(value) }
+        return retention
+    }
+
+    static func setSetting(_ db: some SQLTransaction, _ name: String, _ value: Double) throws {
+        try db.execute(
+            sql:
+                "INSERT INTO store_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            arguments: [name, value])
+    }
+
+    /// The job row (as `jobs`) is referred to by nothing unfinished: no running workflow (or
+    /// tree) it is a step of, no lane whose tail or halting job it is, no batch yet to fire,
+    /// no tracking set whose latest member it is, no unfinished job waiting on it, and no
+    /// unique key it still holds (?: the time now). Only such finished jobs may be deleted.
+    static func unreferenced(now: String) -> String {
+        """
+        NOT (jobs.workflow_id IS NOT NULL
+                AND EXISTS (SELECT 1 FROM workflows w WHERE w.id = jobs.workflow_id AND w.state = 'running'))
+            AND NOT EXISTS (SELECT 1 FROM lanes l WHERE l.tail_job_id = jobs.id)
+            AND NOT EXISTS (SELECT 1 FROM lanes l WHERE l.halted_job_id = jobs.id)
+            AND NOT (jobs.batch IS NOT NULL
+                AND EXISTS (SELECT 1 FROM batches b WHERE b.name = jobs.batch AND b.state <> 'fired'))
+            AND NOT EXISTS (SELECT 1 FROM tracking_members m WHERE m.latest_job_id = jobs.id)
+            AND NOT EXISTS (
+                SELECT 1 FROM dependencies d JOIN jobs w ON w.id = d.job_id
+                WHERE d.depends_on = jobs.id AND w.finished_at IS NULL)
+            AND NOT (jobs.unique_hold IS NOT NULL
+                AND (jobs.unique_for IS NULL OR jobs.finished_at + jobs.unique_for > \(now)))
+        """
+    }
+
+    /// Deletes jobs by id with their events and dependency rows, and records the newest event
+    /// deleted.
+    static func deleteJobs(_ db: some SQLTransaction, _ ids: [JobID]) throws {
+        let list = jsonArray(ids)
+        let d = db.dialect
+        if let newest = try db.fetchOne(
+            Int64.self, sql: "SELECT MAX(id) FROM events WHERE \(d.integer("job_id", in: "?"))", arguments: [list])
+        {
+            try db.execute(sql: "DELETE FROM events WHERE \(d.integer("job_id", in: "?"))", arguments: [list])
+            try markEventsDeleted(db, through: newest)
+        }
+        try db.execute(sql: "DELETE FROM dependencies WHERE \(d.integer("job_id", in: "?"))", arguments: [list])
+        try db.execute(sql: "DELETE FROM dependencies WHERE \(d.integer("depends_on", in: "?"))", arguments: [list])
+        try db.execute(sql: "DELETE FROM jobs WHERE \(d.integer("id", in: "?"))", arguments: [list])
+    }
+
+    /// Finished workflows whose steps are all gone go too, with their groups and trees.
+    static func deleteEmptyWorkflows(_ db: some SQLTransaction, finishedBefore cutoff: Double) throws {
+        try db.execute(
+            sql: """
+                DELETE FROM workflows WHERE state != 'running' AND finished_at < ?
+                    AND NOT EXISTS (SELECT 1 FROM workflow_groups g JOIN jobs j ON j.group_id = g.id WHERE g.workflow_id = workflows.id)
+                """,
+            arguments: [cutoff])
+        try db.execute(sql: "DELETE FROM workflow_groups WHERE workflow_id NOT IN (SELECT id FROM workflows)")
+        try db.execute(
+            sql:
+                "DELETE FROM tree_nodes WHERE tree_id IN (SELECT id FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows))"
+        )
+        try db.execute(sql: "DELETE FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows)")
+    }
+
+    /// Records that events up to `id` may have been deleted: followers behind it are told.
+    static func markEventsDeleted(_ db: some SQLTransaction, through id: Int64) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO store_settings (name, value) VALUES ('events_deleted_through', ?)
+                ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE store_settings.value < excluded.value
+                """,
+            arguments: [Double(id)])
+    }
+
+    /// Throws ``JobQueueError/eventsDeleted(_:)`` when events after `cursor` were deleted: a
+    /// follower resuming there would skip them. A cursor of 0 (from the oldest kept) is never
+    /// refused.
+    static func checkCursorKept(_ db: some SQLTransaction, after cursor: Int64) throws {
+        guard cursor > 0,
+            let through = try db.fetchOne(
+                Double.self, sql: "SELECT value FROM store_settings WHERE name = 'events_deleted_through'"),
+            Int64(through) > cursor
+        else { return }
+        let oldest = try db.fetchOne(Int64.self, sql: "SELECT MIN(id) FROM events") ?? 0
+        throw JobQueueError.eventsDeleted(
+            "events after \(cursor) were deleted (retention or `jobq prune`, up to id \(Int64(through))): resuming from "
+                + "\(cursor) would skip them. Resume from the oldest kept event (--since \(max(0, oldest - 1))) knowing "
+                + "some are gone, or from now (without --since); keep events longer with `jobq retention --events`")
+    }
+}

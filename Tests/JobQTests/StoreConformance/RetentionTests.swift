@@ -1,0 +1,109 @@
+import Foundation
+import JobQ
+import Testing
+
+@testable import JobQCore
+
+/// Retention and the cleaner, on every store.
+@Suite("Retention and the cleaner")
+struct RetentionTests {
+    /// Runs the ready jobs of `queue` to success (or death, with `dead`) through the store.
+    static func finish(_ queue: JobQueue, _ name: String, dead: Bool = false) async throws {
+        let claimed = try await queue.store.claim(
+            queues: [name], limit: 100, workerID: "w", lease: .seconds(30), startingNow: 100)
+        let outcome: AttemptOutcome = dead ? .dead(error: "no", timedOut: false) : .succeeded(resultJSON: "{}")
+        _ = try await queue.store.complete(claimed.map { ($0, outcome) }, starting: [], workerID: "w")
+    }
+
+    static func request(_ queue: String, after: [JobID] = [], lane: String? = nil) throws -> JobRequest {
+        try JobRequest(executor: "echo", payloadJSON: "{}", options: .init(queue: queue, after: after, lane: lane))
+    }
+
+    /// One pass deletes a finished job past its retention with its events; keeps finished jobs
+    /// something unfinished refers to (a waiting dependent, a lane's tail) and those within
+    /// their retention; then a follower whose cursor is before the deleted events is told.
+    @Test(arguments: TestStore.all) func aPassDeletesOldJobsAndKeepsReferencedOnes(store: TestStore) async throws {
+        let queue = try await store.open()
+        let plain = try await queue.enqueue(try Self.request("q"))
+        let needed = try await queue.enqueue(try Self.request("q"))
+        let laneTail = try await queue.enqueue(try Self.request("q", lane: "L"))
+        // Waits on `needed` in another queue, never run: `needed` stays referred to.
+        _ = try await queue.enqueue(try Self.request("other", after: [needed.id]))
+        let cursorBefore = try await queue.latestEventID()
+        try await Self.finish(queue, "q")
+        let recentDead = try await queue.enqueue(try Self.request("d"))
+        try await Self.finish(queue, "d", dead: true)
+        try await queue.setRetention(QueueRetention(succeeded: .milliseconds(50)), for: "q")
+        try await queue.setRetention(QueueRetention(dead: .seconds(3600)), for: "d")
+        #expect(try await queue.retention(for: "q").succeeded == .milliseconds(50))
+        #expect(try await queue.retention(for: "d") == QueueRetention(dead: .seconds(3600)))
+        try await Task.sleep(for: .milliseconds(120))
+
+        let report = try await queue.clean()
+        #expect(report.ran && report.jobs == 1 && report.keptForReferences == 2, "\(report)")
+        #expect(try await queue.job(plain.id) == nil)
+        #expect(try await queue.job(needed.id)?.state == .succeeded, "a waiting job depends on it")
+        #expect(try await queue.job(laneTail.id)?.state == .succeeded, "the lane's tail")
+        #expect(try await queue.job(recentDead.id)?.state == .dead, "within its retention")
+        #expect(try await queue.events(after: 0).allSatisfy { $0.jobID != plain.id }, "its events went with it")
+
+        await #expect {
+            _ = try await queue.events(after: cursorBefore)
+        } throws: { error in
+            guard case JobQueueError.eventsDeleted(let message) = error else { return false }
+            return message.contains("were deleted") && message.contains("--since")
+        }
+        #expect(!(try await queue.events(after: 0)).isEmpty, "from the oldest kept: no refusal")
+        #expect(try await queue.events(after: try await queue.latestEventID()).isEmpty, "a cursor past the gap")
+        #expect(try await queue.clean().jobs == 0, "nothing more to delete")
+    }
+
+    /// Events past the store's event retention are deleted oldest first, and their jobs stay.
+    @Test(arguments: TestStore.all) func oldEventsAreDeletedByAge(store: TestStore) async throws {
+        let queue = try await store.open()
+        let job = try await queue.enqueue(try Self.request("q"))
+        try await queue.setDefaultRetention(StoreRetention(jobs: .standard, events: .milliseconds(50)))
+        #expect(try await queue.retentionSettings().store.events == .milliseconds(50))
+        try await Task.sleep(for: .milliseconds(120))
+        let report = try await queue.clean()
+        #expect(report.events == 1 && report.jobs == 0, "\(report)")
+        #expect(try await queue.job(job.id)?.state == .ready)
+        #expect(try await queue.events(after: 0).isEmpty)
+    }
+
+    /// At most one cleaner at a time: the lease is held by one holder until it expires or is
+    /// given back, and a pass that cannot take it does nothing.
+    @Test(arguments: TestStore.all) func twoCleanersNeverRunAtOnce(store: TestStore) async throws {
+        let queue = try await store.open()
+        #expect(try await queue.store.acquireLease(JobQueue.cleanerLease, holder: "a", for: .seconds(60)))
+        #expect(!(try await queue.store.acquireLease(JobQueue.cleanerLease, holder: "b", for: .seconds(60))))
+        #expect(try await queue.store.acquireLease(JobQueue.cleanerLease, holder: "a", for: .seconds(60)), "renewed")
+        #expect(try await queue.clean().ran == false, "a held the lease")
+        try await queue.store.releaseLease(JobQueue.cleanerLease, holder: "a")
+        #expect(try await queue.store.acquireLease(JobQueue.cleanerLease, holder: "b", for: .milliseconds(50)))
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(
+            try await queue.store.acquireLease(JobQueue.cleanerLease, holder: "a", for: .seconds(60)), "b's expired")
+    }
+
+    /// A worker pool runs the cleaner on its own, and bad retention is refused.
+    @Test(arguments: TestStore.all) func aPoolCleansAndBadRetentionIsRefused(store: TestStore) async throws {
+        let queue = try await store.open()
+        await #expect(throws: JobQueueError.self) {
+            try await queue.setRetention(QueueRetention(succeeded: .zero), for: "q")
+        }
+        #expect(try await queue.retention(for: "q") == .standard)
+        let job = try await queue.enqueue(try JobRequest(Sum.self, .init(a: 1, b: 2), options: .init(queue: "q")))
+        try await queue.setRetention(QueueRetention(succeeded: .milliseconds(100)), for: "q")
+        var options = WorkerPool.Options()
+        options.cleanerInterval = .milliseconds(300)
+        let pool = WorkerPool(queue: queue, queues: ["q"], concurrency: 1, executors: [Sum()], options: options)
+        let task = Task { try await pool.run() }
+        defer { task.cancel() }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try await queue.job(job.id) != nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await queue.job(job.id) == nil, "the pool's cleaner deleted the finished job")
+    }
+}
