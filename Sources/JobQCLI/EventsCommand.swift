@@ -12,6 +12,7 @@ struct EventsCommand: AsyncParsableCommand {
             Without --follow, prints the events after --since (default: from the start) and exits.
             With --follow, keeps printing new events as they are committed, by any process.
             Each event's id is its cursor: resume with --since ID, with no gap and no duplicate.
+            If events after ID were deleted since (retention, `jobq prune`), it exits 4 saying so.
             Kinds: \(EventKind.allCases.map(\.rawValue).joined(separator: ", ")).
             """))
 

@@ -174,6 +174,8 @@ struct BenchCommand: AsyncParsableCommand {
         progress("latency")
         let inProcess = try await bench.latency(latencyCount, crossProcess: false)
         let crossProcess = try await bench.latency(latencyCount, crossProcess: true)
+        progress("latency across processes beside the cleaner deleting \(finished) finished jobs")
+        let besideCleaner = try await bench.latencyBesideCleaner(latencyCount, finished: finished)
         #if os(Linux)
             progress("latency of the minimal raw queue across processes")
             let rawLatency: MinimalRawLatency.Samples? = try await MinimalRawLatency.measure(
@@ -264,6 +266,13 @@ struct BenchCommand: AsyncParsableCommand {
             Row(workload: "latency in-process p99", value: percentile(inProcess.roundTrip, 99), unit: "ms"),
             Row(workload: "latency across processes p50", value: percentile(crossProcess.roundTrip, 50), unit: "ms"),
             Row(workload: "latency across processes p99", value: percentile(crossProcess.roundTrip, 99), unit: "ms"),
+            Row(
+                workload:
+                    "latency across processes p99 beside the cleaner deleting \(finished) finished jobs\(besideCleaner.overlapped ? "" : " (the cleaner finished before the last sample)")",
+                value: percentile(besideCleaner.cleaning, 99), unit: "ms",
+                baseline: "the same store, worker without the cleaner (p99)",
+                baselineValue: percentile(besideCleaner.quiet, 99),
+                ratio: percentile(besideCleaner.cleaning, 99) / percentile(besideCleaner.quiet, 99)),
             Row(
                 workload: "latency across processes, enqueue to done in the worker, p50",
                 value: percentile(crossProcess.pickedUpAndDone, 50), unit: "ms"),

@@ -130,15 +130,18 @@ struct BenchWorkloads {
     /// jobs one after the other, with an idle worker in this process or in another one; and
     /// from the enqueue's commit to the worker's (`pickedUpAndDone`: the jobs' own created_at
     /// and finished_at, both stamped inside their transactions), which is the trip one way.
-    mutating func latency(_ count: Int, crossProcess: Bool) async throws -> (
-        roundTrip: [Double], pickedUpAndDone: [Double]
-    ) {
-        let path = freshPath()
+    /// With `path`, on that store, the worker process started with `workerArguments` too, and
+    /// `ready` awaited before the first sample.
+    mutating func latency(
+        _ count: Int, crossProcess: Bool, path given: String? = nil, workerArguments: [String] = [],
+        ready: (@Sendable () async throws -> Void)? = nil
+    ) async throws -> (roundTrip: [Double], pickedUpAndDone: [Double]) {
+        let path = given ?? freshPath()
         let queue = try open(path)
         var child: BenchChild?
         var poolTask: Task<Void, any Error>?
         if crossProcess {
-            child = try BenchChild(["--db", path] + workerFlags + ["work", "--concurrency", "4"])
+            child = try BenchChild(["--db", path] + workerFlags + ["work", "--concurrency", "4"] + workerArguments)
             // Let the worker start and go idle.
             try await queue.enqueue(try Self.sumRequest(0))
             for try await event in queue.events(
@@ -158,6 +161,7 @@ struct BenchWorkloads {
             poolTask?.cancel()
             child?.terminate()
         }
+        try await ready?()
         var samples: [Double] = []
         var ids: [JobID] = []
         let feed = queue.events(
@@ -182,6 +186,37 @@ struct BenchWorkloads {
             oneWay.append(finished.timeIntervalSince(job.createdAt) * 1000)
         }
         return (samples, oneWay)
+    }
+
+    /// Pick-up latency across processes (round trips, ms) beside the cleaner deleting `finished`
+    /// succeeded jobs past their retention, and without it (`--no-cleaner`) on the same kind of
+    /// store; and whether the cleaner was still deleting when the last sample was taken.
+    mutating func latencyBesideCleaner(_ count: Int, finished: Int) async throws -> (
+        cleaning: [Double], quiet: [Double], overlapped: Bool
+    ) {
+        func store() async throws -> (String, JobQueue) {
+            let path = freshPath()
+            let queue = try open(path)
+            try rawStore(path).fill(count: finished, state: "succeeded", runAtOffset: -3600)
+            try await queue.setRetention(QueueRetention(succeeded: .seconds(1)), for: "default")
+            return (path, queue)
+        }
+        let (quietPath, _) = try await store()
+        let quiet = try await latency(count, crossProcess: true, path: quietPath, workerArguments: ["--no-cleaner"])
+        let (path, queue) = try await store()
+        // The samples start once the cleaner has begun (its first pass comes a few seconds
+        // after the worker starts).
+        let cleaning = try await latency(count, crossProcess: true, path: path) {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
+                let left = try await queue.status().queues.first { $0.name == "default" }?.counts["succeeded"] ?? 0
+                if left < finished { return }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            throw CLIError.failure("bench: the cleaner deleted nothing within 60s")
+        }
+        let left = try await queue.status().queues.first { $0.name == "default" }?.counts["succeeded"] ?? 0
+        return (cleaning.roundTrip, quiet.roundTrip, left > 0)
     }
 
     /// The CPU an idle `jobq work` uses over `seconds`, in percent of one core: what waiting

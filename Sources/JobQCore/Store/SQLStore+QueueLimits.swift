@@ -224,14 +224,31 @@ extension StoreSQL {
     {
         let marked = try Set(
             db.fetchAll(
-                JobID.self,
-                sql: """
-                    UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?, lease_until = ?,
-                        started_at = NULL
-                    WHERE \(db.dialect.integer("id", in: "?")) AND state = 'ready' RETURNING id
-                    """,
+                JobID.self, sql: markClaimedSQL[db.dialect],
                 arguments: [workerID, leaseUntil, jsonArray(jobs.map(\.id))]))
         return jobs.filter { marked.contains($0.id) }
+    }
+
+    /// ?1 the worker, ?2 the lease's end, ?3 the ids (a JSON array). On PostgreSQL the ids are
+    /// joined as a set and the `ready` check is a CASE: a store whose statistics lag (a fresh
+    /// backlog, never analyzed) was planned as a scan of every job testing each against the
+    /// whole id list (0.6 s for a claim of a thousand), or of the partial index of ready jobs.
+    private static let markClaimedSQL = DialectSQL { d in
+        switch d {
+        case .sqlite:
+            """
+            UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?1, lease_until = ?2, started_at = NULL
+            WHERE \(d.integer("id", in: "?3")) AND state = 'ready' RETURNING id
+            """
+        case .postgres:
+            """
+            UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, worker_id = ?1, lease_until = ?2,
+                started_at = NULL
+            FROM unnest(CAST(translate(CAST(?3 AS text), '[]', '{}') AS bigint[])) AS picked(id)
+            WHERE jobs.id = picked.id AND CASE WHEN jobs.state = 'ready' THEN 1 END = 1
+            RETURNING jobs.id
+            """
+        }
     }
 
     /// Records the starts a claim of a rate-limited queue made, by partition, at `startedAt`

@@ -11,7 +11,8 @@ extension WorkerPool {
             if Task.isCancelled { break }
             wait = interval
             do {
-                let report = try await queue.clean(holder: workerID, batch: 200, pause: .milliseconds(5))
+                let report = try await queue.clean(
+                    holder: workerID, batch: JobQueue.cleanerBatch, pause: JobQueue.cleanerPause)
                 if report.jobs > 0 || report.events > 0 {
                     logger.info(
                         "cleaner deleted finished jobs and old events past their retention",

@@ -80,7 +80,7 @@ struct DiskFullTests {
         try? FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/mount")
-        process.arguments = ["-t", "tmpfs", "-o", "size=512k", "tmpfs", mountPoint]
+        process.arguments = ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint]
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return false }
         process.waitUntilExit()
@@ -140,7 +140,7 @@ struct DiskFullTests {
             }
             acknowledged += 1
         }
-        let full = try #require(failure, "the 512 KiB disk never filled up")
+        let full = try #require(failure, "the 1 MiB disk never filled up")
         #expect(full.status == 1)
         #expect(full.stderr.contains("is full"), "\(full.stderr)")
         #expect(acknowledged > 0)
