@@ -197,7 +197,7 @@ extension QueueLimits {
     }
 }
 
-/// What a queue's limits hold back now (``JobQueue/limitUsage(of:)``), for the whole queue and
+/// What a queue's limits hold back now (``JobQueue/limitUsage(of:partitions:)``), for the whole queue and
 /// for its busiest partitions.
 public struct QueueLimitUsage: Sendable, Hashable, Codable {
     public var limits: QueueLimits

@@ -124,7 +124,7 @@ public struct StoreRetention: Sendable, Hashable, Codable {
     }
 }
 
-/// What one cleaner pass deleted (``JobQueue/clean()``).
+/// What one cleaner pass deleted (``JobQueue/clean(batch:pause:)``).
 public struct CleanerReport: Sendable, Hashable, Codable {
     /// Finished jobs deleted, with their events.
     public var jobs: Int = 0
