@@ -39,11 +39,25 @@ extension Dashboard {
                 defer { streams.leave() }
                 let (items, continuation) = AsyncStream<StreamItem>.makeStream(
                     bufferingPolicy: .bufferingNewest(10_000))
+                let queue = self.queue
                 let forward = Task {
-                    do {
-                        for try await event in feed { continuation.yield(.event(event)) }
-                    } catch {
-                        logger.warning("dashboard live stream: the event feed stopped: \(error)")
+                    var feed = feed
+                    while true {
+                        do {
+                            for try await event in feed { continuation.yield(.event(event)) }
+                        } catch JobQueueError.eventsDeleted {
+                            // The browser was away while events it had not seen were deleted
+                            // (retention): it goes on from now, its pages refetching what they
+                            // show on the next event, rather than reconnecting to the same
+                            // refusal every two seconds.
+                            if let latest = try? await queue.latestEventID() {
+                                feed = queue.events(since: latest)
+                                continue
+                            }
+                        } catch {
+                            logger.warning("dashboard live stream: the event feed stopped: \(error)")
+                        }
+                        break
                     }
                     continuation.finish()
                 }

@@ -380,6 +380,32 @@ struct DashboardTests {
         ) { $0.contains("\"job\":\(job.id)") }
         #expect(resumed.contains("\"job\":\(job.id)"), "Last-Event-ID resumes after that event")
     }
+
+    /// A browser back after events it had not seen were deleted (retention, prune) goes on from
+    /// now: new events reach it, rather than a refusal it would reconnect to every 2 seconds.
+    @Test func aStreamBehindDeletedEventsGoesOnFromNow() async throws {
+        let queue = try JobQueue.inMemory()
+        let dashboard = try await RunningDashboard(
+            queue: queue, options: .init(storeName: "test", access: .loopbackOnly))
+        let old = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#))
+        try await queue.cancel(old.id)
+        try await queue.prune(olderThan: .zero)
+        await #expect(throws: JobQueueError.self) { _ = try await queue.events(after: 1) }
+        // New jobs keep coming until the stream shows one: it starts from whatever is newest
+        // when the request reaches the server.
+        let feeder = Task {
+            while !Task.isCancelled {
+                _ = try? await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#))
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        defer { feeder.cancel() }
+        let text = try await RawHTTP.exchange(
+            port: dashboard.port,
+            "GET /events/stream HTTP/1.1\nHost: 127.0.0.1:\(dashboard.port)\nLast-Event-ID: 1\n\n", timeout: 30
+        ) { $0.contains("\"kind\":\"enqueued\"") }
+        #expect(text.contains("\"kind\":\"enqueued\""), "\(text)")
+    }
 }
 
 /// `jobq dashboard` refuses what it cannot serve safely, before touching anything.

@@ -153,13 +153,17 @@ struct CommitAnnouncementTests {
                 try await EventProcessTests.waitFor("the first touch to be reported", timeout: 20) {
                     reports.value == 1
                 }
+                // A loaded machine may deliver the first touch's report twice (one CI run saw 2):
+                // what counts is that nothing new comes during the pause.
+                try await pause(0.3)
+                let beforePause = reports.value
                 // Paused: touches wait for the pause to end, then are reported (together).
                 notifier.pause(for: .seconds(3))
                 for _ in 0..<3 { #expect(utimensat(AT_FDCWD, file, nil, 0) == 0) }
                 try await pause(0.3)
-                #expect(reports.value == 1, "a touch was reported during the pause")
+                #expect(reports.value == beforePause, "a touch was reported during the pause")
                 try await EventProcessTests.waitFor("the touches to be reported after the pause", timeout: 10) {
-                    reports.value >= 2
+                    reports.value > beforePause
                 }
                 // Cancelled: its thread stops and nothing more is reported.
                 notifier.cancel()
