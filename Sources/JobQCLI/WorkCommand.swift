@@ -71,6 +71,12 @@ struct WorkCommand: AsyncParsableCommand {
         help: "Do not run the cleaner (which deletes finished jobs and events past their retention: `jobq retention`).")
     var noCleaner = false
 
+    @Option(
+        help: ArgumentHelp(
+            "How often the cleaner runs (default 1m; the first pass a tenth of it after start).", valueName: "duration")
+    )
+    var cleanerEvery: String?
+
     @Flag(help: "Run `shell` jobs on a PostgreSQL store (SQLite stores always run them).")
     var allowShell = false
 
@@ -127,6 +133,14 @@ struct WorkCommand: AsyncParsableCommand {
         }
         options.prefetch = prefetch
         options.runsScheduler = !noScheduler
+        if let cleanerEvery {
+            guard !noCleaner else { throw CLIError.usage("give --no-cleaner or --cleaner-every, not both") }
+            let interval = try parseDuration(cleanerEvery, option: "--cleaner-every")
+            guard interval >= .milliseconds(100) else {
+                throw CLIError.usage("--cleaner-every \(cleanerEvery): give 100ms or more, e.g. 1m")
+            }
+            options.cleanerInterval = interval
+        }
         if noCleaner { options.cleanerInterval = nil }
         if let maxJobs {
             guard maxJobs >= 1 else { throw CLIError.usage("--max-jobs must be at least 1, got \(maxJobs)") }

@@ -71,7 +71,9 @@ extension JobQueue {
     }
 
     func clean(holder: String, batch: Int, pause: Duration) async throws -> CleanerReport {
-        let leaseLength = Duration.seconds(60)
+        // Short, renewed as the pass goes on: a cleaner killed mid-pass holds the others off
+        // for no longer than this.
+        let leaseLength = Duration.seconds(15)
         guard try await store.acquireLease(Self.cleanerLease, holder: holder, for: leaseLength) else {
             return CleanerReport(ran: false)
         }

@@ -24,15 +24,19 @@ extension ChaosReader {
 struct SQLiteReader: ChaosReader {
     let queue: DatabaseQueue
 
-    init(path: String) throws {
+    /// Read-only unless `writable` (the run's own setup: its audit triggers).
+    init(path: String, writable: Bool = false) throws {
         var configuration = Configuration()
-        configuration.readonly = true
+        configuration.readonly = !writable
         configuration.busyMode = .timeout(10)
         queue = try DatabaseQueue(path: path, configuration: configuration)
     }
 
     func int(_ sql: String, _ arguments: [String]) throws -> Int? {
-        try queue.read { try Int.fetchOne($0, sql: sql, arguments: StatementArguments(arguments)) }
+        guard !queue.configuration.readonly else {
+            return try queue.read { try Int.fetchOne($0, sql: sql, arguments: StatementArguments(arguments)) }
+        }
+        return try queue.write { try Int.fetchOne($0, sql: sql, arguments: StatementArguments(arguments)) }
     }
 
     func string(_ sql: String) throws -> String? { try queue.read { try String.fetchOne($0, sql: sql) } }

@@ -176,6 +176,63 @@ precondition(
         ], log: "setup.log"
     )
     .waitUntilExitAndStatus() == 0)
+// A queue whose finished jobs the workers' cleaners delete 3 s after they finish, while
+// workers are killed: an audit table, filled by triggers the run installs (not part of jobq),
+// records every job and event of it deleted, so the checks can tell a cleaned job from a lost
+// one, and a job cleaned too early (unfinished, or before its retention) from a good one.
+let cleanedQueue = "chaos-cleaned"
+let cleanedAfter = 3.0
+precondition(
+    run(
+        [
+            "queue", "retention", cleanedQueue, "--succeeded", "3s", "--dead", "3s", "--cancelled", "3s"
+        ], log: "setup.log"
+    )
+    .waitUntilExitAndStatus() == 0)
+try installCleanerAudit()
+
+func installCleanerAudit() throws {
+    let statements =
+        onPostgres
+        ? [
+            "CREATE TABLE chaos_cleaned (id bigint, state text, finished_at double precision, deleted_at double precision)",
+            "CREATE TABLE chaos_cleaned_events (id bigint)",
+            """
+            CREATE FUNCTION chaos_cleaned_job() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+                INSERT INTO chaos_cleaned VALUES (OLD.id, OLD.state, OLD.finished_at, extract(epoch FROM clock_timestamp()));
+                RETURN OLD; END $$
+            """,
+            """
+            CREATE TRIGGER chaos_cleaned_job AFTER DELETE ON jobs FOR EACH ROW
+            WHEN (OLD.queue = '\(cleanedQueue)') EXECUTE FUNCTION chaos_cleaned_job()
+            """,
+            """
+            CREATE FUNCTION chaos_cleaned_event() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+                INSERT INTO chaos_cleaned_events VALUES (OLD.id); RETURN OLD; END $$
+            """,
+            """
+            CREATE TRIGGER chaos_cleaned_event AFTER DELETE ON events FOR EACH ROW
+            WHEN (OLD.queue = '\(cleanedQueue)') EXECUTE FUNCTION chaos_cleaned_event()
+            """
+        ]
+        : [
+            "CREATE TABLE chaos_cleaned (id INTEGER, state TEXT, finished_at REAL, deleted_at REAL)",
+            "CREATE TABLE chaos_cleaned_events (id INTEGER)",
+            """
+            CREATE TRIGGER chaos_cleaned_job AFTER DELETE ON jobs WHEN old.queue = '\(cleanedQueue)' BEGIN
+                INSERT INTO chaos_cleaned VALUES (old.id, old.state, old.finished_at, (julianday('now') - 2440587.5) * 86400.0);
+            END
+            """,
+            """
+            CREATE TRIGGER chaos_cleaned_event AFTER DELETE ON events WHEN old.queue = '\(cleanedQueue)' BEGIN
+                INSERT INTO chaos_cleaned_events VALUES (old.id);
+            END
+            """
+        ]
+    let writer: any ChaosReader = onPostgres ? try PostgresReader(url: db) : try SQLiteReader(path: db, writable: true)
+    for statement in statements { _ = try writer.int(statement) }
+}
+
 func emitter(_ number: Int) throws -> Process {
     let script = (0..<emits).map { index in
         "\(binary) --db '\(db)' emit chaos.event --dedupe e-\(index) >> \(directory.path)/emitted-\(number).txt || exit 1\n"
@@ -193,6 +250,9 @@ func emitter(_ number: Int) throws -> Process {
 // Producers: each enqueues its share in files of 50 lines; the ids printed are acknowledged.
 func jobLine(_ index: Int) -> String {
     switch index % 10 {
+    // One in 40 goes to the queue the cleaners empty.
+    case 0 where index % 40 == 0:
+        return #"{"executor": "sum", "payload": {"a": \#(index), "b": 1}, "queue": "\#(cleanedQueue)"}"#
     case 0, 1, 2, 3: return #"{"executor": "sum", "payload": {"a": \#(index), "b": 1}}"#
     case 4, 5: return #"{"executor": "sleep", "payload": {"seconds": 0.\#(index % 5 + 1)}}"#
     case 6: return #"{"executor": "fail", "payload": {"message": "flaky", "succeedFromAttempt": 2}, "maxAttempts": 3}"#
@@ -231,8 +291,7 @@ producers += try (0..<2).map(emitter)
 // Workers, and the killer.
 let workerArguments = [
     "work", "--lease", "1s", "--concurrency", "4", "--backoff", "50ms", "--grace", "2s", "--queue", "default",
-    "--queue",
-    limitedQueue
+    "--queue", limitedQueue, "--queue", cleanedQueue, "--cleaner-every", "500ms"
 ]
 var workers = (0..<options.workers).map { run(workerArguments, log: "worker-\($0).log") }
 var kills = 0
@@ -291,11 +350,13 @@ let report = try { () throws -> [String: Int] in
             onPostgres
                 ? """
                 SELECT COUNT(*) FROM json_array_elements_text(CAST($1 AS json)) AS acked(id) LEFT JOIN jobs ON jobs.id = CAST(acked.id AS bigint)
-                WHERE jobs.id IS NULL OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
+                WHERE (jobs.id IS NULL AND CAST(acked.id AS bigint) NOT IN (SELECT id FROM chaos_cleaned))
+                    OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
                 """
                 : """
                 SELECT COUNT(*) FROM json_each(?) LEFT JOIN jobs ON jobs.id = json_each.value
-                WHERE jobs.id IS NULL OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
+                WHERE (jobs.id IS NULL AND json_each.value NOT IN (SELECT id FROM chaos_cleaned))
+                    OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
                 """, [ackedList]) ?? -1
     figures["duplicates"] =
         try db.int(
@@ -308,10 +369,22 @@ let report = try { () throws -> [String: Int] in
     // holes, also ids missing.
     let allEvents = try db.ids(
         onPostgres ? "SELECT id FROM events ORDER BY xact, id" : "SELECT id FROM events ORDER BY id")
-    let missed = Set(allEvents).subtracting(seenEvents).count
+    // Events the cleaner deleted count as seen only if the follower saw them before.
+    let cleanedEvents = try db.ids("SELECT id FROM chaos_cleaned_events")
+    let kept = Set(allEvents)
+    let missed = kept.subtracting(seenEvents).count + Set(cleanedEvents).subtracting(seenEvents).count
     let seenTwice = seenInOrder.count - seenEvents.count
-    let outOfOrder = seenInOrder == allEvents.filter(seenEvents.contains) ? 0 : 1
-    let holes = onPostgres ? 0 : (allEvents.last.map(Int.init) ?? 0) - allEvents.count
+    let outOfOrder = seenInOrder.filter(kept.contains) == allEvents.filter(seenEvents.contains) ? 0 : 1
+    let holes = onPostgres ? 0 : (allEvents.last.map(Int.init) ?? 0) - allEvents.count - cleanedEvents.count
+    // The cleaned queue: jobs deleted, and of them any deleted unfinished or before their
+    // retention (must be none).
+    figures["cleanedJobs"] = try db.int("SELECT COUNT(*) FROM chaos_cleaned") ?? -1
+    figures["cleanedTooEarly"] =
+        try db.int(
+            """
+            SELECT COUNT(*) FROM chaos_cleaned WHERE state NOT IN ('succeeded', 'dead', 'cancelled')
+                OR finished_at IS NULL OR deleted_at < finished_at + \(cleanedAfter) - 0.05
+            """) ?? -1
     figures["eventGaps"] = missed + seenTwice + outOfOrder + holes
     figures["redeliveries"] =
         try db.int(
@@ -459,7 +532,7 @@ var broken: [String] = []
 if acked.count != options.jobs { broken.append("acknowledged") }
 for key in [
     "lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "limitOverlaps", "rateOverlaps",
-    "treesWithWrongJobs",
+    "cleanedTooEarly", "treesWithWrongJobs",
     "triggerOrder",
     "triggerUnlinked", "uniqueOverlaps", "burned", "deadNeverStarted"
 ] where figure(key) != 0 { broken.append(key) }
@@ -501,7 +574,7 @@ line +=
 line += "unique jobs \(figure("uniqueJobs")) (overlaps \(figure("uniqueOverlaps"))), "
 line += "lane jobs \(figure("laneJobs")) (overlaps \(figure("laneOverlaps"))), "
 line +=
-    "limited jobs \(figure("limitedJobs")) (over the limit \(figure("limitOverlaps")), over the rate \(figure("rateOverlaps"))), waiting \(figure("waiting")), "
+    "limited jobs \(figure("limitedJobs")) (over the limit \(figure("limitOverlaps")), over the rate \(figure("rateOverlaps"))), cleaned jobs \(figure("cleanedJobs")) (too early \(figure("cleanedTooEarly"))), waiting \(figure("waiting")), "
 line +=
     "integrity \(onPostgres ? "n/a (server)" : figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), \(elapsed)"
 if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(onPostgres ? "the database" : db)" }

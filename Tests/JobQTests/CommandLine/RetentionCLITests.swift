@@ -37,6 +37,13 @@ struct RetentionCLITests {
             let result = try await CLI.run(arguments, db: db)
             #expect(result.status == 2 && result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }
+        for (arguments, message) in [
+            (["work", "--until-empty", "--cleaner-every", "10ms"], "100ms or more"),
+            (["work", "--until-empty", "--no-cleaner", "--cleaner-every", "1m"], "not both")
+        ] {
+            let result = try await CLI.run(arguments, db: db)
+            #expect(result.status == 2 && result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
         let after = try await CLI.run(["retention", "--json"], db: db)
         #expect(after.stdout.contains("\"eventsSeconds\":1209600") && !after.stdout.contains("\"q\""), "unchanged")
     }

@@ -44,20 +44,7 @@ struct QueueLimitProcessTests {
             }
         let jobs = try await queue.jobs(matching: JobQuery(queue: "limited", limit: 100))
         #expect(jobs.count == 24 && jobs.allSatisfy { $0.state == .succeeded })
-        // The most that ran at once: a sweep over every start (+1) and finish (-1), finishes
-        // first at equal times.
-        let edges = jobs.flatMap { job -> [(Double, Int)] in
-            [
-                (job.startedAt?.timeIntervalSince1970 ?? 0, 1),
-                (job.finishedAt?.timeIntervalSince1970 ?? .infinity, -1)
-            ]
-        }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
-        var running = 0
-        var most = 0
-        for (_, change) in edges {
-            running += change
-            most = max(most, running)
-        }
+        let most = jobs.mostAtOnce
         let intervals = jobs.map {
             "\($0.id) \($0.startedAt?.timeIntervalSince1970 ?? 0)-\($0.finishedAt?.timeIntervalSince1970 ?? 0)"
         }

@@ -96,18 +96,7 @@ struct RateAndPartitionProcessTests {
             .append(job)
         }
         for (customer, jobs) in byCustomer {
-            let edges = jobs.flatMap { job -> [(Double, Int)] in
-                [
-                    (job.startedAt?.timeIntervalSince1970 ?? 0, 1),
-                    (job.finishedAt?.timeIntervalSince1970 ?? .infinity, -1)
-                ]
-            }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
-            var running = 0
-            var most = 0
-            for (_, change) in edges {
-                running += change
-                most = max(most, running)
-            }
+            let most = jobs.mostAtOnce
             #expect(most <= 2, "customer \(customer): \(most) at once")
         }
         let startTimes = jobs.compactMap { $0.startedAt?.timeIntervalSince1970 }

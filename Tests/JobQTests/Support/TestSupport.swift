@@ -182,3 +182,23 @@ final class LogRecorder: LogHandler, @unchecked Sendable {
         lock.withLock { $0.append("\(event.message)") }
     }
 }
+
+extension Collection<Job> {
+    /// The most of these jobs that ran at once, from their recorded start and finish times: a
+    /// sweep over every start (+1) and finish (-1), finishes first at equal times.
+    var mostAtOnce: Int {
+        let edges = flatMap { job -> [(Double, Int)] in
+            [
+                (job.startedAt?.timeIntervalSince1970 ?? 0, 1),
+                (job.finishedAt?.timeIntervalSince1970 ?? .infinity, -1)
+            ]
+        }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+        var running = 0
+        var most = 0
+        for (_, change) in edges {
+            running += change
+            most = Swift.max(most, running)
+        }
+        return most
+    }
+}
