@@ -117,9 +117,17 @@
         /// An idle `jobq work` process; `count` jobs enqueued one after the other, each once the
         /// last finished. Milliseconds from each job's enqueue commit (created_at) to the worker's
         /// success commit (finished_at): the trip one way, through the server's NOTIFY.
-        func pickUpLatency(_ count: Int, on connection: PostgresConnection) async throws -> [Double] {
+        ///
+        /// The worker is started with `workerArguments` too, and the samples begin once `ready`
+        /// returns.
+        func pickUpLatency(
+            _ count: Int, workerArguments: [String] = [], ready: (@Sendable () async throws -> Void)? = nil,
+            on connection: PostgresConnection
+        ) async throws -> [Double] {
             let queue = try await queue()
-            let child = try BenchChild(["--db", url, "work", "--concurrency", "4", "--no-scheduler"])
+            let child = try BenchChild(
+                ["--db", url, "work", "--concurrency", "4", "--no-scheduler"] + workerArguments)
+            try await ready?()
             var samples: [Double] = []
             for index in 0...count {
                 let job = try await queue.enqueue(try BenchWorkloads.sumRequest(index))
@@ -144,6 +152,46 @@
             child.terminate()
             _ = await child.wait()
             return samples
+        }
+
+        /// Pick-up latency (one way, ms) beside the cleaner deleting `finished` succeeded jobs past
+        /// their retention, and without it (`--no-cleaner`) on the same kind of store; and whether
+        /// the cleaner was still deleting when the last sample was taken.
+        func pickUpLatencyBesideCleaner(_ count: Int, finished: Int, on connection: PostgresConnection) async throws
+            -> (cleaning: [Double], quiet: [Double], overlapped: Bool)
+        {
+            func fill() async throws {
+                try await reset(connection)
+                let now = Date().timeIntervalSince1970
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            INSERT INTO jobs (queue, executor, payload, priority, state, attempt, max_attempts, run_at,
+                                created_at, finished_at, result)
+                            SELECT 'default', 'sum', CAST('{"a":1,"b":1}' AS json), 0, 'succeeded', 1, 3, \(now - 3600),
+                                \(now - 3600), \(now - 60), CAST('{"sum":2}' AS json)
+                            FROM generate_series(1, \(finished))
+                            """), logger: logger)
+                try await connection.query("ANALYZE jobs", logger: logger)
+                try await queue().setRetention(QueueRetention(succeeded: .seconds(1)), for: "default")
+            }
+            try await fill()
+            let quiet = try await pickUpLatency(count, workerArguments: ["--no-cleaner"], on: connection)
+            try await fill()
+            let countRows = self.count
+            let cleaning = try await pickUpLatency(
+                count,
+                ready: {
+                    let deadline = ContinuousClock.now + .seconds(60)
+                    while ContinuousClock.now < deadline {
+                        if try await countRows(connection, "SELECT COUNT(*) FROM jobs") < finished { return }
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                    throw CLIError.failure("bench: the cleaner deleted nothing within 60s")
+                }, on: connection)
+            let left = try await self.count(connection, "SELECT COUNT(*) FROM jobs WHERE state = 'succeeded'")
+            try await reset(connection)
+            return (cleaning, quiet, left > 0)
         }
 
         static func binds(_ values: any PostgresEncodable...) throws -> PostgresBindings {
@@ -198,6 +246,7 @@
             let bulkCount = try size(bulkJobs, 20_000, 2_000)
             let drainCount = try size(drainJobs, 10_000, 1_000)
             let latencyCount = try size(latencyJobs, 200, 30)
+            let finishedCount = try size(finishedJobs, 1_000_000, 20_000)
             let bench = try PostgresBench(url: url)
             let connection = try await bench.connect()
             defer { Task { try? await connection.close() } }
@@ -243,6 +292,13 @@
             progress("pick-up latency")
             let latency = try await bench.pickUpLatency(latencyCount, on: connection)
             try await bench.reset(connection)
+            // Beside the cleaner: on the direct connection only (the cleaner's cost is the server's).
+            var besideCleaner: (cleaning: [Double], quiet: [Double], overlapped: Bool)?
+            if label == "PostgreSQL" {
+                progress("pick-up latency beside the cleaner deleting \(finishedCount) finished jobs")
+                besideCleaner = try await bench.pickUpLatencyBesideCleaner(
+                    latencyCount, finished: finishedCount, on: connection)
+            }
             try await minimal.drop()
             let baseline = "minimal PostgreSQL queue"
             var rows = [
@@ -283,6 +339,16 @@
                     workload: "\(label): enqueue committed to done in an idle worker process, p99",
                     value: percentile(latency, 99), unit: "ms")
             ]
+            if let besideCleaner {
+                rows.append(
+                    Row(
+                        workload:
+                            "\(label): pick-up p99 beside the cleaner deleting \(finishedCount) finished jobs\(besideCleaner.overlapped ? "" : " (the cleaner finished before the last sample)")",
+                        value: percentile(besideCleaner.cleaning, 99), unit: "ms",
+                        baseline: "the same store, worker without the cleaner (p99)",
+                        baselineValue: percentile(besideCleaner.quiet, 99),
+                        ratio: percentile(besideCleaner.cleaning, 99) / percentile(besideCleaner.quiet, 99)))
+            }
             return rows
         }
     }

@@ -96,7 +96,12 @@ extension SQLStore {
     package func cleanFinished(queue: String, state: JobState, finishedBefore cutoff: Double, limit: Int)
         async throws -> Int
     {
-        try await write(.small, audience: .nobody) { db in
+        // Shared where writers overlap: claims, completions and enqueues run beside it. None of
+        // them can make a finished job referred to (dependencies, lanes, batches, workflows and
+        // tracking sets change in exclusive transactions, which wait for this one), and none
+        // touches a finished job's row. With the exclusive lock, a busy queue's pick-ups waited
+        // behind each batch (p99 +4.5 ms on PostgreSQL).
+        try await write(.small, audience: .nobody, lock: .shared) { db in
             let ids = try db.fetchAll(
                 JobID.self,
                 sql: """
@@ -128,7 +133,8 @@ extension SQLStore {
     /// Deletes up to `limit` of the oldest events, those made before `cutoff`, and records the
     /// newest id deleted. Returns how many.
     package func cleanEvents(before cutoff: Double, limit: Int) async throws -> Int {
-        try await write(.small, audience: .nobody) { db in
+        // Shared, like the jobs' batches: events are only ever appended, at higher ids.
+        try await write(.small, audience: .nobody, lock: .shared) { db in
             // By id from the oldest, stopping at the first young one: ids follow time closely
             // enough, and the scan never walks the young rest of the feed.
             let oldest = try db.fetchRows(
