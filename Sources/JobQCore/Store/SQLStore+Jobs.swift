@@ -209,6 +209,14 @@ extension SQLStore {
             try db.execute(sql: "DELETE FROM jobs WHERE \(condition)", arguments: arguments)
             let removed = db.changesCount
             try StoreSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff.timeIntervalSince1970)
+            // Events of no job (trigger emits, batches, workflows) older than the cutoff go too,
+            // and followers behind them are told as well.
+            if let newest = try db.fetchOne(
+                Int64.self, sql: "SELECT MAX(id) FROM events WHERE job_id IS NULL AND created_at < ?",
+                arguments: [cutoff.timeIntervalSince1970])
+            {
+                try StoreSQL.markEventsDeleted(db, through: newest)
+            }
             try db.execute(
                 sql: "DELETE FROM events WHERE job_id IS NULL AND created_at < ?",
                 arguments: [cutoff.timeIntervalSince1970])

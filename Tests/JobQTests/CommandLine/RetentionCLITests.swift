@@ -60,4 +60,20 @@ struct RetentionCLITests {
         #expect(behind.status == 4 && behind.stderr.contains("were deleted"), "\(behind.status) \(behind.stderr)")
         #expect(try await CLI.run(["events"], db: db).status == 0)
     }
+
+    /// Events of no job (here a schedule's) deleted by `jobq prune` tell followers too.
+    @Test func pruningEventsOfNoJobTellsFollowers() async throws {
+        let store = try TemporaryStore()
+        let db = store.path
+        for name in ["a", "b"] {
+            let added = try await CLI.run(["schedule", "add", name, "echo", "--every", "1h"], db: db)
+            #expect(added.status == 0, "\(added.stderr)")
+        }
+        let events = try await CLI.run(["events"], db: db)
+        #expect(events.stdout.split(separator: "\n").count == 2, "\(events.stdout)")
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(try await CLI.run(["prune", "--older-than", "1ms"], db: db).status == 0)
+        let behind = try await CLI.run(["events", "--since", "1"], db: db)
+        #expect(behind.status == 4 && behind.stderr.contains("were deleted"), "\(behind.status) \(behind.stderr)")
+    }
 }
