@@ -4,6 +4,25 @@ import JobQ
 import JobQCommandLine
 
 /// A retention period as typed: a duration (`7d`, `12h`) or `forever`.
+/// How long finished jobs are kept, by state: the options `jobq queue retention` and
+/// `jobq retention` share.
+struct JobRetentionOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Keep succeeded jobs this long (e.g. 7d), or forever.", valueName: "period"))
+    var succeeded: String?
+    @Option(help: ArgumentHelp("Keep dead jobs this long, or forever.", valueName: "period")) var dead: String?
+    @Option(help: ArgumentHelp("Keep cancelled jobs this long, or forever.", valueName: "period"))
+    var cancelled: String?
+
+    var isEmpty: Bool { succeeded == nil && dead == nil && cancelled == nil }
+
+    /// Sets what was given on `retention`, leaving the rest.
+    func apply(to retention: inout QueueRetention) throws {
+        if let succeeded { retention.succeeded = try parseKeep(succeeded, option: "--succeeded") }
+        if let dead { retention.dead = try parseKeep(dead, option: "--dead") }
+        if let cancelled { retention.cancelled = try parseKeep(cancelled, option: "--cancelled") }
+    }
+}
+
 func parseKeep(_ text: String, option: String) throws -> Duration? {
     if text == "forever" { return nil }
     let period = try parseDuration(text, option: option)
@@ -32,17 +51,12 @@ struct QueueRetentionCommand: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The queue's name.") var queue: String
-    @Option(help: ArgumentHelp("Keep succeeded jobs this long (e.g. 7d), or forever.", valueName: "period"))
-    var succeeded: String?
-    @Option(help: ArgumentHelp("Keep dead jobs this long, or forever.", valueName: "period")) var dead: String?
-    @Option(help: ArgumentHelp("Keep cancelled jobs this long, or forever.", valueName: "period")) var cancelled:
-        String?
+    @OptionGroup var jobs: JobRetentionOptions
     @Flag(name: .customLong("default"), help: "Use the store's default retention for this queue.") var useDefault =
         false
 
     func run() async throws {
-        let given = [succeeded, dead, cancelled].compactMap { $0 }
-        guard useDefault != !given.isEmpty else {
+        guard useDefault == jobs.isEmpty else {
             throw CLIError.usage(
                 useDefault
                     ? "give --default alone: it replaces the queue's own retention with the store's"
@@ -56,9 +70,7 @@ struct QueueRetentionCommand: AsyncParsableCommand {
             return
         }
         var retention = try await jobQueue.retention(for: queue)
-        if let succeeded { retention.succeeded = try parseKeep(succeeded, option: "--succeeded") }
-        if let dead { retention.dead = try parseKeep(dead, option: "--dead") }
-        if let cancelled { retention.cancelled = try parseKeep(cancelled, option: "--cancelled") }
+        try jobs.apply(to: &retention)
         try await jobQueue.setRetention(retention, for: queue)
         print("queue \(queue): keeps \(retention.summary)")
     }
@@ -81,11 +93,7 @@ struct RetentionCommand: AsyncParsableCommand {
             """))
 
     @OptionGroup var store: StoreOptions
-    @Option(help: ArgumentHelp("Keep succeeded jobs this long (e.g. 7d), or forever.", valueName: "period"))
-    var succeeded: String?
-    @Option(help: ArgumentHelp("Keep dead jobs this long, or forever.", valueName: "period")) var dead: String?
-    @Option(help: ArgumentHelp("Keep cancelled jobs this long, or forever.", valueName: "period")) var cancelled:
-        String?
+    @OptionGroup var jobs: JobRetentionOptions
     @Option(help: ArgumentHelp("Keep events this long, or forever.", valueName: "period")) var events: String?
     @Flag(help: "Print one JSON object.") var json = false
 
@@ -98,10 +106,8 @@ struct RetentionCommand: AsyncParsableCommand {
     func run() async throws {
         let jobQueue = try await store.open()
         var settings = try await jobQueue.retentionSettings()
-        if succeeded != nil || dead != nil || cancelled != nil || events != nil {
-            if let succeeded { settings.store.jobs.succeeded = try parseKeep(succeeded, option: "--succeeded") }
-            if let dead { settings.store.jobs.dead = try parseKeep(dead, option: "--dead") }
-            if let cancelled { settings.store.jobs.cancelled = try parseKeep(cancelled, option: "--cancelled") }
+        if !jobs.isEmpty || events != nil {
+            try jobs.apply(to: &settings.store.jobs)
             if let events { settings.store.events = try parseKeep(events, option: "--events") }
             try await jobQueue.setDefaultRetention(settings.store)
         }

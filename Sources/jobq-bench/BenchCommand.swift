@@ -82,6 +82,31 @@ struct BenchCommand: AsyncParsableCommand {
         var ratio: Double?
     }
 
+    /// Pick-up latencies (ms) beside the cleaner deleting finished jobs, and on the same kind of
+    /// store without it; whether the cleaner was still deleting at the last sample.
+    struct CleanerLatency {
+        var cleaning: [Double]
+        var quiet: [Double]
+        var overlapped: Bool
+
+        /// The p99 row: `workload` names the latency, the number of jobs deleted is appended.
+        func row(_ workload: String, finished: Int) -> Row {
+            let note = overlapped ? "" : " (the cleaner finished before the last sample)"
+            let (cleaningP99, quietP99) = (percentile(cleaning, 99), percentile(quiet, 99))
+            return Row(
+                workload: "\(workload) p99 beside the cleaner deleting \(finished) finished jobs\(note)",
+                value: cleaningP99, unit: "ms", baseline: "the same store, worker without the cleaner (p99)",
+                baselineValue: quietP99, ratio: cleaningP99 / quietP99)
+        }
+    }
+
+    /// A drain under limits against the same drain without them.
+    static func limitedDrainRow(_ workload: String, _ rate: Double, unlimited: Double) -> Row {
+        Row(
+            workload: workload, value: rate, unit: "jobs/s", baseline: "the same drain without a limit",
+            baselineValue: unlimited, ratio: rate / unlimited)
+    }
+
     func size(_ given: Int?, _ normal: Int, _ small: Int) throws -> Int {
         let value = given ?? (quick ? small : normal)
         guard value >= 1 else { throw CLIError.usage("bench sizes must be at least 1, got \(value)") }
@@ -207,14 +232,12 @@ struct BenchCommand: AsyncParsableCommand {
             Row(
                 workload: "drain through `jobq work` (concurrency 4)", value: drainProcess, unit: "jobs/s",
                 baseline: batchedCycle, baselineValue: rawCycle100, ratio: drainProcess / rawCycle100),
-            Row(
-                workload: "drain through `jobq work`, queue limited to \(Self.neverBinding) at once (never binds)",
-                value: drainLimited, unit: "jobs/s", baseline: "the same drain without a limit",
-                baselineValue: drainProcess, ratio: drainLimited / drainProcess),
-            Row(
-                workload: "drain through `jobq work`, 5 at once per partition of 1,000 (payload member /c)",
-                value: drainPartitioned, unit: "jobs/s", baseline: "the same drain without a limit",
-                baselineValue: drainProcess, ratio: drainPartitioned / drainProcess),
+            Self.limitedDrainRow(
+                "drain through `jobq work`, queue limited to \(Self.neverBinding) at once (never binds)", drainLimited,
+                unlimited: drainProcess),
+            Self.limitedDrainRow(
+                "drain through `jobq work`, 5 at once per partition of 1,000 (payload member /c)", drainPartitioned,
+                unlimited: drainProcess),
             Row(
                 workload: "drain a parallel group of \(members) steps (concurrency 4)", value: group, unit: "steps/s",
                 baseline: "plain drain of \(members) jobs, concurrency 4", baselineValue: plainForGroup,
@@ -266,13 +289,7 @@ struct BenchCommand: AsyncParsableCommand {
             Row(workload: "latency in-process p99", value: percentile(inProcess.roundTrip, 99), unit: "ms"),
             Row(workload: "latency across processes p50", value: percentile(crossProcess.roundTrip, 50), unit: "ms"),
             Row(workload: "latency across processes p99", value: percentile(crossProcess.roundTrip, 99), unit: "ms"),
-            Row(
-                workload:
-                    "latency across processes p99 beside the cleaner deleting \(finished) finished jobs\(besideCleaner.overlapped ? "" : " (the cleaner finished before the last sample)")",
-                value: percentile(besideCleaner.cleaning, 99), unit: "ms",
-                baseline: "the same store, worker without the cleaner (p99)",
-                baselineValue: percentile(besideCleaner.quiet, 99),
-                ratio: percentile(besideCleaner.cleaning, 99) / percentile(besideCleaner.quiet, 99)),
+            besideCleaner.row("latency across processes", finished: finished),
             Row(
                 workload: "latency across processes, enqueue to done in the worker, p50",
                 value: percentile(crossProcess.pickedUpAndDone, 50), unit: "ms"),

@@ -191,9 +191,7 @@ struct BenchWorkloads {
     /// Pick-up latency across processes (round trips, ms) beside the cleaner deleting `finished`
     /// succeeded jobs past their retention, and without it (`--no-cleaner`) on the same kind of
     /// store; and whether the cleaner was still deleting when the last sample was taken.
-    mutating func latencyBesideCleaner(_ count: Int, finished: Int) async throws -> (
-        cleaning: [Double], quiet: [Double], overlapped: Bool
-    ) {
+    mutating func latencyBesideCleaner(_ count: Int, finished: Int) async throws -> BenchCommand.CleanerLatency {
         func store() async throws -> (String, JobQueue) {
             let path = freshPath()
             let queue = try open(path)
@@ -216,7 +214,7 @@ struct BenchWorkloads {
             throw CLIError.failure("bench: the cleaner deleted nothing within 60s")
         }
         let left = try await queue.status().queues.first { $0.name == "default" }?.counts["succeeded"] ?? 0
-        return (cleaning.roundTrip, quiet.roundTrip, left > 0)
+        return BenchCommand.CleanerLatency(cleaning: cleaning.roundTrip, quiet: quiet.roundTrip, overlapped: left > 0)
     }
 
     /// The CPU an idle `jobq work` uses over `seconds`, in percent of one core: what waiting

@@ -158,7 +158,7 @@
         /// their retention, and without it (`--no-cleaner`) on the same kind of store; and whether
         /// the cleaner was still deleting when the last sample was taken.
         func pickUpLatencyBesideCleaner(_ count: Int, finished: Int, on connection: PostgresConnection) async throws
-            -> (cleaning: [Double], quiet: [Double], overlapped: Bool)
+            -> BenchCommand.CleanerLatency
         {
             func fill() async throws {
                 try await reset(connection)
@@ -191,7 +191,7 @@
                 }, on: connection)
             let left = try await self.count(connection, "SELECT COUNT(*) FROM jobs WHERE state = 'succeeded'")
             try await reset(connection)
-            return (cleaning, quiet, left > 0)
+            return BenchCommand.CleanerLatency(cleaning: cleaning, quiet: quiet, overlapped: left > 0)
         }
 
         static func binds(_ values: any PostgresEncodable...) throws -> PostgresBindings {
@@ -293,7 +293,7 @@
             let latency = try await bench.pickUpLatency(latencyCount, on: connection)
             try await bench.reset(connection)
             // Beside the cleaner: on the direct connection only (the cleaner's cost is the server's).
-            var besideCleaner: (cleaning: [Double], quiet: [Double], overlapped: Bool)?
+            var besideCleaner: BenchCommand.CleanerLatency?
             if label == "PostgreSQL" {
                 progress("pick-up latency beside the cleaner deleting \(finishedCount) finished jobs")
                 besideCleaner = try await bench.pickUpLatencyBesideCleaner(
@@ -320,17 +320,13 @@
                         ratio: drain.rate / minimalDrain))
             }
             rows.append(
-                Row(
-                    workload:
-                        "\(label): drain with 1 `jobq work` process, queue limited to \(BenchCommand.neverBinding) at once (never binds)",
-                    value: limitedDrain, unit: "jobs/s", baseline: "the same drain without a limit",
-                    baselineValue: drains[0].rate, ratio: limitedDrain / drains[0].rate))
+                BenchCommand.limitedDrainRow(
+                    "\(label): drain with 1 `jobq work` process, queue limited to \(BenchCommand.neverBinding) at once (never binds)",
+                    limitedDrain, unlimited: drains[0].rate))
             rows.append(
-                Row(
-                    workload:
-                        "\(label): drain with 1 `jobq work` process, 5 at once per partition of 1,000 (payload member /c)",
-                    value: partitionedDrain, unit: "jobs/s", baseline: "the same drain without a limit",
-                    baselineValue: drains[0].rate, ratio: partitionedDrain / drains[0].rate))
+                BenchCommand.limitedDrainRow(
+                    "\(label): drain with 1 `jobq work` process, 5 at once per partition of 1,000 (payload member /c)",
+                    partitionedDrain, unlimited: drains[0].rate))
             rows += [
                 Row(
                     workload: "\(label): enqueue committed to done in an idle worker process, p50",
@@ -339,16 +335,7 @@
                     workload: "\(label): enqueue committed to done in an idle worker process, p99",
                     value: percentile(latency, 99), unit: "ms")
             ]
-            if let besideCleaner {
-                rows.append(
-                    Row(
-                        workload:
-                            "\(label): pick-up p99 beside the cleaner deleting \(finishedCount) finished jobs\(besideCleaner.overlapped ? "" : " (the cleaner finished before the last sample)")",
-                        value: percentile(besideCleaner.cleaning, 99), unit: "ms",
-                        baseline: "the same store, worker without the cleaner (p99)",
-                        baselineValue: percentile(besideCleaner.quiet, 99),
-                        ratio: percentile(besideCleaner.cleaning, 99) / percentile(besideCleaner.quiet, 99)))
-            }
+            if let besideCleaner { rows.append(besideCleaner.row("\(label): pick-up", finished: finishedCount)) }
             return rows
         }
     }

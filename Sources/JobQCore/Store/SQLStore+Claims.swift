@@ -493,12 +493,7 @@ extension StoreSQL {
         for queue in limited {
             let due =
                 try db.fetchOne(
-                    Bool.self,
-                    sql: """
-                        SELECT EXISTS (SELECT 1 FROM jobs \(db.dialect.indexedBy("jobs_due"))
-                            WHERE state IN ('scheduled', 'failed') AND run_at <= ? AND queue = ?)
-                        """,
-                    arguments: [now, queue.name]) ?? false
+                    Bool.self, sql: "SELECT \(anyDue(db.dialect))", arguments: [jsonArray([queue.name]), now]) ?? false
             // A due job is made ready by the claim, which then decides whether it has a place.
             if due { return base }
             let outlook = try limitedOutlook(db, queue, now: now)
@@ -546,6 +541,15 @@ extension StoreSQL {
         claimed.reserveCapacity(limit)
         while try read.step() { claimed.append(ClaimedJob(read)) }
         read.reset()
+        try markReadAsClaimed(db, claimed, workerID: workerID, leaseUntil: leaseUntil)
+        return claimed
+    }
+
+    /// Marks jobs just read as ready claimed by `workerID`, by id, many to an UPDATE. Only
+    /// inside a write transaction on SQLite, where every job read is still ready.
+    static func markReadAsClaimed(
+        _ db: some SQLTransaction, _ claimed: [ClaimedJob], workerID: String, leaseUntil: Double
+    ) throws {
         for chunk in claimed.chunks(of: claimIDsPerUpdate) {
             let update = try db.statement(sql: claimMarkSQL[chunk.count])
             update.bind(1, workerID)
@@ -560,7 +564,6 @@ extension StoreSQL {
                 )
             }
         }
-        return claimed
     }
 
     /// The ready jobs of ?1 in claim order, at most ?2, with the attempt the claim gives them.

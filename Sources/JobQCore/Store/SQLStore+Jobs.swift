@@ -191,15 +191,8 @@ extension SQLStore {
             let arguments: SQLArguments = [cutoff.timeIntervalSince1970, StoreSQL.jsonArray(names)]
             // Events go with their jobs, so the feed never grows without bound; followers
             // behind them are told.
-            if let newest = try db.fetchOne(
-                Int64.self, sql: "SELECT MAX(id) FROM events WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))",
-                arguments: arguments)
-            {
-                try StoreSQL.markEventsDeleted(db, through: newest)
-            }
-            try db.execute(
-                sql: "DELETE FROM events WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments
-            )
+            _ = try StoreSQL.deleteEvents(
+                db, where: "job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
             try db.execute(
                 sql: "DELETE FROM dependencies WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))",
                 arguments: arguments)
@@ -211,15 +204,8 @@ extension SQLStore {
             try StoreSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff.timeIntervalSince1970)
             // Events of no job (trigger emits, batches, workflows) older than the cutoff go too,
             // and followers behind them are told as well.
-            if let newest = try db.fetchOne(
-                Int64.self, sql: "SELECT MAX(id) FROM events WHERE job_id IS NULL AND created_at < ?",
-                arguments: [cutoff.timeIntervalSince1970])
-            {
-                try StoreSQL.markEventsDeleted(db, through: newest)
-            }
-            try db.execute(
-                sql: "DELETE FROM events WHERE job_id IS NULL AND created_at < ?",
-                arguments: [cutoff.timeIntervalSince1970])
+            _ = try StoreSQL.deleteEvents(
+                db, where: "job_id IS NULL AND created_at < ?", arguments: [cutoff.timeIntervalSince1970])
             // Dedupe keys of emits are remembered for 24 hours; older ones answer nothing.
             try db.execute(
                 sql: "DELETE FROM trigger_emits WHERE emitted_at < ?",

@@ -30,7 +30,7 @@ package struct LimitedQueue: Sendable {
     var limits: QueueLimits {
         QueueLimits(
             concurrency: concurrency,
-            rate: rate.map { RateLimit($0.starts, per: .milliseconds(Int64(($0.period * 1000).rounded()))) },
+            rate: rate.map { RateLimit($0.starts, per: Duration(storedSeconds: $0.period)) },
             partitionBy: partitioning)
     }
 }
@@ -47,6 +47,8 @@ struct QueueCapacity {
     /// one back (nil when only running jobs hold them: places return as jobs finish).
     var full: Set<String>
     var reopensAt: Double?
+    /// Starts in the rate's window by partition (empty without a rate).
+    var startedInWindow: [String: Int] = [:]
 
     func places(_ partition: String) -> Int { left[partition] ?? fresh }
 
@@ -145,7 +147,9 @@ extension StoreSQL {
             for row in rows { started[row.string(0)] = (row.int(1), row.double(2)) }
         }
         let fresh = min(queue.concurrency ?? Int.max, queue.rate?.starts ?? Int.max)
-        var capacity = QueueCapacity(queue: queue, left: [:], fresh: fresh, full: [], reopensAt: nil)
+        var capacity = QueueCapacity(
+            queue: queue, left: [:], fresh: fresh, full: [], reopensAt: nil, startedInWindow: started.mapValues(\.count)
+        )
         for partition in Set(running.keys).union(started.keys) {
             var left = fresh
             if let concurrency = queue.concurrency { left = min(left, concurrency - (running[partition] ?? 0)) }
@@ -219,37 +223,28 @@ extension StoreSQL {
     /// them: the claim holds the queue's row, so no other claim takes them meanwhile).
     private static func markClaimed(
         _ db: some SQLTransaction, _ jobs: [ClaimedJob], workerID: String, leaseUntil: Double
-    )
-        throws -> [ClaimedJob]
-    {
+    ) throws -> [ClaimedJob] {
+        guard db.dialect == .postgres else {
+            try markReadAsClaimed(db, jobs, workerID: workerID, leaseUntil: leaseUntil)
+            return jobs
+        }
         let marked = try Set(
             db.fetchAll(
-                JobID.self, sql: markClaimedSQL[db.dialect],
-                arguments: [workerID, leaseUntil, jsonArray(jobs.map(\.id))]))
+                JobID.self, sql: markClaimedOnServerSQL, arguments: [workerID, leaseUntil, jsonArray(jobs.map(\.id))]))
         return jobs.filter { marked.contains($0.id) }
     }
 
-    /// ?1 the worker, ?2 the lease's end, ?3 the ids (a JSON array). On PostgreSQL the ids are
-    /// joined as a set and the `ready` check is a CASE: a store whose statistics lag (a fresh
-    /// backlog, never analyzed) was planned as a scan of every job testing each against the
-    /// whole id list (0.6 s for a claim of a thousand), or of the partial index of ready jobs.
-    private static let markClaimedSQL = DialectSQL { d in
-        switch d {
-        case .sqlite:
-            """
-            UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?1, lease_until = ?2, started_at = NULL
-            WHERE \(d.integer("id", in: "?3")) AND state = 'ready' RETURNING id
-            """
-        case .postgres:
-            """
-            UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, worker_id = ?1, lease_until = ?2,
-                started_at = NULL
-            FROM unnest(CAST(translate(CAST(?3 AS text), '[]', '{}') AS bigint[])) AS picked(id)
-            WHERE jobs.id = picked.id AND CASE WHEN jobs.state = 'ready' THEN 1 END = 1
-            RETURNING jobs.id
-            """
-        }
-    }
+    /// ?1 the worker, ?2 the lease's end, ?3 the ids (a JSON array). The ids are joined as a set
+    /// and the `ready` check is a CASE: a store whose statistics lag (a fresh backlog, never
+    /// analyzed) was planned as a scan of every job testing each against the whole id list
+    /// (0.6 s for a claim of a thousand), or of the partial index of ready jobs.
+    private static let markClaimedOnServerSQL = """
+        UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, worker_id = ?1, lease_until = ?2,
+            started_at = NULL
+        FROM unnest(CAST(translate(CAST(?3 AS text), '[]', '{}') AS bigint[])) AS picked(id)
+        WHERE jobs.id = picked.id AND CASE WHEN jobs.state = 'ready' THEN 1 END = 1
+        RETURNING jobs.id
+        """
 
     /// Records the starts a claim of a rate-limited queue made, by partition, at `startedAt`
     /// (the time its `started` events carry).
@@ -308,17 +303,8 @@ extension StoreSQL {
                 ready[row.string(0)] = row.int(2)
             }
         }
-        var started: [String: Int] = [:]
-        if let rate = queue.rate {
-            let rows = try db.fetchRows(
-                sql: """
-                    SELECT partition_key, SUM(starts) FROM queue_starts WHERE queue = ? AND started_at > ?
-                    GROUP BY partition_key
-                    """,
-                arguments: [queue.name, now - rate.period])
-            for row in rows { started[row.string(0)] = row.int(1) }
-        }
         let capacity = queue.isLimited ? try capacity(db, of: queue, now: now, pruning: false) : nil
+        let started = capacity?.startedInWindow ?? [:]
         let keys = Set(running.keys).union(ready.keys).union(started.keys)
         let usage = keys.map { key in
             let waiting = capacity.map { max(0, (ready[key] ?? 0) - max(0, $0.places(key))) } ?? 0

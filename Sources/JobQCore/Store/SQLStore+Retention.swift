@@ -24,15 +24,7 @@ extension SQLStore {
     package func retentionSettings() async throws -> (store: StoreRetention, queues: [String: QueueRetention]) {
         try await read { db in
             let store = try StoreSQL.storeRetention(db)
-            var queues: [String: QueueRetention] = [:]
-            for row in try db.fetchRows(
-                sql: """
-                    SELECT name, keep_succeeded, keep_dead, keep_cancelled FROM queues
-                    WHERE keep_succeeded IS NOT NULL OR keep_dead IS NOT NULL OR keep_cancelled IS NOT NULL
-                    """)
-            {
-                queues[row.string(0)] = StoreSQL.queueRetention(row, from: 1, default: store.jobs)
-            }
+            let queues = try StoreSQL.ownRetentions(db, default: store.jobs)
             return (store, queues)
         }
     }
@@ -77,10 +69,7 @@ extension SQLStore {
     package func retentionByQueue() async throws -> [(queue: String, retention: QueueRetention)] {
         try await read { db in
             let store = try StoreSQL.storeRetention(db)
-            var own: [String: QueueRetention] = [:]
-            for row in try db.fetchRows(sql: "SELECT name, keep_succeeded, keep_dead, keep_cancelled FROM queues") {
-                own[row.string(0)] = StoreSQL.queueRetention(row, from: 1, default: store.jobs)
-            }
+            let own = try StoreSQL.ownRetentions(db, default: store.jobs)
             let queues = try db.fetchAll(
                 String.self,
                 sql:
@@ -140,10 +129,7 @@ extension SQLStore {
             let oldest = try db.fetchRows(
                 sql: "SELECT id, created_at FROM events ORDER BY id LIMIT ?", arguments: [limit])
             guard let last = oldest.prefix(while: { $0.double(1) < cutoff }).last?.int64(0) else { return 0 }
-            try db.execute(sql: "DELETE FROM events WHERE id <= ?", arguments: [last])
-            let deleted = db.changesCount
-            try StoreSQL.markEventsDeleted(db, through: last)
-            return deleted
+            return try StoreSQL.deleteEvents(db, where: "id <= ?", arguments: [last])
         }
     }
 
@@ -168,6 +154,22 @@ extension StoreSQL {
         if let value = row.optionalDouble(first + 1) { retention.dead = keep(value) }
         if let value = row.optionalDouble(first + 2) { retention.cancelled = keep(value) }
         return retention
+    }
+
+    /// Every queue's own retention (queues without one are absent), NULL columns from `fallback`.
+    static func ownRetentions(_ db: some SQLTransaction, default fallback: QueueRetention) throws
+        -> [String: QueueRetention]
+    {
+        var queues: [String: QueueRetention] = [:]
+        for row in try db.fetchRows(
+            sql: """
+                SELECT name, keep_succeeded, keep_dead, keep_cancelled FROM queues
+                WHERE keep_succeeded IS NOT NULL OR keep_dead IS NOT NULL OR keep_cancelled IS NOT NULL
+                """)
+        {
+            queues[row.string(0)] = queueRetention(row, from: 1, default: fallback)
+        }
+        return queues
     }
 
     static func storeRetention(_ db: some SQLTransaction) throws -> StoreRetention {
@@ -216,12 +218,7 @@ extension StoreSQL {
     static func deleteJobs(_ db: some SQLTransaction, _ ids: [JobID]) throws {
         let list = jsonArray(ids)
         let d = db.dialect
-        if let newest = try db.fetchOne(
-            Int64.self, sql: "SELECT MAX(id) FROM events WHERE \(d.integer("job_id", in: "?"))", arguments: [list])
-        {
-            try db.execute(sql: "DELETE FROM events WHERE \(d.integer("job_id", in: "?"))", arguments: [list])
-            try markEventsDeleted(db, through: newest)
-        }
+        _ = try deleteEvents(db, where: d.integer("job_id", in: "?"), arguments: [list])
         try db.execute(sql: "DELETE FROM dependencies WHERE \(d.integer("job_id", in: "?"))", arguments: [list])
         try db.execute(sql: "DELETE FROM dependencies WHERE \(d.integer("depends_on", in: "?"))", arguments: [list])
         try db.execute(sql: "DELETE FROM jobs WHERE \(d.integer("id", in: "?"))", arguments: [list])
@@ -243,8 +240,23 @@ extension StoreSQL {
         try db.execute(sql: "DELETE FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows)")
     }
 
+    /// Deletes the events `condition` selects and records the newest of them, so that followers
+    /// behind it are told (``checkCursorKept(_:after:)``). Returns how many were deleted.
+    static func deleteEvents(_ db: some SQLTransaction, where condition: String, arguments: SQLArguments) throws
+        -> Int
+    {
+        guard
+            let newest = try db.fetchOne(
+                Int64.self, sql: "SELECT MAX(id) FROM events WHERE \(condition)", arguments: arguments)
+        else { return 0 }
+        try db.execute(sql: "DELETE FROM events WHERE \(condition)", arguments: arguments)
+        let deleted = db.changesCount
+        try markEventsDeleted(db, through: newest)
+        return deleted
+    }
+
     /// Records that events up to `id` may have been deleted: followers behind it are told.
-    static func markEventsDeleted(_ db: some SQLTransaction, through id: Int64) throws {
+    private static func markEventsDeleted(_ db: some SQLTransaction, through id: Int64) throws {
         try db.execute(
             sql: """
                 INSERT INTO store_settings (name, value) VALUES ('events_deleted_through', ?)
