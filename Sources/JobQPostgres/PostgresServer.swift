@@ -9,7 +9,7 @@ import Synchronization
 /// Every write transaction first takes one transaction-level advisory lock: exclusively when
 /// it applies rules (it reads rows and writes what follows from them, as the shared SQL was
 /// written for SQLite's single writer), shared when it changes only rows it owns (claims with
-/// SKIP LOCKED, plain enqueues, a worker's fenced successes and renewals: ``WriteLock``). So
+/// SKIP LOCKED, self-contained enqueues, a worker's fenced successes and renewals: ``WriteLock``). So
 /// the hot path of many workers and machines runs side by side, and a rule never sees the
 /// world change under it. Event ids are therefore not handed out in commit order: each event
 /// carries its transaction's id, and followers read in (transaction, id) order up to the
@@ -20,7 +20,7 @@ import Synchronization
 ///
 /// Each connection has a serial queue of its own whose thread blocks on the network: jobq's SQL
 /// is synchronous, and Swift concurrency's few threads must never block. The hot path does
-/// not go through them: plain enqueues, claims, and start marks with plain successes are one
+/// not go through them: self-contained enqueues, claims, and start marks with self-contained successes are one
 /// statement each, sent from Swift concurrency on a connection of their own each
 /// (``AutocommitLine``), so that a worker's claims and completions overlap. Transactions (rules,
 /// which hold the exclusive lock and so run one at a time anyway) use one writer connection.
@@ -29,7 +29,7 @@ final class PostgresServer: SQLServer {
     private let logger: Logger
     private let writers: [SessionSlot]
     private let readers: [SessionSlot]
-    /// Statements that commit on their own (plain enqueues; claims), sent from Swift concurrency.
+    /// Statements that commit on their own (self-contained enqueues; claims), sent from Swift concurrency.
     private let enqueueLine: DirectSession
     private let claimLine: DirectSession
     private let completionLine: DirectSession
@@ -228,7 +228,7 @@ private final class SessionSlot: @unchecked Sendable {
 
 /// A connection for statements that commit on their own, used from Swift concurrency without a
 /// thread of its own: a blocking session costs two thread hops a statement (to its thread and
-/// back), which was most of a plain enqueue's time on loopback. Statements may overlap on it;
+/// back), which was most of a self-contained enqueue's time on loopback. Statements may overlap on it;
 /// postgres-nio sends them one after the other.
 private final class DirectSession: Sendable {
     private let connector: PostgresConnector

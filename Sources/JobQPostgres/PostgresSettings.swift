@@ -49,7 +49,7 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
     /// the URL's `statement_timeout`, `lock_timeout`, `idle_in_transaction_session_timeout`,
     /// `connect_timeout`, `keepalives_idle`, `keepalives_interval`, `keepalives_count`).
     public var timeouts = Timeouts()
-    /// Whether the hot path's fixed statements (plain enqueues, claims, a worker's successes)
+    /// Whether the hot path's fixed statements (self-contained enqueues, claims, a worker's successes)
     /// are prepared once per connection and then only bound and run (the default), or parsed
     /// and planned on every run (`prepare=off` in the URL: for a pooler in transaction mode
     /// that does not keep prepared statements, e.g. PgBouncer before 1.21 or without

@@ -1,7 +1,7 @@
 import JobQCore
 import PostgresNIO
 
-/// The text of one of the hot path's fixed statements (a plain enqueue, a claim, a worker's
+/// The text of one of the hot path's fixed statements (a self-contained enqueue, a claim, a worker's
 /// successes): run as a prepared statement, named for its type, where the settings allow
 /// (``PostgresSettings/preparesStatements``).
 package protocol StatementText: Sendable {

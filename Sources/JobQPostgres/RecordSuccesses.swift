@@ -1,14 +1,14 @@
 import Foundation
 import JobQCore
 
-/// A worker's start marks and plain successes in one round trip: one call of the
+/// A worker's start marks and self-contained successes in one round trip: one call of the
 /// `jobq_record_successes` function (PostgreSQL migration 5), committed on its own, where the
 /// shared SQL's transaction takes six (BEGIN, the lock, the store's facts, the UPDATE, the
 /// events, COMMIT). The function, not a statement, because it must read whether a job has
 /// dependents after it holds the write lock (see the migration).
 extension ServerStore {
-    func recordStartsAndPlainSuccesses(
-        starts: [ClaimedJob], successes: [PlainSuccessRequest], workerID: String, notifyWorkers: Bool
+    func recordStartsAndSelfContainedSuccesses(
+        starts: [ClaimedJob], successes: [SelfContainedSuccessRequest], workerID: String, notifyWorkers: Bool
     ) async throws -> (starts: Set<JobID>, successes: Set<JobID>)? {
         guard !starts.isEmpty || !successes.isEmpty else { return ([], []) }
         let now = StoreSQL.now()

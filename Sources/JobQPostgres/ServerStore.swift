@@ -17,7 +17,7 @@ final class ServerStore: SQLStore {
     var writesOverlap: Bool { true }
 
     func write<T: Sendable>(
-        _ size: TransactionSize, audience: CommitAudience, lock: WriteLock,
+        _ length: TransactionLength, audience: CommitAudience, lock: WriteLock,
         _ body: @escaping @Sendable (ServerTransaction) throws -> T
     ) async throws -> T {
         let dialect = server.dialect
@@ -28,7 +28,7 @@ final class ServerStore: SQLStore {
         return result
     }
 
-    func read<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (ServerTransaction) throws -> T)
+    func read<T: Sendable>(_ length: TransactionLength, _ body: @escaping @Sendable (ServerTransaction) throws -> T)
         async throws -> T
     {
         let dialect = server.dialect

@@ -150,7 +150,7 @@ final class SQLiteStore: SQLStore {
 
     /// Runs a write transaction, mapping SQLite errors to clear ``JobQueueError``s.
     ///
-    /// A `.small` transaction, when no other write of this process is under way and no other
+    /// A `.short` transaction, when no other write of this process is under way and no other
     /// process holds the write lock, runs right here on the calling thread: no hand-off to GRDB's
     /// writer queue and back, which is most of its cost (a single enqueue, say). Otherwise it
     /// queues through GRDB's callback API and waits there (up to the busy timeout), so that
@@ -164,16 +164,16 @@ final class SQLiteStore: SQLStore {
 
     /// SQLite has one writer at a time: `lock` changes nothing here.
     func write<T: Sendable>(
-        _ size: TransactionSize, audience: CommitAudience, lock: WriteLock,
+        _ length: TransactionLength, audience: CommitAudience, lock: WriteLock,
         _ body: @escaping @Sendable (SQLiteTransaction) throws -> T
     ) async throws -> T {
-        try await writeDatabase(size, announced: audience != .nobody) { db in try body(SQLiteTransaction(db: db)) }
+        try await writeDatabase(length, announced: audience != .nobody) { db in try body(SQLiteTransaction(db: db)) }
     }
 
-    func read<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T)
+    func read<T: Sendable>(_ length: TransactionLength, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T)
         async throws -> T
     {
-        try await readDatabase(size) { db in try body(SQLiteTransaction(db: db)) }
+        try await readDatabase(length) { db in try body(SQLiteTransaction(db: db)) }
     }
 
     static func schemaVersion(_ db: SQLiteTransaction) throws -> Int { try SchemaMigrator.currentVersion(db.db) }
@@ -181,10 +181,10 @@ final class SQLiteStore: SQLStore {
     /// ``write(_:_:)`` with GRDB's `Database`, for what only SQLite has (a data migration's
     /// `context.write`, the schema).
     func writeDatabase<T: Sendable>(
-        _ size: TransactionSize = .large, announced: Bool = true, _ body: @escaping @Sendable (Database) throws -> T
+        _ length: TransactionLength = .long, announced: Bool = true, _ body: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {
         let path = self.path
-        let alone = writesUnderWay.add(1, ordering: .acquiringAndReleasing).oldValue == 0 && size == .small
+        let alone = writesUnderWay.add(1, ordering: .acquiringAndReleasing).oldValue == 0 && length == .short
         defer { writesUnderWay.subtract(1, ordering: .acquiringAndReleasing) }
         let result: T
         let here: T?
@@ -236,16 +236,16 @@ final class SQLiteStore: SQLStore {
         }
     }
 
-    /// Runs a read transaction. A `.small` one runs on the calling thread: in WAL mode a read
+    /// Runs a read transaction. A `.short` one runs on the calling thread: in WAL mode a read
     /// does not wait for a writer, so it blocks only for the read itself, and saves the two
     /// thread hand-offs of an asynchronous read (tens of microseconds each on a busy or
     /// virtualized machine). The rare read that would wait for a lock (another process
-    /// recovering the WAL after a crash, say) and a `.large` one run on GRDB's reader threads.
-    func readDatabase<T: Sendable>(_ size: TransactionSize = .large, _ body: @escaping @Sendable (Database) throws -> T)
+    /// recovering the WAL after a crash, say) and a `.long` one run on GRDB's reader threads.
+    func readDatabase<T: Sendable>(_ length: TransactionLength = .long, _ body: @escaping @Sendable (Database) throws -> T)
         async throws -> T
     {
         let path = self.path
-        if size == .small {
+        if length == .short {
             do {
                 if let result = try readHereUnlessLocked(body) { return result }
             } catch {

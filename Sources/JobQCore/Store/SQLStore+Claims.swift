@@ -32,7 +32,7 @@ extension SQLStore {
         guard limit > 0 else { return [] }
         // Jobs made ready here are claimed here or found by other workers' own clocks.
         // Shared: a claim takes only ready rows no other claim holds (SKIP LOCKED on a server).
-        return try await write(.small, audience: startingNow > 0 ? .followers : .nobody, lock: .shared) { db in
+        return try await write(.short, audience: startingNow > 0 ? .followers : .nobody, lock: .shared) { db in
             // The lease starts when the claim commits, not before it waited for the write lock:
             // a claim delayed past its lease would otherwise be born expired and reclaimable.
             let now = StoreSQL.now()
@@ -107,7 +107,7 @@ extension SQLStore {
         // Exclusive although it changes only this worker's rows: the worker's completions, on
         // another connection, change the same rows in another order, and two shared writes
         // that did so could deadlock. Renewals are rare (a few per lease).
-        return try await write(.small, audience: .nobody) { db in
+        return try await write(.short, audience: .nobody) { db in
             // From the moment of the write, like a claim's lease.
             let leaseUntil = StoreSQL.now() + lease.inSeconds
             return try Set(
@@ -126,7 +126,7 @@ extension SQLStore {
     package func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID> {
         guard !ids.isEmpty else { return [] }
         let list = StoreSQL.jsonArray(ids)
-        let owned = try await read(.small) { db in
+        let owned = try await read(.short) { db in
             try Set(
                 db.fetchAll(
                     JobID.self,
@@ -200,7 +200,7 @@ extension SQLStore {
     package func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool {
         let now = StoreSQL.now()
         let list = StoreSQL.jsonArray(queues)
-        return try await read(.small) { db in
+        return try await read(.short) { db in
             includingFuture
                 ? try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedSQL[db.dialect], arguments: [list]) ?? false
                 : try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedNowSQL[db.dialect], arguments: [list, now])
@@ -213,7 +213,7 @@ extension SQLStore {
     /// taking the write lock, and wake on the clock only when a job falls due.
     package func claimOutlook(queues: [String]) async throws -> ClaimOutlook {
         let now = StoreSQL.now()
-        return try await read(.small) { db in try StoreSQL.claimOutlook(db, queues: queues, now: now) }
+        return try await read(.short) { db in try StoreSQL.claimOutlook(db, queues: queues, now: now) }
     }
 
     /// Counts ready and due jobs on `queues`: the backlog a worker's status line shows. Two
@@ -233,7 +233,7 @@ extension SQLStore {
         let host = ProcessInfo.processInfo.hostName
         let pid = Int(ProcessInfo.processInfo.processIdentifier)
         let list = StoreSQL.jsonArray(queues)
-        try await write(.large, audience: .nobody) { db in
+        try await write(.long, audience: .nobody) { db in
             // Forget workers that have not been seen for a day.
             try db.execute(sql: "DELETE FROM workers WHERE heartbeat_at < ?", arguments: [now - 86_400])
             try db.execute(
@@ -248,13 +248,13 @@ extension SQLStore {
     package func heartbeatWorker(id: String) async throws {
         let now = StoreSQL.now()
         // Shared: the worker's own row.
-        try await write(.small, audience: .nobody, lock: .shared) { db in
+        try await write(.short, audience: .nobody, lock: .shared) { db in
             try db.execute(sql: "UPDATE workers SET heartbeat_at = ? WHERE id = ?", arguments: [now, id])
         }
     }
 
     package func removeWorker(id: String) async throws {
-        try await write(.large, audience: .nobody) { db in
+        try await write(.long, audience: .nobody) { db in
             try db.execute(sql: "DELETE FROM workers WHERE id = ?", arguments: [id])
         }
     }
@@ -269,7 +269,7 @@ extension StoreSQL {
     ) throws -> Set<JobID> {
         guard !jobs.isEmpty else { return [] }
         var accepted: Set<JobID> = []
-        // Many to a statement, like plain successes; in id order, so that two writes that lock
+        // Many to a statement, like self-contained successes; in id order, so that two writes that lock
         // the same rows lock them in the same order.
         for chunk in jobs.sorted(by: { $0.id < $1.id }).chunks(of: startMarksPerUpdate) {
             let rows = paddedRowCount(chunk.count)

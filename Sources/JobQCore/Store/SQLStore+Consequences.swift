@@ -45,7 +45,7 @@ package struct FinishedJob: Sendable {
 }
 
 /// What the tables say about the whole store, read once per transaction, so that a completion
-/// batch of plain jobs pays nothing for features it does not use.
+/// batch of self-contained jobs pays nothing for features it does not use.
 package struct StoreFacts {
     /// Some tracking set has a member.
     let trackingMembers: Bool

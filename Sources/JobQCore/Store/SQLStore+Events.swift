@@ -18,7 +18,7 @@ extension SQLStore {
         let deadline = ContinuousClock.now + .seconds(2)
         var target: Int64?
         while true {
-            let (events, horizon, end) = try await read(.small) { db in
+            let (events, horizon, end) = try await read(.short) { db in
                 try StoreSQL.checkCursorKept(db, after: cursor)
                 let position = try StoreSQL.EventPosition(db, after: cursor)
                 let page = try StoreSQL.events(db, after: position, filter: filter, limit: limit)
@@ -37,7 +37,7 @@ extension SQLStore {
     package func eventsUpToNewest(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> (
         newest: Int64, events: [JobEvent]
     ) {
-        try await read(.small) { db in
+        try await read(.short) { db in
             try StoreSQL.checkCursorKept(db, after: cursor)
             let position = try StoreSQL.EventPosition(db, after: cursor)
             let newest = try position.newestEventID(db)
@@ -50,7 +50,7 @@ extension SQLStore {
 
     /// The newest event id: the cursor of "from now on".
     package func latestEventID() async throws -> Int64 {
-        try await read(.small) { db in try StoreSQL.EventPosition(db, after: 0).newestEventID(db) }
+        try await read(.short) { db in try StoreSQL.EventPosition(db, after: 0).newestEventID(db) }
     }
 }
 

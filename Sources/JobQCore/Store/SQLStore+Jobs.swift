@@ -16,13 +16,13 @@ extension SQLStore {
         // A few jobs are a small transaction; a big batch goes to GRDB's writer thread. Jobs
         // that are only their own row and event are inserted beside other shared writes; a
         // unique key, a lane, a dependency or a batch reads what others write: exclusive.
-        let plain = requests.allSatisfy(\.isPlain)
-        if plain, let jobs = try await insertPlainJobs(requests) {
+        let selfContained = requests.allSatisfy(\.isSelfContained)
+        if selfContained, let jobs = try await insertSelfContainedJobs(requests) {
             return jobs.map { Enqueued(job: $0, existed: false) }
         }
-        let lock: WriteLock = plain ? .shared : .exclusive
+        let lock: WriteLock = selfContained ? .shared : .exclusive
         return try await write(
-            requests.count <= 100 ? .small : .large, audience: .workersAndFollowers, lock: lock
+            requests.count <= 100 ? .short : .long, audience: .workersAndFollowers, lock: lock
         ) { db in
             // The time is read once the write lock is held, so that creation times follow
             // commit order (a unique key's next holder is never created before the last let go).
@@ -39,7 +39,7 @@ extension SQLStore {
     }
 
     package func job(_ id: JobID) async throws -> Job? {
-        try await read(.small) { db in
+        try await read(.short) { db in
             try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map { Job($0) }
         }
     }
@@ -426,7 +426,7 @@ extension StoreSQL {
 extension JobRequest {
     /// A job that is only its own row and its `enqueued` event: no unique key, lane,
     /// dependency or batch, whose enqueue reads or changes other rows.
-    var isPlain: Bool {
+    var isSelfContained: Bool {
         options.unique == nil && options.lane == nil && options.after.isEmpty && options.batch == nil
             && options.partition == nil
     }

@@ -15,34 +15,34 @@ extension SQLStore {
         // wake no worker.
         let audience: CommitAudience = outcomes.isEmpty ? .followers : .workersAndFollowers
         guard writesOverlap else {
-            return try await write(.small, audience: audience) { db in
+            return try await write(.short, audience: audience) { db in
                 let recorded = try StoreSQL.recordCompletions(
-                    db, outcomes, starting: starting, workerID: workerID, plainOnly: false)
+                    db, outcomes, starting: starting, workerID: workerID, selfContainedOnly: false)
                 return (recorded.refused, recorded.refusedStarts)
             }
         }
-        // Where writes overlap (a server), start marks and plain successes change only this
+        // Where writes overlap (a server), start marks and self-contained successes change only this
         // worker's own rows: they are written beside other workers' writes, and the outcomes
         // with consequences after them, in an exclusive transaction of their own.
         if let fast = try await completeInOneRoundTrip(outcomes, starting: starting, workerID: workerID) {
             return fast
         }
-        // Plain successes and start marks make nothing claimable: no idle worker claims for them.
-        let plain = try await write(
-            .small, audience: outcomes.isEmpty ? .followers : .waitingWorkersAndFollowers, lock: .shared
+        // Self-contained successes and start marks make nothing claimable: no idle worker claims for them.
+        let selfContained = try await write(
+            .short, audience: outcomes.isEmpty ? .followers : .waitingWorkersAndFollowers, lock: .shared
         ) { db in
-            try StoreSQL.recordCompletions(db, outcomes, starting: starting, workerID: workerID, plainOnly: true)
+            try StoreSQL.recordCompletions(db, outcomes, starting: starting, workerID: workerID, selfContainedOnly: true)
         }
-        guard !plain.deferred.isEmpty else { return (plain.refused, plain.refusedStarts) }
-        let rest = try await write(.small, audience: .workersAndFollowers) { db in
+        guard !selfContained.deferred.isEmpty else { return (selfContained.refused, selfContained.refusedStarts) }
+        let rest = try await write(.short, audience: .workersAndFollowers) { db in
             try StoreSQL.recordCompletions(
-                db, plain.deferred, starting: plain.deferredStarts, workerID: workerID, plainOnly: false)
+                db, selfContained.deferred, starting: selfContained.deferredStarts, workerID: workerID, selfContainedOnly: false)
         }
-        return (plain.refused.union(rest.refused), plain.refusedStarts.union(rest.refusedStarts))
+        return (selfContained.refused.union(rest.refused), selfContained.refusedStarts.union(rest.refusedStarts))
     }
 
-    /// ``complete(_:starting:workerID:)`` where the store writes start marks and plain successes
-    /// in one round trip (``recordStartsAndPlainSuccesses(starts:successes:workerID:notifyWorkers:)``):
+    /// ``complete(_:starting:workerID:)`` where the store writes start marks and self-contained successes
+    /// in one round trip (``recordStartsAndSelfContainedSuccesses(starts:successes:workerID:notifyWorkers:)``):
     /// what that leaves (other outcomes, successes with consequences or refused) is recorded
     /// by the shared SQL in an exclusive transaction after it. Nil where the store has no such
     /// round trip.
@@ -51,17 +51,17 @@ extension SQLStore {
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>)? {
         let now = StoreSQL.now()
         let startingByID = Dictionary(starting.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        var successes: [PlainSuccessRequest] = []
+        var successes: [SelfContainedSuccessRequest] = []
         for (job, outcome) in outcomes {
-            guard let result = StoreSQL.PlainSuccess.result(job: job, outcome: outcome) else { continue }
+            guard let result = StoreSQL.SelfContainedSuccess.result(job: job, outcome: outcome) else { continue }
             let start = startingByID[job.id].map { $0.startTime ?? now }
-            successes.append(PlainSuccessRequest(job: job, resultJSON: result, startTime: start))
+            successes.append(SelfContainedSuccessRequest(job: job, resultJSON: result, startTime: start))
         }
         // A start goes with its job's success when that is in the batch; the rest on their own.
         let withSuccess = Set(successes.lazy.filter { $0.startTime != nil }.map(\.job.id))
         let separateStarts = starting.filter { !withSuccess.contains($0.id) }
         guard
-            let written = try await recordStartsAndPlainSuccesses(
+            let written = try await recordStartsAndSelfContainedSuccesses(
                 starts: separateStarts, successes: successes.sorted { $0.job.id < $1.job.id }, workerID: workerID,
                 notifyWorkers: !outcomes.isEmpty)
         else { return nil }
@@ -70,31 +70,31 @@ extension SQLStore {
         guard !restOutcomes.isEmpty else { return ([], refusedStarts) }
         // A success left unwritten takes its start with it.
         let restStarts = starting.filter { withSuccess.contains($0.id) && !written.successes.contains($0.id) }
-        let rest = try await write(.small, audience: .workersAndFollowers) { db in
-            try StoreSQL.recordCompletions(db, restOutcomes, starting: restStarts, workerID: workerID, plainOnly: false)
+        let rest = try await write(.short, audience: .workersAndFollowers) { db in
+            try StoreSQL.recordCompletions(db, restOutcomes, starting: restStarts, workerID: workerID, selfContainedOnly: false)
         }
         return (rest.refused, refusedStarts.union(rest.refusedStarts))
     }
 }
 
 extension StoreSQL {
-    /// What ``recordCompletions(_:_:starting:workerID:plainOnly:)`` wrote, and what it left.
+    /// What ``recordCompletions(_:_:starting:workerID:selfContainedOnly:)`` wrote, and what it left.
     struct RecordedCompletions: Sendable {
         /// Ids whose outcome, and those whose start, the fence refused.
         var refused: Set<JobID> = []
         var refusedStarts: Set<JobID> = []
-        /// With `plainOnly`, the outcomes with consequences (and the start marks that go with
+        /// With `selfContainedOnly`, the outcomes with consequences (and the start marks that go with
         /// them), not written.
         var deferred: [(job: ClaimedJob, outcome: AttemptOutcome)] = []
         var deferredStarts: [ClaimedJob] = []
     }
 
-    /// Records attempts' outcomes and starts inside the caller's transaction. With `plainOnly`,
-    /// only the start marks and the plain successes (``PlainSuccess``): rows of this worker's
+    /// Records attempts' outcomes and starts inside the caller's transaction. With `selfContainedOnly`,
+    /// only the start marks and the self-contained successes (``SelfContainedSuccess``): rows of this worker's
     /// own attempts, which a shared write may change.
     static func recordCompletions(
         _ db: some SQLTransaction, _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob],
-        workerID: String, plainOnly: Bool
+        workerID: String, selfContainedOnly: Bool
     ) throws -> RecordedCompletions {
         // Read once the write lock is held: a start is stamped when it commits.
         let now = StoreSQL.now()
@@ -120,17 +120,17 @@ extension StoreSQL {
             let facts = try StoreFacts.read(db)
             let withDependents = try StoreSQL.jobsWithDependents(
                 db, outcomes.filter { $0.outcome.isSuccess && !$0.job.isMember }.map(\.job.id), facts: facts)
-            var plain: [StoreSQL.PlainSuccess] = []
+            var selfContained: [StoreSQL.SelfContainedSuccess] = []
             for (job, outcome) in outcomes {
                 let start = startsWithSuccess[job.id]
-                if let success = StoreSQL.PlainSuccess(
+                if let success = StoreSQL.SelfContainedSuccess(
                     job: job, outcome: outcome, start: start, facts: facts,
                     hasDependents: withDependents.contains(job.id))
                 {
-                    plain.append(success)
+                    selfContained.append(success)
                     continue
                 }
-                if plainOnly {
+                if selfContainedOnly {
                     recorded.deferred.append((job, outcome))
                     if let start { recorded.deferredStarts.append(start) }
                     continue
@@ -141,7 +141,7 @@ extension StoreSQL {
                 if !done { recorded.refused.insert(job.id) }
             }
             recorded.refused.formUnion(
-                try StoreSQL.recordPlainSuccesses(db, plain, workerID: workerID, events: &events))
+                try StoreSQL.recordSelfContainedSuccesses(db, selfContained, workerID: workerID, events: &events))
             // A start written with its success was refused with it.
             recorded.refusedStarts.formUnion(recorded.refused.lazy.filter { startsWithSuccess[$0] != nil })
         }
@@ -326,7 +326,7 @@ extension SQLStore {
         job: ClaimedJob, workerID: String, fraction: Double?, message: String?, dataJSON: String?
     ) async throws {
         let now = StoreSQL.now()
-        try await write(.small, audience: .followers) { db in
+        try await write(.short, audience: .followers) { db in
             try db.execute(
                 sql: """
                     UPDATE jobs SET progress = COALESCE(?, progress), progress_message = COALESCE(?, progress_message),

@@ -5,7 +5,7 @@ import Foundation
 extension SQLStore {
     /// Sets `queue`'s own retention (nil: back to the store's default).
     package func setRetention(_ retention: QueueRetention?, for queue: String) async throws {
-        try await write(.small, audience: .nobody) { db in
+        try await write(.short, audience: .nobody) { db in
             try db.execute(
                 sql: """
                     INSERT INTO queues (name, paused, keep_succeeded, keep_dead, keep_cancelled) VALUES (?, 0, ?, ?, ?)
@@ -30,7 +30,7 @@ extension SQLStore {
     }
 
     package func setDefaultRetention(_ retention: StoreRetention) async throws {
-        try await write(.small, audience: .nobody) { db in
+        try await write(.short, audience: .nobody) { db in
             for (name, value) in [
                 ("keep_succeeded", retention.jobs.succeeded), ("keep_dead", retention.jobs.dead),
                 ("keep_cancelled", retention.jobs.cancelled), ("keep_events", retention.events)
@@ -43,7 +43,7 @@ extension SQLStore {
     /// Takes (or renews) the lease `name` for `holder` until `duration` from now, unless another
     /// holder's lease is still running. Returns whether `holder` holds it.
     package func acquireLease(_ name: String, holder: String, for duration: Duration) async throws -> Bool {
-        try await write(.small, audience: .nobody) { db in
+        try await write(.short, audience: .nobody) { db in
             let now = StoreSQL.now()
             try db.execute(
                 sql: """
@@ -59,7 +59,7 @@ extension SQLStore {
 
     /// Gives the lease back, if `holder` has it.
     package func releaseLease(_ name: String, holder: String) async throws {
-        try await write(.small, audience: .nobody) { db in
+        try await write(.short, audience: .nobody) { db in
             try db.execute(sql: "DELETE FROM leases WHERE name = ? AND holder = ?", arguments: [name, holder])
         }
     }
@@ -90,7 +90,7 @@ extension SQLStore {
         // tracking sets change in exclusive transactions, which wait for this one), and none
         // touches a finished job's row. With the exclusive lock, a busy queue's pick-ups waited
         // behind each batch (p99 +4.5 ms on PostgreSQL).
-        try await write(.small, audience: .nobody, lock: .shared) { db in
+        try await write(.short, audience: .nobody, lock: .shared) { db in
             let ids = try db.fetchAll(
                 JobID.self,
                 sql: """
@@ -123,7 +123,7 @@ extension SQLStore {
     /// newest id deleted. Returns how many.
     package func cleanEvents(before cutoff: Double, limit: Int) async throws -> Int {
         // Shared, like the jobs' batches: events are only ever appended, at higher ids.
-        try await write(.small, audience: .nobody, lock: .shared) { db in
+        try await write(.short, audience: .nobody, lock: .shared) { db in
             // By id from the oldest, stopping at the first young one: ids follow time closely
             // enough, and the scan never walks the young rest of the feed.
             let oldest = try db.fetchRows(
@@ -135,7 +135,7 @@ extension SQLStore {
 
     /// Deletes finished workflows (with their groups and trees) whose jobs are all gone.
     package func cleanFinishedWorkflows(finishedBefore cutoff: Double) async throws {
-        try await write(.small, audience: .nobody) { db in try StoreSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff)
+        try await write(.short, audience: .nobody) { db in try StoreSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff)
         }
     }
 }

@@ -40,7 +40,7 @@ extension SQLStore {
         let options = request.options
         let seconds = now.timeIntervalSince1970
         let timing: SQLArguments = [kind, start, every, times, cron, zone]
-        return try await write(.small) { db in
+        return try await write(.short) { db in
             let existed =
                 try db.fetchOne(
                     Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM schedules WHERE name = ?)", arguments: [schedule.name]
@@ -72,12 +72,12 @@ extension SQLStore {
     }
 
     package func schedule(_ name: String) async throws -> ScheduleStatus? {
-        try await read(.small) { db in try StoreSQL.schedule(db, name) }
+        try await read(.short) { db in try StoreSQL.schedule(db, name) }
     }
 
     /// The jobs a schedule made, newest occurrence first.
     package func scheduleRuns(_ name: String, limit: Int) async throws -> [Job] {
-        try await read(.small) { db in
+        try await read(.short) { db in
             try db.fetchRows(
                 sql: "SELECT \(Job.columns) FROM jobs WHERE schedule = ? ORDER BY occurrence DESC LIMIT ?",
                 arguments: [name, limit]
@@ -88,7 +88,7 @@ extension SQLStore {
     /// Pauses or resumes a schedule. A resumed one continues from `now`: no burst of the
     /// occurrences it missed while paused.
     package func setSchedulePaused(_ name: String, paused: Bool, now: Date) async throws -> ScheduleStatus {
-        try await write(.small) { db in
+        try await write(.short) { db in
             guard let status = try StoreSQL.schedule(db, name) else { throw StoreSQL.noSchedule(name) }
             guard status.paused != paused else { return status }
             var next = status.nextRunAt
@@ -108,7 +108,7 @@ extension SQLStore {
 
     /// Removes a schedule; the jobs it made stay.
     package func removeSchedule(_ name: String, now: Date) async throws {
-        try await write(.small) { db in
+        try await write(.short) { db in
             try db.execute(sql: "DELETE FROM schedules WHERE name = ?", arguments: [name])
             guard db.changesCount == 1 else { throw StoreSQL.noSchedule(name) }
             try StoreSQL.scheduleEvent(db, name: name, change: "removed", now: now.timeIntervalSince1970)
@@ -117,7 +117,7 @@ extension SQLStore {
 
     /// The earliest occurrence any active schedule waits for.
     package func nextScheduledOccurrence() async throws -> Date? {
-        try await read(.small) { db in
+        try await read(.short) { db in
             try db.fetchOne(
                 Double.self, sql: "SELECT MIN(next_run_at) FROM schedules WHERE paused = 0 AND next_run_at IS NOT NULL"
             )
@@ -130,7 +130,7 @@ extension SQLStore {
     /// doing the same makes nothing twice. Returns the ids of the jobs made.
     package func runDueSchedules(now: Date) async throws -> [JobID] {
         let seconds = now.timeIntervalSince1970
-        return try await write(.small) { db in
+        return try await write(.short) { db in
             let due = try db.fetchRows(
                 sql: "SELECT * FROM schedules WHERE paused = 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT 100",
                 arguments: [seconds]

@@ -11,7 +11,7 @@ extension SQLStore {
         let request = trigger.request
         let options = request.options
         let seconds = now.timeIntervalSince1970
-        return try await write(.small) { db in
+        return try await write(.short) { db in
             let siblings = try StoreSQL.triggers(db, event: trigger.event)
             let existed = siblings.contains { $0.task == trigger.task }
             let names = Set(siblings.map(\.task))
@@ -56,7 +56,7 @@ extension SQLStore {
     }
 
     package func setTriggerPaused(event: String, task: String, paused: Bool, now: Date) async throws -> TriggerStatus {
-        try await write(.small) { db in
+        try await write(.short) { db in
             guard let status = try StoreSQL.trigger(db, event: event, task: task) else {
                 throw StoreSQL.noTrigger(event, task)
             }
@@ -72,7 +72,7 @@ extension SQLStore {
 
     /// Removes a trigger; the jobs it made stay. Refused while another task depends on it.
     package func removeTrigger(event: String, task: String, now: Date) async throws {
-        try await write(.small) { db in
+        try await write(.short) { db in
             let siblings = try StoreSQL.triggers(db, event: event)
             guard siblings.contains(where: { $0.task == task }) else { throw StoreSQL.noTrigger(event, task) }
             if let dependent = siblings.first(where: { $0.dependsOn.contains(task) }) {
@@ -95,7 +95,7 @@ extension SQLStore {
         }
         try JSONText.validate(payloadJSON, what: "the payload of event '\(event)'")
         let seconds = now.timeIntervalSince1970
-        return try await write(.small) { db in
+        return try await write(.short) { db in
             if let dedupe,
                 let earlier = try db.fetchRow(
                     sql: "SELECT job_ids, emitted_at FROM trigger_emits WHERE event = ? AND dedupe = ?",

@@ -6,7 +6,7 @@ extension SQLStore {
     package func submit(_ workflow: Workflow) async throws -> WorkflowID {
         let steps = try WorkflowValidation.validate(workflow)
         let now = StoreSQL.now()
-        return try await write(steps <= 100 ? .small : .large) { db in
+        return try await write(steps <= 100 ? .short : .long) { db in
             let id = try db.fetchOne(
                 WorkflowID.self,
                 sql:

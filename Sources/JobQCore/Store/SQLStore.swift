@@ -12,72 +12,72 @@ package protocol SQLStore: Store {
     /// beside each other where the store allows it (a server), never beside an exclusive one.
     /// `audience`: who in other processes this commit should wake, where the store can tell.
     func write<T: Sendable>(
-        _ size: TransactionSize, audience: CommitAudience, lock: WriteLock,
+        _ length: TransactionLength, audience: CommitAudience, lock: WriteLock,
         _ body: @escaping @Sendable (Transaction) throws -> T
     ) async throws -> T
     /// Whether shared writes run beside each other here (a server), so that splitting work
     /// into a shared write and an exclusive one pays: false for SQLite's single writer.
     var writesOverlap: Bool { get }
     /// Runs `body` in a read transaction: one snapshot of the store.
-    func read<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (Transaction) throws -> T) async throws
+    func read<T: Sendable>(_ length: TransactionLength, _ body: @escaping @Sendable (Transaction) throws -> T) async throws
         -> T
-    /// Inserts jobs that are only their own row and `enqueued` event (``JobRequest/isPlain``),
+    /// Inserts jobs that are only their own row and `enqueued` event (``JobRequest/isSelfContained``),
     /// all or none, in the fewest round trips the store has; nil where it has no faster way
     /// than the shared SQL in a write transaction (SQLite, where a statement is no round trip).
-    func insertPlainJobs(_ requests: [JobRequest]) async throws -> [Job]?
+    func insertSelfContainedJobs(_ requests: [JobRequest]) async throws -> [Job]?
     /// Claims as ``Store/claim(queues:limit:workerID:lease:startingNow:)`` does, in the fewest
     /// round trips the store has; nil where the shared SQL's claim transaction is the fastest
     /// (SQLite).
     func claimInOneStatement(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int)
         async throws -> [ClaimedJob]?
     /// Writes start marks (`starts`, each with its `startTime`) and successes whose result is
-    /// plain unless the store says otherwise (``StoreSQL/PlainSuccess/result(job:outcome:)``,
+    /// self-contained unless the store says otherwise (``StoreSQL/SelfContainedSuccess/result(job:outcome:)``,
     /// each with its start when it is written with it) in one round trip, where the store has
     /// one; nil where it has not (SQLite). Returns the ids of the starts and the successes it
     /// wrote: a start it did not write was refused by the fence; a success it did not write was
     /// refused, or has consequences, and is the caller's to record.
-    func recordStartsAndPlainSuccesses(
-        starts: [ClaimedJob], successes: [PlainSuccessRequest], workerID: String, notifyWorkers: Bool
+    func recordStartsAndSelfContainedSuccesses(
+        starts: [ClaimedJob], successes: [SelfContainedSuccessRequest], workerID: String, notifyWorkers: Bool
     ) async throws -> (starts: Set<JobID>, successes: Set<JobID>)?
     /// The store's schema version, as its migrator numbers it.
     static func schemaVersion(_ db: Transaction) throws -> Int
 }
 
 extension SQLStore {
-    package func insertPlainJobs(_ requests: [JobRequest]) async throws -> [Job]? { nil }
+    package func insertSelfContainedJobs(_ requests: [JobRequest]) async throws -> [Job]? { nil }
 
     package func claimInOneStatement(
         queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int
     ) async throws -> [ClaimedJob]? { nil }
 
-    package func recordStartsAndPlainSuccesses(
-        starts: [ClaimedJob], successes: [PlainSuccessRequest], workerID: String, notifyWorkers: Bool
+    package func recordStartsAndSelfContainedSuccesses(
+        starts: [ClaimedJob], successes: [SelfContainedSuccessRequest], workerID: String, notifyWorkers: Bool
     ) async throws -> (starts: Set<JobID>, successes: Set<JobID>)? { nil }
 
     package func write<T: Sendable>(
-        _ size: TransactionSize, audience: CommitAudience, _ body: @escaping @Sendable (Transaction) throws -> T
+        _ length: TransactionLength, audience: CommitAudience, _ body: @escaping @Sendable (Transaction) throws -> T
     ) async throws -> T {
-        try await write(size, audience: audience, lock: .exclusive, body)
+        try await write(length, audience: audience, lock: .exclusive, body)
     }
 
-    package func write<T: Sendable>(_ size: TransactionSize, _ body: @escaping @Sendable (Transaction) throws -> T)
+    package func write<T: Sendable>(_ length: TransactionLength, _ body: @escaping @Sendable (Transaction) throws -> T)
         async throws -> T
     {
-        try await write(size, audience: .workersAndFollowers, body)
+        try await write(length, audience: .workersAndFollowers, body)
     }
 
     package func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
-        try await write(.large, audience: .workersAndFollowers, body)
+        try await write(.long, audience: .workersAndFollowers, body)
     }
 
     package func read<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
-        try await read(.large, body)
+        try await read(.long, body)
     }
 }
 
 /// A success to record in one round trip: the job, its result, and the time its attempt started
 /// when its start mark is written with it (nil when the mark is already written).
-package struct PlainSuccessRequest: Sendable {
+package struct SelfContainedSuccessRequest: Sendable {
     package let job: ClaimedJob
     package let resultJSON: String
     package let startTime: Double?
@@ -95,7 +95,7 @@ package enum StoreSQL {
 /// Rules (a dependent unlocked, a group's or lane's or batch's counters, a unique key, a
 /// schedule's next occurrence) read rows and write what follows from them: those transactions
 /// are exclusive, so that what they read stays true until they commit. The hot path changes
-/// only rows it owns: a claim takes ready rows no one else holds (SKIP LOCKED), a plain enqueue
+/// only rows it owns: a claim takes ready rows no one else holds (SKIP LOCKED), a self-contained enqueue
 /// inserts new rows, a worker's successes, start marks and lease renewals are fenced on its own
 /// running attempts. Those are shared: on a server, claims and completions of different
 /// workers and machines run side by side instead of queueing behind one lock. SQLite has one
@@ -107,12 +107,12 @@ package enum WriteLock: Sendable {
     case shared
 }
 
-/// How much a transaction does, which decides the thread it runs on.
-package enum TransactionSize: Sendable {
+/// How long a transaction runs, which decides the thread it runs on.
+package enum TransactionLength: Sendable {
     /// A few rows by index (an enqueue, a claim, a batch of completions, a page of events):
     /// tens to hundreds of microseconds, short enough to run on the caller's thread.
-    case small
+    case short
     /// Anything that may touch many rows (status counts, listing, pruning, migrations): runs
     /// off the threads Swift concurrency runs tasks on.
-    case large
+    case long
 }

@@ -24,7 +24,7 @@ final class AttemptProgress: Sendable {
         var flushScheduled = false
     }
 
-    let store: any Store
+    let store: any JobStore
     let job: ClaimedJob
     let workerID: String
     let interval: Duration
@@ -33,7 +33,7 @@ final class AttemptProgress: Sendable {
     private let state = Mutex(State())
 
     init(
-        store: any Store, job: ClaimedJob, workerID: String, interval: Duration,
+        store: any JobStore, job: ClaimedJob, workerID: String, interval: Duration,
         startWritten: @escaping @Sendable () async -> Void = {}
     ) {
         self.store = store

@@ -52,7 +52,7 @@ final class CompletionBatcher: Sendable {
     /// The longest wait between two tries of a failed write.
     static let maximumBackoff: Duration = .seconds(5)
 
-    private let store: any Store
+    private let store: any JobStore
     private let workerID: String
     private let logger: Logger
     private let state = Mutex(State())
@@ -65,7 +65,7 @@ final class CompletionBatcher: Sendable {
     }
     private let handler = Mutex<HandlerBox?>(nil)
 
-    init(store: any Store, workerID: String, logger: Logger) {
+    init(store: any JobStore, workerID: String, logger: Logger) {
         self.store = store
         self.workerID = workerID
         self.logger = logger

@@ -101,7 +101,7 @@ struct PostgresClaimTests {
                 "UPDATE jobs SET lease_until = ? WHERE \(d.integer("id", in: "?")) AND \(StoreSQL.runningAttempt(of: "?"))",
                 [1.0, ids, "w1"])
             let success = try await plan(
-                StoreSQL.plainSuccessSQL[1][.postgres], [1.0, "w1", claimed[0].id, 1, "{}", nil])
+                StoreSQL.selfContainedSuccessSQL[1][.postgres], [1.0, "w1", claimed[0].id, 1, "{}", nil])
             let mark = try await plan(StoreSQL.startMarkSQL[1][.postgres], ["w1", claimed[0].id, 1, 1.0])
             for (name, text) in [("renewal", renewal), ("success", success), ("start mark", mark)] {
                 #expect(!text.contains("jobs_leases"), "\(name):\n\(text)")

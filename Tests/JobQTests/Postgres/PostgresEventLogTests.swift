@@ -125,7 +125,7 @@ struct PostgresEventLogTests {
         #expect(Set(all).subtracting(naive).count > 0, "reading by id alone should have skipped events")
     }
 
-    /// Sixteen stores write at once what a fleet writes: plain enqueues, lane jobs and
+    /// Sixteen stores write at once what a fleet writes: self-contained enqueues, lane jobs and
     /// workflows (exclusive writes), claims and completions (shared writes, side by side). A
     /// follower reading as fast as it can sees every event exactly once, in the order the feed
     /// has once everything is written: no event ever appeared before one it had already passed.

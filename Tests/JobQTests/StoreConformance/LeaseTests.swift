@@ -195,7 +195,7 @@ struct LeaseTests {
         #expect(done.attempt == 2)
     }
 
-    /// One completion transaction records plain successes many to a statement (more than one
+    /// One completion transaction records self-contained successes many to a statement (more than one
     /// statement's 64 here), each under the worker's fence, beside outcomes recorded one by one
     /// (a lane member's success, a failure): each job ends as its own outcome says, a start
     /// written with its success has its own time and comes first in its events, and jobs

@@ -12,7 +12,7 @@ import Foundation
 extension StoreSQL {
     /// A success ``record(_:job:outcome:fence:facts:events:reason:start:)`` would record with
     /// its own row and event alone.
-    struct PlainSuccess {
+    struct SelfContainedSuccess {
         let job: ClaimedJob
         let resultJSON: String
         /// The job's start mark when it is written in the same transaction (see `record`).
@@ -29,7 +29,7 @@ extension StoreSQL {
             self.start = start
         }
 
-        /// The result of a success that is plain unless the store says otherwise (the job has
+        /// The result of a success that is self-contained unless the store says otherwise (the job has
         /// dependents, or tracking sets have members): one that is no member of a batch, group
         /// or lane and writes nothing to a workflow's context. Nil for any other outcome.
         package static func result(job: ClaimedJob, outcome: AttemptOutcome) -> String? {
@@ -42,7 +42,7 @@ extension StoreSQL {
 
     /// Of these jobs, those some job waits for: looked up only where the store has dependencies
     /// at all, so that a store using workflows still records the successes of its other jobs as
-    /// plain ones.
+    /// self-contained ones.
     static func jobsWithDependents(_ db: some SQLTransaction, _ ids: [JobID], facts: StoreFacts) throws -> Set<JobID> {
         guard facts.dependencies, !ids.isEmpty else { return [] }
         return try Set(
@@ -56,20 +56,20 @@ extension StoreSQL {
     }
 
     /// Rows per UPDATE at most (4 parameters each, 2 shared).
-    static let plainSuccessesPerUpdate = 64
+    static let selfContainedSuccessesPerUpdate = 64
 
     /// Records `successes` of this worker's attempts, each with its `started` event (when it
     /// brings its start mark) and its `succeeded` event, in their order. Returns the ids the
     /// fence refused (cancelled or taken over meanwhile): nothing of theirs is written.
-    static func recordPlainSuccesses(
-        _ db: some SQLTransaction, _ successes: [PlainSuccess], workerID: String, events: inout PendingEvents
+    static func recordSelfContainedSuccesses(
+        _ db: some SQLTransaction, _ successes: [SelfContainedSuccess], workerID: String, events: inout PendingEvents
     ) throws -> Set<JobID> {
         var accepted: Set<JobID> = []
         accepted.reserveCapacity(successes.count)
         // In id order: two writes that lock the same rows lock them in the same order.
-        for chunk in successes.sorted(by: { $0.job.id < $1.job.id }).chunks(of: plainSuccessesPerUpdate) {
+        for chunk in successes.sorted(by: { $0.job.id < $1.job.id }).chunks(of: selfContainedSuccessesPerUpdate) {
             let rows = paddedRowCount(chunk.count)
-            let update = try db.statement(sql: plainSuccessSQL[rows][db.dialect])
+            let update = try db.statement(sql: selfContainedSuccessSQL[rows][db.dialect])
             update.bind(1, events.now)
             update.bind(2, workerID)
             for offset in 0..<rows {
@@ -109,7 +109,7 @@ extension StoreSQL {
     /// a write tried again after its first try committed (its answer lost with the connection,
     /// or, on a server, the exclusive part of the same batch failing after this part
     /// committed). They are neither refused nor written twice.
-    private static func recordedEarlier(_ db: some SQLTransaction, _ successes: [PlainSuccess], workerID: String)
+    private static func recordedEarlier(_ db: some SQLTransaction, _ successes: [SelfContainedSuccess], workerID: String)
         throws -> Set<JobID>
     {
         let attempts = Dictionary(
@@ -128,11 +128,11 @@ extension StoreSQL {
             })
     }
 
-    /// `plainSuccessSQL[n]` records n successes: ?1 is the time, ?2 the worker, then each job's
+    /// `selfContainedSuccessSQL[n]` records n successes: ?1 is the time, ?2 the worker, then each job's
     /// id, attempt, result and start time (NULL when its start is already written; all NULL in
     /// the rows that pad a batch to `paddedRowCount`). The VALUES
     /// list's columns are column1...column4 in both dialects; PostgreSQL needs their types.
-    static let plainSuccessSQL: [DialectSQL] = (0...plainSuccessesPerUpdate).map { count in
+    static let selfContainedSuccessSQL: [DialectSQL] = (0...selfContainedSuccessesPerUpdate).map { count in
         DialectSQL { d in
             let rows = d.values(rows: count, from: 3, types: ["bigint", "integer", "json", "double precision"])
             return """

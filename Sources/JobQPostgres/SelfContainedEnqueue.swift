@@ -9,7 +9,7 @@ import JobQCore
 /// jobs, and their events from what the insert returned: the same rows, lock and
 /// notifications as a write transaction (`ServerStore.write`) without BEGIN and COMMIT.
 extension ServerStore {
-    func insertPlainJobs(_ requests: [JobRequest]) async throws -> [Job]? {
+    func insertSelfContainedJobs(_ requests: [JobRequest]) async throws -> [Job]? {
         guard !requests.isEmpty else { return [] }
         let now = StoreSQL.now()
         let jobs =
@@ -38,7 +38,7 @@ extension ServerStore {
         """
 
     private func insertOne(_ request: JobRequest, now: Double) async throws -> [Job] {
-        let row = PlainRow(request, now: now)
+        let row = SelfContainedJobRow(request, now: now)
         let result = try await server.autocommit(
             InsertOneJob.self,
             [
@@ -91,7 +91,7 @@ extension ServerStore {
             throw JobQueueError.storeUnavailable(
                 "PostgreSQL handed out \(ids.count) job ids for \(requests.count) jobs; nothing was enqueued, retry")
         }
-        let rows = requests.map { PlainRow($0, now: now) }
+        let rows = requests.map { SelfContainedJobRow($0, now: now) }
         let result = try await server.autocommit(
             InsertJobs.self,
             [
@@ -130,8 +130,8 @@ private enum InsertJobs: StatementText {
     static let sql = ServerStore.insertManySQL
 }
 
-/// One plain job's column values and its `enqueued` event's data.
-private struct PlainRow {
+/// One self-contained job's column values and its `enqueued` event's data.
+private struct SelfContainedJobRow {
     let queue: String
     let executor: String
     let payload: String

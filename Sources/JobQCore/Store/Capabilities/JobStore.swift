@@ -1,0 +1,51 @@
+import Foundation
+
+/// Jobs and the worker's hot path: enqueueing, reading and changing jobs, claiming them,
+/// recording how attempts end, and the leases and worker rows that fence those records.
+///
+/// A worker's completion batcher and its progress reports need nothing else of a store:
+/// ```swift
+/// let refused = try await jobs.complete([(job, .succeeded(resultJSON: "{}", writes: []))], workerID: id)
+/// ```
+package protocol JobStore: AnyObject, Sendable {
+    func enqueue(_ requests: [JobRequest]) async throws -> [Enqueued]
+    func job(_ id: JobID) async throws -> Job?
+    func jobs(queue: String?, state: JobState?, limit: Int, afterID: JobID?) async throws -> [Job]
+    func jobs(matching query: JobQuery) async throws -> [Job]
+    func cancel(_ id: JobID) async throws -> Job
+    func retry(_ id: JobID) async throws -> Job
+    func delete(_ id: JobID) async throws
+
+    func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int) async throws
+        -> [ClaimedJob]
+    /// Whether a claim would find a job now, and when the next scheduled job falls due.
+    func claimOutlook(queues: [String]) async throws -> ClaimOutlook
+    /// The same, on the calling thread, if it can be had without waiting; nil otherwise (the
+    /// caller then claims, or looks with ``claimOutlook(queues:)``).
+    func claimOutlookHere(queues: [String]) -> ClaimOutlook?
+    func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool
+    func complete(
+        _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
+    ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>)
+    func recordProgress(job: ClaimedJob, workerID: String, fraction: Double?, message: String?, dataJSON: String?)
+        async throws
+    func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID>
+    func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID>
+    func reclaimExpiredLeases() async throws -> Int
+    func registerWorker(id: String, queues: [String], concurrency: Int) async throws
+    func heartbeatWorker(id: String) async throws
+    func removeWorker(id: String) async throws
+}
+
+extension JobStore {
+    package func claim(queues: [String], limit: Int, workerID: String, lease: Duration) async throws -> [ClaimedJob] {
+        try await claim(queues: queues, limit: limit, workerID: workerID, lease: lease, startingNow: .max)
+    }
+
+    @discardableResult
+    package func complete(_ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], workerID: String) async throws
+        -> Set<JobID>
+    {
+        try await complete(outcomes, starting: [], workerID: workerID).outcomes
+    }
+}

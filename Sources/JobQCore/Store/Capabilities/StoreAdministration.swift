@@ -1,0 +1,46 @@
+import Foundation
+
+/// What operators change and read about a store as a whole: queues' settings (paused, limits,
+/// retention), the cleaner and pruning, counts and throughput, and data migrations.
+///
+/// ```swift
+/// try await administration.setLimits(QueueLimits(concurrency: 3), for: "mail")
+/// let status = try await administration.status(liveWithin: 30)
+/// ```
+package protocol StoreAdministration: AnyObject, Sendable {
+    /// The file the store lives in; nil for a store in memory or on a server.
+    var path: String? { get }
+
+    func setPaused(_ queue: String, paused: Bool) async throws
+    func setLimits(_ limits: QueueLimits, for queue: String) async throws
+    func limitUsage(of queue: String, partitions: Int) async throws -> QueueLimitUsage?
+    func status(liveWithin: TimeInterval) async throws -> StoreStatus
+    func backlog(queues: [String]) async throws -> Int
+    func throughput(of queues: [String], since start: Date, interval: Double, buckets: Int) async throws
+        -> [QueueThroughput]
+
+    func setRetention(_ retention: QueueRetention?, for queue: String) async throws
+    func retentionSettings() async throws -> (store: StoreRetention, queues: [String: QueueRetention])
+    func setDefaultRetention(_ retention: StoreRetention) async throws
+    func retentionByQueue() async throws -> [(queue: String, retention: QueueRetention)]
+    /// Takes or renews the lease `name` for `holder` (the cleaner's one-at-a-time rule); false
+    /// while another holder's lease is current.
+    func acquireLease(_ name: String, holder: String, for duration: Duration) async throws -> Bool
+    func releaseLease(_ name: String, holder: String) async throws
+    func cleanFinished(queue: String, state: JobState, finishedBefore cutoff: Double, limit: Int) async throws -> Int
+    func keptForReferences(queue: String, state: JobState, finishedBefore cutoff: Double) async throws -> Int
+    func cleanEvents(before cutoff: Double, limit: Int) async throws -> Int
+    func cleanFinishedWorkflows(finishedBefore cutoff: Double) async throws
+    func prune(finishedBefore cutoff: Date, states: Set<JobState>) async throws -> Int
+
+    func dataMigrationVersion(_ name: String) async throws -> Int?
+    func noteDataMigrationTarget(_ name: String, target: Int) async throws
+    func dataMigrators() async throws -> [DataMigratorStatus]
+    func unfinishedDataMigrationJob(_ name: String) async throws -> JobID?
+    /// Records step `version` of a data migration, enqueues `next` (the job for the following
+    /// step) and runs `changes`, all in one transaction; nil when another run had recorded it.
+    func recordDataMigrationStep<T: Sendable>(
+        name: String, version: Int, outcome: String, target: Int, next: JobRequest?,
+        changes: @escaping @Sendable (DataMigrationTransaction) throws -> T
+    ) async throws -> T?
+}
