@@ -241,7 +241,9 @@ final class SQLiteStore: SQLStore {
     /// thread hand-offs of an asynchronous read (tens of microseconds each on a busy or
     /// virtualized machine). The rare read that would wait for a lock (another process
     /// recovering the WAL after a crash, say) and a `.long` one run on GRDB's reader threads.
-    func readDatabase<T: Sendable>(_ length: TransactionLength = .long, _ body: @escaping @Sendable (Database) throws -> T)
+    func readDatabase<T: Sendable>(
+        _ length: TransactionLength = .long, _ body: @escaping @Sendable (Database) throws -> T
+    )
         async throws -> T
     {
         let path = self.path

@@ -64,20 +64,22 @@ extension SQLStore {
         return try await read { db in
             // One range of jobs_finished (queue, state, finished_at) per queue and final state:
             // only the window's jobs are read, however long the history.
+            typealias P = StoreSQL.Throughput
             let count = try db.statement(
                 sql: """
-                    SELECT CAST((finished_at - ?) / ? AS INTEGER) AS bucket, COUNT(*) AS n FROM jobs \(db.dialect.indexedBy("jobs_finished"))
-                    WHERE queue = ? AND state = ? AND finished_at IS NOT NULL AND finished_at >= ? GROUP BY bucket
+                    SELECT CAST((finished_at - \(P.from)) / \(P.interval) AS INTEGER) AS bucket, COUNT(*) AS n
+                    FROM jobs \(db.dialect.indexedBy("jobs_finished"))
+                    WHERE queue = \(P.queue) AND state = \(P.state) AND finished_at IS NOT NULL AND finished_at >= \(P.from)
+                    GROUP BY bucket
                     """)
             return try Set(queues).sorted().map { queue in
                 var series: [JobState: [Int]] = [:]
                 for state in [JobState.succeeded, .dead, .cancelled] {
                     var values = Array(repeating: 0, count: buckets)
-                    count.bind(1, from)
-                    count.bind(2, interval)
-                    count.bind(3, queue)
-                    count.bind(4, state.rawValue)
-                    count.bind(5, from)
+                    count.bind(P.from, from)
+                    count.bind(P.interval, interval)
+                    count.bind(P.queue, queue)
+                    count.bind(P.state, state.rawValue)
                     while try count.step() {
                         let bucket = min(max(count.int(0), 0), buckets - 1)
                         values[bucket] += count.int(1)
@@ -96,5 +98,13 @@ extension SQLStore {
             try db.fetchRows(sql: "SELECT * FROM batches ORDER BY created_at DESC, name LIMIT ?", arguments: [limit])
                 .map(StoreSQL.batchStatus)
         }
+    }
+}
+
+extension StoreSQL {
+    /// The parameters of a queue's finished jobs of one state counted in buckets of time.
+    enum Throughput: Int32, SQLParameter {
+        case from = 1
+        case interval, queue, state
     }
 }

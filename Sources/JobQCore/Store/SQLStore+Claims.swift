@@ -38,7 +38,7 @@ extension SQLStore {
             let now = StoreSQL.now()
             let leaseUntil = now + lease.inSeconds
             let promote = try db.statement(sql: StoreSQL.promoteDueSQL[db.dialect])
-            promote.bind(1, now)
+            promote.bind(StoreSQL.PromoteDue.now, now)
             try promote.run()
             let settings = try db.statement(sql: StoreSQL.queueSettingsSQL)
             var paused: Set<String> = []
@@ -274,9 +274,9 @@ extension StoreSQL {
         for chunk in jobs.sorted(by: { $0.id < $1.id }).chunks(of: startMarksPerUpdate) {
             let rows = paddedRowCount(chunk.count)
             let update = try db.statement(sql: startMarkSQL[rows][db.dialect])
-            update.bind(1, workerID)
+            update.bind(StartMark.worker, workerID)
             for offset in 0..<rows {
-                let base = Int32(2 + 3 * offset)
+                let base = StartMark.firstRow.rawValue + Int32(3 * offset)
                 let job = offset < chunk.count ? chunk[chunk.startIndex + offset] : nil
                 update.bind(base, job?.id)
                 update.bind(base + 1, job.map { Int64($0.attempt) })
@@ -347,15 +347,23 @@ extension StoreSQL {
     /// Rows per UPDATE at most (3 parameters each, 1 shared).
     static let startMarksPerUpdate = 64
 
-    /// `startMarkSQL[n]` marks n attempts started: ?1 is the worker, then each job's id, attempt
-    /// and start time (NULLs in the rows that pad a batch to `paddedRowCount`). The VALUES
-    /// list's columns are column1...column3 in both dialects.
+    /// A start mark's parameters: the worker, then from `firstRow` each job's id, attempt and
+    /// start time.
+    enum StartMark: Int32, SQLParameter {
+        case worker = 1
+        case firstRow
+    }
+
+    /// `startMarkSQL[n]` marks n attempts started (NULLs in the rows that pad a batch to
+    /// `paddedRowCount`). The VALUES list's columns are column1...column3 in both dialects.
     static let startMarkSQL: [DialectSQL] = (0...startMarksPerUpdate).map { count in
         DialectSQL { d in
-            let rows = d.values(rows: count, from: 2, types: ["bigint", "integer", "double precision"])
+            let rows = d.values(
+                rows: count, from: StartMark.firstRow, types: ["bigint", "integer", "double precision"])
             return """
                 UPDATE jobs SET started_at = v.column3 FROM (VALUES \(rows)) AS v
-                WHERE jobs.id = v.column1 AND \(runningAttempt(of: "?1", "jobs")) AND jobs.attempt = v.column2
+                WHERE jobs.id = v.column1 AND \(runningAttempt(of: "\(StartMark.worker)", "jobs"))
+                    AND jobs.attempt = v.column2
                     AND jobs.started_at IS NULL
                 RETURNING jobs.id
                 """
@@ -392,11 +400,12 @@ extension StoreSQL {
     static func claimReturning(
         _ db: some SQLTransaction, queue: String, limit: Int, workerID: String, leaseUntil: Double
     ) throws -> [ClaimedJob] {
+        typealias P = ClaimParameter
         let statement = try db.statement(sql: claimSQL[db.dialect])
-        statement.bind(1, workerID)
-        statement.bind(2, leaseUntil)
-        statement.bind(3, queue)
-        statement.bind(4, limit)
+        statement.bind(P.worker, workerID)
+        statement.bind(P.leaseUntil, leaseUntil)
+        statement.bind(P.queue, queue)
+        statement.bind(P.limit, limit)
         var rows: [ClaimedJob] = []
         while try statement.step() { rows.append(ClaimedJob(statement)) }
         statement.reset()
@@ -404,17 +413,27 @@ extension StoreSQL {
         return rows.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
     }
 
+    enum PromoteDue: Int32, SQLParameter { case now = 1 }
+
     /// Makes due scheduled and retrying jobs ready. On a server, rows another claim is promoting
     /// are skipped (it makes them ready), so that claims never wait for each other.
     static let promoteDueSQL = DialectSQL { d in
         switch d {
-        case .sqlite: "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?"
+        case .sqlite:
+            "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= \(PromoteDue.now)"
         case .postgres:
             """
             UPDATE jobs SET state = 'ready' WHERE id IN (
-                SELECT id FROM jobs WHERE state IN ('scheduled', 'failed') AND run_at <= ? \(d.skipLocked))
+                SELECT id FROM jobs WHERE state IN ('scheduled', 'failed') AND run_at <= \(PromoteDue.now)
+                \(d.skipLocked))
             """
         }
+    }
+
+    /// The parameters of a claim: who claims, until when, how many of which queue's jobs.
+    enum ClaimParameter: Int32, SQLParameter {
+        case worker = 1
+        case leaseUntil, queue, limit
     }
 
     /// One queue's claim. The inner SELECT's ORDER BY is exactly the column order of the
@@ -422,21 +441,29 @@ extension StoreSQL {
     /// skipping rows another claim holds.
     static let claimSQL = DialectSQL { d in
         """
-        UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?, lease_until = ?, started_at = NULL
+        UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = \(ClaimParameter.worker),
+            lease_until = \(ClaimParameter.leaseUntil), started_at = NULL
         WHERE id IN (
-            SELECT id FROM jobs WHERE state = 'ready' AND queue = ?
-            ORDER BY priority DESC, run_at, id LIMIT ? \(d.skipLocked))
+            SELECT id FROM jobs WHERE state = 'ready' AND queue = \(ClaimParameter.queue)
+            ORDER BY priority DESC, run_at, id LIMIT \(ClaimParameter.limit) \(d.skipLocked))
         RETURNING \(ClaimedJob.columns)
         """
     }
 
+    /// The parameters of the outlook's and the backlog's questions: the queues (a JSON array)
+    /// and the time now.
+    enum QueuesNow: Int32, SQLParameter {
+        case queues = 1
+        case now
+    }
+
     private static func unpaused(_ d: SQLDialect) -> String {
-        "queue IN (\(d.texts(in: "?1"))) AND queue NOT IN (SELECT name FROM queues WHERE paused <> 0)"
+        "queue IN (\(d.texts(in: "\(QueuesNow.queues)"))) AND queue NOT IN (SELECT name FROM queues WHERE paused <> 0)"
     }
 
     // One EXISTS per state, each on the partial index that holds it (ready jobs by
     // jobs_claim_order, running ones by jobs_leases, due-able ones by jobs_due): never by
-    // scanning a queue's history. ?1 is the queues (a JSON array), ?2 the time now.
+    // scanning a queue's history.
     private static func anyReady(_ d: SQLDialect) -> String {
         "EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused(d)))"
     }
@@ -444,7 +471,10 @@ extension StoreSQL {
         "EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_leases")) WHERE state = 'running' AND \(unpaused(d)))"
     }
     private static func anyDue(_ d: SQLDialect) -> String {
-        "EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') AND run_at <= ?2 AND \(unpaused(d)))"
+        """
+        EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed')
+            AND run_at <= \(QueuesNow.now) AND \(unpaused(d)))
+        """
     }
     private static func anyWaiting(_ d: SQLDialect) -> String {
         """
@@ -470,9 +500,9 @@ extension StoreSQL {
 
     static let backlogSQL = DialectSQL { d in
         """
-        SELECT (SELECT COUNT(*) FROM jobs WHERE state = 'ready' AND queue IN (\(d.texts(in: "?1"))))
-             + (SELECT COUNT(*) FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') AND run_at <= ?2
-                AND queue IN (\(d.texts(in: "?1"))))
+        SELECT (SELECT COUNT(*) FROM jobs WHERE state = 'ready' AND queue IN (\(d.texts(in: "\(QueuesNow.queues)"))))
+             + (SELECT COUNT(*) FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed')
+                AND run_at <= \(QueuesNow.now) AND queue IN (\(d.texts(in: "\(QueuesNow.queues)"))))
         """
     }
 
@@ -508,8 +538,8 @@ extension StoreSQL {
         -> ClaimOutlook
     {
         let statement = try db.statement(sql: claimOutlookSQL[db.dialect])
-        statement.bind(1, queueList)
-        statement.bind(2, now)
+        statement.bind(QueuesNow.queues, queueList)
+        statement.bind(QueuesNow.now, now)
         defer { statement.reset() }
         guard try statement.step() else { return ClaimOutlook(claimable: false, nextDue: nil) }
         return ClaimOutlook(claimable: statement.int64(0) != 0, nextDue: statement.optionalDouble(1))
@@ -535,8 +565,8 @@ extension StoreSQL {
         _ db: some SQLTransaction, queue: String, limit: Int, workerID: String, leaseUntil: Double
     ) throws -> [ClaimedJob] {
         let read = try db.statement(sql: claimReadSQL)
-        read.bind(1, queue)
-        read.bind(2, limit)
+        read.bind(ClaimParameter.queue, queue)
+        read.bind(ClaimParameter.limit, limit)
         var claimed: [ClaimedJob] = []
         claimed.reserveCapacity(limit)
         while try read.step() { claimed.append(ClaimedJob(read)) }
@@ -552,9 +582,9 @@ extension StoreSQL {
     ) throws {
         for chunk in claimed.chunks(of: claimIDsPerUpdate) {
             let update = try db.statement(sql: claimMarkSQL[chunk.count])
-            update.bind(1, workerID)
-            update.bind(2, leaseUntil)
-            for (offset, job) in chunk.enumerated() { update.bind(Int32(3 + offset), job.id) }
+            update.bind(ClaimParameter.worker, workerID)
+            update.bind(ClaimParameter.leaseUntil, leaseUntil)
+            for (offset, job) in chunk.enumerated() { update.bind(ClaimMark.firstID.rawValue + Int32(offset), job.id) }
             try update.run()
             // Under the write lock every job read is still ready; anything else is a bug, and
             // throwing rolls the whole claim back.
@@ -566,18 +596,25 @@ extension StoreSQL {
         }
     }
 
-    /// The ready jobs of ?1 in claim order, at most ?2, with the attempt the claim gives them.
-    /// Its ORDER BY is the column order of the jobs_claim_order index.
+    /// The ready jobs of a queue in claim order, at most a limit, with the attempt the claim
+    /// gives them. Its ORDER BY is the column order of the jobs_claim_order index.
     static let claimReadSQL = """
-        SELECT \(ClaimedJob.columns(attempt: "attempt + 1")) FROM jobs WHERE state = 'ready' AND queue = ?1
-        ORDER BY priority DESC, run_at, id LIMIT ?2
+        SELECT \(ClaimedJob.columns(attempt: "attempt + 1")) FROM jobs
+        WHERE state = 'ready' AND queue = \(ClaimParameter.queue)
+        ORDER BY priority DESC, run_at, id LIMIT \(ClaimParameter.limit)
         """
 
-    /// `claimMarkSQL[n]` claims n jobs by id: ?1 the worker, ?2 the lease's end, then the ids.
+    /// A claim mark's parameters: the worker and the lease's end (as a claim's), then from
+    /// `firstID` the ids.
+    enum ClaimMark: Int32, SQLParameter { case firstID = 3 }
+
+    /// `claimMarkSQL[n]` claims n jobs by id.
     static let claimMarkSQL: [String] = (0...claimIDsPerUpdate).map { count in
-        """
-        UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?1, lease_until = ?2, started_at = NULL
-        WHERE id IN (\((0..<count).map { "?\(3 + $0)" }.joined(separator: ", "))) AND state = 'ready'
-        """
+        let ids = (0..<count).map { "?\(ClaimMark.firstID.rawValue + Int32($0))" }.joined(separator: ", ")
+        return """
+            UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = \(ClaimParameter.worker),
+                lease_until = \(ClaimParameter.leaseUntil), started_at = NULL
+            WHERE id IN (\(ids)) AND state = 'ready'
+            """
     }
 }

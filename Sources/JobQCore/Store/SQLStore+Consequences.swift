@@ -211,17 +211,23 @@ extension StoreSQL {
         work += try end(db, jobs: dead, as: .dead, error: reason, events: &events)
     }
 
+    private enum DependencyMet: Int32, SQLParameter {
+        case now = 1
+        case job
+    }
+
+    private static let dependencyMetSQL = """
+        UPDATE jobs SET unmet = unmet - 1,
+            state = CASE WHEN unmet > 1 THEN 'waiting' WHEN run_at > \(DependencyMet.now) THEN 'scheduled' ELSE 'ready' END
+        WHERE id = \(DependencyMet.job) AND state = 'waiting' AND unmet > 0
+        RETURNING state, input_from
+        """
+
     /// One dependency of a waiting job is met: it becomes ready (or scheduled) on its last one.
     static func dependencyMet(_ db: some SQLTransaction, job: JobID, now: Double) throws {
-        let statement = try db.statement(
-            sql: """
-                UPDATE jobs SET unmet = unmet - 1,
-                    state = CASE WHEN unmet > 1 THEN 'waiting' WHEN run_at > ?1 THEN 'scheduled' ELSE 'ready' END
-                WHERE id = ?2 AND state = 'waiting' AND unmet > 0
-                RETURNING state, input_from
-                """)
-        statement.bind(1, now)
-        statement.bind(2, job)
+        let statement = try db.statement(sql: dependencyMetSQL)
+        statement.bind(DependencyMet.now, now)
+        statement.bind(DependencyMet.job, job)
         guard try statement.step() else { return statement.reset() }
         let released = statement.string(0) != "waiting"
         let inputFrom = statement.optionalString(1)
@@ -259,21 +265,33 @@ extension StoreSQL {
         return note.text
     }
 
+    private enum Edge: Int32, SQLParameter {
+        case job = 1
+        case dependsOn, afterGroup, policy
+    }
+
+    private static let insertEdgeSQL = insertSQL(
+        "dependencies",
+        [
+            "job_id": "\(Edge.job)", "depends_on": "\(Edge.dependsOn)", "after_group": "\(Edge.afterGroup)",
+            "policy": "\(Edge.policy)"
+        ])
+
     /// Inserts the edges of a new job: on jobs (with an optional per-edge policy) and on groups.
     static func insertEdges(_ db: some SQLTransaction, job: JobID, on targets: [(DependencyTarget, String?)]) throws {
-        let statement = try db.statement(
-            sql: "INSERT INTO dependencies (job_id, depends_on, after_group, policy) VALUES (?, ?, ?, ?)")
+        typealias P = Edge
+        let statement = try db.statement(sql: insertEdgeSQL)
         for (target, policy) in targets {
-            statement.bind(1, job)
+            statement.bind(P.job, job)
             switch target {
             case .job(let id):
-                statement.bind(2, id)
-                statement.bind(3, nil as Int64?)
+                statement.bind(P.dependsOn, id)
+                statement.bind(P.afterGroup, nil as Int64?)
             case .group(let id):
-                statement.bind(2, nil as Int64?)
-                statement.bind(3, id)
+                statement.bind(P.dependsOn, nil as Int64?)
+                statement.bind(P.afterGroup, id)
             }
-            statement.bind(4, policy)
+            statement.bind(P.policy, policy)
             try statement.run()
         }
     }

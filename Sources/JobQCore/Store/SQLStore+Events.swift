@@ -290,7 +290,7 @@ extension StoreSQL {
             CAST(CAST(pg_snapshot_xmax(pg_current_snapshot()) AS text) AS bigint))
         """
 
-    /// On PostgreSQL: the transaction of the event ?1 (NULL when there is none), the feed's
+    /// On PostgreSQL: the transaction of the event bound (NULL when there is none), the feed's
     /// horizon, and the end of the snapshot (every transaction below it had begun when the
     /// snapshot was taken).
     static let positionSQL = """

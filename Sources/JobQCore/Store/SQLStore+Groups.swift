@@ -53,6 +53,37 @@ package struct SubtreeJobs: Sendable {
 /// decided by one comparison, failure handled by the group's policy, and the workflow finished
 /// with its top group.
 extension StoreSQL {
+    /// The parameters of statements about one group and the groups under it.
+    enum GroupParameter: Int32, SQLParameter {
+        case group = 1
+        case now
+    }
+
+    /// The ids of a group and of every group under it, as the CTE `subtree`.
+    static let subtreeCTE = """
+        WITH RECURSIVE subtree(id) AS (
+            SELECT CAST(\(GroupParameter.group) AS bigint)
+            UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
+        """
+
+    /// The parameters of a member's end counted into its group.
+    enum MemberCounts: Int32, SQLParameter {
+        case group = 1
+        case succeeded, failed, cancelled, jobsSucceeded, jobsFailed, jobsCancelled
+    }
+
+    /// Counts a member's end (and the jobs of its subtree by outcome) into its running group.
+    static let memberFinishedSQL: String = {
+        typealias P = MemberCounts
+        return """
+            UPDATE workflow_groups SET succeeded = succeeded + \(P.succeeded), failed = failed + \(P.failed),
+                cancelled = cancelled + \(P.cancelled), jobs_succeeded = jobs_succeeded + \(P.jobsSucceeded),
+                jobs_failed = jobs_failed + \(P.jobsFailed), jobs_cancelled = jobs_cancelled + \(P.jobsCancelled)
+            WHERE id = \(P.group) AND state = 'running'
+            RETURNING on_failure, total, succeeded + failed + cancelled
+            """
+    }()
+
     /// Counts a member's outcome into its group, and finishes the group when that decides it:
     /// its last member finished, or (policy `fail`) a member died or was cancelled, or
     /// (`endsGroup`: a tree job that failed in its own group) the member was the group's reason
@@ -67,21 +98,15 @@ extension StoreSQL {
         case .job: jobs = SubtreeJobs(outcome)
         case .group(_, let subtree): jobs = subtree
         }
-        let statement = try db.statement(
-            sql: """
-                UPDATE workflow_groups SET succeeded = succeeded + ?2, failed = failed + ?6,
-                    cancelled = cancelled + ?7, jobs_succeeded = jobs_succeeded + ?3,
-                    jobs_failed = jobs_failed + ?4, jobs_cancelled = jobs_cancelled + ?5
-                WHERE id = ?1 AND state = 'running'
-                RETURNING on_failure, total, succeeded + failed + cancelled
-                """)
-        statement.bind(1, group)
-        statement.bind(2, outcome == .succeeded ? 1 : 0)
-        statement.bind(3, jobs.succeeded)
-        statement.bind(4, jobs.failed)
-        statement.bind(5, jobs.cancelled)
-        statement.bind(6, outcome == .failed ? 1 : 0)
-        statement.bind(7, outcome == .cancelled ? 1 : 0)
+        typealias P = MemberCounts
+        let statement = try db.statement(sql: memberFinishedSQL)
+        statement.bind(P.group, group)
+        statement.bind(P.succeeded, outcome == .succeeded ? 1 : 0)
+        statement.bind(P.failed, outcome == .failed ? 1 : 0)
+        statement.bind(P.cancelled, outcome == .cancelled ? 1 : 0)
+        statement.bind(P.jobsSucceeded, jobs.succeeded)
+        statement.bind(P.jobsFailed, jobs.failed)
+        statement.bind(P.jobsCancelled, jobs.cancelled)
         // A group that already ended (failed, cancelled) no longer counts its members.
         guard try statement.step() else { return statement.reset() }
         let failFast = statement.string(0) == "fail"
@@ -170,8 +195,7 @@ extension StoreSQL {
     static func subtreeJobs(_ db: some SQLTransaction, group: Int64) throws -> SubtreeJobs {
         let rows = try db.fetchRows(
             sql: """
-                WITH RECURSIVE subtree(id) AS (
-                    SELECT CAST(?1 AS bigint) UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
+                \(subtreeCTE)
                 SELECT state, COUNT(*) AS n FROM jobs WHERE group_id IN (SELECT id FROM subtree) GROUP BY state
                 """,
             arguments: [group])
@@ -191,15 +215,13 @@ extension StoreSQL {
     private static func cancelUnder(
         _ db: some SQLTransaction, group: Int64, reason: String, events: inout PendingEvents
     ) throws -> [FinishedJob] {
-        let subtree = """
-            WITH RECURSIVE subtree(id) AS (
-                SELECT CAST(?1 AS bigint) UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
-            """
+        typealias P = GroupParameter
+        let subtree = subtreeCTE
         let cancelledGroups = try db.fetchRows(
             sql: """
                 \(subtree)
-                UPDATE workflow_groups SET state = 'cancelled', finished_at = ?2
-                WHERE id IN (SELECT id FROM subtree) AND id != ?1 AND state = 'running'
+                UPDATE workflow_groups SET state = 'cancelled', finished_at = \(P.now)
+                WHERE id IN (SELECT id FROM subtree) AND id != \(P.group) AND state = 'running'
                 RETURNING id, workflow_id, kind, name, path, total, tree_node
                 """,
             arguments: [group, events.now])
@@ -241,9 +263,9 @@ extension StoreSQL {
     ) {
         let rows = try db.fetchRows(
             sql: """
-                SELECT state, COUNT(*) AS n FROM jobs WHERE group_id = ?1 GROUP BY state
+                SELECT state, COUNT(*) AS n FROM jobs WHERE group_id = \(GroupParameter.group) GROUP BY state
                 UNION ALL
-                SELECT state, COUNT(*) FROM workflow_groups WHERE parent_id = ?1 GROUP BY state
+                SELECT state, COUNT(*) FROM workflow_groups WHERE parent_id = \(GroupParameter.group) GROUP BY state
                 """,
             arguments: [group])
         var counts = (total: total, succeeded: 0, failed: 0, cancelled: 0)
@@ -264,10 +286,10 @@ extension StoreSQL {
         let rows = try db.fetchRows(
             sql: """
                 SELECT 'job' AS kind, id, executor AS name, state, error, group_position AS p
-                FROM jobs WHERE group_id = ?1 AND state IN ('dead', 'cancelled')
+                FROM jobs WHERE group_id = \(GroupParameter.group) AND state IN ('dead', 'cancelled')
                 UNION ALL
                 SELECT 'group', id, path, state, NULL, position
-                FROM workflow_groups WHERE parent_id = ?1 AND state IN ('failed', 'cancelled')
+                FROM workflow_groups WHERE parent_id = \(GroupParameter.group) AND state IN ('failed', 'cancelled')
                 ORDER BY p LIMIT 50
                 """,
             arguments: [group])
@@ -345,8 +367,8 @@ extension StoreSQL {
         let kind = try db.fetchOne(String.self, sql: "SELECT kind FROM workflow_groups WHERE id = ?", arguments: [id])
         let members = try db.fetchRows(
             sql: """
-                SELECT 'job' AS kind, id, group_position AS p FROM jobs WHERE group_id = ?1
-                UNION ALL SELECT 'group', id, position FROM workflow_groups WHERE parent_id = ?1
+                SELECT 'job' AS kind, id, group_position AS p FROM jobs WHERE group_id = \(GroupParameter.group)
+                UNION ALL SELECT 'group', id, position FROM workflow_groups WHERE parent_id = \(GroupParameter.group)
                 ORDER BY p
                 """,
             arguments: [id]

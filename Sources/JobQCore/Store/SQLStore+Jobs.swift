@@ -313,31 +313,34 @@ extension StoreSQL {
         let insert = try db.statement(sql: insertJobSQL[db.dialect])
         let runAt = options.runAt?.timeIntervalSince1970 ?? now
         let state: JobState = unmet > 0 ? .waiting : runAt > now ? .scheduled : .ready
-        insert.bind(1, options.queue)
-        insert.bind(2, request.executor)
-        insert.bind(3, db.dialect.storedJSON(request.payloadJSON))
-        insert.bind(4, options.priority)
-        insert.bind(5, state.rawValue)
-        insert.bind(6, options.maxAttempts)
-        insert.bind(7, runAt)
-        insert.bind(8, options.timeout?.inSeconds)
-        insert.bind(9, now)
-        insert.bind(10, options.name)
-        insert.bind(11, options.batch)
-        insert.bind(12, unmet)
-        insert.bind(13, options.after.isEmpty ? nil : options.onDependencyFailure.rawValue)
-        insert.bind(14, failedDependencies.isEmpty ? nil : "[" + failedDependencies.joined(separator: ",") + "]")
-        insert.bind(15, placement?.workflow)
-        insert.bind(16, placement?.group)
-        insert.bind(17, placement.map { Int64($0.position) })
-        insert.bind(18, placement?.inputFrom)
-        insert.bind(19, options.lane)
-        insert.bind(20, placement?.treeNode)
-        insert.bind(21, options.unique?.key)
-        insert.bind(22, options.unique.map { Int64($0.stateBits) })
-        insert.bind(23, options.unique?.period?.inSeconds)
-        insert.bind(24, request.traceContextJSON)
-        insert.bind(25, options.partition)
+        typealias P = InsertJob
+        insert.bind(P.queue, options.queue)
+        insert.bind(P.executor, request.executor)
+        insert.bind(P.payload, db.dialect.storedJSON(request.payloadJSON))
+        insert.bind(P.priority, options.priority)
+        insert.bind(P.state, state.rawValue)
+        insert.bind(P.maxAttempts, options.maxAttempts)
+        insert.bind(P.runAt, runAt)
+        insert.bind(P.timeout, options.timeout?.inSeconds)
+        insert.bind(P.createdAt, now)
+        insert.bind(P.name, options.name)
+        insert.bind(P.batch, options.batch)
+        insert.bind(P.unmet, unmet)
+        insert.bind(P.onDependencyFailure, options.after.isEmpty ? nil : options.onDependencyFailure.rawValue)
+        insert.bind(
+            P.failedDependencies,
+            failedDependencies.isEmpty ? nil : "[" + failedDependencies.joined(separator: ",") + "]")
+        insert.bind(P.workflow, placement?.workflow)
+        insert.bind(P.group, placement?.group)
+        insert.bind(P.position, placement.map { Int64($0.position) })
+        insert.bind(P.inputFrom, placement?.inputFrom)
+        insert.bind(P.lane, options.lane)
+        insert.bind(P.treeNode, placement?.treeNode)
+        insert.bind(P.uniqueKey, options.unique?.key)
+        insert.bind(P.uniqueStates, options.unique.map { Int64($0.stateBits) })
+        insert.bind(P.uniquePeriod, options.unique?.period?.inSeconds)
+        insert.bind(P.traceContext, request.traceContextJSON)
+        insert.bind(P.partition, options.partition)
         guard try insert.step() else { throw JobQueueError.storeUnavailable("inserting a job returned no row") }
         let job = Job(insert)
         insert.reset()
@@ -365,14 +368,31 @@ extension StoreSQL {
         return data.text
     }
 
+    /// The parameters of a job's row as an enqueue inserts it.
+    enum InsertJob: Int32, SQLParameter {
+        case queue = 1
+        case executor, payload, priority, state, maxAttempts, runAt, timeout, createdAt, name, batch
+        case unmet, onDependencyFailure, failedDependencies, workflow, group, position, inputFrom, lane, treeNode
+        case uniqueKey, uniqueStates, uniquePeriod, traceContext, partition
+    }
+
     static let insertJobSQL = DialectSQL { d in
-        """
-        INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch,
-            unmet, on_dependency_failure, failed_dependencies, workflow_id, group_id, group_position, input_from, lane, tree_node,
-            unique_key, unique_hold, unique_states, unique_for, trace_context, partition_key)
-        VALUES (?, ?, \(d.json("?")), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?21, ?21, ?22, ?23, ?24, ?25)
-        RETURNING \(Job.columns)
-        """
+        typealias P = InsertJob
+        return insertSQL(
+            "jobs",
+            [
+                "queue": "\(P.queue)", "executor": "\(P.executor)", "payload": d.json("\(P.payload)"),
+                "priority": "\(P.priority)", "state": "\(P.state)", "max_attempts": "\(P.maxAttempts)",
+                "run_at": "\(P.runAt)", "timeout": "\(P.timeout)", "created_at": "\(P.createdAt)", "name": "\(P.name)",
+                "batch": "\(P.batch)", "unmet": "\(P.unmet)", "on_dependency_failure": "\(P.onDependencyFailure)",
+                "failed_dependencies": "\(P.failedDependencies)", "workflow_id": "\(P.workflow)",
+                "group_id": "\(P.group)", "group_position": "\(P.position)", "input_from": "\(P.inputFrom)",
+                "lane": "\(P.lane)", "tree_node": "\(P.treeNode)", "unique_key": "\(P.uniqueKey)",
+                // A unique job holds its key from the start.
+                "unique_hold": "\(P.uniqueKey)", "unique_states": "\(P.uniqueStates)",
+                "unique_for": "\(P.uniquePeriod)", "trace_context": "\(P.traceContext)",
+                "partition_key": "\(P.partition)"
+            ], returning: Job.columns)
     }
 
     /// Jobs per queue and state, each state counted from the partial index that holds it, so

@@ -31,12 +31,14 @@ extension SQLStore {
         let selfContained = try await write(
             .short, audience: outcomes.isEmpty ? .followers : .waitingWorkersAndFollowers, lock: .shared
         ) { db in
-            try StoreSQL.recordCompletions(db, outcomes, starting: starting, workerID: workerID, selfContainedOnly: true)
+            try StoreSQL.recordCompletions(
+                db, outcomes, starting: starting, workerID: workerID, selfContainedOnly: true)
         }
         guard !selfContained.deferred.isEmpty else { return (selfContained.refused, selfContained.refusedStarts) }
         let rest = try await write(.short, audience: .workersAndFollowers) { db in
             try StoreSQL.recordCompletions(
-                db, selfContained.deferred, starting: selfContained.deferredStarts, workerID: workerID, selfContainedOnly: false)
+                db, selfContained.deferred, starting: selfContained.deferredStarts, workerID: workerID,
+                selfContainedOnly: false)
         }
         return (selfContained.refused.union(rest.refused), selfContained.refusedStarts.union(rest.refusedStarts))
     }
@@ -71,7 +73,8 @@ extension SQLStore {
         // A success left unwritten takes its start with it.
         let restStarts = starting.filter { withSuccess.contains($0.id) && !written.successes.contains($0.id) }
         let rest = try await write(.short, audience: .workersAndFollowers) { db in
-            try StoreSQL.recordCompletions(db, restOutcomes, starting: restStarts, workerID: workerID, selfContainedOnly: false)
+            try StoreSQL.recordCompletions(
+                db, restOutcomes, starting: restStarts, workerID: workerID, selfContainedOnly: false)
         }
         return (rest.refused, refusedStarts.union(rest.refusedStarts))
     }
@@ -158,7 +161,14 @@ extension StoreSQL {
         /// Whichever attempt is running: reclaiming an expired lease.
         case anyWorker
 
-        /// An UPDATE's text under this fence (its SET clauses own parameters 1...19).
+        /// The fence's parameters, numbered after those of any outcome's SET clause (see
+        /// ``OutcomeParameter``), so that each UPDATE's text is built once.
+        enum Parameter: Int32, SQLParameter {
+            case job = 20
+            case worker, attempt
+        }
+
+        /// An UPDATE's text under this fence.
         func sql(_ update: FencedUpdate) -> String {
             switch self {
             case .worker: update.worker
@@ -167,42 +177,50 @@ extension StoreSQL {
         }
 
         func bind(_ statement: some SQLStatement, job: ClaimedJob) {
-            statement.bind(20, job.id)
+            statement.bind(Parameter.job, job.id)
             if case .worker(let workerID) = self {
-                statement.bind(21, workerID)
-                statement.bind(22, job.attempt)
+                statement.bind(Parameter.worker, workerID)
+                statement.bind(Parameter.attempt, job.attempt)
             }
         }
     }
 
-    /// An UPDATE under each fence, built once: the WHERE clause's parameters are numbered from
-    /// 20, so that no drain builds statement text per job.
+    /// The parameters of the outcomes' SET clauses.
+    enum OutcomeParameter: Int32, SQLParameter {
+        case result = 1
+        case error, finishedAt, runAt, startedAt, checkpoint
+    }
+
+    /// An UPDATE under each fence, built once, so that no drain builds statement text per job.
     struct FencedUpdate {
         let worker: String
         let anyWorker: String
 
         init(_ update: String) {
+            typealias P = Fence.Parameter
             // See `runningAttempt(of:)` for why a CASE.
-            worker = "\(update) WHERE id = ?20 AND \(runningAttempt(of: "?21")) AND attempt = ?22"
-            anyWorker = "\(update) WHERE id = ?20 AND CASE WHEN state = 'running' THEN 1 END = 1"
+            worker = "\(update) WHERE id = \(P.job) AND \(runningAttempt(of: "\(P.worker)")) AND attempt = \(P.attempt)"
+            anyWorker = "\(update) WHERE id = \(P.job) AND CASE WHEN state = 'running' THEN 1 END = 1"
         }
     }
 
+    private typealias P = OutcomeParameter
     private static let succeededUpdate = FencedUpdate(
         """
-        UPDATE jobs SET state = 'succeeded', result = ?1, error = NULL, finished_at = ?2, lease_until = NULL,
-            started_at = COALESCE(?3, started_at)
+        UPDATE jobs SET state = 'succeeded', result = \(P.result), error = NULL, finished_at = \(P.finishedAt),
+            lease_until = NULL, started_at = COALESCE(\(P.startedAt), started_at)
         """)
     private static let retryUpdate = FencedUpdate(
-        "UPDATE jobs SET state = 'failed', error = ?1, run_at = ?2, lease_until = NULL")
+        "UPDATE jobs SET state = 'failed', error = \(P.error), run_at = \(P.runAt), lease_until = NULL")
     private static let deadUpdate = FencedUpdate(
-        "UPDATE jobs SET state = 'dead', error = ?1, finished_at = ?2, lease_until = NULL")
+        "UPDATE jobs SET state = 'dead', error = \(P.error), finished_at = \(P.finishedAt), lease_until = NULL")
     private static let releasedUpdate = FencedUpdate(
         "UPDATE jobs SET state = 'ready', attempt = attempt - 1, worker_id = NULL, lease_until = NULL")
     private static let snoozedUpdate = FencedUpdate(
         """
-        UPDATE jobs SET state = 'scheduled', attempt = attempt - 1, run_at = ?1, checkpoint = COALESCE(?2, checkpoint),
-            snoozes = snoozes + 1, worker_id = NULL, lease_until = NULL
+        UPDATE jobs SET state = 'scheduled', attempt = attempt - 1, run_at = \(P.runAt),
+            checkpoint = COALESCE(\(P.checkpoint), checkpoint), snoozes = snoozes + 1, worker_id = NULL,
+            lease_until = NULL
         """)
 
     /// Applies one outcome if the fence matches; returns false when it does not. Its events join
@@ -230,16 +248,16 @@ extension StoreSQL {
         switch outcome {
         case .succeeded(let resultJSON, _):
             update = try db.statement(sql: fence.sql(succeededUpdate))
-            update.bind(1, resultJSON)
-            update.bind(2, now)
-            update.bind(3, start.map { $0.startTime ?? now })
+            update.bind(P.result, resultJSON)
+            update.bind(P.finishedAt, now)
+            update.bind(P.startedAt, start.map { $0.startTime ?? now })
             kind = .succeeded
             finalState = .succeeded
             data.add("result", raw: resultJSON)
         case .retry(let error, let at, let timedOut):
             update = try db.statement(sql: fence.sql(retryUpdate))
-            update.bind(1, error)
-            update.bind(2, at.timeIntervalSince1970)
+            update.bind(P.error, error)
+            update.bind(P.runAt, at.timeIntervalSince1970)
             kind = timedOut ? .timedOut : .failed
             finalState = nil
             data.add("error", string: error)
@@ -247,8 +265,8 @@ extension StoreSQL {
             data.add("retryAt", date: at)
         case .dead(let error, let timedOut):
             update = try db.statement(sql: fence.sql(deadUpdate))
-            update.bind(1, error)
-            update.bind(2, now)
+            update.bind(P.error, error)
+            update.bind(P.finishedAt, now)
             kind = .dead
             finalState = .dead
             data.add("error", string: error)
@@ -259,8 +277,8 @@ extension StoreSQL {
             finalState = nil
         case .snoozed(let until, let checkpointJSON):
             update = try db.statement(sql: fence.sql(snoozedUpdate))
-            update.bind(1, until.timeIntervalSince1970)
-            update.bind(2, checkpointJSON)
+            update.bind(P.runAt, until.timeIntervalSince1970)
+            update.bind(P.checkpoint, checkpointJSON)
             kind = .snoozed
             finalState = nil
             data.add("until", date: until)

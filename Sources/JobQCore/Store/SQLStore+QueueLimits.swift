@@ -118,14 +118,16 @@ extension StoreSQL {
     static func capacity(_ db: some SQLTransaction, of queue: LimitedQueue, now: Double, pruning: Bool) throws
         -> QueueCapacity
     {
+        typealias P = PartitionParameter
         let d = db.dialect
         let path = partitionPath(d, queue.partitioning)
         var running: [String: Int] = [:]
         if queue.concurrency != nil {
             let rows = try db.fetchRows(
                 sql: """
-                    SELECT \(partitionOf(d, queue.partitioning, path: "?2")), COUNT(*) FROM jobs \(d.indexedBy("jobs_leases"))
-                    WHERE state = 'running' AND queue = ?1 GROUP BY 1
+                    SELECT \(partitionOf(d, queue.partitioning, path: "\(P.path)")), COUNT(*)
+                    FROM jobs \(d.indexedBy("jobs_leases"))
+                    WHERE state = 'running' AND queue = \(P.queue) GROUP BY 1
                     """,
                 arguments: [queue.name, path])
             for row in rows { running[row.string(0)] = row.int(1) }
@@ -167,15 +169,23 @@ extension StoreSQL {
         return capacity
     }
 
+    /// The parameters of the statements that count or read a limited queue's jobs by
+    /// partition: the queue, the payload path of its partition, the partitions with no place
+    /// left (a JSON array) and how many jobs to read.
+    enum PartitionParameter: Int32, SQLParameter {
+        case queue = 1
+        case path, full, limit
+    }
+
     /// The ready jobs of a limited queue, in claim order, whose partition has a place (at most
-    /// `limit`), each with its partition: ?1 the queue, ?2 the full partitions (a JSON array),
-    /// ?3 the limit, ?4 the payload path.
+    /// `limit`), each with its partition.
     private static func readyWithPlacesSQL(_ d: SQLDialect, _ partitioning: QueuePartitioning?) -> String {
-        let partition = partitionOf(d, partitioning, path: "?4")
+        typealias P = PartitionParameter
+        let partition = partitionOf(d, partitioning, path: "\(P.path)")
         return """
             SELECT \(ClaimedJob.columns(attempt: "attempt + 1")), \(partition) FROM jobs
-            WHERE state = 'ready' AND queue = ?1 AND \(partition) NOT IN (\(d.texts(in: "?2")))
-            ORDER BY priority DESC, run_at, id LIMIT ?3
+            WHERE state = 'ready' AND queue = \(P.queue) AND \(partition) NOT IN (\(d.texts(in: "\(P.full)")))
+            ORDER BY priority DESC, run_at, id LIMIT \(P.limit)
             """
     }
 
@@ -198,10 +208,10 @@ extension StoreSQL {
         var claimed: [ClaimedJob] = []
         var taken: [String: Int] = [:]
         while claimed.count < limit {
-            read.bind(1, queue.name)
-            read.bind(2, jsonArray(capacity.full.sorted()))
-            read.bind(3, limit - claimed.count)
-            read.bind(4, path)
+            read.bind(PartitionParameter.queue, queue.name)
+            read.bind(PartitionParameter.full, jsonArray(capacity.full.sorted()))
+            read.bind(PartitionParameter.limit, limit - claimed.count)
+            read.bind(PartitionParameter.path, path)
             var round: [ClaimedJob] = []
             var exhausted = true
             while try read.step() {
@@ -234,14 +244,19 @@ extension StoreSQL {
         return jobs.filter { marked.contains($0.id) }
     }
 
-    /// ?1 the worker, ?2 the lease's end, ?3 the ids (a JSON array). The ids are joined as a set
-    /// and the `ready` check is a CASE: a store whose statistics lag (a fresh backlog, never
+    private enum ServerClaimMark: Int32, SQLParameter {
+        case worker = 1
+        case leaseUntil, ids
+    }
+
+    /// Marks the jobs whose ids (a JSON array) a claim read as claimed. The ids are joined as a
+    /// set and the `ready` check is a CASE: a store whose statistics lag (a fresh backlog, never
     /// analyzed) was planned as a scan of every job testing each against the whole id list
     /// (0.6 s for a claim of a thousand), or of the partial index of ready jobs.
     private static let markClaimedOnServerSQL = """
-        UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, worker_id = ?1, lease_until = ?2,
-            started_at = NULL
-        FROM unnest(CAST(translate(CAST(?3 AS text), '[]', '{}') AS bigint[])) AS picked(id)
+        UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, worker_id = \(ServerClaimMark.worker),
+            lease_until = \(ServerClaimMark.leaseUntil), started_at = NULL
+        FROM unnest(CAST(translate(CAST(\(ServerClaimMark.ids) AS text), '[]', '{}') AS bigint[])) AS picked(id)
         WHERE jobs.id = picked.id AND CASE WHEN jobs.state = 'ready' THEN 1 END = 1
         RETURNING jobs.id
         """
@@ -265,15 +280,16 @@ extension StoreSQL {
     {
         let capacity = try capacity(db, of: queue, now: now, pruning: false)
         let d = db.dialect
-        let partition = partitionOf(d, queue.partitioning, path: "?3")
+        typealias P = PartitionParameter
+        let partition = partitionOf(d, queue.partitioning, path: "\(P.path)")
         let any =
             try db.fetchOne(
                 Bool.self,
                 sql: """
-                    SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND queue = ?1
-                        AND \(partition) NOT IN (\(d.texts(in: "?2"))))
+                    SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND queue = \(P.queue)
+                        AND \(partition) NOT IN (\(d.texts(in: "\(P.full)"))))
                     """,
-                arguments: [queue.name, jsonArray(capacity.full.sorted()), partitionPath(d, queue.partitioning)])
+                arguments: [queue.name, partitionPath(d, queue.partitioning), jsonArray(capacity.full.sorted())])
             ?? false
         return (any, any ? nil : capacity.reopensAt)
     }
@@ -287,12 +303,14 @@ extension StoreSQL {
     {
         let d = db.dialect
         let path = partitionPath(d, queue.partitioning)
-        let partition = partitionOf(d, queue.partitioning, path: "?2")
+        typealias P = PartitionParameter
+        let partition = partitionOf(d, queue.partitioning, path: "\(P.path)")
         var running: [String: Int] = [:]
         var ready: [String: Int] = [:]
         let counts = try db.fetchRows(
             sql: """
-                SELECT \(partition), state, COUNT(*) FROM jobs WHERE state IN ('ready', 'running') AND queue = ?1
+                SELECT \(partition), state, COUNT(*) FROM jobs
+                WHERE state IN ('ready', 'running') AND queue = \(P.queue)
                 GROUP BY 1, 2
                 """,
             arguments: [queue.name, path])

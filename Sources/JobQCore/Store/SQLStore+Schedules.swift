@@ -175,28 +175,43 @@ extension StoreSQL {
         try db.fetchRow(sql: "SELECT * FROM schedules WHERE name = ?", arguments: [name]).map(ScheduleStatus.init)
     }
 
+    /// The parameters of a schedule's job for one occurrence.
+    enum OccurrenceJob: Int32, SQLParameter {
+        case queue = 1
+        case executor, payload, priority, maxAttempts, now, timeout, schedule, occurrence
+    }
+
+    /// A schedule's job for one occurrence, named after its schedule; nothing when that
+    /// occurrence has its job already.
+    static let insertOccurrenceSQL: String = {
+        typealias P = OccurrenceJob
+        let insert = insertSQL(
+            "jobs",
+            [
+                "queue": "\(P.queue)", "executor": "\(P.executor)", "payload": "\(P.payload)",
+                "priority": "\(P.priority)", "state": "'ready'", "max_attempts": "\(P.maxAttempts)",
+                "run_at": "\(P.now)", "timeout": "\(P.timeout)", "created_at": "\(P.now)", "name": "\(P.schedule)",
+                "schedule": "\(P.schedule)", "occurrence": "\(P.occurrence)"
+            ])
+        return insert + " ON CONFLICT (schedule, occurrence) WHERE schedule IS NOT NULL DO NOTHING RETURNING id"
+    }()
+
     /// One job for one occurrence; nil when that occurrence already has its job.
     static func insertOccurrence(
         _ db: some SQLTransaction, _ schedule: ScheduleStatus, occurrence: Double, now: Double,
         events: inout PendingEvents
     ) throws -> JobID? {
-        let statement = try db.statement(
-            sql: """
-                INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name,
-                    schedule, occurrence)
-                VALUES (?1, ?2, ?3, ?4, 'ready', ?5, ?6, ?7, ?6, ?8, ?8, ?9)
-                ON CONFLICT (schedule, occurrence) WHERE schedule IS NOT NULL DO NOTHING
-                RETURNING id
-                """)
-        statement.bind(1, schedule.queue)
-        statement.bind(2, schedule.executor)
-        statement.bind(3, schedule.payloadJSON)
-        statement.bind(4, schedule.priority)
-        statement.bind(5, schedule.maxAttempts)
-        statement.bind(6, now)
-        statement.bind(7, schedule.timeout?.inSeconds)
-        statement.bind(8, schedule.name)
-        statement.bind(9, occurrence)
+        typealias P = OccurrenceJob
+        let statement = try db.statement(sql: insertOccurrenceSQL)
+        statement.bind(P.queue, schedule.queue)
+        statement.bind(P.executor, schedule.executor)
+        statement.bind(P.payload, schedule.payloadJSON)
+        statement.bind(P.priority, schedule.priority)
+        statement.bind(P.maxAttempts, schedule.maxAttempts)
+        statement.bind(P.now, now)
+        statement.bind(P.timeout, schedule.timeout?.inSeconds)
+        statement.bind(P.schedule, schedule.name)
+        statement.bind(P.occurrence, occurrence)
         defer { statement.reset() }
         guard try statement.step() else { return nil }
         let id = statement.int64(0)

@@ -70,10 +70,10 @@ extension StoreSQL {
         for chunk in successes.sorted(by: { $0.job.id < $1.job.id }).chunks(of: selfContainedSuccessesPerUpdate) {
             let rows = paddedRowCount(chunk.count)
             let update = try db.statement(sql: selfContainedSuccessSQL[rows][db.dialect])
-            update.bind(1, events.now)
-            update.bind(2, workerID)
+            update.bind(SuccessBatch.now, events.now)
+            update.bind(SuccessBatch.worker, workerID)
             for offset in 0..<rows {
-                let base = Int32(3 + 4 * offset)
+                let base = SuccessBatch.firstRow.rawValue + Int32(4 * offset)
                 let success = offset < chunk.count ? chunk[chunk.startIndex + offset] : nil
                 update.bind(base, success?.job.id)
                 update.bind(base + 1, success.map { Int64($0.job.attempt) })
@@ -109,7 +109,9 @@ extension StoreSQL {
     /// a write tried again after its first try committed (its answer lost with the connection,
     /// or, on a server, the exclusive part of the same batch failing after this part
     /// committed). They are neither refused nor written twice.
-    private static func recordedEarlier(_ db: some SQLTransaction, _ successes: [SelfContainedSuccess], workerID: String)
+    private static func recordedEarlier(
+        _ db: some SQLTransaction, _ successes: [SelfContainedSuccess], workerID: String
+    )
         throws -> Set<JobID>
     {
         let attempts = Dictionary(
@@ -128,18 +130,25 @@ extension StoreSQL {
             })
     }
 
-    /// `selfContainedSuccessSQL[n]` records n successes: ?1 is the time, ?2 the worker, then each job's
-    /// id, attempt, result and start time (NULL when its start is already written; all NULL in
-    /// the rows that pad a batch to `paddedRowCount`). The VALUES
+    /// The parameters of a batch of successes: the time, the worker, then from `firstRow` each
+    /// job's id, attempt, result and start time.
+    enum SuccessBatch: Int32, SQLParameter {
+        case now = 1
+        case worker, firstRow
+    }
+
+    /// `selfContainedSuccessSQL[n]` records n successes (a start time is NULL when the start is
+    /// already written; all NULL in the rows that pad a batch to `paddedRowCount`). The VALUES
     /// list's columns are column1...column4 in both dialects; PostgreSQL needs their types.
     static let selfContainedSuccessSQL: [DialectSQL] = (0...selfContainedSuccessesPerUpdate).map { count in
         DialectSQL { d in
-            let rows = d.values(rows: count, from: 3, types: ["bigint", "integer", "json", "double precision"])
+            typealias P = SuccessBatch
+            let rows = d.values(rows: count, from: P.firstRow, types: ["bigint", "integer", "json", "double precision"])
             return """
-                UPDATE jobs SET state = 'succeeded', result = v.column3, error = NULL, finished_at = ?1, lease_until = NULL,
-                    started_at = COALESCE(v.column4, jobs.started_at)
+                UPDATE jobs SET state = 'succeeded', result = v.column3, error = NULL, finished_at = \(P.now),
+                    lease_until = NULL, started_at = COALESCE(v.column4, jobs.started_at)
                 FROM (VALUES \(rows)) AS v
-                WHERE jobs.id = v.column1 AND \(runningAttempt(of: "?2", "jobs")) AND jobs.attempt = v.column2
+                WHERE jobs.id = v.column1 AND \(runningAttempt(of: "\(P.worker)", "jobs")) AND jobs.attempt = v.column2
                 RETURNING jobs.id
                 """
         }

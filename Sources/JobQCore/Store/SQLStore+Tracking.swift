@@ -43,8 +43,8 @@ extension SQLStore {
 extension StoreSQL {
     static func trackingSets(_ db: some SQLTransaction, name: String?) throws -> [TrackingSetStatus] {
         let sets = try db.fetchRows(
-            sql: "SELECT * FROM tracking_sets WHERE CAST(?1 AS text) IS NULL OR name = ?1 ORDER BY name",
-            arguments: [name])
+            sql: "SELECT * FROM tracking_sets WHERE CAST(? AS text) IS NULL OR name = ? ORDER BY name",
+            arguments: [name, name])
         return try sets.map { row in
             let setName: String = row["name"]
             let members = try db.fetchRows(
@@ -59,21 +59,27 @@ extension StoreSQL {
         }
     }
 
+    private enum MemberSucceeded: Int32, SQLParameter {
+        case job = 1
+        case result, executor, name
+    }
+
     /// Marks the members this job's success counts for, and fires every set whose members all
     /// have a new result: one round, once, because this transaction holds the write lock.
     static func trackingMemberSucceeded(
         _ db: some SQLTransaction, job: JobID, executor: String, name: String?, resultJSON: String, now: Double
     ) throws {
+        typealias P = MemberSucceeded
         let update = try db.statement(
             sql: """
-                UPDATE tracking_members SET fresh = 1, latest_job_id = ?, latest_result = ?
-                WHERE (kind = 'executor' AND member = ?) OR (kind = 'job' AND member = ?)
+                UPDATE tracking_members SET fresh = 1, latest_job_id = \(P.job), latest_result = \(P.result)
+                WHERE (kind = 'executor' AND member = \(P.executor)) OR (kind = 'job' AND member = \(P.name))
                 RETURNING set_name
                 """)
-        update.bind(1, job)
-        update.bind(2, resultJSON)
-        update.bind(3, executor)
-        update.bind(4, name)
+        update.bind(P.job, job)
+        update.bind(P.result, resultJSON)
+        update.bind(P.executor, executor)
+        update.bind(P.name, name)
         var sets: Set<String> = []
         while try update.step() { sets.insert(update.string(0)) }
         update.reset()

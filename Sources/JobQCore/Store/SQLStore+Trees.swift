@@ -184,8 +184,8 @@ extension StoreSQL {
     ) throws {
         guard let workflow = job.workflowID,
             let parent = try db.fetchRow(
-                sql: "SELECT j.result, g.path, g.total FROM jobs j JOIN workflow_groups g ON g.id = ?2 WHERE j.id = ?1",
-                arguments: [job.id, group])
+                sql: "SELECT j.result, g.path, g.total FROM jobs j JOIN workflow_groups g ON g.id = ? WHERE j.id = ?",
+                arguments: [group, job.id])
         else { return }
         let result: String = parent["result"] ?? "null"
         let path: String = parent["path"]
@@ -229,12 +229,19 @@ extension StoreSQL {
         }
     }
 
+    private enum TreeBudget: Int32, SQLParameter {
+        case jobs = 1
+        case tree
+    }
+
     /// Counts `jobs` more into the tree's budget; nil when they fit, else the tree's count and limit.
     private static func reserve(_ db: some SQLTransaction, tree: Int64, jobs: Int) throws -> (jobs: Int, max: Int)? {
         let statement = try db.statement(
-            sql: "UPDATE trees SET jobs = jobs + ?1 WHERE id = ?2 AND jobs + ?1 <= max_jobs")
-        statement.bind(1, jobs)
-        statement.bind(2, tree)
+            sql:
+                "UPDATE trees SET jobs = jobs + \(TreeBudget.jobs) WHERE id = \(TreeBudget.tree) AND jobs + \(TreeBudget.jobs) <= max_jobs"
+        )
+        statement.bind(TreeBudget.jobs, jobs)
+        statement.bind(TreeBudget.tree, tree)
         try statement.run()
         if db.changesCount == 1 { return nil }
         let row = try db.fetchRow(sql: "SELECT jobs, max_jobs FROM trees WHERE id = ?", arguments: [tree])
@@ -290,6 +297,44 @@ package struct TreeExpansionFailure: Error {
     let message: String
 }
 
+extension StoreSQL {
+    /// The parameters of a tree's ready job.
+    enum TreeJob: Int32, SQLParameter {
+        case queue = 1
+        case executor, payload, priority, maxAttempts, now, timeout, name, workflow, group, position, node
+    }
+
+    static let treeJobSQL: String = {
+        typealias P = TreeJob
+        return insertSQL(
+            "jobs",
+            [
+                "queue": "\(P.queue)", "executor": "\(P.executor)", "payload": "\(P.payload)",
+                "priority": "\(P.priority)", "state": "'ready'", "max_attempts": "\(P.maxAttempts)",
+                "run_at": "\(P.now)", "timeout": "\(P.timeout)", "created_at": "\(P.now)", "name": "\(P.name)",
+                "workflow_id": "\(P.workflow)", "group_id": "\(P.group)", "group_position": "\(P.position)",
+                "tree_node": "\(P.node)"
+            ], returning: "id")
+    }()
+
+    /// The parameters of the group around the job of a node with children.
+    enum TreeGroup: Int32, SQLParameter {
+        case workflow = 1
+        case parent, position, name, path, node
+    }
+
+    static let treeGroupSQL: String = {
+        typealias P = TreeGroup
+        return insertSQL(
+            "workflow_groups",
+            [
+                "workflow_id": "\(P.workflow)", "parent_id": "\(P.parent)", "position": "\(P.position)",
+                "kind": "'tree'", "name": "\(P.name)", "path": "\(P.path)", "on_failure": "'continue'",
+                "state": "'running'", "total": "1", "tree_node": "\(P.node)"
+            ], returning: "id")
+    }()
+}
+
 /// Inserts the jobs (and, for nodes with children, their groups) that a success creates.
 package struct TreeJobInserter<Transaction: SQLTransaction> {
     let db: Transaction
@@ -311,24 +356,20 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
         events: inout StoreSQL.PendingEvents
     ) throws {
         let (jobGroup, jobPosition) = try place(node, group: group, position: position, path: path)
-        let statement = try db.statement(
-            sql: """
-                INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name,
-                    workflow_id, group_id, group_position, tree_node)
-                VALUES (?1, ?2, ?3, ?4, 'ready', ?5, ?6, ?7, ?6, ?8, ?9, ?10, ?11, ?12) RETURNING id
-                """)
-        statement.bind(1, node.queue)
-        statement.bind(2, node.executor)
-        statement.bind(3, payload)
-        statement.bind(4, node.priority)
-        statement.bind(5, node.maxAttempts)
-        statement.bind(6, now)
-        statement.bind(7, node.timeout)
-        statement.bind(8, node.name)
-        statement.bind(9, workflow)
-        statement.bind(10, jobGroup)
-        statement.bind(11, Int64(jobPosition))
-        statement.bind(12, node.id)
+        typealias P = StoreSQL.TreeJob
+        let statement = try db.statement(sql: StoreSQL.treeJobSQL)
+        statement.bind(P.queue, node.queue)
+        statement.bind(P.executor, node.executor)
+        statement.bind(P.payload, payload)
+        statement.bind(P.priority, node.priority)
+        statement.bind(P.maxAttempts, node.maxAttempts)
+        statement.bind(P.now, now)
+        statement.bind(P.timeout, node.timeout)
+        statement.bind(P.name, node.name)
+        statement.bind(P.workflow, workflow)
+        statement.bind(P.group, jobGroup)
+        statement.bind(P.position, Int64(jobPosition))
+        statement.bind(P.node, node.id)
         guard try statement.step() else { throw JobQueueError.storeUnavailable("inserting a tree job returned no row") }
         let id = statement.int64(0)
         statement.reset()
@@ -392,17 +433,14 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
         group: Int64, position: Int
     ) {
         guard !node.leaf else { return (group, position) }
-        let statement = try db.statement(
-            sql: """
-                INSERT INTO workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total, tree_node)
-                VALUES (?, ?, ?, 'tree', ?, ?, 'continue', 'running', 1, ?) RETURNING id
-                """)
-        statement.bind(1, workflow)
-        statement.bind(2, group)
-        statement.bind(3, Int64(position))
-        statement.bind(4, node.name)
-        statement.bind(5, path)
-        statement.bind(6, node.id)
+        typealias P = StoreSQL.TreeGroup
+        let statement = try db.statement(sql: StoreSQL.treeGroupSQL)
+        statement.bind(P.workflow, workflow)
+        statement.bind(P.parent, group)
+        statement.bind(P.position, Int64(position))
+        statement.bind(P.name, node.name)
+        statement.bind(P.path, path)
+        statement.bind(P.node, node.id)
         guard try statement.step() else {
             throw JobQueueError.storeUnavailable("inserting a tree group returned no row")
         }
@@ -462,8 +500,7 @@ extension StoreSQL {
     private static func treeFailuresJSON(_ db: some SQLTransaction, group: Int64) throws -> String {
         let rows = try db.fetchRows(
             sql: """
-                WITH RECURSIVE subtree(id) AS (
-                    SELECT CAST(?1 AS bigint) UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
+                \(subtreeCTE)
                 SELECT j.id, n.path, j.state, j.error
                 FROM jobs j JOIN tree_nodes n ON n.id = j.tree_node
                 WHERE j.group_id IN (SELECT id FROM subtree) AND j.state IN ('dead', 'cancelled')

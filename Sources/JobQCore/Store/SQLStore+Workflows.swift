@@ -16,8 +16,11 @@ extension SQLStore {
             _ = try compiler.compile(workflow.root, parent: nil, position: 0, path: "$", waitsFor: [], tolerant: false)
             try db.execute(
                 sql:
-                    "UPDATE workflows SET root_group = (SELECT id FROM workflow_groups WHERE workflow_id = ?1 AND parent_id IS NULL) WHERE id = ?1",
-                arguments: [id])
+                    """
+                    UPDATE workflows SET root_group = (SELECT id FROM workflow_groups WHERE workflow_id = ? AND parent_id IS NULL)
+                    WHERE id = ?
+                    """,
+                arguments: [id, id])
             try compiler.events.flush(db)
             return id
         }
@@ -28,14 +31,15 @@ extension SQLStore {
     }
 
     package func workflows(state: WorkflowState?, limit: Int, before: WorkflowID?) async throws -> [WorkflowSummary] {
-        try await read { db in
+        typealias P = StoreSQL.WorkflowFilter
+        return try await read { db in
             try db.fetchRows(
                 sql: """
-                    SELECT * FROM workflows w WHERE (CAST(?1 AS text) IS NULL OR w.state = ?1)
-                        AND (CAST(?2 AS bigint) IS NULL OR w.id < ?2)
-                    ORDER BY w.id DESC LIMIT ?3
+                    SELECT * FROM workflows w WHERE (CAST(\(P.state) AS text) IS NULL OR w.state = \(P.state))
+                        AND (CAST(\(P.before) AS bigint) IS NULL OR w.id < \(P.before))
+                    ORDER BY w.id DESC LIMIT \(P.limit)
                     """,
-                arguments: [state?.rawValue, before, limit]
+                arguments: SQLArguments([P.state: state?.rawValue, .before: before, .limit: limit])
             ).map { row in
                 var counts: [String: Int] = [:]
                 for count in try db.fetchRows(
@@ -74,8 +78,8 @@ extension SQLStore {
             var target: Int64 = workflow["root_group"]
             if let group {
                 let matches = try db.fetchRows(
-                    sql: "SELECT id, state FROM workflow_groups WHERE workflow_id = ? AND (name = ?2 OR path = ?2)",
-                    arguments: [id, group])
+                    sql: "SELECT id, state FROM workflow_groups WHERE workflow_id = ? AND (name = ? OR path = ?)",
+                    arguments: [id, group, group])
                 guard let match = matches.first else {
                     throw JobQueueError.notFound(
                         "workflow \(id) has no group named or at '\(group)'; `jobq workflow show \(id)` lists its groups and paths"
@@ -299,4 +303,13 @@ package struct WorkflowCompiler<Transaction: SQLTransaction> {
 private enum WorkflowMember {
     case job(Job)
     case group(Int64)
+}
+
+extension StoreSQL {
+    /// The parameters of a page of workflows: a state or NULL for any, an id to list below or
+    /// NULL for the newest, and how many.
+    enum WorkflowFilter: Int32, SQLParameter, CaseIterable {
+        case state = 1
+        case before, limit
+    }
 }

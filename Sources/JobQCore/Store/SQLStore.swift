@@ -19,7 +19,8 @@ package protocol SQLStore: Store {
     /// into a shared write and an exclusive one pays: false for SQLite's single writer.
     var writesOverlap: Bool { get }
     /// Runs `body` in a read transaction: one snapshot of the store.
-    func read<T: Sendable>(_ length: TransactionLength, _ body: @escaping @Sendable (Transaction) throws -> T) async throws
+    func read<T: Sendable>(_ length: TransactionLength, _ body: @escaping @Sendable (Transaction) throws -> T)
+        async throws
         -> T
     /// Inserts jobs that are only their own row and `enqueued` event (``JobRequest/isSelfContained``),
     /// all or none, in the fewest round trips the store has; nil where it has no faster way

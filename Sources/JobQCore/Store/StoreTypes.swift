@@ -45,42 +45,48 @@ package struct ClaimedJob: Sendable, Hashable {
     /// When the worker started the attempt (its start mark is written later, with its time).
     package var startTime: Double?
 
+    /// The columns ``init(_:)`` reads, in the order a query selects them.
+    package enum Column: Int32, SQLColumns {
+        case id, queue, executor, payload, priority, attempt, maxAttempts, runAt, timeout, name, batch, checkpoint
+        case snoozes, workflowID, groupID, lane, failedDependencies, treeNode, traceContext, unstartedDeliveries
+    }
+
     package static let columns = columns(attempt: "attempt")
     /// How many columns ``columns`` names: the index of the first column a query selects after them.
-    package static let columnCount: Int32 = 20
+    package static let columnCount = Column.count
 
     /// ``columns`` with `attempt` read as the expression given (a claim that reads before it
     /// updates reads `attempt + 1`).
     package static func columns(attempt: String) -> String {
-        """
-        id, queue, executor, payload, priority, \(attempt), max_attempts, run_at, timeout, name, batch, checkpoint, snoozes,
-        workflow_id, group_id, lane, failed_dependencies, tree_node, trace_context, unstarted_deliveries
-        """
+        zip(Column.allCases, columnNames).map { $0 == .attempt ? attempt : $1 }.joined(separator: ", ")
     }
+
+    private static let columnNames = Column.allCases.map(\.name)
 
     /// Reads a row selected with ``columns``, in that order (a GRDB row, a stepped statement, or
     /// a PostgreSQL row).
     package init(_ row: some ColumnReader) {
-        id = row.int64(0)
-        queue = row.string(1)
-        executor = row.string(2)
-        payloadJSON = row.string(3)
-        priority = row.int(4)
-        attempt = row.int(5)
-        maxAttempts = row.int(6)
-        runAt = row.double(7)
-        timeout = row.optionalDouble(8).map(Duration.init(storedSeconds:))
-        name = row.optionalString(9)
-        batch = row.optionalString(10)
-        checkpointJSON = row.optionalString(11)
-        snoozes = row.int(12)
-        workflowID = row.optionalInt64(13)
-        groupID = row.optionalInt64(14)
-        lane = row.optionalString(15)
-        failedDependenciesJSON = row.optionalString(16)
-        treeNode = row.optionalInt64(17)
-        traceContextJSON = row.optionalString(18)
-        isSuspect = row.int(19) > 0
+        typealias C = Column
+        id = row.int64(C.id)
+        queue = row.string(C.queue)
+        executor = row.string(C.executor)
+        payloadJSON = row.string(C.payload)
+        priority = row.int(C.priority)
+        attempt = row.int(C.attempt)
+        maxAttempts = row.int(C.maxAttempts)
+        runAt = row.double(C.runAt)
+        timeout = row.optionalDouble(C.timeout).map(Duration.init(storedSeconds:))
+        name = row.optionalString(C.name)
+        batch = row.optionalString(C.batch)
+        checkpointJSON = row.optionalString(C.checkpoint)
+        snoozes = row.int(C.snoozes)
+        workflowID = row.optionalInt64(C.workflowID)
+        groupID = row.optionalInt64(C.groupID)
+        lane = row.optionalString(C.lane)
+        failedDependenciesJSON = row.optionalString(C.failedDependencies)
+        treeNode = row.optionalInt64(C.treeNode)
+        traceContextJSON = row.optionalString(C.traceContext)
+        isSuspect = row.int(C.unstartedDeliveries) > 0
     }
 
     /// The data of its `started` event, the same in every store.

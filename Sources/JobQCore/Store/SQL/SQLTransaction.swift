@@ -8,10 +8,12 @@ import Foundation
 /// value is only valid inside the store's `read` or `write` closure that received it.
 ///
 /// ```swift
-/// let statement = try db.statement(sql: "UPDATE jobs SET state = 'ready' WHERE id = ?")
-/// statement.bind(1, job)
+/// let statement = try db.statement(sql: "UPDATE jobs SET state = 'ready' WHERE id = \(Ready.job)")
+/// statement.bind(Ready.job, job)
 /// try statement.run()
 /// ```
+///
+/// A statement with more than a parameter or two names them (``SQLParameter``).
 package protocol SQLTransaction {
     associatedtype Statement: SQLStatement
 
@@ -169,10 +171,10 @@ package enum SQLDialect: Sendable {
     /// A VALUES list of `count` rows of parameters numbered from `first`, row by row, whose
     /// columns a multi-row UPDATE joins as column1, column2, ... in both dialects. PostgreSQL,
     /// which cannot type a VALUES list's parameters, gets each column's `types`.
-    package func values(rows count: Int, from first: Int, types: [String]) -> String {
+    package func values(rows count: Int, from first: some SQLParameter, types: [String]) -> String {
         (0..<count).map { row in
             let columns = types.indices.map { column in
-                let parameter = "?\(first + types.count * row + column)"
+                let parameter = "?\(Int(first.rawValue) + types.count * row + column)"
                 return switch self {
                 case .sqlite: parameter
                 case .postgres: "CAST(\(parameter) AS \(types[column]))"
