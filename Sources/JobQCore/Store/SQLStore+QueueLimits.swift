@@ -9,20 +9,23 @@ package struct LimitedQueue: Sendable {
     package let rate: (starts: Int, period: Double)?
     package let partitioning: QueuePartitioning?
 
-    /// The columns ``init(_:)`` reads.
-    static let columns = "name, paused, concurrency_limit, rate_limit, rate_period, partition_by"
+    /// The columns ``init(_:)`` reads, in the order a query selects them.
+    enum Column: Int32, SQLColumns { case name, paused, concurrencyLimit, rateLimit, ratePeriod, partitionBy }
+
+    static let columns = Column.list
 
     init(_ row: some ColumnReader) {
-        name = row.string(0)
-        paused = row.int64(1) != 0
-        concurrency = row.optionalInt64(2).map(Int.init)
-        if let starts = row.optionalInt64(3), let period = row.optionalDouble(4) {
+        typealias C = Column
+        name = row.string(C.name)
+        paused = row.int64(C.paused) != 0
+        concurrency = row.optionalInt64(C.concurrencyLimit).map(Int.init)
+        if let starts = row.optionalInt64(C.rateLimit), let period = row.optionalDouble(C.ratePeriod) {
             rate = (Int(starts), period)
         } else {
             rate = nil
         }
         // A stored form this jobq cannot read would have been refused when it was set.
-        partitioning = row.optionalString(5).flatMap { try? QueuePartitioning(parsing: $0) }
+        partitioning = row.optionalString(C.partitionBy).flatMap { try? QueuePartitioning(parsing: $0) }
     }
 
     var isLimited: Bool { concurrency != nil || rate != nil }

@@ -19,27 +19,33 @@ package struct TreeNodeRow: Sendable {
     /// The group of the tree's root job: the whole tree.
     let rootGroup: Int64
 
-    static let columns = """
-        n.id, n.tree_id, n.parent_id, n.name, n.path, n.executor, n.each_pointer, n.with_object, n.on_failure, n.queue,
-        n.priority, n.max_attempts, n.timeout, n.leaf, t.root_group
-        """
+    /// The columns ``init(_:)`` reads, in the order a query selects them: the node's (`n`), then
+    /// its tree's root group (`t`).
+    enum Column: Int32, SQLColumns {
+        case id, treeID, parentID, name, path, executor, eachPointer, withObject, onFailure, queue, priority
+        case maxAttempts, timeout, leaf, rootGroup
+    }
+
+    static let columns = Column.allCases.map { $0 == .rootGroup ? "t.root_group" : "n.\($0.name)" }
+        .joined(separator: ", ")
 
     init(_ row: some ColumnReader) {
-        id = row.int64(0)
-        treeID = row.int64(1)
-        parentID = row.optionalInt64(2)
-        name = row.string(3)
-        path = row.string(4)
-        executor = row.string(5)
-        each = row.optionalString(6)
-        withObject = row.optionalString(7)
-        onFailure = TreeNode.FailurePolicy(rawValue: row.string(8)) ?? .failTree
-        queue = row.string(9)
-        priority = row.int(10)
-        maxAttempts = row.int(11)
-        timeout = row.optionalDouble(12)
-        leaf = row.int(13) != 0
-        rootGroup = row.int64(14)
+        typealias C = Column
+        id = row.int64(C.id)
+        treeID = row.int64(C.treeID)
+        parentID = row.optionalInt64(C.parentID)
+        name = row.string(C.name)
+        path = row.string(C.path)
+        executor = row.string(C.executor)
+        each = row.optionalString(C.eachPointer)
+        withObject = row.optionalString(C.withObject)
+        onFailure = TreeNode.FailurePolicy(rawValue: row.string(C.onFailure)) ?? .failTree
+        queue = row.string(C.queue)
+        priority = row.int(C.priority)
+        maxAttempts = row.int(C.maxAttempts)
+        timeout = row.optionalDouble(C.timeout)
+        leaf = row.int(C.leaf) != 0
+        rootGroup = row.int64(C.rootGroup)
     }
 
     /// Whether its jobs get a group of their own (to hold what their success creates). The
