@@ -147,13 +147,14 @@ enum DemoJobs {
 
     static func workflow() throws -> Workflow {
         try Workflow(name: "demo") {
-            try Step(SumExecutor.self, .init(a: 20, b: 22))
-            try Parallel(name: "fan-out") {
-                try Step(SleepExecutor.self, .init(seconds: 0.2))
-                try Step(SleepExecutor.self, .init(seconds: 0.1))
-                try Step(ShellExecutor.self, .init(argv: ["echo", "in parallel"]))
+            try WorkflowStep(SumExecutor.self, .init(a: 20, b: 22))
+            try WorkflowGroup.parallel(name: "fan-out") {
+                try WorkflowStep(SleepExecutor.self, .init(seconds: 0.2))
+                try WorkflowStep(SleepExecutor.self, .init(seconds: 0.1))
+                try WorkflowStep(ShellExecutor.self, .init(argv: ["echo", "in parallel"]))
             }
-            try Step(executor: EchoExecutor.name, payloadJSON: #"{"note":"the fan-out's results"}"#, input: .previous)
+            try WorkflowStep(
+                executor: EchoExecutor.name, payloadJSON: #"{"note":"the fan-out's results"}"#, input: .previous)
         }
     }
 

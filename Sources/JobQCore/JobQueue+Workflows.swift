@@ -8,10 +8,10 @@ extension JobQueue {
     ///
     /// ```swift
     /// let id = try await queue.submit(try Workflow(name: "nightly") {
-    ///     try Step(Sum.self, .init(a: 1, b: 2))
-    ///     try Parallel {
-    ///         try Step(executor: "sleep", payloadJSON: #"{"seconds":1}"#)
-    ///         try Step(executor: "sleep", payloadJSON: #"{"seconds":1}"#)
+    ///     try WorkflowStep(Sum.self, .init(a: 1, b: 2))
+    ///     try WorkflowGroup.parallel {
+    ///         try WorkflowStep(executor: "sleep", payloadJSON: #"{"seconds":1}"#)
+    ///         try WorkflowStep(executor: "sleep", payloadJSON: #"{"seconds":1}"#)
     ///     }
     /// })
     /// ```

@@ -198,13 +198,20 @@ extension SQLStore {
     /// Each EXISTS reads one partial index (ready, running, or due-able jobs), so an idle
     /// pool's poll costs the same with a million finished jobs in the store as with none.
     package func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool {
-        let now = StoreSQL.now()
         let list = StoreSQL.jsonArray(queues)
         return try await read(.short) { db in
-            includingFuture
-                ? try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedSQL[db.dialect], arguments: [list]) ?? false
-                : try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedNowSQL[db.dialect], arguments: [list, now])
+            if includingFuture {
+                return try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedSQL[db.dialect], arguments: [list])
                     ?? false
+            }
+            // "Now" is read after the snapshot is taken (by the first statement), so every
+            // commit the snapshot sees stamped its times before it: a job a reclaim just made
+            // due (run_at = the reclaim's now) is due here. Read before the snapshot, a worker
+            // waiting for its queues to empty could see that job as due a moment later, and stop.
+            _ = try db.fetchOne(Int.self, sql: "SELECT id FROM jobs WHERE id = 0")
+            let now = StoreSQL.now()
+            return try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedNowSQL[db.dialect], arguments: [list, now])
+                ?? false
         }
     }
 

@@ -118,9 +118,9 @@ public enum TreeBuilder {
 ///
 /// ```swift
 /// let workflow = try Workflow(name: "import") {
-///     try Step(Login.self, .init())
+///     try WorkflowStep(Login.self, .init())
 ///     try JobTree(cookbook, input: "a-cookbook")
-///     try Step(executor: "notify", payloadJSON: "{}")
+///     try WorkflowStep(executor: "notify", payloadJSON: "{}")
 /// }
 /// ```
 public struct JobTree: Sendable, Hashable, WorkflowComponent {

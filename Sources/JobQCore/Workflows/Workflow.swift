@@ -12,12 +12,12 @@ public typealias WorkflowID = Int64
 ///
 /// ```swift
 /// let nightly = try Workflow(name: "nightly", context: ["region": "eu"]) {
-///     try Step(Fetch.self, .init(day: today))
-///     try Parallel {
-///         try Step(Resize.self, .init(size: 256))
-///         try Step(Resize.self, .init(size: 1024))
+///     try WorkflowStep(Fetch.self, .init(day: today))
+///     try WorkflowGroup.parallel {
+///         try WorkflowStep(Resize.self, .init(size: 256))
+///         try WorkflowStep(Resize.self, .init(size: 1024))
 ///     }
-///     try Step(Publish.self, .init(), input: .previous)   // gets both resizes' results
+///     try WorkflowStep(Publish.self, .init(), input: .previous)   // gets both resizes' results
 /// }
 /// let id = try await queue.submit(nightly)
 /// ```
@@ -110,61 +110,70 @@ public struct WorkflowStep: Sendable, Hashable {
 
 // MARK: Building workflows in code
 
-/// Anything that can stand in a workflow builder: ``Step``, ``Sequential``, ``Parallel``,
-/// ``JobTree``.
+/// Anything that can stand in a workflow builder: a ``WorkflowStep``, a ``WorkflowGroup``
+/// (``WorkflowGroup/sequence(name:onFailure:_:)``, ``WorkflowGroup/parallel(name:onFailure:_:)``),
+/// a ``JobTree``.
+///
+/// The builder uses the model's own types rather than short names of its own (`Step`,
+/// `Parallel`), which would clash with types of those names in apps and other libraries.
 public protocol WorkflowComponent: Sendable {
     var node: WorkflowNode { get }
 }
 
-/// A step in a workflow builder.
-///
-/// ```swift
-/// Step(Sum.self, .init(a: 1, b: 2), options: .init(queue: "math"))
-/// Step(executor: "echo", payloadJSON: #"{"note":"done"}"#, input: .previous)
-/// ```
-public struct Step: WorkflowComponent {
-    public let node: WorkflowNode
+extension WorkflowStep: WorkflowComponent {
+    public var node: WorkflowNode { .step(self) }
 
+    /// A step running `executor` with `input` as its payload.
+    ///
+    /// ```swift
+    /// try WorkflowStep(Sum.self, .init(a: 1, b: 2), options: .init(queue: "math"))
+    /// ```
     public init<E: Executor>(
-        _ executor: E.Type, _ input: E.Input, options: JobOptions = .init(), input source: WorkflowStep.Input = .payload
+        _ executor: E.Type, _ input: E.Input, options: JobOptions = .init(), input source: Input = .payload
     ) throws {
-        node = .step(WorkflowStep(try JobRequest(executor, input, options: options), input: source))
+        self.init(try JobRequest(executor, input, options: options), input: source)
     }
 
+    /// A step running the executor registered under `executor`, with a JSON payload.
+    ///
+    /// ```swift
+    /// try WorkflowStep(executor: "echo", payloadJSON: #"{"note":"done"}"#, input: .previous)
+    /// ```
     public init(
-        executor: String, payloadJSON: String = "{}", options: JobOptions = .init(),
-        input source: WorkflowStep.Input = .payload
+        executor: String, payloadJSON: String = "{}", options: JobOptions = .init(), input source: Input = .payload
     ) throws {
-        node = .step(
-            WorkflowStep(try JobRequest(executor: executor, payloadJSON: payloadJSON, options: options), input: source))
-    }
-
-    public init(_ request: JobRequest, input source: WorkflowStep.Input = .payload) {
-        node = .step(WorkflowStep(request, input: source))
+        self.init(try JobRequest(executor: executor, payloadJSON: payloadJSON, options: options), input: source)
     }
 }
 
-/// A sequence in a workflow builder: its members run one after another.
-public struct Sequential: WorkflowComponent {
-    public let node: WorkflowNode
+extension WorkflowGroup: WorkflowComponent {
+    public var node: WorkflowNode { .group(self) }
 
-    public init(
-        name: String? = nil, onFailure: WorkflowGroup.FailurePolicy = .fail,
-        @WorkflowBuilder _ members: () throws -> [WorkflowNode]
-    ) rethrows {
-        node = .group(WorkflowGroup(.sequence, try members(), onFailure: onFailure, name: name))
+    /// A sequence: its members run one after another.
+    ///
+    /// ```swift
+    /// try WorkflowGroup.sequence(name: "publish") {
+    ///     try WorkflowStep(Render.self, .init())
+    ///     try WorkflowStep(Upload.self, .init(), input: .previous)
+    /// }
+    /// ```
+    public static func sequence(
+        name: String? = nil, onFailure: FailurePolicy = .fail, @WorkflowBuilder _ members: () throws -> [WorkflowNode]
+    ) rethrows -> WorkflowGroup {
+        WorkflowGroup(.sequence, try members(), onFailure: onFailure, name: name)
     }
-}
 
-/// A parallel group in a workflow builder: its members run at once.
-public struct Parallel: WorkflowComponent {
-    public let node: WorkflowNode
-
-    public init(
-        name: String? = nil, onFailure: WorkflowGroup.FailurePolicy = .fail,
-        @WorkflowBuilder _ members: () throws -> [WorkflowNode]
-    ) rethrows {
-        node = .group(WorkflowGroup(.parallel, try members(), onFailure: onFailure, name: name))
+    /// A parallel group: its members run at once.
+    ///
+    /// ```swift
+    /// try WorkflowGroup.parallel(onFailure: .continue) {
+    ///     for size in [256, 1024] { try WorkflowStep(Resize.self, .init(size: size)) }
+    /// }
+    /// ```
+    public static func parallel(
+        name: String? = nil, onFailure: FailurePolicy = .fail, @WorkflowBuilder _ members: () throws -> [WorkflowNode]
+    ) rethrows -> WorkflowGroup {
+        WorkflowGroup(.parallel, try members(), onFailure: onFailure, name: name)
     }
 }
 

@@ -30,14 +30,15 @@ struct DashboardBrowserTests {
                 options: .init(queue: "web", maxAttempts: 1)))
         let workflow = try await queue.submit(
             try Workflow(name: "import") {
-                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(queue: "web", name: "fetch"))
-                try Parallel(name: "process") {
-                    try Step(
+                try WorkflowStep(
+                    executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(queue: "web", name: "fetch"))
+                try WorkflowGroup.parallel(name: "process") {
+                    try WorkflowStep(
                         executor: "sum", payloadJSON: #"{"a":2,"b":2}"#, options: .init(queue: "web", name: "resize"))
-                    try Step(
+                    try WorkflowStep(
                         executor: "echo", payloadJSON: #"{"ok":true}"#, options: .init(queue: "web", name: "index"))
                 }
-                try Step(
+                try WorkflowStep(
                     executor: "echo", payloadJSON: #"{"done":true}"#, options: .init(queue: "web", name: "publish"))
             })
         try await work(queue, queues: ["web"])

@@ -100,11 +100,12 @@ struct DashboardFixture {
         }
         let workflow = try await queue.submit(
             try Workflow(name: hostile) {
-                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(queue: "flow", name: "first"))
-                try Parallel(name: "fan") {
-                    try Step(
+                try WorkflowStep(
+                    executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(queue: "flow", name: "first"))
+                try WorkflowGroup.parallel(name: "fan") {
+                    try WorkflowStep(
                         executor: "sum", payloadJSON: #"{"a":2,"b":2}"#, options: .init(queue: "flow", name: "left"))
-                    try Step(
+                    try WorkflowStep(
                         executor: "sum", payloadJSON: #"{"a":3,"b":3}"#, options: .init(queue: "flow", name: "right"))
                 }
             })

@@ -158,8 +158,8 @@ struct PostgresEventLogTests {
                             default:
                                 try await queue.submit(
                                     try Workflow(name: "w\(writer).\(round)") {
-                                        try Step(SumExecutor.self, .init(a: 1, b: 2))
-                                        try Step(SumExecutor.self, .init(a: 3, b: 4))
+                                        try WorkflowStep(SumExecutor.self, .init(a: 1, b: 2))
+                                        try WorkflowStep(SumExecutor.self, .init(a: 3, b: 4))
                                     })
                             }
                         }

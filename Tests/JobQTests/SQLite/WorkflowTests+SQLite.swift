@@ -60,7 +60,8 @@ extension WorkflowTests {
             }
         }
         let queue = try JobQueue.inMemory()
-        let id = try await queue.submit(try Workflow { try Step(executor: WriteThenFail.name, payloadJSON: "{}") })
+        let id = try await queue.submit(
+            try Workflow { try WorkflowStep(executor: WriteThenFail.name, payloadJSON: "{}") })
         try await work(queue, executors: [WriteThenFail()])
         #expect(try await queue.workflow(id)?.context == ["attempt2": 2])
     }

@@ -40,7 +40,8 @@ struct BrowsingTests {
             try JobRequest(executor: "fail", payloadJSON: "{}", options: .init(maxAttempts: 1)))
         let laned = try await queue.enqueue(
             try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(lane: "l")))
-        let flow = try await queue.submit(try Workflow { try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#) })
+        let flow = try await queue.submit(
+            try Workflow { try WorkflowStep(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#) })
         try await work(queue)
         let waiting = try await queue.enqueue(
             try JobRequest(

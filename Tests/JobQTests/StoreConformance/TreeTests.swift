@@ -346,9 +346,9 @@ struct TreeTests {
         let tree = TreeNode(executor: "echo") { TreeNode(executor: "sleep", name: "leaf", each: "/leaves") }
         let id = try await queue.submit(
             try Workflow {
-                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(name: "first"))
+                try WorkflowStep(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#, options: .init(name: "first"))
                 JobTree(tree, inputJSON: #"{"leaves": [{"seconds": 0.2}, {"seconds": 0.2}]}"#, input: .previous)
-                try Step(executor: "echo", payloadJSON: "{}", options: .init(name: "last"), input: .previous)
+                try WorkflowStep(executor: "echo", payloadJSON: "{}", options: .init(name: "last"), input: .previous)
             })
         try await run(queue)
         let status = try #require(try await queue.workflow(id))

@@ -89,7 +89,7 @@ struct UniqueJobTests {
         let queue = try await store.open()
         await #expect(throws: JobQueueError.self) { try await queue.enqueue(try request(UniqueKey(""))) }
         await #expect(throws: JobQueueError.self) { try await queue.enqueue(try request(UniqueKey("k", for: .zero))) }
-        let workflow = try Workflow(name: "w") { Step(try request(UniqueKey("k"))) }
+        let workflow = try Workflow(name: "w") { WorkflowStep(try request(UniqueKey("k"))) }
         let error = await #expect(throws: JobQueueError.self) { try await queue.submit(workflow) }
         #expect(error?.description.contains("cannot have a unique key") == true)
         let schedule = Schedule(name: "s", request: try request(UniqueKey("k")), timing: .every(.seconds(1)))

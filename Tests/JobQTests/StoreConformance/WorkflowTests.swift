@@ -40,18 +40,19 @@ struct WorkflowTests {
         let queue = try await store.open()
         let id = try await queue.submit(
             try Workflow(name: "doomed") {
-                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "first"))
-                try Parallel(name: "fan") {
-                    try Step(
+                try WorkflowStep(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "first"))
+                try WorkflowGroup.parallel(name: "fan") {
+                    try WorkflowStep(
                         executor: "fail", payloadJSON: #"{"message":"boom"}"#,
                         options: .init(maxAttempts: 1, name: "bad"))
                     // Running when its sibling dies: cancelled, and its late success refused.
-                    try Step(executor: "sleep", payloadJSON: #"{"seconds":0.5}"#, options: .init(name: "slow"))
-                    try Sequential {
-                        try Step(executor: "sleep", payloadJSON: #"{"seconds":0.4}"#, options: .init(name: "nested"))
+                    try WorkflowStep(executor: "sleep", payloadJSON: #"{"seconds":0.5}"#, options: .init(name: "slow"))
+                    try WorkflowGroup.sequence {
+                        try WorkflowStep(
+                            executor: "sleep", payloadJSON: #"{"seconds":0.4}"#, options: .init(name: "nested"))
                     }
                 }
-                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "after"))
+                try WorkflowStep(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "after"))
             })
         try await run(queue)
         let status = try #require(try await queue.workflow(id))
@@ -78,15 +79,17 @@ struct WorkflowTests {
         let queue = try await store.open()
         let id = try await queue.submit(
             try Workflow {
-                try Parallel(name: "tolerant", onFailure: .continue) {
-                    try Step(executor: "fail", payloadJSON: "{}", options: .init(maxAttempts: 1, name: "bad"))
-                    try Sequential {
-                        try Step(executor: "fail", payloadJSON: "{}", options: .init(maxAttempts: 1, name: "bad2"))
-                        try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "after-bad2"))
+                try WorkflowGroup.parallel(name: "tolerant", onFailure: .continue) {
+                    try WorkflowStep(executor: "fail", payloadJSON: "{}", options: .init(maxAttempts: 1, name: "bad"))
+                    try WorkflowGroup.sequence {
+                        try WorkflowStep(
+                            executor: "fail", payloadJSON: "{}", options: .init(maxAttempts: 1, name: "bad2"))
+                        try WorkflowStep(
+                            executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "after-bad2"))
                     }
-                    try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "good"))
+                    try WorkflowStep(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "good"))
                 }
-                try Step(executor: "sum", payloadJSON: #"{"a":2,"b":2}"#, options: .init(name: "then"))
+                try WorkflowStep(executor: "sum", payloadJSON: #"{"a":2,"b":2}"#, options: .init(name: "then"))
             })
         try await run(queue)
         let status = try #require(try await queue.workflow(id))
@@ -107,10 +110,10 @@ struct WorkflowTests {
         let queue = try await store.open()
         let id = try await queue.submit(
             try Workflow {
-                try Step(executor: "sleep", payloadJSON: #"{"seconds":0.1}"#, options: .init(name: "a"))
-                Parallel {}
-                Sequential { Parallel {} }
-                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "b"))
+                try WorkflowStep(executor: "sleep", payloadJSON: #"{"seconds":0.1}"#, options: .init(name: "a"))
+                WorkflowGroup.parallel {}
+                WorkflowGroup.sequence { WorkflowGroup.parallel {} }
+                try WorkflowStep(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "b"))
             })
         let before = try #require(try await queue.workflow(id))
         #expect(
@@ -131,17 +134,17 @@ struct WorkflowTests {
         let queue = try await store.open()
         let id = try await queue.submit(
             try Workflow {
-                try Step(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#)
-                try Step(
+                try WorkflowStep(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#)
+                try WorkflowStep(
                     executor: "echo", payloadJSON: #"{"keep":true}"#, options: .init(name: "one"), input: .previous)
-                try Parallel {
-                    try Step(executor: "sum", payloadJSON: #"{"a":10,"b":0}"#)
-                    try Sequential {
-                        try Step(executor: "sum", payloadJSON: #"{"a":20,"b":0}"#)
-                        try Step(executor: "sum", payloadJSON: #"{"a":30,"b":0}"#)
+                try WorkflowGroup.parallel {
+                    try WorkflowStep(executor: "sum", payloadJSON: #"{"a":10,"b":0}"#)
+                    try WorkflowGroup.sequence {
+                        try WorkflowStep(executor: "sum", payloadJSON: #"{"a":20,"b":0}"#)
+                        try WorkflowStep(executor: "sum", payloadJSON: #"{"a":30,"b":0}"#)
                     }
                 }
-                try Step(executor: "echo", payloadJSON: "{}", options: .init(name: "fan-in"), input: .previous)
+                try WorkflowStep(executor: "echo", payloadJSON: "{}", options: .init(name: "fan-in"), input: .previous)
             })
         try await run(queue)
         let status = try #require(try await queue.workflow(id))
@@ -156,12 +159,12 @@ struct WorkflowTests {
         let queue = try await store.open()
         let id = try await queue.submit(
             try Workflow(context: ["seed": "s"]) {
-                try Parallel {
+                try WorkflowGroup.parallel {
                     for index in 0..<20 {
-                        try Step(SharedWriter.self, .init(key: "k\(index)", value: index))
+                        try WorkflowStep(SharedWriter.self, .init(key: "k\(index)", value: index))
                     }
                 }
-                try Step(executor: SharedReader.name, payloadJSON: "{}", options: .init(name: "reader"))
+                try WorkflowStep(executor: SharedReader.name, payloadJSON: "{}", options: .init(name: "reader"))
             })
         try await run(queue)
         let status = try #require(try await queue.workflow(id))
@@ -177,23 +180,24 @@ struct WorkflowTests {
         let queue = try await store.open()
         let id = try await queue.submit(
             try Workflow {
-                try Parallel(onFailure: .continue) {
-                    try Sequential {
-                        try Parallel(name: "deep") {
-                            try Step(
+                try WorkflowGroup.parallel(onFailure: .continue) {
+                    try WorkflowGroup.sequence {
+                        try WorkflowGroup.parallel(name: "deep") {
+                            try WorkflowStep(
                                 executor: "sleep", payloadJSON: #"{"seconds":60}"#, options: .init(name: "running"))
-                            try Sequential {
-                                try Step(
+                            try WorkflowGroup.sequence {
+                                try WorkflowStep(
                                     executor: "sleep", payloadJSON: #"{"seconds":60}"#, options: .init(name: "running2")
                                 )
-                                try Step(
+                                try WorkflowStep(
                                     executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "not-started")
                                 )
                             }
                         }
-                        try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "after-deep"))
+                        try WorkflowStep(
+                            executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "after-deep"))
                     }
-                    try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "sibling"))
+                    try WorkflowStep(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "sibling"))
                 }
             })
         // Claim only what starts: a job claimed ahead would sit behind a sleep in a slot's buffer.
@@ -224,8 +228,8 @@ struct WorkflowTests {
         let queue = try await store.open()
         let id = try await queue.submit(
             try Workflow {
-                try Step(executor: "sleep", payloadJSON: #"{"seconds":5}"#)
-                try Parallel { try Step(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#) }
+                try WorkflowStep(executor: "sleep", payloadJSON: #"{"seconds":5}"#)
+                try WorkflowGroup.parallel { try WorkflowStep(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#) }
             })
         let status = try await queue.cancelWorkflow(id)
         #expect(status.state == .cancelled)
@@ -240,9 +244,10 @@ struct WorkflowTests {
         let failedSteps = Mutex<[JobID]>([])
         _ = try await queue.submit(
             try Workflow {
-                try Sequential {
-                    try Parallel {
-                        try Step(executor: "fail", payloadJSON: #"{"message":"deep"}"#, options: .init(maxAttempts: 1))
+                try WorkflowGroup.sequence {
+                    try WorkflowGroup.parallel {
+                        try WorkflowStep(
+                            executor: "fail", payloadJSON: #"{"message":"deep"}"#, options: .init(maxAttempts: 1))
                     }
                 }
             },
