@@ -216,10 +216,9 @@ extension StoreSQL {
         _ db: some SQLTransaction, group: Int64, reason: String, events: inout PendingEvents
     ) throws -> [FinishedJob] {
         typealias P = GroupParameter
-        let subtree = subtreeCTE
         let cancelledGroups = try db.fetchRows(
             sql: """
-                \(subtree)
+                \(subtreeCTE)
                 UPDATE workflow_groups SET state = 'cancelled', finished_at = \(P.now)
                 WHERE id IN (SELECT id FROM subtree) AND id != \(P.group) AND state = 'running'
                 RETURNING id, workflow_id, kind, name, path, total, tree_node
@@ -228,7 +227,7 @@ extension StoreSQL {
         let unfinished = try db.fetchAll(
             JobID.self,
             sql: """
-                \(subtree)
+                \(subtreeCTE)
                 SELECT id FROM jobs WHERE group_id IN (SELECT id FROM subtree)
                     AND state NOT IN ('succeeded', 'dead', 'cancelled')
                 """,

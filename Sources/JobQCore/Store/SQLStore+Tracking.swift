@@ -64,18 +64,23 @@ extension StoreSQL {
         case result, executor, name
     }
 
+    /// Marks the members a success counts for (its executor, or its job name) with its result.
+    private static let memberSucceededSQL: String = {
+        typealias P = MemberSucceeded
+        return """
+            UPDATE tracking_members SET fresh = 1, latest_job_id = \(P.job), latest_result = \(P.result)
+            WHERE (kind = 'executor' AND member = \(P.executor)) OR (kind = 'job' AND member = \(P.name))
+            RETURNING set_name
+            """
+    }()
+
     /// Marks the members this job's success counts for, and fires every set whose members all
     /// have a new result: one round, once, because this transaction holds the write lock.
     static func trackingMemberSucceeded(
         _ db: some SQLTransaction, job: JobID, executor: String, name: String?, resultJSON: String, now: Double
     ) throws {
         typealias P = MemberSucceeded
-        let update = try db.statement(
-            sql: """
-                UPDATE tracking_members SET fresh = 1, latest_job_id = \(P.job), latest_result = \(P.result)
-                WHERE (kind = 'executor' AND member = \(P.executor)) OR (kind = 'job' AND member = \(P.name))
-                RETURNING set_name
-                """)
+        let update = try db.statement(sql: memberSucceededSQL)
         update.bind(P.job, job)
         update.bind(P.result, resultJSON)
         update.bind(P.executor, executor)

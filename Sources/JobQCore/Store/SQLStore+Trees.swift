@@ -240,12 +240,14 @@ extension StoreSQL {
         case tree
     }
 
+    private static let reserveSQL = """
+        UPDATE trees SET jobs = jobs + \(TreeBudget.jobs)
+        WHERE id = \(TreeBudget.tree) AND jobs + \(TreeBudget.jobs) <= max_jobs
+        """
+
     /// Counts `jobs` more into the tree's budget; nil when they fit, else the tree's count and limit.
     private static func reserve(_ db: some SQLTransaction, tree: Int64, jobs: Int) throws -> (jobs: Int, max: Int)? {
-        let statement = try db.statement(
-            sql:
-                "UPDATE trees SET jobs = jobs + \(TreeBudget.jobs) WHERE id = \(TreeBudget.tree) AND jobs + \(TreeBudget.jobs) <= max_jobs"
-        )
+        let statement = try db.statement(sql: reserveSQL)
         statement.bind(TreeBudget.jobs, jobs)
         statement.bind(TreeBudget.tree, tree)
         try statement.run()

@@ -39,7 +39,7 @@ extension SQLStore {
                         AND (CAST(\(P.before) AS bigint) IS NULL OR w.id < \(P.before))
                     ORDER BY w.id DESC LIMIT \(P.limit)
                     """,
-                arguments: SQLArguments([P.state: state?.rawValue, .before: before, .limit: limit])
+                arguments: [state?.rawValue, before, limit]
             ).map { row in
                 var counts: [String: Int] = [:]
                 for count in try db.fetchRows(
@@ -308,7 +308,7 @@ private enum WorkflowMember {
 extension StoreSQL {
     /// The parameters of a page of workflows: a state or NULL for any, an id to list below or
     /// NULL for the newest, and how many.
-    enum WorkflowFilter: Int32, SQLParameter, CaseIterable {
+    enum WorkflowFilter: Int32, SQLParameter {
         case state = 1
         case before, limit
     }

@@ -64,26 +64,31 @@ struct RateAndPartitionTests {
         // loaded CI run): then the window moved on as it should, and the counts differ. A claim
         // reads its clock somewhere between its call and its return, so a claim that straddles
         // the end of a period may count either way.
-        func expected(calledAt: Double, returnedAt: Double, since start: Double) -> Set<Int> {
-            returnedAt - start < period ? [2] : calledAt - start >= period ? [4] : [2, 4]
+        func timedClaim() async throws -> (jobs: [ClaimedJob], calledAt: Double, returnedAt: Double) {
+            let calledAt = Date().timeIntervalSince1970
+            let jobs = try await Self.claim(queue, "rated")
+            return (jobs, calledAt, Date().timeIntervalSince1970)
         }
-        let secondCalled = Date().timeIntervalSince1970
-        let second = try await Self.claim(queue, "rated")
-        let secondReturned = Date().timeIntervalSince1970
+        func expected(_ claim: (jobs: [ClaimedJob], calledAt: Double, returnedAt: Double), since start: Double)
+            -> Set<Int>
+        {
+            claim.returnedAt - start < period ? [2] : claim.calledAt - start >= period ? [4] : [2, 4]
+        }
+        let secondClaim = try await timedClaim()
+        let second = secondClaim.jobs
         #expect(
-            expected(calledAt: secondCalled, returnedAt: secondReturned, since: firstStart).contains(second.count),
-            "4 in the window: 2 left, took \(second.count) \(secondReturned - firstStart)s after the first")
+            expected(secondClaim, since: firstStart).contains(second.count),
+            "4 in the window: 2 left, took \(second.count) \(secondClaim.returnedAt - firstStart)s after the first")
         guard second.count == 2 else { return }
         let secondStart = try #require(try await queue.job(second[0].id)?.startedAt).timeIntervalSince1970
         // Past the first claim's period, within the second's: only the first two left.
         let wait = firstStart + period + 0.1 - Date().timeIntervalSince1970
         if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
-        let thirdCalled = Date().timeIntervalSince1970
-        let third = try await Self.claim(queue, "rated")
-        let thirdReturned = Date().timeIntervalSince1970
+        let third = try await timedClaim()
         #expect(
-            expected(calledAt: thirdCalled, returnedAt: thirdReturned, since: secondStart).contains(third.count),
-            "took \(third.count), \(thirdCalled - secondStart)...\(thirdReturned - secondStart)s after the second")
+            expected(third, since: secondStart).contains(third.jobs.count),
+            "took \(third.jobs.count), \(third.calledAt - secondStart)...\(third.returnedAt - secondStart)s after the second"
+        )
     }
 
     /// A concurrency limit of 2 per customer (a payload member): a claim takes at most 2 of

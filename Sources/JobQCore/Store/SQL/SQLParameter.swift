@@ -9,6 +9,7 @@
 /// ```
 ///
 /// In the text a parameter is SQLite's `?NNN`; PostgreSQL's store renumbers them as `$N`.
+/// Arguments given as an array (`fetchRows(sql:arguments:)`) go in the order of the numbers.
 package protocol SQLParameter: RawRepresentable, CustomStringConvertible, Sendable where RawValue == Int32 {}
 
 extension SQLParameter {
@@ -23,19 +24,4 @@ extension SQLStatement {
     package func bind(_ parameter: some SQLParameter, _ value: Double?) { bind(parameter.rawValue, value) }
     package func bind(_ parameter: some SQLParameter, _ value: Int64?) { bind(parameter.rawValue, value) }
     package func bind(_ parameter: some SQLParameter, _ value: String?) { bind(parameter.rawValue, value) }
-}
-
-extension SQLArguments {
-    /// Arguments for a statement whose parameters are named: each value at its parameter's
-    /// number. Every parameter of `P` must be given once.
-    package init<P: SQLParameter & CaseIterable>(_ values: KeyValuePairs<P, (any SQLBindable)?>) {
-        var ordered = [SQLValue](repeating: .null, count: P.allCases.count)
-        var given = Set<Int32>()
-        for (parameter, value) in values {
-            precondition(given.insert(parameter.rawValue).inserted, "\(parameter) given twice")
-            ordered[Int(parameter.rawValue) - 1] = value?.sqlValue ?? .null
-        }
-        precondition(given.count == ordered.count, "every parameter of \(P.self) is given")
-        self.init(ordered)
-    }
 }
