@@ -34,45 +34,59 @@ extension ServerStore {
         let workerJSON = JSONText.string(workerID)
         var promoted = false
         var index = queues.startIndex
-        while index < queues.endIndex, claimed.count < limit {
-            // The lease starts now, as the statement is sent: it takes no lock it would wait for.
-            let now = StoreSQL.now()
-            let starting = max(0, startingNow - claimed.count)
-            let values: [SQLValue] = [
-                .text(workerID), .real(now + lease.inSeconds), .text(queues[index]),
-                .integer(Int64(limit - claimed.count)), .integer(Int64(starting)), .text(workerJSON), .real(now),
-                .text(queueList)
-            ]
-            let result =
-                starting > 0
-                ? try await server.autocommit(ClaimStartingJobs.self, values, line: .claims)
-                : try await server.autocommit(ClaimJobs.self, values, line: .claims)
-            var due = false
-            var limited = false
-            for values in result.rows {
-                let row = SQLRow(names: [], values: values)
-                due = due || row.int64(Self.dueColumn) != 0
-                limited = limited || row.int64(Self.limitedColumn) != 0
-                guard row.optionalInt64(0) != nil else { continue }  // the row that carries only `due` and `limited`
-                var job = ClaimedJob(row)
-                job.sharedJSON = row.optionalString(Self.sharedColumn)
-                job.startRecorded = row.optionalDouble(Self.startedColumn) != nil
-                claimed.append(job)
+        // Each queue's claim commits on its own: a failure on a later queue hands over the jobs
+        // already committed (``QueueClaimFailure``), never drops them.
+        do {
+            while index < queues.endIndex, claimed.count < limit {
+                // The lease starts now, as the statement is sent: it takes no lock it would wait for.
+                let now = StoreSQL.now()
+                let starting = max(0, startingNow - claimed.count)
+                let values: [SQLValue] = [
+                    .text(workerID), .real(now + lease.inSeconds), .text(queues[index]),
+                    .integer(Int64(limit - claimed.count)), .integer(Int64(starting)), .text(workerJSON), .real(now),
+                    .text(queueList)
+                ]
+                let result =
+                    starting > 0
+                    ? try await server.autocommit(ClaimStartingJobs.self, values, line: .claims)
+                    : try await server.autocommit(ClaimJobs.self, values, line: .claims)
+                var due = false
+                var limited = false
+                for values in result.rows {
+                    let row = SQLRow(names: [], values: values)
+                    due = due || row.int64(Self.dueColumn) != 0
+                    limited = limited || row.int64(Self.limitedColumn) != 0
+                    // The row that carries only `due` and `limited`.
+                    guard row.optionalInt64(0) != nil else { continue }
+                    var job = ClaimedJob(row)
+                    job.sharedJSON = row.optionalString(Self.sharedColumn)
+                    job.startRecorded = row.optionalDouble(Self.startedColumn) != nil
+                    claimed.append(job)
+                }
+                if due, !promoted {
+                    do {
+                        try await promoteDue()
+                    } catch {
+                        // Not this queue's failure: every queue's due jobs are promoted together.
+                        throw QueueClaimFailure(queue: nil, claimed: [], underlying: error)
+                    }
+                    promoted = true
+                    continue  // the same queue again: what was due may be on it
+                }
+                if limited {
+                    // Limits are counted under the queue's row lock, in a transaction
+                    // (`StoreSQL.capacity`): one statement would count with the snapshot it began
+                    // with, before it waited for the lock.
+                    claimed += try await claimInTransaction(
+                        queues: [queues[index]], limit: limit - claimed.count, workerID: workerID, lease: lease,
+                        startingNow: max(0, startingNow - claimed.count))
+                }
+                index += 1
             }
-            if due, !promoted {
-                try await promoteDue()
-                promoted = true
-                continue  // the same queue again: what was due may be on it
-            }
-            if limited {
-                // Limits are counted under the queue's row lock, in a transaction
-                // (`StoreSQL.capacity`): one statement would count with the snapshot it began
-                // with, before it waited for the lock.
-                claimed += try await claimInTransaction(
-                    queues: [queues[index]], limit: limit - claimed.count, workerID: workerID, lease: lease,
-                    startingNow: max(0, startingNow - claimed.count))
-            }
-            index += 1
+        } catch {
+            if !claimed.isEmpty { commitObservers.callAll() }
+            throw QueueClaimFailure.wrapping(
+                error, queue: index < queues.endIndex ? queues[index] : nil, claimedBefore: claimed)
         }
         if !claimed.isEmpty { commitObservers.callAll() }
         return claimed

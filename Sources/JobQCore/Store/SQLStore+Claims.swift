@@ -52,17 +52,23 @@ extension SQLStore {
             claimed.reserveCapacity(limit)
             var rateStarts: [(queue: String, taken: [String: Int])] = []
             for queue in queues where claimed.count < limit && !paused.contains(queue) {
-                let left = limit - claimed.count
-                guard let limits = limited[queue] else {
-                    claimed += try StoreSQL.claimUnlimited(
-                        db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
-                    continue
+                // Said by queue, so that the pool backs off this queue and claims the others
+                // (the transaction rolls back: nothing of this claim was committed).
+                do {
+                    let left = limit - claimed.count
+                    guard let limits = limited[queue] else {
+                        claimed += try StoreSQL.claimUnlimited(
+                            db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
+                        continue
+                    }
+                    let (jobs, taken) = try StoreSQL.claimLimited(
+                        db, limits, limit: left, startingNow: max(0, startingNow - claimed.count), workerID: workerID,
+                        leaseUntil: leaseUntil)
+                    claimed += jobs
+                    if limits.rate != nil, !jobs.isEmpty { rateStarts.append((queue, taken)) }
+                } catch {
+                    throw QueueClaimFailure.wrapping(error, queue: queue, claimedBefore: [])
                 }
-                let (jobs, taken) = try StoreSQL.claimLimited(
-                    db, limits, limit: left, startingNow: max(0, startingNow - claimed.count), workerID: workerID,
-                    leaseUntil: leaseUntil)
-                claimed += jobs
-                if limits.rate != nil, !jobs.isEmpty { rateStarts.append((queue, taken)) }
             }
             // Workflow steps see the shared context as it is when they start.
             if claimed.contains(where: { $0.workflowID != nil }) {

@@ -62,7 +62,8 @@ extension WorkerPool {
                     if buffered <= refillThreshold, wanted > 0 {
                         var worthClaiming = !idle || signal.takeWorkHint()
                         if !worthClaiming {
-                            let outlook = try? await queue.store.claimOutlook(queues: queues)
+                            let open = state.withLock { $0.claimBackoff.open(queues, at: .now) }
+                            let outlook = open.isEmpty ? nil : try? await queue.store.claimOutlook(queues: open)
                             worthClaiming = outlook?.claimable ?? true
                             if !worthClaiming { state.withLock { $0.nextDue = .known(outlook?.nextDue) } }
                         }
@@ -107,21 +108,41 @@ extension WorkerPool {
         }
     }
 
+    /// Claims from the queues not backed off. A queue whose claim fails is backed off
+    /// (``ClaimBackoff``) and the others are claimed again at once, keeping what the failed
+    /// claim had already committed (``QueueClaimFailure``).
     private func claim(limit: Int, startingNow: Int) async -> [BufferedJob] {
-        do {
-            let claimed = try await queue.store.claim(
-                queues: queues, limit: limit, workerID: workerID, lease: options.lease, startingNow: startingNow
-            ).map { (job: $0, race: AttemptRace()) }
-            state.withLock { state in
-                for (job, race) in claimed {
-                    state.running[job.id] = PoolState.RunningJob(job: job, race: race, interruption: nil)
-                }
+        var jobs: [ClaimedJob] = []
+        // One try, and one more after each queue that failed.
+        for _ in 0...queues.count where jobs.count < limit {
+            let now = ContinuousClock.now
+            let open = state.withLock { $0.claimBackoff.open(queues, at: now) }
+            guard !open.isEmpty else { break }
+            do {
+                jobs += try await queue.store.claim(
+                    queues: open, limit: limit - jobs.count, workerID: workerID, lease: options.lease,
+                    startingNow: max(0, startingNow - jobs.count))
+                state.withLock { $0.claimBackoff.succeeded(open) }
+                break
+            } catch {
+                let failure = error as? QueueClaimFailure
+                jobs += failure?.claimed ?? []
+                let kind = StoreErrorKind(of: error)
+                let delay = state.withLock { $0.claimBackoff.failed(queue: failure?.queue, kind: kind, at: now) }
+                let what = failure?.queue.map { "claims from queue '\($0)'" } ?? "claims"
+                logger.error(
+                    "claim failed: \(failure.map { "\($0.underlying)" } ?? "\(error)"); \(what) wait \(DurationParser.format(delay)) (\(kind == .transient ? "a transient error" : "a permanent error: the data must change first"))"
+                )
+                if failure?.queue == nil { break }
             }
-            return claimed
-        } catch {
-            logger.error("claim failed: \(error)")
-            return []
         }
+        let claimed = jobs.map { (job: $0, race: AttemptRace()) }
+        state.withLock { state in
+            for (job, race) in claimed {
+                state.running[job.id] = PoolState.RunningJob(job: job, race: race, interruption: nil)
+            }
+        }
+        return claimed
     }
 
     private func stopConditionMet() async -> Bool {

@@ -242,6 +242,8 @@ struct PoolState: Sendable {
     var started = 0
     /// How long executors take, smoothed; nil until the first one finished.
     var averageRunSeconds: Double?
+    /// Queues held back after failed claims.
+    var claimBackoff = ClaimBackoff()
 
     var bufferedCount: Int { buffer.count - bufferStart }
 
