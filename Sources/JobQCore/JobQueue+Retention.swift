@@ -15,6 +15,7 @@ extension JobQueue {
         guard !queue.isEmpty else {
             throw JobQueueError.invalidInput("the queue name is empty: name the queue whose retention to set")
         }
+        try Label.check(queue, what: "queue name")
         try await store.setRetention(retention, for: queue)
     }
 

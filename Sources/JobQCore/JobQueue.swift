@@ -145,6 +145,7 @@ public final class JobQueue: Sendable {
     /// Stops workers from claiming jobs on `queue`. Running jobs finish; jobs can still be
     /// enqueued.
     public func pause(queue: String) async throws {
+        try Label.check(queue, what: "queue name")
         try await store.setPaused(queue, paused: true)
     }
 
@@ -188,6 +189,7 @@ public final class JobQueue: Sendable {
         guard !queue.isEmpty else {
             throw JobQueueError.invalidInput("the queue name is empty: name the queue whose limits to set")
         }
+        try Label.check(queue, what: "queue name")
         try await store.setLimits(limits, for: queue)
         wakeWorkers()
     }

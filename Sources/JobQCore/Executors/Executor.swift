@@ -100,13 +100,15 @@ public struct JobContext: Sendable {
         guard fraction.isFinite else {
             throw JobQueueError.invalidInput("progress must be a finite number, got \(fraction)")
         }
-        try await progressWriter?.report(.init(fraction: min(max(fraction, 0), 1), message: message))
+        try await progressWriter?.report(
+            .init(fraction: min(max(fraction, 0), 1), message: message.map(StoredText.plain)))
     }
 
     /// Reports any Codable value as the job's latest update (stored on the job and sent as a
     /// `progress` event with a `data` field), throttled like ``progress(_:message:)``.
     public func update<T: Encodable & Sendable>(_ value: T) async throws {
         let json = String(decoding: try JSONEncoder.jobq.encode(value), as: UTF8.self)
+        try StoredText.checkJSON(json, what: "the update of job \(jobID)")
         try await progressWriter?.report(.init(dataJSON: json))
     }
 }

@@ -105,7 +105,7 @@ public struct ShellExecutor: Executor {
     }
 
     static func text(_ stream: ChildProcess.Captured) -> String {
-        String(decoding: stream.kept.prefix(outputLimit), as: UTF8.self)
+        StoredText.plain(String(decoding: stream.kept.prefix(outputLimit), as: UTF8.self))
     }
 
     static func command(_ input: Input) throws -> (String, [String]) {

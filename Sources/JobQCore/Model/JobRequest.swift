@@ -158,8 +158,10 @@ public struct JobRequest: Sendable, Hashable {
             throw .invalidInput("cannot encode the input of '\(E.name)' as JSON: \(error)")
         }
         try Self.checkPayloadSize(data.count)
+        let payloadJSON = String(decoding: data, as: UTF8.self)
+        try StoredText.checkJSON(payloadJSON, what: "the input of '\(E.name)'")
         self.executor = E.name
-        self.payloadJSON = String(decoding: data, as: UTF8.self)
+        self.payloadJSON = payloadJSON
         self.options = options
     }
 
@@ -173,12 +175,8 @@ public struct JobRequest: Sendable, Hashable {
 
     /// Checks what the store would refuse, so that a bad request in a batch names itself.
     func validate() throws(JobQueueError) {
-        guard !executor.isEmpty, executor.count <= 200 else {
-            throw .invalidInput("executor name must be 1 to 200 characters, got '\(JSONText.preview(executor))'")
-        }
-        guard !options.queue.isEmpty, options.queue.count <= 200 else {
-            throw .invalidInput("queue name must be 1 to 200 characters, got '\(JSONText.preview(options.queue))'")
-        }
+        try Label.check(executor, what: "executor name")
+        try Label.check(options.queue, what: "queue name")
         guard options.maxAttempts >= 1 else {
             throw .invalidInput("maxAttempts must be at least 1, got \(options.maxAttempts)")
         }
@@ -188,12 +186,9 @@ public struct JobRequest: Sendable, Hashable {
         if let timeout = options.timeout, timeout <= .zero {
             throw .invalidInput("timeout must be positive, got \(DurationParser.format(timeout))")
         }
-        if let lane = options.lane, lane.isEmpty || lane.count > 200 {
-            throw .invalidInput("lane name must be 1 to 200 characters, got '\(JSONText.preview(lane))'")
-        }
-        if let partition = options.partition, partition.isEmpty || partition.count > 200 {
-            throw .invalidInput(
-                "a partition must be 1 to 200 characters, got '\(JSONText.preview(partition))'; leave it out for none")
+        if let lane = options.lane { try Label.check(lane, what: "lane name") }
+        if let partition = options.partition {
+            try Label.check(partition, what: "a partition", hint: "; leave it out for none")
         }
         try options.unique?.validate()
         if options.after.count > 10_000 {

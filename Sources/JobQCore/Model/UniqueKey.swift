@@ -67,9 +67,7 @@ public struct UniqueKey: Sendable, Hashable {
     }
 
     func validate() throws(JobQueueError) {
-        guard !key.isEmpty, key.count <= 200 else {
-            throw .invalidInput("a unique key must be 1 to 200 characters, got '\(JSONText.preview(key))'")
-        }
+        try Label.check(key, what: "a unique key")
         if let period, period <= .zero {
             throw .invalidInput("a unique period must be positive, got \(DurationParser.format(period))")
         }

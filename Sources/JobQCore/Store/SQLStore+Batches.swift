@@ -13,9 +13,7 @@ extension SQLStore {
                 )
             }
         }
-        guard !name.isEmpty, name.count <= 200 else {
-            throw JobQueueError.invalidInput("a batch name must be 1 to 200 characters")
-        }
+        try Label.check(name, what: "a batch name")
         let now = StoreSQL.now()
         return try await write { db in
             if try StoreSQL.batch(db, name) != nil {

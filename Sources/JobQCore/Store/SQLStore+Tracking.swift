@@ -3,9 +3,7 @@ import Foundation
 /// Tracking sets: the firing is decided in the transaction that records a member's result.
 extension SQLStore {
     package func addTrackingSet(_ name: String, members: [TrackingMember]) async throws -> TrackingSetStatus {
-        guard !name.isEmpty, name.count <= 200 else {
-            throw JobQueueError.invalidInput("a tracking set's name must be 1 to 200 characters")
-        }
+        try Label.check(name, what: "a tracking set's name")
         guard !members.isEmpty else { throw JobQueueError.invalidInput("a tracking set needs at least one member") }
         let now = StoreSQL.now()
         return try await write { db in

@@ -89,10 +89,7 @@ extension SQLStore {
     /// within 24 hours) returns the jobs of that earlier emit and makes nothing.
     package func emit(event: String, payloadJSON: String, dedupe: String?, now: Date) async throws -> Emitted {
         try Names.check(event, what: "event name")
-        if let dedupe, dedupe.isEmpty || dedupe.count > 200 {
-            throw JobQueueError.invalidInput(
-                "a dedupe key must be 1 to 200 characters, got '\(JSONText.preview(dedupe))'")
-        }
+        if let dedupe { try Label.check(dedupe, what: "a dedupe key") }
         try JSONText.validate(payloadJSON, what: "the payload of event '\(event)'")
         let seconds = now.timeIntervalSince1970
         return try await write(.short) { db in

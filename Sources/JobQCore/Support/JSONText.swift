@@ -31,7 +31,8 @@ package enum JSONText {
         return String(value)
     }
 
-    /// Checks that `text` is one JSON value; the error says where parsing stopped. The store
+    /// Checks that `text` is one JSON value that every store can hold (``StoredText``); the
+    /// error says where parsing stopped. The store
     /// minifies the text with SQLite's `json()` when it inserts it, keeping the key order.
     static func validate(_ text: String, what: String) throws(JobQueueError) {
         do {
@@ -39,6 +40,7 @@ package enum JSONText {
         } catch {
             throw .invalidInput("\(what) is not valid JSON: \(describe(error)); got: \(preview(text))")
         }
+        try StoredText.checkJSON(text, what: what)
     }
 
     /// Valid JSON without the whitespace between tokens, keys in their order: what SQLite's

@@ -22,7 +22,9 @@ import Synchronization
 /// back to the front of the queue and are written again after a backoff, as often as it takes.
 /// Every write is fenced, so a late one is safe; meanwhile the jobs stay held and their leases
 /// renewed. Only ``waitUntilIdle(givingUpAfter:)`` at shutdown gives up on them, leaving the
-/// jobs to their lease.
+/// jobs to their lease. That holds for transient errors (``StoreErrorKind``); a batch the store
+/// refuses for good (one item's data, say) is written item by item, and the item it refuses
+/// ends dead with an error that says so, so that one bad value never wedges the worker.
 final class CompletionBatcher: Sendable {
     struct Item: Sendable {
         let job: ClaimedJob
@@ -198,6 +200,16 @@ final class CompletionBatcher: Sendable {
                 state.withLock { $0.failures = 0 }
                 settleStarts(starts)
             } catch {
+                var unwritten = (items: batch, starts: starts)
+                if StoreErrorKind(of: error) == .permanent {
+                    // One item's data, most likely: retried as it is, the batch would fail
+                    // forever and hold up every outcome queued behind it.
+                    logger.error(
+                        "the store refused \(batch.count) outcome(s) and \(starts.count) start(s) for good (\(error)); writing them one by one to find the one it refuses"
+                    )
+                    unwritten = await writeOneByOne(batch, starts: starts)
+                    if unwritten.items.isEmpty, unwritten.starts.isEmpty { continue }
+                }
                 let (failures, givingUp) = state.withLock { state in
                     state.failures += 1
                     return (state.failures, state.givingUp)
@@ -206,20 +218,81 @@ final class CompletionBatcher: Sendable {
                     // Back to the front, before anything that arrived meanwhile; tried again
                     // together with it after the backoff.
                     state.withLock { state in
-                        state.pending = batch + state.pending
-                        state.starts = starts + state.starts
+                        state.pending = unwritten.items + state.pending
+                        state.starts = unwritten.starts + state.starts
                     }
                     let backoff = min(Self.maximumBackoff, .milliseconds(50) * (1 << min(failures - 1, 10)))
                     logger.error(
-                        "could not record \(batch.count) outcome(s) and \(starts.count) start(s) (\(error)); the jobs stay held and the write is tried again in \(DurationParser.format(backoff)) (failure \(failures) in a row)"
+                        "could not record \(unwritten.items.count) outcome(s) and \(unwritten.starts.count) start(s) (\(error)); the jobs stay held and the write is tried again in \(DurationParser.format(backoff)) (failure \(failures) in a row)"
                     )
                     try? await Task.sleep(for: backoff)
                     continue
                 }
-                result = .failure(error)
-                settleStarts(starts)
+                settleStarts(unwritten.starts)
+                if !unwritten.items.isEmpty { handler.withLock { $0 }?.call(unwritten.items, .failure(error)) }
+                continue
             }
             if !batch.isEmpty { handler.withLock { $0 }?.call(batch, result) }
         }
+    }
+
+    /// Writes a batch the store refused for good item by item, so that one item's data costs
+    /// only that item. An outcome refused for good is replaced by `dead`, with an error that
+    /// says the store refused it, and given up (left to its lease) if even that is refused; a
+    /// start mark refused for good is dropped, and its attempt runs unmarked as if its worker
+    /// had died before writing it. Returns what a transient error left unwritten, for the
+    /// caller's backoff.
+    private func writeOneByOne(_ batch: [Item], starts: [ClaimedJob]) async -> (items: [Item], starts: [ClaimedJob]) {
+        var unwritten: (items: [Item], starts: [ClaimedJob]) = ([], [])
+        var interrupted = false
+        for start in starts {
+            guard !interrupted else {
+                unwritten.starts.append(start)
+                continue
+            }
+            do {
+                _ = try await store.complete([], starting: [start], workerID: workerID)
+            } catch let error where StoreErrorKind(of: error) == .transient {
+                interrupted = true
+                unwritten.starts.append(start)
+                continue
+            } catch {
+                logger.error(
+                    "job \(start.id): the store refused its start mark (\(error)); the attempt runs without it")
+            }
+            settleStarts([start])
+        }
+        for item in batch {
+            guard !interrupted else {
+                unwritten.items.append(item)
+                continue
+            }
+            var item = item
+            var result: Result<Set<JobID>, any Error>?
+            for replaced in [false, true] where result == nil && !interrupted {
+                do {
+                    result = .success(
+                        try await store.complete([(item.job, item.outcome)], starting: [], workerID: workerID).outcomes)
+                } catch let error where StoreErrorKind(of: error) == .transient {
+                    interrupted = true
+                    unwritten.items.append(item)
+                } catch let error where replaced {
+                    result = .failure(error)
+                } catch {
+                    let reason = StoredText.plain("\(error)")
+                    logger.error(
+                        "job \(item.job.id): the store refused its outcome (\(reason)); recording it dead instead")
+                    item = Item(
+                        job: item.job,
+                        outcome: .dead(
+                            error: "jobq could not record this attempt's outcome: the store refused it (\(reason))",
+                            timedOut: false),
+                        race: item.race)
+                }
+            }
+            if let result { handler.withLock { $0 }?.call([item], result) }
+        }
+        if !interrupted { state.withLock { $0.failures = 0 } }
+        return unwritten
     }
 }

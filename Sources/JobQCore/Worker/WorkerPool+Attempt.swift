@@ -253,6 +253,42 @@ extension WorkerPool {
         of job: ClaimedJob, end: AttemptRace.End, interruption: PoolState.Interruption?,
         sharedWrites: [SharedWrite] = []
     ) -> AttemptOutcome? {
+        outcomeAsRun(of: job, end: end, interruption: interruption, sharedWrites: sharedWrites).map(Self.storable)
+    }
+
+    /// `outcome` as every store can hold it (``StoredText``): NULs in an error replaced; a
+    /// result, checkpoint or shared value no store can hold ends the job, saying why, rather
+    /// than failing the write of every outcome batched with it.
+    static func storable(_ outcome: AttemptOutcome) -> AttemptOutcome {
+        switch outcome {
+        case .succeeded(let resultJSON, let sharedWrites):
+            if let problem = StoredText.problem(inJSON: resultJSON) {
+                return .dead(error: "the result holds \(problem), which jobq does not store", timedOut: false)
+            }
+            if let write = sharedWrites.first(where: { StoredText.problem(inJSON: $0.json) != nil }) {
+                let problem = StoredText.problem(inJSON: write.json) ?? ""
+                return .dead(
+                    error: "the value for shared key '\(write.key)' holds \(problem), which jobq does not store",
+                    timedOut: false)
+            }
+            return outcome
+        case .retry(let error, let at, let timedOut):
+            return .retry(error: StoredText.plain(error), at: at, timedOut: timedOut)
+        case .dead(let error, let timedOut):
+            return .dead(error: StoredText.plain(error), timedOut: timedOut)
+        case .snoozed(_, let checkpointJSON?):
+            if let problem = StoredText.problem(inJSON: checkpointJSON) {
+                return .dead(error: "the checkpoint holds \(problem), which jobq does not store", timedOut: false)
+            }
+            return outcome
+        case .snoozed, .released:
+            return outcome
+        }
+    }
+
+    private func outcomeAsRun(
+        of job: ClaimedJob, end: AttemptRace.End, interruption: PoolState.Interruption?, sharedWrites: [SharedWrite]
+    ) -> AttemptOutcome? {
         switch end {
         case .finished(.success(let resultJSON)):
             return .succeeded(resultJSON: resultJSON, sharedWrites: sharedWrites)

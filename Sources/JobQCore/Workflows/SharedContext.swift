@@ -85,7 +85,9 @@ extension JobContext {
         } catch {
             throw JobQueueError.invalidInput("the value for shared key '\(key)' cannot be encoded as JSON: \(error)")
         }
-        sharedWrites.set(key, json: String(decoding: data, as: UTF8.self))
+        let json = String(decoding: data, as: UTF8.self)
+        try StoredText.checkJSON(json, what: "the value for shared key '\(key)'")
+        sharedWrites.set(key, json: json)
     }
 
     /// Dependencies that died or were cancelled and that this job ignored or runs despite

@@ -8,9 +8,7 @@ enum WorkflowValidation {
 
     /// Returns the number of steps.
     static func validate(_ workflow: Workflow) throws(JobQueueError) -> Int {
-        if let name = workflow.name, name.isEmpty || name.count > 200 {
-            throw .invalidInput("$.name: a workflow name must be 1 to 200 characters")
-        }
+        if let name = workflow.name { try Label.check(name, what: "$.name: a workflow name") }
         for key in workflow.context.keys.sorted() {
             do {
                 try SharedWrite.validate(key)
@@ -28,9 +26,7 @@ enum WorkflowValidation {
         guard depth <= maximumDepth else {
             throw .invalidInput("\(path): groups nest deeper than \(maximumDepth) levels")
         }
-        if let name = group.name, name.isEmpty || name.count > 200 {
-            throw .invalidInput("\(path).name: a group name must be 1 to 200 characters")
-        }
+        if let name = group.name { try Label.check(name, what: "\(path).name: a group name") }
         for (index, member) in group.members.enumerated() {
             let memberPath = "\(path).\(group.kind.rawValue)[\(index)]"
             switch member {

@@ -61,7 +61,23 @@ struct BadInputTests {
         Case(arguments: ["wait", "1", "--timeout", "forever"], status: 2, message: "invalid duration 'forever'"),
         Case(arguments: ["batch", "close", "nope"], status: 3, message: "no batch named 'nope'"),
         Case(arguments: ["track", "add", "t"], status: 2, message: "--member"),
-        Case(arguments: ["migrate", "up", "--to", "-1"], status: 2, message: "--to")
+        Case(arguments: ["migrate", "up", "--to", "-1"], status: 2, message: "--to"),
+        // What no store can hold, or a terminal would act on, is refused where it enters.
+        Case(
+            arguments: ["enqueue", "echo", "--payload", #"{"customer":"a\u0000b"}"#], status: 2,
+            message: #"holds an escaped NUL (\u0000) at byte 14"#),
+        Case(arguments: ["enqueue", "echo", "--payload", #"["\ud800"]"#], status: 2, message: "low-surrogate"),
+        Case(
+            arguments: ["enqueue", "echo", "--queue", "a\u{1B}[2Jb"], status: 2,
+            message: "queue name 'a?[2Jb' holds the control character U+001B"),
+        Case(arguments: ["enqueue", "echo", "--queue", "two\nlines"], status: 2, message: "U+000A"),
+        Case(
+            arguments: ["enqueue", "echo", "--queue", String(repeating: "é", count: 101)], status: 2,
+            message: "queue name must be 1 to 200 bytes of UTF-8, got 202 bytes"),
+        Case(
+            arguments: ["enqueue", "echo", "--partition", String(repeating: "p", count: 5_000)], status: 2,
+            message: "a partition must be 1 to 200 bytes of UTF-8, got 5000 bytes"),
+        Case(arguments: ["pause", "a\u{7}"], status: 2, message: "U+0007")
     ]
 
     /// Every table's rows, to compare before and after.

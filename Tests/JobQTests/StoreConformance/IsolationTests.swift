@@ -1,6 +1,7 @@
 import Foundation
 import JobQ
 import Logging
+import Synchronization
 import Testing
 
 @testable import JobQCore
@@ -100,4 +101,165 @@ struct IsolationTests {
             _ = try await within(.seconds(20), "the pool to stop") { try? await running.value }
         }
     }
+
+    /// An error message with a NUL (a command's stderr, an executor's error) is recorded with
+    /// the NUL replaced, the same on every store, and the outcomes after it are recorded too.
+    @Test(arguments: TestStore.all) func aNulInAnErrorNeitherFailsNorWedgesCompletions(store: TestStore) async throws {
+        let queue = try await store.open()
+        let nul = try await queue.enqueue(ThrowsText.self, .init(text: "xNULy"), options: .init(maxAttempts: 1))
+        let later = try await queue.enqueue(
+            try JobRequest(executor: "fail", payloadJSON: #"{"message":"doomed"}"#, options: .init(maxAttempts: 1)))
+        let result = try await queue.enqueue(ReturnsText.self, .init(text: "aNULb"))
+        let healthy = try await queue.enqueue(ReturnsText.self, .init(text: "fine"))
+        try await work(queue, executors: BuiltinExecutors.all + [ThrowsText(), ReturnsText()], limit: .seconds(20))
+        let failed = try #require(try await queue.job(nul.id))
+        #expect(failed.state == .dead && failed.error == "x\u{FFFD}y", "\(failed.state) \(failed.error ?? "-")")
+        #expect(try await queue.job(later.id)?.state == .dead)
+        let refused = try #require(try await queue.job(result.id))
+        #expect(refused.state == .dead)
+        #expect(
+            refused.error?.hasPrefix("the result holds an escaped NUL (\\u0000) at byte") == true,
+            "\(refused.error ?? "-")")
+        #expect(try await queue.job(healthy.id)?.state == .succeeded)
+        let events = try await queue.events(after: 0, filter: EventFilter(jobIDs: [nul.id]), limit: 10)
+        #expect(events.last?.kind == .dead)
+    }
+
+    /// JSON no store can hold (an escaped NUL, a lone surrogate) is refused where it enters,
+    /// with an error that says what and where, and nothing is stored.
+    @Test(arguments: TestStore.all) func jsonNoStoreCanHoldIsRefusedAtEnqueue(store: TestStore) async throws {
+        let queue = try await store.open()
+        for payload in [#"{"customer":"a\u0000b"}"#, #"{"a\u0000":1}"#, #"["\ud800"]"#, #"["\udc00\ud800"]"#] {
+            #expect(throws: JobQueueError.self, "\(payload)") {
+                _ = try JobRequest(executor: "echo", payloadJSON: payload)
+            }
+        }
+        do {
+            _ = try await queue.enqueue(ReturnsText.self, .init(text: "a\u{0}b"))
+            Issue.record("an input with a NUL was stored")
+        } catch let JobQueueError.invalidInput(message) {
+            #expect(message.contains("escaped NUL (\\u0000) at byte 10"), "\(message)")
+        }
+        // Escapes that are fine: an escaped backslash before "u0000", a surrogate pair.
+        _ = try JobRequest(executor: "echo", payloadJSON: #"{"a":"\\u0000","b":"\ud83d\ude00"}"#)
+        #expect(try await queue.jobs(matching: JobQuery()).isEmpty)
+    }
+
+    /// A batch of outcomes the store refuses for good is written one by one: the outcome it
+    /// refuses ends dead saying so, and the others are recorded as they were, without waiting.
+    @Test(arguments: TestStore.all) func aBatchRefusedForGoodIsWrittenOneByOne(store: TestStore) async throws {
+        let queue = try await store.open()
+        _ = try await queue.enqueue(
+            contentsOf: try (0..<3).map { _ in try JobRequest(executor: "echo", payloadJSON: "{}") })
+        let claimed = try await queue.store.claim(
+            queues: ["default"], limit: 3, workerID: "w", lease: .seconds(30), startingNow: 3)
+        #expect(claimed.count == 3)
+        let refusing = RefusingStore(store: queue.store, poison: #""poison""#)
+        var quiet = Logger(label: "test")
+        quiet.logLevel = .critical
+        let batcher = CompletionBatcher(store: refusing, workerID: "w", logger: quiet)
+        let recorded = Mutex<[JobID: AttemptOutcome]>([:])
+        batcher.onRecorded { items, result in
+            guard case .success = result else { return }
+            recorded.withLock { for item in items { $0[item.job.id] = item.outcome } }
+        }
+        for (index, job) in claimed.enumerated() {
+            let result = index == 1 ? #""poison""# : #""ok""#
+            batcher.submit(.init(job: job, outcome: .succeeded(resultJSON: result), race: AttemptRace()))
+        }
+        try await within(.seconds(10), "the batch to be written") { await batcher.waitUntilIdle() }
+        #expect(recorded.withLock { $0.count } == 3)
+        for (index, job) in claimed.enumerated() {
+            let stored = try #require(try await queue.job(job.id))
+            if index == 1 {
+                #expect(stored.state == .dead)
+                #expect(
+                    stored.error?.hasPrefix("jobq could not record this attempt's outcome: the store refused it")
+                        == true)
+            } else {
+                #expect(stored.state == .succeeded)
+            }
+        }
+    }
+}
+
+struct ThrowsText: Executor {
+    static let name = "test-throws-text"
+    struct Input: Codable, Sendable { var text: String }
+    func run(_ input: Input, context: JobContext) async throws -> String {
+        throw ExecutorFailure(input.text.replacingOccurrences(of: "NUL", with: "\u{0}"))
+    }
+}
+
+struct ReturnsText: Executor {
+    static let name = "test-returns-text"
+    struct Input: Codable, Sendable { var text: String }
+    func run(_ input: Input, context: JobContext) async throws -> String {
+        // A payload cannot carry a NUL: the executor makes one from a marker.
+        input.text.replacingOccurrences(of: "NUL", with: "\u{0}")
+    }
+}
+
+/// A store that refuses for good (PostgreSQL's SQLSTATE 22021, as jobq reports it) every batch
+/// of outcomes holding a given result, and passes everything else to `store`.
+final class RefusingStore: JobStore, Sendable {
+    let store: any JobStore
+    let poison: String
+
+    init(store: any JobStore, poison: String) {
+        self.store = store
+        self.poison = poison
+    }
+
+    func complete(
+        _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
+    ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {
+        let poisoned = outcomes.contains { item in
+            if case .succeeded(let result, _) = item.outcome { return result == poison }
+            return false
+        }
+        if poisoned {
+            throw JobQueueError.storeUnavailable(
+                "PostgreSQL refused a statement: invalid byte sequence (SQLSTATE 22021) in: UPDATE jobs")
+        }
+        return try await store.complete(outcomes, starting: starting, workerID: workerID)
+    }
+
+    func enqueue(_ requests: [JobRequest]) async throws -> [Enqueued] { try await store.enqueue(requests) }
+    func job(_ id: JobID) async throws -> Job? { try await store.job(id) }
+    func jobs(queue: String?, state: JobState?, limit: Int, afterID: JobID?) async throws -> [Job] {
+        try await store.jobs(queue: queue, state: state, limit: limit, afterID: afterID)
+    }
+    func jobs(matching query: JobQuery) async throws -> [Job] { try await store.jobs(matching: query) }
+    func cancel(_ id: JobID) async throws -> Job { try await store.cancel(id) }
+    func retry(_ id: JobID) async throws -> Job { try await store.retry(id) }
+    func delete(_ id: JobID) async throws { try await store.delete(id) }
+    func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int) async throws
+        -> [ClaimedJob]
+    {
+        try await store.claim(queues: queues, limit: limit, workerID: workerID, lease: lease, startingNow: startingNow)
+    }
+    func claimOutlook(queues: [String]) async throws -> ClaimOutlook { try await store.claimOutlook(queues: queues) }
+    func claimOutlookHere(queues: [String]) -> ClaimOutlook? { store.claimOutlookHere(queues: queues) }
+    func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool {
+        try await store.hasUnfinishedWork(queues: queues, includingFuture: includingFuture)
+    }
+    func recordProgress(job: ClaimedJob, workerID: String, fraction: Double?, message: String?, dataJSON: String?)
+        async throws
+    {
+        try await store.recordProgress(
+            job: job, workerID: workerID, fraction: fraction, message: message, dataJSON: dataJSON)
+    }
+    func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID> {
+        try await store.renewLeases(ids, workerID: workerID, lease: lease)
+    }
+    func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID> {
+        try await store.lostJobs(ids, workerID: workerID)
+    }
+    func reclaimExpiredLeases() async throws -> Int { try await store.reclaimExpiredLeases() }
+    func registerWorker(id: String, queues: [String], concurrency: Int) async throws {
+        try await store.registerWorker(id: id, queues: queues, concurrency: concurrency)
+    }
+    func heartbeatWorker(id: String) async throws { try await store.heartbeatWorker(id: id) }
+    func removeWorker(id: String) async throws { try await store.removeWorker(id: id) }
 }
