@@ -18,9 +18,7 @@ struct ErasedDataMigrator: Sendable {
     }
 
     func validate() throws(JobQueueError) {
-        guard !name.isEmpty, name.count <= 200 else {
-            throw .invalidInput("a data migrator's name must be 1 to 200 characters, got '\(name)'")
-        }
+        try Label.check(name, what: "a data migrator's name")
         guard targetVersion >= 1 else {
             throw .invalidInput("data migrator '\(name)' has targetVersion \(targetVersion); it must be at least 1")
         }

@@ -20,7 +20,7 @@ import Foundation
 /// finished job whose key has passed to a newer job: the retry is refused with an error that
 /// names the newer job (cancel it, or let it finish, then retry).
 public struct UniqueKey: Sendable, Hashable {
-    /// The key, 1 to 200 characters. Jobs with different executors or queues share it if they
+    /// The key, 1 to 200 bytes of UTF-8 without control characters. Jobs with different executors or queues share it if they
     /// share the key: put whatever should distinguish them into the key.
     public var key: String
     /// Finished states in which a job keeps holding its key (for ``period``).

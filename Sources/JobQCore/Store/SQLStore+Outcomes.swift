@@ -68,15 +68,21 @@ extension SQLStore {
                 notifyWorkers: !outcomes.isEmpty)
         else { return nil }
         let refusedStarts = Set(separateStarts.lazy.map(\.id).filter { !written.starts.contains($0) })
-        let restOutcomes = outcomes.filter { !written.successes.contains($0.job.id) }
-        guard !restOutcomes.isEmpty else { return ([], refusedStarts) }
+        // An attempt whose start was refused is not this worker's any more: its outcome is
+        // refused with it (see `recordCompletions`).
+        let restOutcomes = outcomes.filter {
+            !written.successes.contains($0.job.id) && !refusedStarts.contains($0.job.id)
+        }
+        let refusedWithStart = Set(
+            outcomes.lazy.map(\.job.id).filter { refusedStarts.contains($0) && !written.successes.contains($0) })
+        guard !restOutcomes.isEmpty else { return (refusedWithStart, refusedStarts) }
         // A success left unwritten takes its start with it.
         let restStarts = starting.filter { withSuccess.contains($0.id) && !written.successes.contains($0.id) }
         let rest = try await write(.short, audience: .workersAndFollowers) { db in
             try StoreSQL.recordCompletions(
                 db, restOutcomes, starting: restStarts, workerID: workerID, selfContainedOnly: false)
         }
-        return (rest.refused, refusedStarts.union(rest.refusedStarts))
+        return (rest.refused.union(refusedWithStart), refusedStarts.union(rest.refusedStarts))
     }
 }
 
@@ -125,6 +131,12 @@ extension StoreSQL {
                 db, outcomes.filter { $0.outcome.isSuccess && !$0.job.isMember }.map(\.job.id), facts: facts)
             var selfContained: [StoreSQL.SelfContainedSuccess] = []
             for (job, outcome) in outcomes {
+                // An attempt whose start the fence just refused is not this worker's any more:
+                // its outcome must not land on whichever claim holds the job now.
+                if recorded.refusedStarts.contains(job.id) {
+                    recorded.refused.insert(job.id)
+                    continue
+                }
                 let start = startsWithSuccess[job.id]
                 if let success = StoreSQL.SelfContainedSuccess(
                     job: job, outcome: outcome, start: start, facts: facts,

@@ -55,10 +55,9 @@ enum TreeValidation {
         guard depth <= maximumDepth else {
             throw .invalidInput("\(path): a tree may nest at most \(maximumDepth) levels")
         }
-        guard !node.name.isEmpty, node.name.count <= 200, !node.name.contains("/") else {
-            throw .invalidInput(
-                "\(path).name: a node name must be 1 to 200 characters without '/', got '\(JSONText.preview(node.name))'"
-            )
+        try Label.check(node.name, what: "\(path).name: a node name")
+        guard !node.name.contains("/") else {
+            throw .invalidInput("\(path).name: a node name must not contain '/', got '\(Label.shown(node.name))'")
         }
         if let each = node.each {
             do {

@@ -32,13 +32,22 @@ final class CompletionBatcher: Sendable {
         let race: AttemptRace
     }
 
+    /// An attempt's start, noted by its run (the race), so that a refused start can refuse
+    /// that run's outcome and no other.
+    struct Start: Sendable {
+        let job: ClaimedJob
+        let race: AttemptRace
+    }
+
     /// What one transaction did: the items, and the ids the fence refused (or the error that
     /// rolled the transaction back).
     typealias Handler = @Sendable (_ items: [Item], _ refused: Result<Set<JobID>, any Error>) -> Void
 
     private struct State {
         var pending: [Item] = []
-        var starts: [ClaimedJob] = []
+        var starts: [Start] = []
+        /// Runs whose start mark the store refused, their outcome not submitted yet.
+        var refusedRuns: Set<ObjectIdentifier> = []
         /// Starts noted and not written yet, and who waits for them (``startWritten(_:)``).
         var unwrittenStarts: Set<JobID> = []
         var startWaiters: [JobID: [CheckedContinuation<Void, Never>]] = [:]
@@ -81,7 +90,7 @@ final class CompletionBatcher: Sendable {
 
     /// Queues one outcome for the next transaction. `moreComing` says other jobs are about to
     /// finish, so a new flush lets them join; otherwise it writes at once. `startFollows` says
-    /// the caller is about to call ``noteStart(_:)`` or ``kick()``, which writes it.
+    /// the caller is about to call ``noteStart(_:race:)`` or ``kick()``, which writes it.
     func submit(_ item: Item, moreComing: Bool = true, startFollows: Bool = false) {
         let startFlush = state.withLock { state in
             state.pending.append(item)
@@ -106,13 +115,21 @@ final class CompletionBatcher: Sendable {
         if startFlush { startImmediately { await self.flush(gathering: false) } }
     }
 
-    /// Notes that `job`'s attempt starts now; the mark is written with the next transaction,
-    /// together with the outcomes queued so far. The caller does not wait for it.
-    func noteStart(_ job: ClaimedJob) {
+    /// Notes that `job`'s attempt starts now, run under `race`; the mark is written with the
+    /// next transaction, together with the outcomes queued so far. The caller does not wait
+    /// for it.
+    ///
+    /// An outcome is recorded only after its attempt's start: when the store refuses the start
+    /// (the job was released, cancelled or taken over meanwhile), the run's outcome is refused
+    /// too, never written. Otherwise a worker whose lease expired while it ran a job, and that
+    /// claimed the job again (the same attempt number, since an unstarted attempt is not
+    /// counted), could record the old run's outcome for the new claim, an attempt with no
+    /// `started` event.
+    func noteStart(_ job: ClaimedJob, race: AttemptRace) {
         var job = job
         job.startTime = Date().timeIntervalSince1970
         let startFlush = state.withLock { state in
-            state.starts.append(job)
+            state.starts.append(Start(job: job, race: race))
             state.unwrittenStarts.insert(job.id)
             defer { state.flushing = true }
             return !state.flushing
@@ -120,7 +137,7 @@ final class CompletionBatcher: Sendable {
         if startFlush { startImmediately { await self.flush(gathering: true) } }
     }
 
-    /// Returns once the start noted for job `id` (``noteStart(_:)``) has been written, refused,
+    /// Returns once the start noted for job `id` (``noteStart(_:race:)``) has been written, refused,
     /// or given up on; at once when none is waiting to be written. A job's progress waits for
     /// it, so that its `started` event comes before its updates.
     func startWritten(_ id: JobID) async {
@@ -135,10 +152,10 @@ final class CompletionBatcher: Sendable {
     }
 
     /// Marks these starts as no longer waiting to be written, and wakes who waits for them.
-    private func settleStarts(_ starts: [ClaimedJob]) {
+    private func settleStarts(_ starts: [Start]) {
         guard !starts.isEmpty else { return }
         let waiters = state.withLock { state in
-            starts.flatMap { job -> [CheckedContinuation<Void, Never>] in
+            starts.map(\.job).flatMap { job -> [CheckedContinuation<Void, Never>] in
                 state.unwrittenStarts.remove(job.id)
                 return state.startWaiters.removeValue(forKey: job.id) ?? []
             }
@@ -174,17 +191,29 @@ final class CompletionBatcher: Sendable {
             for _ in 0..<3 { await Task.yield() }
         }
         while true {
-            let (batch, starts, waiters) = state.withLock { state in
-                let batch = state.pending
+            let (batch, starts, dropped, waiters) = state.withLock { state in
+                var batch: [Item] = []
+                var dropped: [Item] = []
+                for item in state.pending {
+                    if state.refusedRuns.remove(ObjectIdentifier(item.race)) != nil {
+                        dropped.append(item)
+                    } else {
+                        batch.append(item)
+                    }
+                }
                 let starts = state.starts
                 state.pending = []
                 state.starts = []
                 guard batch.isEmpty, starts.isEmpty else {
-                    return (batch, starts, [CheckedContinuation<Void, Never>]())
+                    return (batch, starts, dropped, [CheckedContinuation<Void, Never>]())
                 }
                 state.flushing = false
                 defer { state.idleWaiters = [] }
-                return (batch, starts, state.idleWaiters)
+                return (batch, starts, dropped, state.idleWaiters)
+            }
+            if !dropped.isEmpty {
+                // Their start was refused: not this worker's attempt any more.
+                handler.withLock { $0 }?.call(dropped, .success(Set(dropped.map(\.job.id))))
             }
             if batch.isEmpty, starts.isEmpty {
                 for waiter in waiters { waiter.resume() }
@@ -195,8 +224,9 @@ final class CompletionBatcher: Sendable {
                 // A refused start mark needs nothing here: the job was cancelled or taken over,
                 // which the pool's ownership checks notice and stop.
                 let refused = try await store.complete(
-                    batch.map { ($0.job, $0.outcome) }, starting: starts, workerID: workerID)
+                    batch.map { ($0.job, $0.outcome) }, starting: starts.map(\.job), workerID: workerID)
                 result = .success(refused.outcomes)
+                noteRefused(starts, refused: refused.starts, batch: batch)
                 state.withLock { $0.failures = 0 }
                 settleStarts(starts)
             } catch {
@@ -242,8 +272,8 @@ final class CompletionBatcher: Sendable {
     /// start mark refused for good is dropped, and its attempt runs unmarked as if its worker
     /// had died before writing it. Returns what a transient error left unwritten, for the
     /// caller's backoff.
-    private func writeOneByOne(_ batch: [Item], starts: [ClaimedJob]) async -> (items: [Item], starts: [ClaimedJob]) {
-        var unwritten: (items: [Item], starts: [ClaimedJob]) = ([], [])
+    private func writeOneByOne(_ batch: [Item], starts: [Start]) async -> (items: [Item], starts: [Start]) {
+        var unwritten: (items: [Item], starts: [Start]) = ([], [])
         var interrupted = false
         for start in starts {
             guard !interrupted else {
@@ -251,14 +281,15 @@ final class CompletionBatcher: Sendable {
                 continue
             }
             do {
-                _ = try await store.complete([], starting: [start], workerID: workerID)
+                let refused = try await store.complete([], starting: [start.job], workerID: workerID)
+                noteRefused([start], refused: refused.starts, batch: [])
             } catch let error where StoreErrorKind(of: error) == .transient {
                 interrupted = true
                 unwritten.starts.append(start)
                 continue
             } catch {
                 logger.error(
-                    "job \(start.id): the store refused its start mark (\(error)); the attempt runs without it")
+                    "job \(start.job.id): the store refused its start mark (\(error)); the attempt runs without it")
             }
             settleStarts([start])
         }
@@ -269,6 +300,9 @@ final class CompletionBatcher: Sendable {
             }
             var item = item
             var result: Result<Set<JobID>, any Error>?
+            if state.withLock({ $0.refusedRuns.remove(ObjectIdentifier(item.race)) }) != nil {
+                result = .success([item.job.id])
+            }
             for replaced in [false, true] where result == nil && !interrupted {
                 do {
                     result = .success(
@@ -294,5 +328,18 @@ final class CompletionBatcher: Sendable {
         }
         if !interrupted { state.withLock { $0.failures = 0 } }
         return unwritten
+    }
+
+    /// Remembers the runs whose start the store refused (`refused`, by job id), so that their
+    /// outcomes are refused when they come; those in `batch` the store already refused.
+    private func noteRefused(_ starts: [Start], refused: Set<JobID>, batch: [Item]) {
+        guard !refused.isEmpty else { return }
+        let inBatch = Set(batch.lazy.map { ObjectIdentifier($0.race) })
+        state.withLock { state in
+            for start in starts where refused.contains(start.job.id) {
+                let run = ObjectIdentifier(start.race)
+                if !inBatch.contains(run) { state.refusedRuns.insert(run) }
+            }
+        }
     }
 }

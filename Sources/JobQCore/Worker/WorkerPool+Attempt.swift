@@ -57,7 +57,7 @@ extension WorkerPool {
         if !race.isResolved, !job.startRecorded, !job.isSuspect {
             // Claimed ahead: its start mark goes with the next transaction (with the outcome
             // of the job this slot just finished).
-            completions.noteStart(job)
+            completions.noteStart(job, race: race)
         } else {
             // Outcomes queued for a start that is not needed after all (or written apart).
             completions.kick()

@@ -170,7 +170,7 @@ struct RaceProcessTests {
             (["--unique-for", "1h"], "--unique-for and --unique-states need --unique KEY"),
             (["--unique", "k", "--unique-states", "ready,bogus"], "--unique-states: unknown state 'bogus'"),
             (["--unique", "k", "--unique-for", "1h", "--unique-states", "ready"], "name no finished state"),
-            (["--unique", "", "--unique-for", "1h"], "a unique key must be 1 to 200 characters")
+            (["--unique", "", "--unique-for", "1h"], "a unique key must be 1 to 200 bytes of UTF-8, got 0 bytes")
         ] {
             let result = try await CLI.run(["enqueue", "echo"] + arguments, db: db)
             #expect(result.status == 2, "\(arguments): \(result.stderr)")

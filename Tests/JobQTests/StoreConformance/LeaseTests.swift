@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 @testable import JobQCore
@@ -262,5 +263,55 @@ struct LeaseTests {
                 }
             }
         }
+    }
+
+    /// A worker whose lease expired while it held a job, and that claims the job again (the
+    /// same attempt number: an unstarted attempt is not counted), never records the old run's
+    /// outcome for the new claim: the old run's start was refused, so its outcome is too, and
+    /// every attempt counted has its `started` event (the chaos run's "burned" check).
+    @Test(arguments: TestStore.all) func anOutcomeWhoseStartWasRefusedNeverLandsOnANewClaim(store: TestStore)
+        async throws
+    {
+        let queue = try await store.open()
+        let job = try await queue.enqueue(
+            try JobRequest(executor: "fail", payloadJSON: "{}", options: .init(maxAttempts: 3)))
+        let old = try #require(
+            try await queue.store.claim(
+                queues: ["default"], limit: 1, workerID: "w", lease: .milliseconds(1), startingNow: 0
+            ).first)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(try await queue.store.reclaimExpiredLeases() == 1, "released: its start was never marked")
+        var quiet = Logger(label: "test")
+        quiet.logLevel = .critical
+        let batcher = CompletionBatcher(store: queue.store, workerID: "w", logger: quiet)
+        let refused = Mutex<Set<JobID>>([])
+        batcher.onRecorded { items, result in
+            if case .success(let ids) = result { refused.withLock { $0.formUnion(ids) } }
+        }
+        // The old run starts while the job is ready again: its start mark is refused.
+        let oldRun = AttemptRace()
+        batcher.noteStart(old, race: oldRun)
+        try await within(.seconds(10), "the start to be written") { await batcher.waitUntilIdle() }
+        // The same worker claims the job again, with the same attempt number.
+        let new = try #require(
+            try await queue.store.claim(
+                queues: ["default"], limit: 1, workerID: "w", lease: .seconds(30), startingNow: 0
+            ).first)
+        #expect(new.id == job.id && new.attempt == old.attempt)
+        // The old run's failure is refused, not recorded for the new claim.
+        batcher.submit(.init(job: old, outcome: .dead(error: "doomed", timedOut: false), race: oldRun))
+        try await within(.seconds(10), "the old outcome") { await batcher.waitUntilIdle() }
+        #expect(refused.withLock { $0 } == [job.id])
+        let held = try #require(try await queue.job(job.id))
+        #expect(held.state == .running && held.attempt == 1, "\(held.state) attempt \(held.attempt)")
+        // The new run's start and outcome are recorded as usual.
+        let newRun = AttemptRace()
+        batcher.noteStart(new, race: newRun)
+        batcher.submit(.init(job: new, outcome: .dead(error: "new run", timedOut: false), race: newRun))
+        try await within(.seconds(10), "the new outcome") { await batcher.waitUntilIdle() }
+        let done = try #require(try await queue.job(job.id))
+        #expect(done.state == .dead && done.error == "new run")
+        let events = try await queue.events(after: 0, filter: EventFilter(jobIDs: [job.id]), limit: 20)
+        #expect(events.map(\.kind) == [.enqueued, .released, .started, .dead], "\(events.map(\.kind))")
     }
 }
