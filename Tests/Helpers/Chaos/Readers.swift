@@ -58,6 +58,9 @@ final class PostgresReader: ChaosReader, @unchecked Sendable {
         connection = try PostgresConnector(settings: try PostgresSettings(url: url), logger: logger).connectBlocking()
     }
 
+    // A connection must be closed before it goes (postgres-nio asserts it in debug builds).
+    deinit { try? connection.close().wait() }
+
     private func rows(_ sql: String, _ arguments: [String]) throws -> [PostgresRow] {
         var binds = PostgresBindings()
         for argument in arguments { binds.append(argument) }
