@@ -37,6 +37,7 @@ extension JobQueue {
                 "keeping events for \(DurationParser.format(events)) would delete them as they are written: give a "
                     + "positive period such as 30d, or keep them (nil; `forever` on the command line)")
         }
+        if let events = retention.events { try DurationParser.checkStorable(events, what: "keeping events") }
         try await store.setDefaultRetention(retention)
     }
 

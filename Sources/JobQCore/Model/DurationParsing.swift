@@ -44,9 +44,21 @@ public enum DurationParser {
         return .milliseconds(Int64((total * 1000).rounded()))
     }
 
+    /// Throws unless `duration` is positive and at most ``maximumSeconds`` (100 years): what
+    /// every duration jobq stores must be, however it enters (the API, a flag, a file).
+    static func checkStorable(_ duration: Duration, what: String) throws(JobQueueError) {
+        let seconds = duration.inSeconds
+        guard seconds > 0 else { throw .invalidInput("\(what) must be positive, got \(format(duration))") }
+        guard seconds <= maximumSeconds else {
+            throw .invalidInput("\(what) must be at most 100 years, got \(format(duration))")
+        }
+    }
+
     /// Formats a duration the way ``parse(_:)`` reads it back, e.g. `1.5s`, `250ms`, `2h`.
     public static func format(_ duration: Duration) -> String {
         let seconds = duration.inSeconds
+        // Beyond what `parse` accepts (a value stored by hand): said in days, never trapping.
+        guard abs(seconds) <= maximumSeconds else { return "\((seconds / 86_400).rounded())d" }
         if seconds < 1 { return "\(Int((seconds * 1000).rounded()))ms" }
         for (unit, scale) in [("d", 86_400.0), ("h", 3600.0), ("m", 60.0)]
         where seconds >= scale && seconds.truncatingRemainder(dividingBy: scale) == 0 {

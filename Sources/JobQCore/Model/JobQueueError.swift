@@ -23,8 +23,9 @@ public enum JobQueueError: Error, Sendable, Equatable, CustomStringConvertible {
     /// changed; the message says what to do.
     case incompatibleStore(String)
     /// Events after the cursor a follower resumes from were deleted (by retention or
-    /// `jobq prune`): reading on would skip them silently, so nothing is read. Resume from the
-    /// oldest kept event knowing some are gone, or from the newest.
+    /// `jobq prune`): reading on would skip them silently, so nothing is read. Resume after the
+    /// newest deleted event (the message names its id), or from the oldest kept one (cursor 0)
+    /// knowing some are gone.
     case eventsDeleted(String)
 
     public var description: String {

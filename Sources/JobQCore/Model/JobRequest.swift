@@ -183,9 +183,7 @@ public struct JobRequest: Sendable, Hashable {
         guard options.maxAttempts <= 1000 else {
             throw .invalidInput("maxAttempts must be at most 1000, got \(options.maxAttempts)")
         }
-        if let timeout = options.timeout, timeout <= .zero {
-            throw .invalidInput("timeout must be positive, got \(DurationParser.format(timeout))")
-        }
+        if let timeout = options.timeout { try DurationParser.checkStorable(timeout, what: "timeout") }
         if let lane = options.lane { try Label.check(lane, what: "lane name") }
         if let partition = options.partition {
             try Label.check(partition, what: "a partition", hint: "; leave it out for none")

@@ -57,8 +57,7 @@ public struct RateLimit: Sendable, Hashable, Codable, CustomStringConvertible {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let seconds = try container.decode(Double.self, forKey: .periodSeconds)
-        self.init(
-            try container.decode(Int.self, forKey: .starts), per: .milliseconds(Int64((seconds * 1000).rounded())))
+        self.init(try container.decode(Int.self, forKey: .starts), per: Duration(storedSeconds: seconds))
     }
 
     /// `100/1m`, the form `jobq queue limit --rate` takes.

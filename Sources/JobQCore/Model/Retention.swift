@@ -77,6 +77,7 @@ public struct QueueRetention: Sendable, Hashable, Codable {
                         + "give a positive period such as 7d, or keep them for ever (nil; `forever` on the command line)"
                 )
             }
+            if let period { try DurationParser.checkStorable(period, what: "keeping \(name) jobs") }
         }
     }
 }

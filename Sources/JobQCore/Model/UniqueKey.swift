@@ -68,9 +68,7 @@ public struct UniqueKey: Sendable, Hashable {
 
     func validate() throws(JobQueueError) {
         try Label.check(key, what: "a unique key")
-        if let period, period <= .zero {
-            throw .invalidInput("a unique period must be positive, got \(DurationParser.format(period))")
-        }
+        if let period { try DurationParser.checkStorable(period, what: "a unique period") }
     }
 
     /// Whether a job holding this rule still holds its key at `now`.

@@ -48,12 +48,20 @@ extension SQLStore {
             }
             if let lane = job.lane {
                 throw JobQueueError.invalidState(
-                    "job \(id) is in lane '\(lane)', which may still wait on it; `jobq prune` removes finished lane jobs"
-                )
+                    "job \(id) is in lane '\(lane)', whose order it keeps; retention and `jobq prune` delete it once "
+                        + "the lane no longer needs it")
             }
-            try db.execute(sql: "DELETE FROM events WHERE job_id = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM dependencies WHERE job_id = ? OR depends_on = ?", arguments: [id, id])
-            try db.execute(sql: "DELETE FROM jobs WHERE id = ?", arguments: [id])
+            let free = try db.fetchOne(
+                Bool.self,
+                sql: "SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ? AND \(StoreSQL.unreferenced(now: "?")))",
+                arguments: [id, StoreSQL.now()])
+            guard free == true else {
+                throw JobQueueError.invalidState(
+                    "job \(id) is still referred to by unfinished work (a job waiting on it, a batch yet to fire, "
+                        + "a tracking set, or the unique key it holds); delete it once that is done")
+            }
+            // As retention and prune delete: followers behind its events are told.
+            try StoreSQL.deleteJobs(db, [id])
         }
     }
 

@@ -187,20 +187,20 @@ extension SQLStore {
     package func prune(finishedBefore cutoff: Date, states: Set<JobState>) async throws -> Int {
         let names = states.map(\.rawValue).sorted()
         return try await write { db in
-            let condition = "finished_at IS NOT NULL AND finished_at < ? AND state IN (\(db.dialect.texts(in: "?")))"
-            let arguments: SQLArguments = [cutoff.timeIntervalSince1970, StoreSQL.jsonArray(names)]
+            // What retention would delete: never a job something unfinished still refers to (a
+            // lane's halting job, a job others wait on, an open batch's member, a key held).
+            let ids = try db.fetchAll(
+                JobID.self,
+                sql: """
+                    SELECT id FROM jobs
+                    WHERE finished_at IS NOT NULL AND finished_at < ? AND state IN (\(db.dialect.texts(in: "?")))
+                        AND \(StoreSQL.unreferenced(now: "?"))
+                    """,
+                arguments: [cutoff.timeIntervalSince1970, StoreSQL.jsonArray(names), StoreSQL.now()])
             // Events go with their jobs, so the feed never grows without bound; followers
             // behind them are told.
-            _ = try StoreSQL.deleteEvents(
-                db, where: "job_id IN (SELECT id FROM jobs WHERE \(condition))", arguments: arguments)
-            try db.execute(
-                sql: "DELETE FROM dependencies WHERE job_id IN (SELECT id FROM jobs WHERE \(condition))",
-                arguments: arguments)
-            try db.execute(
-                sql: "DELETE FROM dependencies WHERE depends_on IN (SELECT id FROM jobs WHERE \(condition))",
-                arguments: arguments)
-            try db.execute(sql: "DELETE FROM jobs WHERE \(condition)", arguments: arguments)
-            let removed = db.changesCount
+            for chunk in ids.chunks(of: 10_000) { try StoreSQL.deleteJobs(db, Array(chunk)) }
+            let removed = ids.count
             try StoreSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff.timeIntervalSince1970)
             // Events of no job (trigger emits, batches, workflows) older than the cutoff go too,
             // and followers behind them are told as well.

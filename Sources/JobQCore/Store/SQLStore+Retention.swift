@@ -208,8 +208,19 @@ extension StoreSQL {
             AND NOT EXISTS (
                 SELECT 1 FROM dependencies d JOIN jobs w ON w.id = d.job_id
                 WHERE d.depends_on = jobs.id AND w.finished_at IS NULL)
-            AND NOT (jobs.unique_hold IS NOT NULL
-                AND (jobs.unique_for IS NULL OR jobs.finished_at + jobs.unique_for > \(now)))
+            AND NOT (jobs.unique_hold IS NOT NULL AND \(finishedJobHoldsItsKey(now: now)))
+        """
+    }
+
+    /// A finished job (as `jobs`) still holds its unique key: it ended in a state its rule
+    /// keeps (`unique_states`: 1 succeeded, 2 dead, 4 cancelled) and its period has not passed
+    /// (?: the time now). `UniqueKey.holds`, in SQL: a hold kept only until the same key is
+    /// enqueued again (the default rule keeps none once finished) does not keep the job.
+    static func finishedJobHoldsItsKey(now: String) -> String {
+        """
+        (CASE jobs.state WHEN 'succeeded' THEN 1 WHEN 'dead' THEN 2 WHEN 'cancelled' THEN 4 ELSE 0 END)
+                    & COALESCE(jobs.unique_states, 0) <> 0
+                AND (jobs.unique_for IS NULL OR jobs.finished_at + jobs.unique_for > \(now))
         """
     }
 
@@ -274,10 +285,13 @@ extension StoreSQL {
                 Double.self, sql: "SELECT value FROM store_settings WHERE name = 'events_deleted_through'"),
             Int64(through) > cursor
         else { return }
-        let oldest = try db.fetchOne(Int64.self, sql: "SELECT MIN(id) FROM events") ?? 0
+        // Deletions leave holes, not a clean prefix (a queue kept forever beside one kept an
+        // hour), so the only cursor past every hole is the newest id deleted; reading from the
+        // start (cursor 0) is never refused.
         throw JobQueueError.eventsDeleted(
             "events after \(cursor) were deleted (retention or `jobq prune`, up to id \(Int64(through))): resuming from "
-                + "\(cursor) would skip them. Resume from the oldest kept event (--since \(max(0, oldest - 1))) knowing "
-                + "some are gone, or from now (without --since); keep events longer with `jobq retention --events`")
+                + "\(cursor) would skip them. Resume after the deleted ones (--since \(Int64(through))), or read every "
+                + "event still kept from the start (without --since) knowing some are gone; keep events longer with "
+                + "`jobq retention --events`")
     }
 }

@@ -252,7 +252,7 @@ extension Schedule.Timing {
         case "at": return .at(Date(timeIntervalSince1970: start ?? 0))
         case "every":
             return .every(
-                .milliseconds(Int64(((every ?? 1) * 1000).rounded())), times: times,
+                Duration(storedSeconds: every ?? 1), times: times,
                 start: start.map(Date.init(timeIntervalSince1970:)))
         default:
             let expression = (try? CronExpression(cron ?? "")) ?? (try! CronExpression("@yearly"))

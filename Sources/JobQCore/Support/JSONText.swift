@@ -158,9 +158,13 @@ enum ISO8601 {
 }
 
 extension Duration {
-    /// A duration stored as seconds (REAL), to the millisecond.
+    /// A duration stored as seconds (REAL), to the millisecond. A value no entry accepts (over
+    /// 100 years, not finite: written by hand or by an older jobq) is read as 100 years rather
+    /// than trapping every reader.
     init(storedSeconds seconds: Double) {
-        self = .milliseconds(Int64((seconds * 1000).rounded()))
+        let bound = DurationParser.maximumSeconds
+        let clamped = seconds.isNaN ? bound : min(max(seconds, -bound), bound)
+        self = .milliseconds(Int64((clamped * 1000).rounded()))
     }
 
     /// The duration in seconds, as a Double.

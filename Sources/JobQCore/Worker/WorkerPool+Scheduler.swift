@@ -18,7 +18,8 @@ extension WorkerPool {
                         // More may be due (at most 100 schedules per step): look again at once.
                         wait = .zero
                     } else {
-                        wait = .milliseconds(Int64(next.timeIntervalSinceNow * 1000) + 1)
+                        // At most a day: the loop looks again anyway, and a date far off never overflows.
+                        wait = .milliseconds(Int64(min(next.timeIntervalSinceNow, 86_400) * 1000) + 1)
                     }
                 }
             } catch {

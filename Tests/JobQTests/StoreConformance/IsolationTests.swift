@@ -181,6 +181,37 @@ struct IsolationTests {
             }
         }
     }
+
+    /// A duration beyond 100 years is refused where it enters, and one stored anyway (by hand,
+    /// by an older jobq) is read as 100 years by every reader and worker, never trapping.
+    @Test(arguments: TestStore.all) func hugeDurationsAreRefusedAndNeverTrapAReader(store: TestStore) async throws {
+        let queue = try await store.open()
+        for (options, what) in [
+            (JobOptions(timeout: .seconds(Int64(1e16))), "timeout must be at most 100 years"),
+            (
+                JobOptions(unique: UniqueKey("k", for: .seconds(Int64(1e16)))),
+                "a unique period must be at most 100 years"
+            )
+        ] {
+            await #expect("\(what)") {
+                _ = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}", options: options))
+            } throws: { error in
+                guard case JobQueueError.invalidInput(let message) = error else { return false }
+                return message.contains(what)
+            }
+        }
+        await #expect(throws: JobQueueError.self) {
+            try await queue.setRetention(QueueRetention(succeeded: .seconds(Int64(1e16))), for: "q")
+        }
+        let job = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
+        try await Self.rawWrite(queue) { db in
+            try db.execute(sql: "UPDATE jobs SET timeout = 1e16 WHERE id = ?", arguments: [job.id])
+        }
+        let stored = try #require(try await queue.job(job.id))
+        #expect(stored.timeout == .seconds(Int64(DurationParser.maximumSeconds)))
+        try await work(queue, limit: .seconds(20))
+        #expect(try await queue.job(job.id)?.state == .succeeded)
+    }
 }
 
 struct ThrowsText: Executor {

@@ -106,4 +106,103 @@ struct RetentionTests {
         }
         #expect(try await queue.job(job.id) == nil, "the pool's cleaner deleted the finished job")
     }
+
+    /// A finished unique job keeps only what its rule keeps: the default rule (no finished
+    /// state) and a state its rule does not name release the key, and the cleaner deletes the
+    /// job; a job within its `for` period is kept.
+    @Test(arguments: TestStore.all) func uniqueJobsAreKeptOnlyWhileTheirKeyHolds(store: TestStore) async throws {
+        let queue = try await store.open()
+        func unique(_ key: UniqueKey) throws -> JobRequest {
+            try JobRequest(executor: "echo", payloadJSON: "{}", options: .init(queue: "u", unique: key))
+        }
+        let plain = try await queue.enqueue(try unique(UniqueKey("k1")))
+        let keepsSucceeded = try await queue.enqueue(try unique(UniqueKey("k2", finishedStates: [.succeeded])))
+        let keepsAnHour = try await queue.enqueue(try unique(UniqueKey("k3", for: .seconds(3600))))
+        let claimed = try await queue.store.claim(
+            queues: ["u"], limit: 10, workerID: "w", lease: .seconds(30), startingNow: 10)
+        _ = try await queue.store.complete(
+            claimed.map { job in
+                (job, job.id == keepsSucceeded.id ? .dead(error: "no", timedOut: false) : .succeeded(resultJSON: "{}"))
+            }, starting: [], workerID: "w")
+        try await queue.setRetention(QueueRetention(succeeded: .milliseconds(50), dead: .milliseconds(50)), for: "u")
+        try await Task.sleep(for: .milliseconds(120))
+        let report = try await queue.clean()
+        #expect(report.jobs == 2 && report.keptForReferences == 1, "\(report)")
+        #expect(try await queue.job(plain.id) == nil, "the default rule keeps no finished job's key")
+        #expect(try await queue.job(keepsSucceeded.id) == nil, "it died, and its rule keeps only successes")
+        #expect(try await queue.job(keepsAnHour.id)?.state == .succeeded, "within its hour")
+        #expect(try await queue.clean().keptForReferences == 1)
+    }
+
+    /// Deleting one job (`jobq delete`, the dashboard) deletes its events the one way every
+    /// deletion does: a follower behind them is told, and a job something waits on is refused.
+    @Test(arguments: TestStore.all) func deletingAJobTellsFollowersAndKeepsReferences(store: TestStore) async throws {
+        let queue = try await store.open()
+        let deleted = try await queue.enqueue(try Self.request("q"))
+        let needed = try await queue.enqueue(try Self.request("q"))
+        _ = try await queue.enqueue(try Self.request("other", after: [needed.id]))
+        try await Self.finish(queue, "q")
+        try await queue.delete(deleted.id)
+        #expect(try await queue.job(deleted.id) == nil)
+        await #expect {
+            _ = try await queue.events(after: 1)
+        } throws: { error in
+            if case JobQueueError.eventsDeleted = error { return true }
+            return false
+        }
+        await #expect {
+            try await queue.delete(needed.id)
+        } throws: { error in
+            guard case JobQueueError.invalidState(let message) = error else { return false }
+            return message.contains("still referred to by unfinished work")
+        }
+        #expect(try await queue.job(needed.id)?.state == .succeeded)
+    }
+
+    /// The advice of a refused cursor works: with events of a queue kept briefly interleaved
+    /// with those of a queue kept for ever, the cursor it names is accepted, and so is reading
+    /// from the start.
+    @Test(arguments: TestStore.all) func theAdviceForDeletedEventsIsACursorThatWorks(store: TestStore) async throws {
+        let queue = try await store.open()
+        for index in 0..<6 { _ = try await queue.enqueue(try Self.request(index.isMultiple(of: 2) ? "brief" : "kept")) }
+        try await Self.finish(queue, "brief")
+        try await Self.finish(queue, "kept")
+        try await queue.setRetention(QueueRetention(succeeded: .milliseconds(50)), for: "brief")
+        try await queue.setRetention(QueueRetention(succeeded: nil), for: "kept")
+        try await Task.sleep(for: .milliseconds(120))
+        #expect(try await queue.clean().jobs == 3)
+        var advice = ""
+        do {
+            _ = try await queue.events(after: 1)
+            Issue.record("a cursor before deleted events was accepted")
+        } catch JobQueueError.eventsDeleted(let message) {
+            advice = message
+        }
+        let cursor = try #require(
+            advice.firstRange(of: /--since (\d+)/).map { Int64(advice[$0].dropFirst(8))! }, "\(advice)")
+        let after = try await queue.events(after: cursor)
+        #expect(!after.isEmpty && after.allSatisfy { $0.queue == "kept" }, "\(after.map(\.id))")
+        let all = try await queue.events(after: 0)
+        #expect(Set(all.map(\.queue)) == ["kept"], "from the start: only what is kept")
+    }
+
+    /// `jobq prune` deletes only what the cleaner would: a lane's halting job stays, so the lane
+    /// can be resumed and a job appended after the prune runs.
+    @Test(arguments: TestStore.all) func pruneKeepsWhatUnfinishedWorkRefersTo(store: TestStore) async throws {
+        let queue = try await store.open()
+        let first = try await queue.enqueue(
+            try JobRequest(
+                executor: "fail", payloadJSON: "{}", options: .init(maxAttempts: 1, lane: "L", laneOnFailure: .halt)))
+        let plain = try await queue.enqueue(try Self.request("default"))
+        try await work(queue, options: quickOptions(stopWhen: .queuesEmpty))
+        #expect(try await queue.job(first.id)?.state == .dead)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(try await queue.prune(olderThan: .zero) == 1, "only the plain job")
+        #expect(try await queue.job(plain.id) == nil)
+        #expect(try await queue.job(first.id)?.state == .dead, "the lane's halting job stays")
+        let appended = try await queue.enqueue(try Self.request("default", lane: "L"))
+        try await queue.resumeLane("L")
+        try await work(queue)
+        #expect(try await queue.job(appended.id)?.state == .succeeded)
+    }
 }
