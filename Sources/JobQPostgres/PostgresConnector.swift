@@ -17,6 +17,8 @@ package struct PostgresConnector: Sendable {
     }
 
     func configuration() throws -> PostgresConnection.Configuration {
+        // Settings made through the API are held to what the URL's parameters are.
+        try settings.timeouts.check()
         let tls: PostgresConnection.Configuration.TLS
         switch settings.tls {
         case .disable:

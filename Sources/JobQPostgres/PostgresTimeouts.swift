@@ -117,21 +117,45 @@ extension PostgresSettings {
         /// A duration in jobq's syntax (`30s`, `1m30s`, `500ms`); a bare number is in `unitless`
         /// (milliseconds, as PostgreSQL reads its timeouts; seconds for libpq's connect_timeout).
         private static func duration(_ name: String, _ value: String, unitless: Unit) throws -> Duration {
-            if let number = Int(value), number >= 0 {
-                return unitless == .milliseconds ? .milliseconds(number) : .seconds(number)
-            }
             let duration: Duration
-            do {
-                duration = try DurationParser.parse(value)
-            } catch {
-                throw JobQueueError.invalidInput(
-                    "\(name)=\(value) in the PostgreSQL URL is not a duration; write e.g. 30s, 2m or 500ms (0 turns it off)"
-                )
+            if let number = Int(value), number >= 0 {
+                duration = unitless == .milliseconds ? .milliseconds(number) : .seconds(number)
+            } else {
+                do {
+                    duration = try DurationParser.parse(value)
+                } catch {
+                    throw JobQueueError.invalidInput(
+                        "\(name)=\(value) in the PostgreSQL URL is not a duration; write e.g. 30s, 2m or 500ms (0 turns it off)"
+                    )
+                }
             }
-            guard duration <= .seconds(24 * 3600) else {
+            // Bare numbers too: 10000000000 seconds would overflow the connection's clock.
+            guard duration <= longest else {
                 throw JobQueueError.invalidInput("\(name)=\(value) in the PostgreSQL URL is longer than a day")
             }
             return duration
+        }
+
+        /// The longest any of these may be: a day.
+        static let longest: Duration = .seconds(24 * 3600)
+
+        /// Throws when a timeout set through the API is negative or longer than a day (what the
+        /// URL's parameters are held to), or the keepalive count is out of 1...1000.
+        func check() throws(JobQueueError) {
+            for (name, value) in [
+                ("statement", statement), ("lock", lock), ("idleInTransaction", idleInTransaction),
+                ("connect", connect), ("keepalivesIdle", keepalivesIdle), ("keepalivesInterval", keepalivesInterval)
+            ] where value < .zero || value > Self.longest {
+                throw .invalidInput(
+                    "PostgresSettings.timeouts.\(name) must be from 0 to a day, got \(DurationParser.format(value))")
+            }
+            guard connect > .zero, keepalivesIdle >= .seconds(1), keepalivesInterval >= .seconds(1) else {
+                throw .invalidInput(
+                    "PostgresSettings.timeouts: connect must be more than zero and the keepalives at least 1s")
+            }
+            guard (1...1000).contains(keepalivesCount) else {
+                throw .invalidInput("PostgresSettings.timeouts.keepalivesCount must be from 1 to 1000")
+            }
         }
 
         private static func wholeSeconds(_ name: String, _ value: String) throws -> Duration {

@@ -1,5 +1,6 @@
 import Foundation
 import JobQ
+import Logging
 import Testing
 
 @testable import JobQPostgres
@@ -86,7 +87,12 @@ struct PostgresSettingsTests {
             "postgres://me@h/db?keepalives_idle=1.5s",
             "keepalives_idle=1.5s in the PostgreSQL URL must be a whole number"
         ),
-        ("postgres://me@h/db?keepalives_count=0", "keepalives_count=0 in the PostgreSQL URL must be a whole number")
+        ("postgres://me@h/db?keepalives_count=0", "keepalives_count=0 in the PostgreSQL URL must be a whole number"),
+        // Bare numbers beyond a day, which once overflowed the connection's clock (exit 132).
+        ("postgres://me@h/db?connect_timeout=10000000000", "connect_timeout=10000000000 in the PostgreSQL URL is longer"),
+        ("postgres://me@h/db?keepalives_idle=9223372036854775807", "keepalives_idle=9223372036854775807 in the"),
+        ("postgres://me@h/db?statement_timeout=9223372036854775807", "is longer than a day"),
+        ("postgres://me@h/db?keepalives_count=99999999999999999999", "keepalives_count=99999999999999999999 in the")
     ])
     func badURLsAreRefusedSayingWhy(url: String, expected: String) {
         #expect {
@@ -141,6 +147,18 @@ struct PostgresSettingsTests {
             let text = "\(error)"
             return text.contains("cannot connect to PostgreSQL at postgres://me@127.0.0.1:1/db")
                 && !text.contains("hunter2")
+        }
+    }
+
+    /// Timeouts set through the API are held to the URL's bounds when a connection is made,
+    /// instead of overflowing.
+    @Test func timeoutsSetThroughTheAPIAreBounded() throws {
+        var settings = try PostgresSettings(url: "postgres://me@h/db", environment: [:])
+        settings.timeouts.keepalivesIdle = .seconds(Int64.max / 2)
+        #expect {
+            _ = try PostgresConnector(settings: settings, logger: Logger(label: "test")).configuration()
+        } throws: { error in
+            "\(error)".contains("PostgresSettings.timeouts.keepalivesIdle must be from 0 to a day")
         }
     }
 }
