@@ -89,7 +89,10 @@ struct PostgresSettingsTests {
         ),
         ("postgres://me@h/db?keepalives_count=0", "keepalives_count=0 in the PostgreSQL URL must be a whole number"),
         // Bare numbers beyond a day, which once overflowed the connection's clock (exit 132).
-        ("postgres://me@h/db?connect_timeout=10000000000", "connect_timeout=10000000000 in the PostgreSQL URL is longer"),
+        (
+            "postgres://me@h/db?connect_timeout=10000000000",
+            "connect_timeout=10000000000 in the PostgreSQL URL is longer"
+        ),
         ("postgres://me@h/db?keepalives_idle=9223372036854775807", "keepalives_idle=9223372036854775807 in the"),
         ("postgres://me@h/db?statement_timeout=9223372036854775807", "is longer than a day"),
         ("postgres://me@h/db?keepalives_count=99999999999999999999", "keepalives_count=99999999999999999999 in the")
