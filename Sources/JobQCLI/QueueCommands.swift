@@ -71,13 +71,18 @@ struct QueueLimitCommand: AsyncParsableCommand {
                 )
             }
         }
+        // Each option's error under its own name.
         do {
             if let rate { limits.rate = rate == "none" ? nil : try RateLimit(parsing: rate) }
+        } catch {
+            throw CLIError.usage("--rate: \(error.description)")
+        }
+        do {
             if let partitionBy {
                 limits.partitionBy = partitionBy == "none" ? nil : try QueuePartitioning(parsing: partitionBy)
             }
         } catch {
-            throw CLIError.usage("\(rate.map { _ in "--rate" } ?? "--partition-by"): \(error.description)")
+            throw CLIError.usage("--partition-by: \(error.description)")
         }
         try await queue.setLimits(limits, for: self.queue)
         print("queue \(self.queue): \(limits.summary == "none" ? "no limits" : limits.summary)")

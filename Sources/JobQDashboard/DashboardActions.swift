@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import JobQCore
 import JobQWebText
+import NIOCore
 
 extension Dashboard {
     func addActionRoutes<Context: RequestContext>(to router: Router<Context>) {
@@ -88,6 +89,9 @@ extension Dashboard {
         return value
     }
 
+    /// The largest form an action reads: its fields are ids, names and a token.
+    static let maximumFormBytes = 64 * 1024
+
     /// An `application/x-www-form-urlencoded` body (at most 64 KiB) as fields.
     static func form(_ request: Request) async throws -> [String: String] {
         let type = request.headers[.contentType] ?? ""
@@ -95,7 +99,14 @@ extension Dashboard {
             throw BadRequest(message: "actions take a form (application/x-www-form-urlencoded), not \(type)")
         }
         var request = request
-        let buffer = try await request.collectBody(upTo: 64 * 1024)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: maximumFormBytes)
+        } catch is NIOTooManyBytesError {
+            // The client's doing, not the store's: 413, not 500.
+            throw HTTPError(
+                .contentTooLarge, message: "A form is at most \(maximumFormBytes / 1024) KiB; this one is larger.")
+        }
         return FormBody.parse(String(buffer: buffer))
     }
 }

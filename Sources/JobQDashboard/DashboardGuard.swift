@@ -79,7 +79,7 @@ struct DashboardGuard<Context: RequestContext>: RouterMiddleware {
                 "This dashboard answers only to this machine; to reach it from elsewhere, start it with an access token "
                 + "(--token-file or JOBQ_DASHBOARD_TOKEN)."
         }
-        guard Loopback.isName(Loopback.host(ofAuthority: request.head.authority ?? "")) else {
+        guard let host = Loopback.host(ofAuthority: request.head.authority ?? ""), Loopback.isName(host) else {
             return "This dashboard answers only to this machine's names (localhost, 127.0.0.1, [::1]); "
                 + "to reach it by another name, start it with an access token (--token-file or JOBQ_DASHBOARD_TOKEN)."
         }

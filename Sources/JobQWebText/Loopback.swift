@@ -29,10 +29,34 @@ package enum Loopback {
         return bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xff && bytes[11] == 0xff && bytes[12] == 127
     }
 
-    /// The host part of a `Host` header (`name:port`, `[v6]:port`, or a bare name).
-    package static func host(ofAuthority authority: String) -> String {
-        if authority.hasPrefix("[") { return String(authority.dropFirst().prefix { $0 != "]" }) }
-        if let colon = authority.lastIndex(of: ":") { return String(authority[..<colon]) }
-        return authority
+    /// The host part of a `Host` header (`name`, `name:port`, `[v6]`, `[v6]:port`), or nil when
+    /// the header is not one of those, strictly: `localhost:1@evil.com` and `[::1]evil.com` are
+    /// no hosts at all, rather than `localhost` and `::1`.
+    package static func host(ofAuthority authority: String) -> String? {
+        var rest = Substring(authority)
+        let host: Substring
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else { return nil }
+            host = rest[rest.index(after: rest.startIndex)..<close]
+            rest = rest[rest.index(after: close)...]
+            guard host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }), !host.isEmpty else { return nil }
+        } else {
+            host = rest.prefix { $0 != ":" }
+            rest = rest.dropFirst(host.count)
+            // A registered name or an IPv4 literal: letters, digits, hyphens and dots only.
+            guard !host.isEmpty,
+                host.unicodeScalars.allSatisfy({
+                    $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == ".")
+                })
+            else { return nil }
+        }
+        if !rest.isEmpty {
+            // `:port`, 1 to 5 digits.
+            let port = rest.dropFirst()
+            guard rest.first == ":", (1...5).contains(port.count), port.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                return nil
+            }
+        }
+        return String(host)
     }
 }

@@ -157,6 +157,17 @@ package struct PayloadPointer: Sendable, Hashable {
         }
         var names: [String] = []
         for segment in pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            // RFC 6901: `~` only as `~0` (a tilde) or `~1` (a slash).
+            var rest = segment[...]
+            while let tilde = rest.firstIndex(of: "~") {
+                let next = rest.index(after: tilde)
+                guard next < rest.endIndex, rest[next] == "0" || rest[next] == "1" else {
+                    throw .invalidInput(
+                        "the JSON pointer \(JSONText.preview(pointer)) has a '~' that is not '~0' or '~1'; "
+                            + "write a tilde in a member's name as ~0 and a slash as ~1")
+                }
+                rest = rest[rest.index(after: next)...]
+            }
             let name = segment.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
             guard !name.isEmpty, !name.contains("\""), !name.contains("\\"),
                 !name.unicodeScalars.contains(where: { $0.value < 0x20 })
@@ -165,7 +176,7 @@ package struct PayloadPointer: Sendable, Hashable {
                     "the JSON pointer \(JSONText.preview(pointer)) names an empty member or one with a quote, backslash "
                         + "or control character; name object members such as /customer")
             }
-            guard !name.allSatisfy(\.isNumber) else {
+            guard !name.allSatisfy({ $0.isASCII && $0.isNumber }) else {
                 throw .invalidInput(
                     "the JSON pointer \(JSONText.preview(pointer)) has the segment '\(name)', an array index; "
                         + "partitions are read from object members such as /customer")

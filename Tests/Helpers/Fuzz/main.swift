@@ -40,7 +40,7 @@ func exercise(target: String, _ bytes: UnsafeBufferPointer<UInt8>) {
         _ = try? Workflow(json: text)
     case "dashboard":
         _ = FormBody.parse(text)
-        _ = Loopback.isName(Loopback.host(ofAuthority: text))
+        _ = Loopback.host(ofAuthority: text).map(Loopback.isName)
         let escaped = HTML.escape(text)
         precondition(!escaped.contains(where: { "<>\"'".contains($0) }), "escaped text holds no markup characters")
         let limit = 4096

@@ -77,7 +77,17 @@ struct BadInputTests {
         Case(
             arguments: ["enqueue", "echo", "--partition", String(repeating: "p", count: 5_000)], status: 2,
             message: "a partition must be 1 to 200 bytes of UTF-8, got 5000 bytes"),
-        Case(arguments: ["pause", "a\u{7}"], status: 2, message: "U+0007")
+        Case(arguments: ["pause", "a\u{7}"], status: 2, message: "U+0007"),
+        // JSON pointers as RFC 6901 reads them; each option's error under its own name.
+        Case(
+            arguments: ["queue", "limit", "q", "--concurrency", "2", "--partition-by", "/a~"], status: 2,
+            message: "'~0' or '~1'"),
+        Case(
+            arguments: ["queue", "limit", "q", "--concurrency", "2", "--partition-by", "/a~2b"], status: 2,
+            message: "'~0' or '~1'"),
+        Case(
+            arguments: ["queue", "limit", "q", "--rate", "5/1s", "--partition-by", "/a~"], status: 2,
+            message: "--partition-by: the JSON pointer")
     ]
 
     /// Every table's rows, to compare before and after.

@@ -33,7 +33,8 @@ struct DashboardSecurityTests {
         let formToken = try await dashboard.formToken()
         for host in [
             "127.attacker.example:\(dashboard.port)", "127.0.0.1.nip.io:\(dashboard.port)", "127.1:\(dashboard.port)",
-            "evil.example"
+            "evil.example", "localhost:1@evil.com", "[::1]evil.com", "localhost:80:81", "localhost:http",
+            "localhost.:\(dashboard.port)"
         ] {
             let page = try await Self.raw(dashboard.port, "/jobs/\(job.id)", host: host)
             #expect(page.hasPrefix("HTTP/1.1 403"), "GET with Host \(host): \(page.prefix(120))")
@@ -51,6 +52,33 @@ struct DashboardSecurityTests {
             #expect(
                 try await Self.raw(dashboard.port, "/", host: host).hasPrefix("HTTP/1.1 200"),
                 "Host \(host) is this machine")
+        }
+    }
+
+    /// A form over 64 KiB is the client's error: 413, the job untouched, nothing logged as a
+    /// failure of the store.
+    @Test func anOversizedFormIsRefusedWith413() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a":1,"b":2}"#))
+        let dashboard = try await RunningDashboard(
+            queue: queue, options: .init(storeName: "memory", access: .loopbackOnly))
+        let formToken = try await dashboard.formToken()
+        let host = "127.0.0.1:\(dashboard.port)"
+        let answer = try await Self.raw(
+            dashboard.port, "/jobs/\(job.id)/cancel", method: "POST", host: host,
+            headers: ["Origin: http://\(host)"],
+            body: "csrf=\(formToken)&pad=" + String(repeating: "x", count: 100_000))
+        #expect(answer.hasPrefix("HTTP/1.1 413"), "\(answer.prefix(200))")
+        #expect(try await queue.job(job.id)?.state == .ready)
+    }
+
+    /// A `Host` header is read strictly: a name or literal, then at most `:port`.
+    @Test func theHostHeaderIsParsedStrictly() {
+        #expect(Loopback.host(ofAuthority: "localhost:8080") == "localhost")
+        #expect(Loopback.host(ofAuthority: "[::1]:8080") == "::1")
+        #expect(Loopback.host(ofAuthority: "127.0.0.1") == "127.0.0.1")
+        for forged in ["localhost:1@evil.com", "[::1]evil.com", "localhost:80:81", "[::1", "", ":80", "a b", "x:"] {
+            #expect(Loopback.host(ofAuthority: forged) == nil, "\(forged)")
         }
     }
 
