@@ -114,15 +114,38 @@ final class StreamCounter: Sendable {
 
     init(limit: Int) { self.limit = limit }
 
-    func enter() -> Bool {
-        open.withLock { count in
+    /// A slot, or nil when every slot is taken.
+    func enter() -> Slot? {
+        let entered = open.withLock { count in
             guard count < limit else { return false }
             count += 1
             return true
         }
+        return entered ? Slot(counter: self) : nil
     }
 
-    func leave() { open.withLock { $0 -= 1 } }
+    /// How many slots are taken.
+    var taken: Int { open.withLock { $0 } }
+
+    fileprivate func leave() { open.withLock { $0 -= 1 } }
+
+    /// One stream's place, given back once: by the stream when it ends, or when the last
+    /// reference goes, whichever is first. The server drops a response whose head it could
+    /// not write (a client that sent its request and reset) without ever running its body, so
+    /// the body closure that holds the slot is released without a word: its deinit is the only
+    /// path every response takes.
+    final class Slot: Sendable {
+        private let counter: StreamCounter
+        private let given = Atomic<Bool>(false)
+
+        fileprivate init(counter: StreamCounter) { self.counter = counter }
+
+        func giveBack() {
+            if !given.exchange(true, ordering: .acquiringAndReleasing) { counter.leave() }
+        }
+
+        deinit { giveBack() }
+    }
 }
 
 /// The dashboard as a swift-service-lifecycle `Service`: what `jobq dashboard` runs.

@@ -20,7 +20,7 @@ extension Dashboard {
                 }
                 cursor = id
             }
-            guard streams.enter() else {
+            guard let slot = streams.enter() else {
                 return Pages.error(
                     .serviceUnavailable, "Too many live update streams are open; try again later.", dashboard: self)
             }
@@ -29,14 +29,13 @@ extension Dashboard {
                 if let cursor { start = cursor } else { start = try await queue.latestEventID() }
             } catch {
                 // The stream never started: its slot goes back at once.
-                streams.leave()
+                slot.giveBack()
                 return try failure(error, request: request, context: context)
             }
             let feed = queue.events(since: start)
-            let streams = self.streams
             let logger = context.logger
             let body = ResponseBody { writer in
-                defer { streams.leave() }
+                defer { slot.giveBack() }
                 let (items, continuation) = AsyncStream<StreamItem>.makeStream(
                     bufferingPolicy: .bufferingNewest(10_000))
                 let queue = self.queue

@@ -202,6 +202,39 @@ struct DashboardSecurityTests {
         #expect(try await dashboard.get("/", headers: ["Cookie": session]).status == 401, "an expired session")
     }
 
+    /// Clients that ask for the live stream and reset never keep a slot for good: after
+    /// hundreds of them a stream opens again.
+    @Test func resettingStreamClientsLeaveNoSlotTaken() async throws {
+        let queue = try JobQueue.inMemory()
+        let dashboard = try await RunningDashboard(
+            queue: queue, options: .init(storeName: "memory", access: .loopbackOnly, maximumStreams: 4))
+        let request = "GET /events/stream HTTP/1.1\nHost: 127.0.0.1:\(dashboard.port)\n\n"
+        for _ in 0..<200 { try await RawHTTP.sendAndReset(port: dashboard.port, request) }
+        // Streams whose body ran hold their slot until the next ping (15 s) finds the client
+        // gone; those whose head could not be written give it back at once.
+        try await eventually(.seconds(25), "a live stream to open after the resets") {
+            let answer = try await RawHTTP.exchange(port: dashboard.port, request, timeout: 2) {
+                $0.contains("retry: 2000") || $0.contains("HTTP/1.1 503")
+            }
+            return answer.hasPrefix("HTTP/1.1 200")
+        }
+    }
+
+    /// A stream's slot goes back on every path: given back by the stream, or dropped unused
+    /// (a response whose body the server never ran), once either way.
+    @Test func aStreamSlotGoesBackOnEveryPathOnce() {
+        let counter = StreamCounter(limit: 2)
+        var first = counter.enter()
+        let second = counter.enter()
+        #expect(first != nil && second != nil && counter.enter() == nil && counter.taken == 2)
+        second?.giveBack()
+        second?.giveBack()
+        #expect(counter.taken == 1, "given back once")
+        first = nil  // a response dropped without its body run
+        #expect(first == nil && counter.taken == 0)
+        withExtendedLifetime(second) {}
+    }
+
     @Test func aFailedStreamStartGivesItsSlotBackAndHealthSaysNoMore() async throws {
         let store = try TemporaryStore()
         let queue = try store.open()

@@ -140,4 +140,31 @@ enum RawHTTP {
             return String(decoding: received, as: UTF8.self)
         }.value
     }
+
+    /// Sends `request` to 127.0.0.1:`port` and resets the connection at once (SO_LINGER 0):
+    /// a client that asks and vanishes before the answer's head is written.
+    static func sendAndReset(port: Int, _ request: String) async throws {
+        try await onThread {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw TimedOut(what: "a socket") }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard connected == 0 else {
+                close(fd)
+                throw TimedOut(what: "a connection to port \(port)")
+            }
+            let bytes = Array(request.replacingOccurrences(of: "\n", with: "\r\n").utf8)
+            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            close(fd)
+        }.value
+    }
 }
