@@ -72,10 +72,8 @@ struct DashboardCommand: AsyncParsableCommand {
             } catch {
                 throw CLIError.usage(error.description)
             }
-            // Read-only opens the store as it is: no migration, no backup.
-            var store = self.store
-            if readOnly { store.requireMigrated = true }
-            let queue = try await store.open()
+            // Read-only opens the store as it is: no migration, no backup, no byte changed.
+            let queue = try await store.open(readOnly: readOnly)
             let server = try DashboardServer(queue: queue, address: address, options: options, logger: logger) {
                 bound in
                 logger.info(

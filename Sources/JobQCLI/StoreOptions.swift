@@ -39,10 +39,13 @@ struct StoreOptions: ParsableArguments {
 
     var location: StoreLocation { StoreLocation(path) }
 
-    func open() async throws -> JobQueue {
-        let migrations: SchemaMigrationPolicy = requireMigrated ? .refuseIfPending : .applyPending
+    /// The store; with `readOnly`, a file is opened changing nothing in it (a server's store as
+    /// it is: no migration).
+    func open(readOnly: Bool = false) async throws -> JobQueue {
+        let migrations: SchemaMigrationPolicy = requireMigrated || readOnly ? .refuseIfPending : .applyPending
         switch location {
         case .file(let path):
+            if readOnly { return try JobQueue(readingOnly: path) }
             return try JobQueue(path: path, durability: durable ? .full : .normal, migrations: migrations)
         case .postgres(let url):
             #if Postgres

@@ -31,6 +31,19 @@ extension JobQueue {
                 path: path, durability: durability, policy: migrations, backup: backupBeforeMigrating))
     }
 
+    /// Opens the store at `path` to read only, changing nothing in the file: no migration, no
+    /// switch to WAL mode, no checkpoint; it works for a user who may only read the file. A
+    /// store that needs migrations is refused (``JobQueueError/incompatibleStore(_:)``), and
+    /// every write throws ``JobQueueError/storeUnavailable(_:)``.
+    ///
+    /// ```swift
+    /// let snapshot = try JobQueue(readingOnly: "/var/lib/app/jobs.sqlite")
+    /// print(try await snapshot.status())
+    /// ```
+    public convenience init(readingOnly path: String) throws {
+        self.init(store: try SQLiteStore(path: path, durability: .normal, policy: .refuseIfPending, readOnly: true))
+    }
+
     /// A queue that lives in memory only, for tests and previews. Only pools in this process
     /// can run its jobs, and everything is gone when the last reference goes away.
     public static func inMemory() throws -> JobQueue {

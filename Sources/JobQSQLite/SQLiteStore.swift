@@ -26,12 +26,18 @@ final class SQLiteStore: SQLStore {
     /// and applies pending schema migrations (or refuses, by `policy`).
     /// With `policy` nil, the schema is left as found (for `jobq migrate up`, which migrates
     /// step by step itself).
-    init(path: String?, durability: Durability, policy: SchemaMigrationPolicy? = .applyPending, backup: Bool = true)
-        throws
-    {
+    ///
+    /// With `readOnly`, the file is opened as it is, on a read-only connection: nothing is
+    /// created, migrated, switched to WAL or checkpointed, so a user who may only read the
+    /// file can, and its bytes stay as they were; pending migrations are refused, and every
+    /// write fails.
+    init(
+        path: String?, durability: Durability, policy: SchemaMigrationPolicy? = .applyPending, backup: Bool = true,
+        readOnly: Bool = false
+    ) throws {
         self.path = path
         walPath = path.map { $0 + "-wal" }
-        checkpointer = path.map { WALCheckpointer(path: $0) }
+        checkpointer = readOnly ? nil : path.map { WALCheckpointer(path: $0) }
         var config = Configuration()
         config.busyMode = .timeout(Self.busyTimeout)
         config.label = "jobq"
@@ -44,6 +50,18 @@ final class SQLiteStore: SQLStore {
             if let checkpointer, let connection = db.sqliteConnection { checkpointer.install(on: connection) }
         }
         do {
+            if let path, readOnly {
+                guard FileManager.default.fileExists(atPath: path) else {
+                    throw JobQueueError.storeUnavailable("there is no store at \(path) to read")
+                }
+                var readOnlyConfig = Configuration()
+                readOnlyConfig.readonly = true
+                readOnlyConfig.busyMode = .timeout(Self.busyTimeout)
+                readOnlyConfig.label = "jobq"
+                writer = try DatabaseQueue(path: path, configuration: readOnlyConfig)
+                try Self.refuseIfPending(SchemaMigrator(writer: writer, path: path))
+                return
+            }
             if let path {
                 if policy == .refuseIfPending, !FileManager.default.fileExists(atPath: path) {
                     throw JobQueueError.incompatibleStore(

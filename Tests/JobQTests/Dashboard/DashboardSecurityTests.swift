@@ -390,4 +390,37 @@ struct DashboardAccessCLITests {
         }
         #expect(after.sorted() == listing.sorted(), "no backup was written: \(after)")
     }
+
+    /// On a current store in rollback-journal mode whose file and folder only allow reading,
+    /// `--read-only` serves the pages and changes no byte: no switch to WAL, no `-wal` or
+    /// `-shm` files, no checkpoint.
+    @Test func readOnlyWritesNothingToACurrentStore() async throws {
+        let store = try TemporaryStore()
+        do {
+            let queue = try store.open()
+            _ = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: #"{"shown":1}"#))
+        }
+        let rollback = try DatabaseQueue(path: store.path)
+        _ = try await rollback.writeWithoutTransaction { try String.fetchOne($0, sql: "PRAGMA journal_mode = DELETE") }
+        try rollback.close()
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: store.path))
+        let listing = try FileManager.default.contentsOfDirectory(atPath: store.directory.path).sorted()
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: store.path)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: store.path) }
+
+        let log = store.directory.appendingPathComponent("dashboard.log").path
+        let dashboard = try CLI.startDetached(
+            ["dashboard", "--read-only", "--listen", "127.0.0.1:0"], db: store.path, logPath: log)
+        let base = try await MetricsEndpointTests.listeningAddress(in: log)
+        let page = try await HTTP.get(base + "/jobs/1")
+        #expect(page.status == 200 && page.body.contains("shown"), "\(page.status)")
+        kill(dashboard.processIdentifier, SIGTERM)
+        await dashboard.wait()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store.path)) == before, "the store file is unchanged")
+        let after = try FileManager.default.contentsOfDirectory(atPath: store.directory.path).filter {
+            !$0.hasPrefix("dashboard.log")
+        }
+        #expect(after.sorted() == listing, "no -wal, -shm or backup: \(after)")
+    }
 }
