@@ -15,6 +15,15 @@ struct JobRetentionOptions: ParsableArguments {
 
     var isEmpty: Bool { succeeded == nil && dead == nil && cancelled == nil }
 
+    /// The states given on the command line.
+    var states: Set<JobState> {
+        var states: Set<JobState> = []
+        if succeeded != nil { states.insert(.succeeded) }
+        if dead != nil { states.insert(.dead) }
+        if cancelled != nil { states.insert(.cancelled) }
+        return states
+    }
+
     /// Sets what was given on `retention`, leaving the rest.
     func apply(to retention: inout QueueRetention) throws {
         if let succeeded { retention.succeeded = try parseKeep(succeeded, option: "--succeeded") }
@@ -69,10 +78,11 @@ struct QueueRetentionCommand: AsyncParsableCommand {
             print("queue \(queue): the store's retention (\(try await jobQueue.retention(for: queue).summary))")
             return
         }
+        // Only what was given: the rest keeps the queue's setting or follows the store's default.
         var retention = try await jobQueue.retention(for: queue)
         try jobs.apply(to: &retention)
-        try await jobQueue.setRetention(retention, for: queue)
-        print("queue \(queue): keeps \(retention.summary)")
+        try await jobQueue.setRetention(retention, for: queue, states: jobs.states)
+        print("queue \(queue): keeps \(try await jobQueue.retention(for: queue).summary)")
     }
 }
 

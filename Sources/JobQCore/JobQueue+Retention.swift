@@ -5,18 +5,30 @@ extension JobQueue {
     /// Sets how long `queue` keeps its finished jobs (nil: back to the store's default, see
     /// ``setDefaultRetention(_:)``). Worker pools' cleaners apply it from their next pass.
     ///
+    /// With `states`, only those states' periods are set: the others keep the queue's own
+    /// setting, or, if it never had one, follow the store's default as it changes.
+    ///
     /// ```swift
     /// try await queue.setRetention(QueueRetention(succeeded: .seconds(86_400)), for: "thumbnails")
     /// try await queue.setRetention(QueueRetention(succeeded: nil, dead: nil, cancelled: nil), for: "audit")  // for ever
+    /// // Only succeeded jobs: dead and cancelled ones follow `jobq retention`.
+    /// try await queue.setRetention(QueueRetention(succeeded: .seconds(3600)), for: "mail", states: [.succeeded])
     /// ```
-    /// - Throws: ``JobQueueError/invalidInput(_:)`` for a period that is not positive.
-    public func setRetention(_ retention: QueueRetention?, for queue: String) async throws {
+    /// - Throws: ``JobQueueError/invalidInput(_:)`` for a period that is not positive, or a
+    ///   state in `states` that is not final.
+    public func setRetention(
+        _ retention: QueueRetention?, for queue: String, states: Set<JobState> = [.succeeded, .dead, .cancelled]
+    ) async throws {
+        if let state = states.first(where: { !$0.isFinal }) {
+            throw JobQueueError.invalidInput(
+                "only finished jobs are deleted: retention applies to succeeded, dead and cancelled, not \(state.rawValue)")
+        }
         try retention?.check()
         guard !queue.isEmpty else {
             throw JobQueueError.invalidInput("the queue name is empty: name the queue whose retention to set")
         }
         try Label.check(queue, what: "queue name")
-        try await store.setRetention(retention, for: queue)
+        try await store.setRetention(retention, for: queue, states: states)
     }
 
     /// How long `queue` keeps its finished jobs: its own retention, or the store's default.

@@ -3,20 +3,28 @@ import Foundation
 /// Retention: settings, the cleaner's batches, the lease that keeps cleaners one at a time, and
 /// the mark that tells followers events were deleted.
 extension SQLStore {
-    /// Sets `queue`'s own retention (nil: back to the store's default).
-    package func setRetention(_ retention: QueueRetention?, for queue: String) async throws {
+    /// Sets `queue`'s own retention of `states` (nil: back to the store's default); the other
+    /// states keep their setting, NULL (the store's default, whatever it becomes) if never set.
+    package func setRetention(_ retention: QueueRetention?, for queue: String, states: Set<JobState>) async throws {
+        func stored(_ state: JobState) -> Double? {
+            guard states.contains(state) else { return nil }
+            return retention.map { StoreSQL.storedKeep($0.keeps(state)) }
+        }
+        func given(_ state: JobState) -> Int { states.contains(state) ? 1 : 0 }
+        let arguments: SQLArguments = [
+            queue, stored(.succeeded), stored(.dead), stored(.cancelled), given(.succeeded), given(.dead),
+            given(.cancelled)
+        ]
         try await write(.short, audience: .nobody) { db in
             try db.execute(
                 sql: """
                     INSERT INTO queues (name, paused, keep_succeeded, keep_dead, keep_cancelled) VALUES (?, 0, ?, ?, ?)
-                    ON CONFLICT (name) DO UPDATE SET keep_succeeded = excluded.keep_succeeded,
-                        keep_dead = excluded.keep_dead, keep_cancelled = excluded.keep_cancelled
+                    ON CONFLICT (name) DO UPDATE SET
+                        keep_succeeded = CASE WHEN ? <> 0 THEN excluded.keep_succeeded ELSE queues.keep_succeeded END,
+                        keep_dead = CASE WHEN ? <> 0 THEN excluded.keep_dead ELSE queues.keep_dead END,
+                        keep_cancelled = CASE WHEN ? <> 0 THEN excluded.keep_cancelled ELSE queues.keep_cancelled END
                     """,
-                arguments: [
-                    queue, retention.map { StoreSQL.storedKeep($0.succeeded) },
-                    retention.map { StoreSQL.storedKeep($0.dead) },
-                    retention.map { StoreSQL.storedKeep($0.cancelled) }
-                ])
+                arguments: arguments)
         }
     }
 

@@ -23,6 +23,10 @@ struct RetentionCLITests {
             "\(queue.stdout)")
         let show = try await CLI.run(["queue", "show", "thumbs"], db: db)
         #expect(show.stdout.contains("succeeded 1d, dead forever"), "\(show.stdout)")
+        // What was not given follows the store's default as it changes.
+        #expect(try await CLI.run(["retention", "--dead", "90d", "--cancelled", "2d"], db: db).status == 0)
+        let follows = try await CLI.run(["queue", "show", "thumbs"], db: db)
+        #expect(follows.stdout.contains("succeeded 1d, dead 90d, cancelled 2d"), "\(follows.stdout)")
         let back = try await CLI.run(["queue", "retention", "thumbs", "--default"], db: db)
         #expect(back.status == 0 && back.stdout.contains("the store's retention"), "\(back.stdout)")
 

@@ -19,7 +19,7 @@ package protocol StoreAdministration: AnyObject, Sendable {
     func throughput(of queues: [String], since start: Date, interval: Double, buckets: Int) async throws
         -> [QueueThroughput]
 
-    func setRetention(_ retention: QueueRetention?, for queue: String) async throws
+    func setRetention(_ retention: QueueRetention?, for queue: String, states: Set<JobState>) async throws
     func retentionSettings() async throws -> (store: StoreRetention, queues: [String: QueueRetention])
     func setDefaultRetention(_ retention: StoreRetention) async throws
     func retentionByQueue() async throws -> [(queue: String, retention: QueueRetention)]
