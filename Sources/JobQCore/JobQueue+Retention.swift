@@ -21,7 +21,8 @@ extension JobQueue {
     ) async throws {
         if let state = states.first(where: { !$0.isFinal }) {
             throw JobQueueError.invalidInput(
-                "only finished jobs are deleted: retention applies to succeeded, dead and cancelled, not \(state.rawValue)")
+                "only finished jobs are deleted: retention applies to succeeded, dead and cancelled, not \(state.rawValue)"
+            )
         }
         try retention?.check()
         guard !queue.isEmpty else {
