@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <string.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -37,4 +38,19 @@ int jobq_spawn_close_from(void *actions, int lowest) {
     (void)lowest;
     return ENOSYS;
 #endif
+}
+
+extern char **environ;
+
+int jobq_scrub_environment_value(const char *name) {
+    size_t length = strlen(name);
+    int scrubbed = 0;
+    for (char **entry = environ; entry && *entry; entry++) {
+        if (strncmp(*entry, name, length) == 0 && (*entry)[length] == '=') {
+            char *value = *entry + length + 1;
+            memset(value, 0, strlen(value));
+            scrubbed++;
+        }
+    }
+    return scrubbed;
 }

@@ -21,7 +21,10 @@ struct WorkCommand: AsyncParsableCommand {
             insert a job row could otherwise run commands on every worker machine (their attempts
             fail, saying so, and are retried). An SQLite store's file is readable by its owner
             only, so there shell jobs run by default. Commands never see the worker's JOBQ_*
-            variables, PGPASSWORD or PGPASSFILE unless the job's env gives them.
+            variables, PGPASSWORD or PGPASSFILE unless the job's env gives them, and the worker
+            wipes PGPASSWORD, JOBQ_DASHBOARD_TOKEN and a password in JOBQ_DB from its own
+            environment once the store is open (a command could read it from /proc/$PPID/environ).
+            Commands that leave the job's process group (setsid) are still ended with it.
             """)
     )
 
@@ -113,6 +116,9 @@ struct WorkCommand: AsyncParsableCommand {
             queue: queue, queues: queueNames, concurrency: concurrency, executors: executors, options: options,
             logger: logger)
         let server = metrics.map { $0.service(queue, Logger(label: "jobq.metrics")) }
+        // Everything that reads the environment has (the store's settings hold the password):
+        // shell jobs must not find the secrets in /proc/$PPID/environ.
+        WorkerSecrets.wipe()
         try await runPool(pool, beside: server.map { [$0] } ?? [], logger: logger)
     }
 

@@ -16,4 +16,10 @@ int jobq_become_child_subreaper(void);
 /// close-on-exec. Returns 0, or an error number (ENOSYS where the system lacks it).
 int jobq_spawn_close_from(void *actions, int lowest);
 
+/// Overwrites with zero bytes, in place, the value of every `name=value` entry of this
+/// process's environment, so that neither `getenv` nor another process reading
+/// `/proc/PID/environ` (the block the process started with, where an entry stays unless it is
+/// set again) sees it any more. Returns how many entries were scrubbed.
+int jobq_scrub_environment_value(const char *name);
+
 #endif

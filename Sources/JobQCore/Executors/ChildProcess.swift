@@ -38,6 +38,9 @@ final class ChildProcess: Sendable {
     }
 
     let pid: pid_t
+    /// `NAME=VALUE` in the child's environment, unique to it: what its descendants still carry
+    /// after they leave its process group (`setsid`), by which ``endGroup(grace:)`` finds them.
+    let mark: String
     private let exit = Once<(code: Int32, signal: Int32?)>()
     private let captured = Once<(stdout: Captured, stderr: Captured)>()
 
@@ -107,7 +110,12 @@ final class ChildProcess: Sendable {
         Self.adoptOrphans()
 
         let argv = ([program] + argumentList).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let mark = "\(Self.markName)=\(UUID().uuidString)"
+        self.mark = mark
+        let envp =
+            environment.filter { $0.key != Self.markName }.map { strdup("\($0.key)=\($0.value)") } + [
+                strdup(mark), nil
+            ]
         defer {
             for pointer in argv { free(pointer) }
             for pointer in envp { free(pointer) }
@@ -174,14 +182,104 @@ final class ChildProcess: Sendable {
     /// pipeline's other members) with SIGTERM, then SIGKILL after `grace`, and returns once no
     /// process of the group is left (or, should one be stuck in the kernel, after a further
     /// `grace`). Returns whether the group is gone.
+    ///
+    /// Then the same for its descendants that left the group (a daemon started with `setsid`,
+    /// reparented to this process as the subreaper once its parent exited): found by the mark
+    /// they inherited, ended, and reaped, so that none outlives the attempt or stays a zombie.
+    /// One that clears its whole environment is not found this way.
     @discardableResult
     func endGroup(grace: Duration) async -> Bool {
         _ = await exit.wait()
-        if await groupGone(within: .zero) { return true }
-        signalGroup(SIGTERM)
-        if await groupGone(within: grace) { return true }
-        signalGroup(SIGKILL)
-        return await groupGone(within: max(grace, .seconds(1)))
+        var gone = await groupGone(within: .zero)
+        if !gone {
+            signalGroup(SIGTERM)
+            gone = await groupGone(within: grace)
+        }
+        if !gone {
+            signalGroup(SIGKILL)
+            gone = await groupGone(within: max(grace, .seconds(1)))
+        }
+        let escapedGone = await endMarked(grace: grace)
+        return gone && escapedGone
+    }
+
+    /// The name of the mark's variable.
+    static let markName = "JOBQ_ATTEMPT_MARK"
+
+    /// Ends the live processes carrying this child's mark (SIGTERM, SIGKILL after `grace`) and
+    /// reaps those that are this process's children. Linux only (it reads `/proc`).
+    private func endMarked(grace: Duration) async -> Bool {
+        #if os(Linux)
+            var seen: Set<pid_t> = []
+            for signal in [SIGTERM, SIGKILL] {
+                let marked = Self.processes(carrying: mark)
+                if marked.isEmpty { break }
+                seen.formUnion(marked)
+                for process in marked { kill(process, signal) }
+                let deadline = ContinuousClock.now + (signal == SIGTERM ? grace : max(grace, .seconds(1)))
+                while ContinuousClock.now < deadline {
+                    Self.reap(seen)
+                    if Self.processes(carrying: mark).isEmpty { break }
+                    await Descriptors.sleep(.milliseconds(10))
+                }
+            }
+            // A killed process may still be a zombie for a moment before it can be reaped.
+            for _ in 0..<50 where !Self.reap(seen) {
+                await Descriptors.sleep(.milliseconds(10))
+            }
+            return Self.processes(carrying: mark).isEmpty
+        #else
+            return true
+        #endif
+    }
+
+    /// Reaps those of `processes` that are this process's children and have exited; returns
+    /// whether none of them is left a zombie of this process.
+    @discardableResult
+    private static func reap(_ processes: Set<pid_t>) -> Bool {
+        var done = true
+        for process in processes {
+            var status: Int32 = 0
+            let result = waitpid(process, &status, WNOHANG)
+            // 0: still running or a zombie not yet ready; -1 ECHILD: not ours (or reaped).
+            if result == 0 { done = false }
+        }
+        return done
+    }
+
+    /// Live processes (not zombies: those have no environment) whose environment holds `mark`.
+    static func processes(carrying mark: String) -> [pid_t] {
+        let needle = Array(mark.utf8) + [0]
+        let own = getpid()
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        var found: [pid_t] = []
+        for entry in entries {
+            guard let process = pid_t(entry), process != own else { continue }
+            let descriptor = open("/proc/\(entry)/environ", O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { continue }
+            defer { close(descriptor) }
+            var environment: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+            while environment.count < 1 << 20 {
+                let count = buffer.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
+                if count <= 0 { break }
+                environment += buffer[0..<count]
+            }
+            // Each entry starts the block or follows a NUL.
+            if environment.starts(with: needle) || contains(environment, [0] + needle) { found.append(process) }
+        }
+        return found
+    }
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        let first = needle[0]
+        var index = 0
+        while index <= haystack.count - needle.count {
+            if haystack[index] == first, haystack[index..<(index + needle.count)].elementsEqual(needle) { return true }
+            index += 1
+        }
+        return false
     }
 
     /// Polls until no process of the group is left, reaping the members this process adopted

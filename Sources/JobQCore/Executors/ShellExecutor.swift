@@ -17,8 +17,17 @@ import Foundation
 ///
 /// The command runs in a process group of its own. On cancellation or timeout the whole group
 /// gets SIGTERM, then SIGKILL after ``terminationGrace-swift.property``; processes it leaves behind when it
-/// exits (background commands) are ended the same way. The executor returns only once no
-/// process of the group is left, so a retry never runs beside the attempt before it.
+/// exits (background commands) are ended the same way, and so are descendants that left the
+/// group (`setsid`, a daemon), found by the `JOBQ_ATTEMPT_MARK` variable they inherit (one that
+/// clears its whole environment escapes). The worker adopts and reaps them: none is left a
+/// zombie. The executor returns only once none of them is left, so a retry never runs beside
+/// the attempt before it.
+///
+/// A command runs as the worker's user, so it can read what that user can, the worker's
+/// `/proc/PID/environ` among them: `jobq work` wipes its secrets from there once the store is
+/// open (``WorkerSecrets``); an app that embeds a pool should keep secrets out of a process
+/// that runs untrusted commands (a password file such as `PGPASSFILE` instead), or run them
+/// as another user.
 ///
 /// ```swift
 /// let pool = WorkerPool(queue: queue, executors: [ShellExecutor(terminationGrace: .seconds(2))])

@@ -100,6 +100,9 @@ struct ShellContainmentTests {
             ["enqueue", "shell", "--payload", #"{"argv": ["env"], "env": {"PGPASSWORD": "given-by-the-job"}}"#], db: db)
         // Descriptors: only the standard three (and the one `ls` opens to read the folder).
         _ = try await CLI.run(["enqueue", "shell", "--payload", #"{"script": "ls /proc/self/fd"}"#], db: db)
+        // The worker's own environment, as any process of its user can read it.
+        _ = try await CLI.run(
+            ["enqueue", "shell", "--payload", #"{"script": "tr '\\000' '\\n' < /proc/$PPID/environ"}"#], db: db)
         let secrets = [
             "JOBQ_DASHBOARD_TOKEN": "dashboard-secret-123", "PGPASSWORD": "pg-secret-456", "JOBQ_LOG_LEVEL": "info"
         ]
@@ -108,7 +111,7 @@ struct ShellContainmentTests {
         #expect(worker.status == 0, "\(worker.stderr)")
         let queue = try store.open()
         let jobs = try await queue.jobs(limit: 10).sorted { $0.id < $1.id }
-        #expect(jobs.count == 3 && jobs.allSatisfy { $0.state == .succeeded })
+        #expect(jobs.count == 4 && jobs.allSatisfy { $0.state == .succeeded })
         let plain = jobs[0].resultJSON ?? ""
         for (name, value) in secrets {
             #expect(!plain.contains(value), "\(name) reached the command")
@@ -119,6 +122,38 @@ struct ShellContainmentTests {
         let output = try JSONDecoder().decode(ShellExecutor.Output.self, from: Data((jobs[2].resultJSON ?? "").utf8))
         let descriptors = output.stdout.split(separator: "\n").compactMap { Int($0) }.sorted()
         #expect(descriptors == [0, 1, 2, 3], "the command inherited descriptors of the worker: \(descriptors)")
+        let parent = try JSONDecoder().decode(ShellExecutor.Output.self, from: Data((jobs[3].resultJSON ?? "").utf8))
+        #expect(
+            parent.stdout.contains("PGPASSWORD="), "the worker's environment was read: \(parent.stdout.prefix(300))")
+        for (name, value) in secrets where name != "JOBQ_LOG_LEVEL" {
+            #expect(!parent.stdout.contains(value), "\(name) was read from /proc/$PPID/environ")
+        }
+    }
+
+    /// A command that leaves its job's process group (`setsid`, as a daemon does) and ignores
+    /// SIGTERM is still ended with its attempt and reaped: no process outlives the attempt and
+    /// none is left a zombie.
+    @Test func aDaemonThatLeavesTheProcessGroupIsEndedAndReaped() async throws {
+        let store = try TemporaryStore()
+        defer { try? FileManager.default.removeItem(at: store.directory) }
+        let queue = try store.open()
+        let daemonFile = store.directory.appendingPathComponent("daemon").path
+        let script =
+            "setsid sh -c 'echo $$ > \(daemonFile); trap \"\" TERM; sleep 30' & "
+            + "while [ ! -s \(daemonFile) ]; do sleep 0.05; done; echo started"
+        let payload = try JSONSerialization.data(withJSONObject: ["script": script])
+        let job = try await queue.enqueue(
+            try JobRequest(executor: "shell", payloadJSON: String(decoding: payload, as: UTF8.self)))
+        let started = ContinuousClock.now
+        try await work(queue, executors: [ShellExecutor(terminationGrace: .milliseconds(300))], limit: .seconds(60))
+        #expect(ContinuousClock.now - started < .seconds(20), "the attempt did not wait for the daemon's sleep")
+        let done = try #require(try await queue.job(job.id))
+        #expect(done.state == .succeeded && (done.resultJSON ?? "").contains("started"), "\(done.resultJSON ?? "")")
+        let daemon = try #require(
+            pid_t(
+                try String(contentsOfFile: daemonFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
+        )
+        #expect(kill(daemon, 0) == -1 && errno == ESRCH, "the daemon \(daemon) outlived its attempt, or is a zombie")
     }
 
     @Test(.enabled(if: PostgresTestServer.available, "needs JOBQ_TEST_POSTGRES_URL"))
