@@ -25,7 +25,7 @@ import Foundation
 ///
 /// A command runs as the worker's user, so it can read what that user can, the worker's
 /// `/proc/PID/environ` among them: `jobq work` wipes its secrets from there once the store is
-/// open (``WorkerSecrets``); an app that embeds a pool should keep secrets out of a process
+/// open (`WorkerSecrets`); an app that embeds a pool should keep secrets out of a process
 /// that runs untrusted commands (a password file such as `PGPASSFILE` instead), or run them
 /// as another user.
 ///
