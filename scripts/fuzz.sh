@@ -13,7 +13,7 @@ swift build --product jobq-fuzz --scratch-path .build-fuzz >/dev/null
 binary="$(swift build --product jobq-fuzz --scratch-path .build-fuzz --show-bin-path)/jobq-fuzz"
 
 status=0
-for target in duration jobline names workflow dashboard; do
+for target in duration jobline names workflow dashboard stored; do
     work="$(mktemp -d)"
     cp Tests/Fuzz/corpus/"$target"/* "$work"/
     log="$(mktemp)"

@@ -34,7 +34,7 @@ package enum JSONText {
     /// Checks that `text` is one JSON value that every store can hold (``StoredText``); the
     /// error says where parsing stopped. The store
     /// minifies the text with SQLite's `json()` when it inserts it, keeping the key order.
-    static func validate(_ text: String, what: String) throws(JobQueueError) {
+    package static func validate(_ text: String, what: String) throws(JobQueueError) {
         do {
             _ = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
         } catch {

@@ -31,13 +31,36 @@ package enum StoredText {
         }
     }
 
-    /// What in `json` a store cannot hold, if anything: "an escaped NUL (\u0000) at byte N" or
-    /// "a lone surrogate (\ud800) at byte N".
+    /// The deepest nesting of arrays and objects kept: Foundation's parser stops at 512, and
+    /// SQLite's JSON functions at 1000, so deeper JSON written by an encoder would be stored on
+    /// one store and refused by the other.
+    package static let maximumDepth = 512
+
+    /// What in `json` a store cannot hold, if anything: "an escaped NUL (\u0000) at byte N",
+    /// "a lone surrogate (\ud800) at byte N", a NUL byte, or nesting deeper than
+    /// ``maximumDepth``.
     package static func problem(inJSON json: String) -> String? {
+        // Most JSON has no escapes and little nesting: one pass over the bytes finds out.
+        var openers = 0
+        var needsReading = false
+        for byte in json.utf8 {
+            if byte == backslash || byte == 0 {
+                needsReading = true
+                break
+            }
+            if byte == UInt8(ascii: "[") || byte == UInt8(ascii: "{") {
+                openers += 1
+                if openers > maximumDepth {
+                    needsReading = true
+                    break
+                }
+            }
+        }
+        guard needsReading else { return nil }
         let bytes = Array(json.utf8)
-        // Most JSON has no escapes at all: one pass over the bytes finds out.
-        guard bytes.contains(where: { $0 == UInt8(ascii: "\\") || $0 == 0 }) else { return nil }
         var index = 0
+        var depth = 0
+        var inString = false
         var pendingHigh: Int?  // the offset of a high surrogate escape waiting for its low half
         func loneSurrogate(at offset: Int) -> String {
             "a lone surrogate (\\u\(String(decoding: bytes[(offset + 2)..<(offset + 6)], as: UTF8.self))) at byte \(offset)"
@@ -45,8 +68,21 @@ package enum StoredText {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == 0 { return "a NUL byte at byte \(index)" }
-            guard byte == UInt8(ascii: "\\"), index + 1 < bytes.count else {
+            guard inString else {
+                switch byte {
+                case UInt8(ascii: "\""): inString = true
+                case UInt8(ascii: "["), UInt8(ascii: "{"):
+                    depth += 1
+                    if depth > maximumDepth { return "nesting deeper than \(maximumDepth) levels at byte \(index)" }
+                case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+                default: break
+                }
+                index += 1
+                continue
+            }
+            guard byte == backslash, index + 1 < bytes.count else {
                 if let high = pendingHigh { return loneSurrogate(at: high) }
+                if byte == UInt8(ascii: "\"") { inString = false }
                 index += 1
                 continue
             }
@@ -54,7 +90,7 @@ package enum StoredText {
                 let unit = UInt16(String(decoding: bytes[(index + 2)..<(index + 6)], as: UTF8.self), radix: 16)
             else {
                 if let high = pendingHigh { return loneSurrogate(at: high) }
-                index += 2  // any other escape, `\\` among them, is two bytes
+                index += 2  // any other escape, `\\` and `\"` among them, is two bytes
                 continue
             }
             switch unit {
@@ -73,4 +109,6 @@ package enum StoredText {
         }
         return pendingHigh.map(loneSurrogate(at:))
     }
+
+    private static let backslash = UInt8(ascii: "\\")
 }

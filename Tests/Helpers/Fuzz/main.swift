@@ -1,10 +1,11 @@
 // Fuzzing the parsers that take outside text: durations, job lines (`jobq enqueue --file`), the
 // names of states, event kinds and tracking members, workflow and tree files (`jobq workflow
-// submit`), and what the dashboard does with a request's text and a job's JSON (form bodies,
-// Host names, HTML escaping, JSON made readable).
+// submit`), what the dashboard does with a request's text and a job's JSON (form bodies,
+// Host names, HTML escaping, JSON made readable), and the checks of what every store can hold
+// (JSON with escaped NULs or lone surrogates, names, JSON pointers).
 //
 // Built with `-DFUZZING -sanitize=fuzzer` (scripts/fuzz.sh) it is a libFuzzer target; the target
-// is chosen by JOBQ_FUZZ_TARGET (duration, jobline, names, workflow, dashboard). Built normally it replays a corpus
+// is chosen by JOBQ_FUZZ_TARGET (duration, jobline, names, workflow, dashboard, stored). Built normally it replays a corpus
 // folder (Tests/Fuzz/corpus/<target>/...), which is how inputs that once crashed stay
 // regression tests: `jobq-fuzz replay Tests/Fuzz/corpus`.
 
@@ -52,6 +53,26 @@ func exercise(target: String, _ bytes: UnsafeBufferPointer<UInt8>) {
                 withoutLayout(pretty) == withoutLayout(text),
                 "reading layout changes nothing but blanks outside strings")
         }
+    case "stored":
+        // What every store can hold: the checks at entry never trap, and what they accept
+        // has the properties the stores rely on.
+        let plain = StoredText.plain(text)
+        precondition(!plain.utf8.contains(0), "plain text holds no NUL")
+        precondition(text.utf8.contains(0) || plain == text, "text without a NUL is left as it is")
+        if (try? JSONText.validate(text, what: "fuzz")) != nil {
+            precondition(
+                StoredText.problem(inJSON: text) == nil, "accepted JSON holds nothing a store cannot read back")
+        }
+        if (try? Label.check(text, what: "fuzz")) != nil {
+            precondition((1...Label.maximumBytes).contains(text.utf8.count), "an accepted name is 1 to 200 bytes")
+            precondition(
+                !text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
+                "an accepted name holds no control character")
+        }
+        if let pointer = try? PayloadPointer(text) {
+            precondition(!pointer.names.isEmpty, "an accepted pointer names a member")
+        }
+        _ = Label.shown(text)
     default:
         _ = try? JobState(parsing: text)
         _ = try? EventKind(parsing: text)

@@ -21,14 +21,21 @@ struct StorableTextTests {
         (#"["\ud800\u0041"]"#, "a lone surrogate (\\ud800) at byte 2"),
         (#"["\ud800\n"]"#, "a lone surrogate (\\ud800) at byte 2"),
         (#"["\uD800"]"#, "a lone surrogate (\\uD800) at byte 2"),
-        ("[\"a\u{0}\"]", "a NUL byte at byte 3")
+        ("[\"a\u{0}\"]", "a NUL byte at byte 3"),
+        (
+            String(repeating: "[", count: 513) + String(repeating: "]", count: 513),
+            "nesting deeper than 512 levels at byte 512"
+        ),
+        (#"{"a":"[[[[\"","b":{"c":"\u0000"}}"#, "an escaped NUL (\\u0000) at byte 24")
     ])
     func jsonNoStoreCanReadBackIsFound(json: String, problem: String) {
         #expect(StoredText.problem(inJSON: json) == problem)
     }
 
     @Test(arguments: [
-        #"{"a":"\\u0000"}"#, #"["\ud83d\ude00"]"#, #"{"a":"plain","b":[1,2.5,true,null]}"#, #""\\\\\"\u0041""#, "[]"
+        #"{"a":"\\u0000"}"#, #"["\ud83d\ude00"]"#, #"{"a":"plain","b":[1,2.5,true,null]}"#, #""\\\\\"\u0041""#, "[]",
+        String(repeating: "[", count: 512) + String(repeating: "]", count: 512),
+        #"{"deep":""# + String(repeating: "[", count: 600) + #"","x":"\n"}"#
     ])
     func jsonEveryStoreCanHoldPasses(json: String) {
         #expect(StoredText.problem(inJSON: json) == nil, "\(json)")
