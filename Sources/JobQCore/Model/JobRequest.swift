@@ -184,6 +184,8 @@ public struct JobRequest: Sendable, Hashable {
             throw .invalidInput("maxAttempts must be at most 1000, got \(options.maxAttempts)")
         }
         if let timeout = options.timeout { try DurationParser.checkStorable(timeout, what: "timeout") }
+        if let name = options.name { try Label.check(name, what: "a job's name") }
+        if let batch = options.batch { try Label.check(batch, what: "a batch name") }
         if let lane = options.lane { try Label.check(lane, what: "lane name") }
         if let partition = options.partition {
             try Label.check(partition, what: "a partition", hint: "; leave it out for none")
