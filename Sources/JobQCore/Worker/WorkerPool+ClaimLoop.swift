@@ -133,7 +133,8 @@ extension WorkerPool {
                 logger.error(
                     "claim failed: \(failure.map { "\($0.underlying)" } ?? "\(error)"); \(what) wait \(DurationParser.format(delay)) (\(kind == .transient ? "a transient error" : "a permanent error: the data must change first"))"
                 )
-                if failure?.queue == nil { break }
+                guard let failed = failure?.queue else { break }
+                if kind == .permanent { await endUnreadableJobs(of: failed) }
             }
         }
         let claimed = jobs.map { (job: $0, race: AttemptRace()) }
@@ -143,6 +144,21 @@ extension WorkerPool {
             }
         }
         return claimed
+    }
+
+    /// After a claim of `queue` failed for good: ends the jobs whose payload no store can read
+    /// back (the usual cause), and lets the queue be claimed again at once if there were any.
+    private func endUnreadableJobs(of queue: String) async {
+        do {
+            let ended = try await self.queue.store.endUnreadableJobs(queue: queue)
+            guard !ended.isEmpty else { return }
+            logger.warning(
+                "ended \(ended.count) job(s) of queue '\(queue)' whose payload no store can read back (ids \(ended.prefix(10).map(String.init).joined(separator: ", "))); claiming the queue again"
+            )
+            state.withLock { $0.claimBackoff.succeeded([queue]) }
+        } catch {
+            logger.error("looking for unreadable jobs in queue '\(queue)' failed: \(error)")
+        }
     }
 
     private func stopConditionMet() async -> Bool {

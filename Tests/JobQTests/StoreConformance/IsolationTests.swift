@@ -96,7 +96,21 @@ struct IsolationTests {
             try await Task.sleep(for: .milliseconds(1500))
             let failures = log.messages.filter { $0.contains("claims from queue 'poisonq' wait") }
             #expect(!failures.isEmpty && failures.count <= 4, "\(failures.count) logged failures: \(failures)")
-            #expect(try await queue.job(poison)?.state == .ready, "the unreadable job is left for the operator")
+            let ended = try #require(try await queue.job(poison))
+            switch store {
+            case .postgres:
+                // An escaped NUL: the one bad row is ended, saying why, and its queue goes on.
+                #expect(ended.state == .dead && (ended.error ?? "").contains("no store can read back"), "\(ended)")
+                let sameQueue = try await queue.enqueue(
+                    try JobRequest(
+                        executor: "echo", payloadJSON: #"{"customer":"c"}"#, options: .init(queue: "poisonq")))
+                try await eventually(.seconds(5), "another customer's job in the same queue to succeed") {
+                    try await queue.job(sameQueue.id)?.state == .succeeded
+                }
+            case .sqlite:
+                // Text that is not JSON at all (written by hand): left for the operator.
+                #expect(ended.state == .ready)
+            }
             running.cancel()
             _ = try await within(.seconds(20), "the pool to stop") { try? await running.value }
         }

@@ -19,6 +19,9 @@ package protocol StoreAdministration: AnyObject, Sendable {
     func throughput(of queues: [String], since start: Date, interval: Double, buckets: Int) async throws
         -> [QueueThroughput]
 
+    /// Ends dead the unfinished jobs of `queue` whose payload no store can read back.
+    func endUnreadableJobs(queue: String) async throws -> [JobID]
+
     func setRetention(_ retention: QueueRetention?, for queue: String, states: Set<JobState>) async throws
     func retentionSettings() async throws -> (store: StoreRetention, queues: [String: QueueRetention])
     func setDefaultRetention(_ retention: StoreRetention) async throws

@@ -1,0 +1,62 @@
+import Foundation
+
+/// Jobs whose payload a store cannot read back: the one bad row a claim fails on, ended so the
+/// rest of its queue goes on.
+extension SQLStore {
+    /// Ends dead, with an error that names the cause, every unfinished job of `queue` not
+    /// running whose payload holds what no store can read back (an escaped NUL or a lone
+    /// surrogate: PostgreSQL's `json` accepts them and then fails every read that extracts
+    /// them, so a partitioned claim over the queue fails on that row each time). jobq refuses
+    /// such payloads at enqueue; these were stored before it did, or by hand. Their dependents,
+    /// lanes, batches and workflows follow as for any dead job, in the same transaction.
+    /// Returns their ids.
+    package func endUnreadableJobs(queue: String) async throws -> [JobID] {
+        // The text as stored (PostgreSQL's cast of `json` to text unescapes nothing), checked
+        // here rather than by the SQL that fails on it.
+        let rows = try await read { db in
+            try db.fetchRows(
+                sql: """
+                    SELECT id, CAST(payload AS text) AS payload FROM jobs
+                    WHERE queue = ? AND state IN ('waiting', 'scheduled', 'ready', 'failed')
+                    """,
+                arguments: [queue])
+        }
+        let unreadable: [(JobID, String)] = rows.compactMap { row in
+            let payload: String = row["payload"]
+            return StoredText.problem(inJSON: payload).map { (row["id"], $0) }
+        }
+        guard !unreadable.isEmpty else { return [] }
+        let now = StoreSQL.now()
+        return try await write { db in
+            var ended: [JobID] = []
+            var finished: [FinishedJob] = []
+            var events = StoreSQL.PendingEvents(now: now)
+            for (id, problem) in unreadable {
+                let error =
+                    "its payload holds \(problem), which no store can read back (stored before jobq refused such "
+                    + "payloads); enqueue it again without it"
+                guard
+                    let row = try db.fetchRow(
+                        sql: """
+                            UPDATE jobs SET state = 'dead', error = ?, finished_at = ?, lease_until = NULL
+                            WHERE id = ? AND state IN ('waiting', 'scheduled', 'ready', 'failed')
+                            RETURNING \(Job.columns)
+                            """,
+                        arguments: [error, now, id])
+                else { continue }  // claimed or ended meanwhile
+                let job = Job(row)
+                var data = JSONObjectBuilder()
+                data.add("attempt", int: job.attempt)
+                data.add("error", string: error)
+                events.append(
+                    job: id, kind: .dead, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
+                    workflow: job.workflowID)
+                finished.append(FinishedJob(job))
+                ended.append(id)
+            }
+            try StoreSQL.settle(db, finished, facts: try StoreFacts.read(db), events: &events)
+            try events.flush(db)
+            return ended
+        }
+    }
+}
