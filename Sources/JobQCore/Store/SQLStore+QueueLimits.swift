@@ -110,17 +110,26 @@ extension StoreSQL {
     /// after the other, each after the last one's commit (a statement after the lock reads a
     /// fresh snapshot). On SQLite the claim holds the only write lock already.
     static func lockQueueRow(_ db: some SQLTransaction, _ queue: String) throws {
-        if db.dialect == .postgres {
-            // Claims hold this lock for milliseconds; a session that holds it longer (an
-            // operator's open transaction) fails this queue's claim within 200 ms, a transient
-            // error the pool backs off, instead of holding up the claims of every other queue
-            // for the session's whole lock_timeout: the waiting claim holds the store's shared
-            // write lock, and exclusive writers queued behind it hold up every later claim.
-            // (1 s still stalled a worker's other queues for seconds.) This transaction only.
-            _ = try db.fetchAll(String.self, sql: "SELECT set_config('lock_timeout', '200ms', true)")
+        _ = try db.fetchAll(String.self, sql: lockQueueRowSQL[db.dialect], arguments: [queue])
+    }
+
+    /// On PostgreSQL the statement first bounds its own wait (and the rest of the transaction's)
+    /// to 200 ms, in the same round trip: its CTE runs before the first row is locked. Claims
+    /// hold this lock for milliseconds; a session that holds it longer (an operator's open
+    /// transaction) fails this queue's claim, a transient error the pool backs off, instead of
+    /// holding up the claims of every other queue for the session's whole lock_timeout: the
+    /// waiting claim holds the store's shared write lock, and exclusive writers queued behind it
+    /// hold up every later claim. (A bound of 1 s still stalled a worker's other queues for
+    /// seconds.)
+    static let lockQueueRowSQL = DialectSQL { d in
+        switch d {
+        case .sqlite: "SELECT name FROM queues WHERE name = ?"
+        case .postgres:
+            """
+            WITH bound AS MATERIALIZED (SELECT set_config('lock_timeout', '200ms', true) AS value)
+            SELECT name FROM queues WHERE name = ? AND (SELECT value FROM bound) IS NOT NULL \(d.forUpdate)
+            """
         }
-        _ = try db.fetchAll(
-            String.self, sql: "SELECT name FROM queues WHERE name = ? \(db.dialect.forUpdate)", arguments: [queue])
     }
 
     /// What `queue` has room for at `now`: its concurrency limit less its running jobs (claimed
