@@ -1,5 +1,5 @@
 /// How long a queue keeps its finished jobs, by state; nil keeps them for ever
-/// (``JobQueue/setRetention(_:for:)``). A job's events go with it.
+/// (``JobQueue/setRetention(_:for:states:)``). A job's events go with it.
 ///
 /// ```swift
 /// try await queue.setRetention(QueueRetention(succeeded: .seconds(86_400), dead: nil), for: "imports")
