@@ -12,22 +12,30 @@ extension SQLStore {
     /// Returns their ids.
     package func endUnreadableJobs(queue: String) async throws -> [JobID] {
         // The text as stored (PostgreSQL's cast of `json` to text unescapes nothing), checked
-        // here rather than by the SQL that fails on it.
-        let rows = try await read { db in
-            try db.fetchRows(
-                sql: """
-                    SELECT id, CAST(payload AS text) AS payload FROM jobs
-                    WHERE queue = ? AND state IN ('waiting', 'scheduled', 'ready', 'failed')
-                    """,
-                arguments: [queue])
-        }
-        let unreadable: [(JobID, String)] = rows.compactMap { row in
-            let payload: String = row["payload"]
-            return StoredText.problem(inJSON: payload).map { (row["id"], $0) }
+        // here rather than by the SQL that fails on it; a page at a time, so that a queue of a
+        // million jobs is read in bounded memory.
+        var unreadable: [(JobID, String)] = []
+        var after: JobID = 0
+        while true {
+            let page = try await read { [after] db in
+                try db.fetchRows(
+                    sql: """
+                        SELECT id, CAST(payload AS text) AS payload FROM jobs
+                        WHERE queue = ? AND state IN ('waiting', 'scheduled', 'ready', 'failed') AND id > ?
+                        ORDER BY id LIMIT 1000
+                        """,
+                    arguments: [queue, after])
+            }
+            for row in page {
+                let payload: String = row["payload"]
+                if let problem = StoredText.problem(inJSON: payload) { unreadable.append((row["id"], problem)) }
+            }
+            guard page.count == 1000, let last = page.last else { break }
+            after = last["id"]
         }
         guard !unreadable.isEmpty else { return [] }
         let now = StoreSQL.now()
-        return try await write { db in
+        return try await write { [unreadable] db in
             var ended: [JobID] = []
             var finished: [FinishedJob] = []
             var events = StoreSQL.PendingEvents(now: now)

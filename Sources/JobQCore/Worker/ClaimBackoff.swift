@@ -24,7 +24,8 @@ struct ClaimBackoff: Sendable {
     /// Records a failure of `queue`'s claim (nil: of every queue's) and returns how long the
     /// queue now waits.
     mutating func failed(queue: String?, kind: StoreErrorKind, at now: ContinuousClock.Instant) -> Duration {
-        let failures = (queue.flatMap { byQueue[$0] } ?? (queue == nil ? everyQueue : nil))?.failures ?? 0
+        let previous: Entry? = if let queue { byQueue[queue] } else { everyQueue }
+        let failures = previous?.failures ?? 0
         let delay = Self.delay(afterFailures: failures + 1, kind: kind)
         let entry = Entry(failures: failures + 1, until: now + delay)
         if let queue { byQueue[queue] = entry } else { everyQueue = entry }
