@@ -53,7 +53,9 @@ struct PostgresIsolationTests {
                 "otherq waited \(ContinuousClock.now - started): \(log.messages.joined(separator: "\n"))")
             try await Task.sleep(for: .seconds(2))
             let failures = log.messages.filter { $0.contains("claims from queue 'limq' wait") }
-            #expect((1...10).contains(failures.count), "\(failures.count) failed claims of limq logged (backed off, not 3 a second)")
+            #expect(
+                (1...10).contains(failures.count),
+                "\(failures.count) failed claims of limq logged (backed off, not 3 a second)")
             #expect(try await queue.job(limited.id)?.state == .ready)
 
             _ = try await holder.query("ROLLBACK", logger: PostgresTestServer.logger).collect()
