@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// Left-aligned columns separated by two spaces.
 package enum Table {
@@ -19,21 +20,17 @@ package enum Table {
 
     /// `text` with each control character (C0, DEL, C1) written as `\u{1B}`, `\n`, `\t`...
     package static func printable(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        guard text.unicodeScalars.contains(where: Label.isControl) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where isControl(scalar): out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            case _ where Label.isControl(scalar): out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
             default: out.unicodeScalars.append(scalar)
             }
         }
         return out
-    }
-
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }

@@ -249,7 +249,7 @@ final class ChildProcess: Sendable {
 
     /// Live processes (not zombies: those have no environment) whose environment holds `mark`.
     static func processes(carrying mark: String) -> [pid_t] {
-        let needle = Array(mark.utf8) + [0]
+        let markEntry = Array(mark.utf8)
         let own = getpid()
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
         var found: [pid_t] = []
@@ -265,21 +265,12 @@ final class ChildProcess: Sendable {
                 if count <= 0 { break }
                 environment += buffer[0..<count]
             }
-            // Each entry starts the block or follows a NUL.
-            if environment.starts(with: needle) || contains(environment, [0] + needle) { found.append(process) }
+            // Entries are NUL-separated `NAME=VALUE`s.
+            if environment.split(separator: 0).contains(where: { $0.elementsEqual(markEntry) }) {
+                found.append(process)
+            }
         }
         return found
-    }
-
-    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard needle.count <= haystack.count else { return false }
-        let first = needle[0]
-        var index = 0
-        while index <= haystack.count - needle.count {
-            if haystack[index] == first, haystack[index..<(index + needle.count)].elementsEqual(needle) { return true }
-            index += 1
-        }
-        return false
     }
 
     /// Polls until no process of the group is left, reaping the members this process adopted

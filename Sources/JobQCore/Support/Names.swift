@@ -30,7 +30,7 @@ package enum Label {
                 + (bytes == 0 ? "" : ": '\(shown(name))'") + hint)
     }
 
-    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    package static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
@@ -49,9 +49,7 @@ enum Names {
     static func check(_ name: String, what: String) throws(JobQueueError) {
         guard !name.isEmpty, name.count <= 200, name.unicodeScalars.allSatisfy({ allowed.contains($0) }) else {
             // Control characters are shown as `?`, so the message itself prints cleanly.
-            let shown = name.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : String($0) }
-                .joined()
-            throw .invalidInput("\(what) '\(JSONText.preview(shown))' must be 1 to 200 letters, digits or - _ . : / @")
+            throw .invalidInput("\(what) '\(Label.shown(name))' must be 1 to 200 letters, digits or - _ . : / @")
         }
     }
 }
