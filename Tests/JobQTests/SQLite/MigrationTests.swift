@@ -134,7 +134,21 @@ struct MigrationTests {
         // few threads the other tests' tasks run on.
         let firstMigrator = first
         let firstResult = onThread { try firstMigrator.migrate(backup: true) }
-        try await Task.sleep(for: .milliseconds(100))
+        // The second looks only once the first holds the write lock for its slow step (seen as
+        // another connection's busy write), so that it looks mid-way however loaded the machine:
+        // a fixed head start let it look after the slow step, on a store already moved.
+        var probeConfig = Configuration()
+        probeConfig.busyMode = .immediateError
+        let probe = try DatabaseQueue(path: store.path, configuration: probeConfig)
+        try await eventually(.seconds(20), "the first migrator to hold the write lock") {
+            do {
+                try await probe.writeWithoutTransaction { try $0.execute(sql: "BEGIN IMMEDIATE; ROLLBACK") }
+                return false
+            } catch {
+                return true
+            }
+        }
+        try probe.close()
         let secondResult = onThread { try second.migrate(backup: true) }
         let (firstApplied, secondApplied) = (try await firstResult.value.applied, try await secondResult.value.applied)
         #expect(firstApplied.map(\.name) == ["slow.sql", "next.sql", "last.sql"])
