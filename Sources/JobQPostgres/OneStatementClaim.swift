@@ -99,8 +99,8 @@ extension ServerStore {
 
     fileprivate static let promoteSQL = """
         WITH lock AS MATERIALIZED (SELECT \(PostgresServer.lockAndNotify(.shared, .nobody)))
-        UPDATE jobs SET state = 'ready' WHERE id IN (
-            SELECT id FROM jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST($1 AS double precision)
+        UPDATE jobq_jobs SET state = 'ready' WHERE id IN (
+            SELECT id FROM jobq_jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST($1 AS double precision)
                 AND (SELECT true FROM lock)
             FOR UPDATE SKIP LOCKED)
         """
@@ -116,7 +116,7 @@ extension ServerStore {
     /// (a text array).
     private static func claimSQL(notifying audience: CommitAudience) -> String {
         let returned = ClaimedJob.columns.split(separator: ",").map {
-            "jobs." + $0.trimmingCharacters(in: .whitespacesAndNewlines)
+            "jobq_jobs." + $0.trimmingCharacters(in: .whitespacesAndNewlines)
         }.joined(separator: ", ")
         let selected = ClaimedJob.columns.split(separator: ",").map {
             "claimed." + $0.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -127,25 +127,25 @@ extension ServerStore {
             picked AS (
                 SELECT ready.id, row_number() OVER (ORDER BY ready.priority DESC, ready.run_at, ready.id) AS position
                 FROM (
-                    SELECT id, priority, run_at FROM jobs
+                    SELECT id, priority, run_at FROM jobq_jobs
                     WHERE state = 'ready' AND queue = $3 AND (SELECT true FROM lock)
                         AND NOT EXISTS (
-                            SELECT 1 FROM queues WHERE name = $3
+                            SELECT 1 FROM jobq_queues WHERE name = $3
                                 AND (paused <> 0 OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL))
                     ORDER BY priority DESC, run_at, id LIMIT CAST($4 AS bigint)
                     FOR UPDATE SKIP LOCKED
                 ) AS ready
             ),
             claimed AS (
-                UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, worker_id = $1,
+                UPDATE jobq_jobs SET state = 'running', attempt = jobq_jobs.attempt + 1, worker_id = $1,
                     lease_until = CAST($2 AS double precision),
                     started_at = CASE WHEN picked.position <= CAST($5 AS bigint) THEN (SELECT now FROM stamp) END
-                FROM picked WHERE jobs.id = picked.id
-                RETURNING \(returned), (SELECT context FROM workflows WHERE workflows.id = jobs.workflow_id) AS shared,
-                    jobs.started_at, picked.position
+                FROM picked WHERE jobq_jobs.id = picked.id
+                RETURNING \(returned), (SELECT context FROM jobq_workflows WHERE jobq_workflows.id = jobq_jobs.workflow_id) AS shared,
+                    jobq_jobs.started_at, picked.position
             ),
             started AS (
-                INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at, workflow_id)
+                INSERT INTO jobq_events (job_id, kind, queue, executor, batch, data, created_at, workflow_id)
                 SELECT id, 'started', queue, executor, batch,
                     CAST('{"attempt":' || attempt || ',"worker":' || $6 || '}' AS json), started_at, workflow_id
                 FROM claimed WHERE started_at IS NOT NULL ORDER BY position
@@ -153,11 +153,11 @@ extension ServerStore {
             SELECT \(selected), claimed.shared, claimed.started_at, outlook.due, outlook.limited
             FROM (
                 SELECT CAST(EXISTS (
-                    SELECT 1 FROM jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST($7 AS double precision)
+                    SELECT 1 FROM jobq_jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST($7 AS double precision)
                         AND queue = ANY (CAST($8 AS text[]))
                 ) AS integer) AS due,
                 CAST(EXISTS (
-                    SELECT 1 FROM queues WHERE name = $3 AND paused = 0
+                    SELECT 1 FROM jobq_queues WHERE name = $3 AND paused = 0
                         AND (concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL)
                 ) AS integer) AS limited
             ) AS outlook LEFT JOIN claimed ON true

@@ -19,6 +19,7 @@ package struct PostgresConnector: Sendable {
     func configuration() throws -> PostgresConnection.Configuration {
         // Settings made through the API are held to what the URL's parameters are.
         try settings.timeouts.check()
+        try PostgresSettings.checkSchema(settings.schema)
         let tls: PostgresConnection.Configuration.TLS
         switch settings.tls {
         case .disable:
@@ -45,7 +46,11 @@ package struct PostgresConnector: Sendable {
             Int64(settings.timeouts.connect.components.seconds) * 1_000_000_000
                 + settings.timeouts.connect.components.attoseconds / 1_000_000_000)
         // Every session's bounds, in the startup message: no extra round trip.
-        configuration.options.additionalStartupParameters = settings.timeouts.startupParameters
+        // The store's schema first, for the hot path's prepared statements (their text is a
+        // constant, so they name tables bare: ``SchemaNames/unqualified(_:)``); every other
+        // statement names its tables with the schema and reads no search_path.
+        configuration.options.additionalStartupParameters =
+            settings.timeouts.startupParameters + [("search_path", settings.schemaNames.quotedSchema)]
         return configuration
     }
 

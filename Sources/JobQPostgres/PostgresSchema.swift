@@ -36,7 +36,7 @@ public enum PostgresSchema {
     {
         let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
         do {
-            let report = try await migrate(on: connection, logger: logger)
+            let report = try await migrate(on: connection, names: settings.schemaNames, logger: logger)
             try? await connection.close()
             return report
         } catch {
@@ -52,7 +52,7 @@ public enum PostgresSchema {
     {
         let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
         do {
-            let version = try await check(on: connection, logger: logger).version
+            let version = try await check(on: connection, names: settings.schemaNames, logger: logger).version
             try? await connection.close()
             return version
         } catch {
@@ -68,7 +68,7 @@ public enum PostgresSchema {
     ) async throws -> (version: Int, pending: [String]) {
         let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
         do {
-            let (version, pending) = try await check(on: connection, logger: logger)
+            let (version, pending) = try await check(on: connection, names: settings.schemaNames, logger: logger)
             try? await connection.close()
             return (version, pending.map(\.name))
         } catch {
@@ -82,7 +82,8 @@ public enum PostgresSchema {
     static let lockKey: Int64 = 0x6A6F_6271
 
     static func migrate(
-        on connection: PostgresConnection, logger: Logger, migrations: [PostgresMigration] = PostgresMigration.postgres
+        on connection: PostgresConnection, names: SchemaNames, logger: Logger,
+        migrations: [PostgresMigration] = PostgresMigration.postgres
     ) async throws -> Report {
         // A migration may build an index over millions of rows, and a second process waits here
         // for the first to finish: neither is bounded like the hot path's statements.
@@ -90,7 +91,8 @@ public enum PostgresSchema {
         try await run(connection, logger, "SET lock_timeout = 0")
         try await run(connection, logger, "SELECT pg_advisory_lock(\(lockKey))")
         do {
-            let report = try await migrateLocked(on: connection, logger: logger, migrations: migrations)
+            let report = try await migrateLocked(
+                on: connection, names: names, logger: logger, migrations: migrations)
             try await run(connection, logger, "SELECT pg_advisory_unlock(\(lockKey))")
             return report
         } catch {
@@ -101,32 +103,42 @@ public enum PostgresSchema {
     }
 
     private static func migrateLocked(
-        on connection: PostgresConnection, logger: Logger, migrations: [PostgresMigration]
+        on connection: PostgresConnection, names: SchemaNames, logger: Logger, migrations: [PostgresMigration]
     ) async throws -> Report {
+        try await run(connection, logger, "CREATE SCHEMA IF NOT EXISTS \(names.quotedSchema)")
+        try await moveStoreFromPublic(on: connection, names: names, logger: logger)
         try await run(
             connection, logger,
             """
-            CREATE TABLE IF NOT EXISTS schema_migrations (
+            CREATE TABLE IF NOT EXISTS \(names.table("schema_migrations")) (
                 version     integer PRIMARY KEY,
                 name        text NOT NULL,
                 checksum    text NOT NULL,
                 applied_at  double precision NOT NULL
             )
             """)
-        let (version, pending) = try await check(on: connection, logger: logger, migrations: migrations)
+        let (version, pending) = try await check(on: connection, names: names, logger: logger, migrations: migrations)
         var report = Report(fromVersion: version, toVersion: version, applied: [])
         for migration in pending {
             let statements = try PostgresScript.statements(in: migration.sql)
             do {
                 try await connection.withTransaction(logger: logger) { connection in
+                    // Migrations name tables bare (those before the schema) or with jobq's
+                    // names: both are the schema's tables.
+                    try await connection.query(
+                        PostgresQuery(unsafeSQL: "SET LOCAL search_path TO \(names.quotedSchema)"), logger: logger)
                     for statement in statements {
-                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                        try await connection.query(PostgresQuery(unsafeSQL: names.qualified(statement)), logger: logger)
                     }
                     try await connection.query(
-                        """
-                        INSERT INTO schema_migrations (version, name, checksum, applied_at)
-                        VALUES (\(migration.version), \(migration.name), \(migration.checksum), \(Date().timeIntervalSince1970))
-                        """, logger: logger)
+                        PostgresQuery(
+                            unsafeSQL: """
+                                INSERT INTO \(names.table("schema_migrations")) (version, name, checksum, applied_at)
+                                VALUES ($1, $2, $3, $4)
+                                """,
+                            binds: try bindings(
+                                migration.version, migration.name, migration.checksum, Date().timeIntervalSince1970)),
+                        logger: logger)
                 }
             } catch {
                 throw JobQueueError.storeUnavailable(
@@ -140,16 +152,101 @@ public enum PostgresSchema {
         return report
     }
 
+    private static func bindings(_ version: Int, _ name: String, _ checksum: String, _ time: Double) throws
+        -> PostgresBindings
+    {
+        var binds = PostgresBindings()
+        binds.append(version)
+        binds.append(name)
+        binds.append(checksum)
+        binds.append(time)
+        return binds
+    }
+
+    /// Whether a store made before schemas (its tables in `public`) is in the database and not
+    /// yet in `names`' schema: its `schema_migrations` is jobq's (the first migration recorded
+    /// with its checksum), not an application's table of that name.
+    static func hasStoreInPublic(on connection: PostgresConnection, names: SchemaNames, logger: Logger) async throws
+        -> Bool
+    {
+        guard names.schema != "public", let first = PostgresMigration.postgres.first else { return false }
+        let schemaTable = names.table("schema_migrations")
+        let found =
+            try await connection.query(
+                """
+                SELECT to_regclass(\(schemaTable)) IS NULL AND to_regclass('public.schema_migrations') IS NOT NULL
+                    AND (SELECT count(*) FROM information_schema.columns WHERE table_schema = 'public'
+                        AND table_name = 'schema_migrations' AND column_name IN ('version', 'checksum')) = 2
+                """, logger: logger
+            ).collect().first?.decode(Bool.self) ?? false
+        guard found else { return false }
+        let checksum =
+            try await connection.query(
+                "SELECT CAST(checksum AS text) FROM public.schema_migrations WHERE CAST(version AS text) = '1'",
+                logger: logger
+            ).collect().first?.decode(String.self)
+        return checksum == first.checksum
+    }
+
+    /// Moves a store made before schemas from `public` into `names`' schema, all or nothing:
+    /// every table with its rows, indexes and sequences, and the success function.
+    private static func moveStoreFromPublic(on connection: PostgresConnection, names: SchemaNames, logger: Logger)
+        async throws
+    {
+        guard try await hasStoreInPublic(on: connection, names: names, logger: logger) else { return }
+        var tables: [String] = []
+        for try await (name, ) in try await connection.query(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'", logger: logger
+        ).decode((String,).self) where StoreTables.names.contains(name) {
+            tables.append(name)
+        }
+        var functions: [String] = []
+        for try await (signature, ) in try await connection.query(
+            """
+            SELECT CAST(CAST(p.oid AS regprocedure) AS text) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+            WHERE n.nspname = 'public' AND p.proname = 'jobq_record_successes'
+            """, logger: logger
+        ).decode((String,).self) {
+            functions.append(signature)
+        }
+        do {
+            try await connection.withTransaction(logger: logger) { connection in
+                for table in tables.sorted() {
+                    try await connection.query(
+                        PostgresQuery(unsafeSQL: "ALTER TABLE public.\(table) SET SCHEMA \(names.quotedSchema)"),
+                        logger: logger)
+                }
+                for function in functions {
+                    try await connection.query(
+                        PostgresQuery(unsafeSQL: "ALTER FUNCTION \(function) SET SCHEMA \(names.quotedSchema)"),
+                        logger: logger)
+                }
+            }
+        } catch {
+            throw JobQueueError.storeUnavailable(
+                "moving the jobq store from schema public to \(names.quotedSchema) failed and was rolled back: "
+                    + PostgresConnector.explain(transactionCause(error)))
+        }
+        logger.info(
+            "moved the jobq store's \(tables.count) tables from schema public to \(names.quotedSchema), keeping every row"
+        )
+    }
+
     static func check(
-        on connection: PostgresConnection, logger: Logger, migrations: [PostgresMigration] = PostgresMigration.postgres
+        on connection: PostgresConnection, names: SchemaNames, logger: Logger,
+        migrations: [PostgresMigration] = PostgresMigration.postgres
     ) async throws -> (version: Int, pending: [PostgresMigration]) {
+        // A store still in `public` reads as it is there: what `migrate` will bring over.
+        let inPublic = try await hasStoreInPublic(on: connection, names: names, logger: logger)
+        let table = inPublic ? "public.schema_migrations" : names.table("schema_migrations")
         let exists =
-            try await connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger)
+            try await connection.query("SELECT to_regclass(\(table)) IS NOT NULL", logger: logger)
             .collect().first?.decode(Bool.self) ?? false
         var applied: [(version: Int, name: String, checksum: String)] = []
         if exists {
             for try await (version, name, checksum) in try await connection.query(
-                "SELECT version, name, checksum FROM schema_migrations ORDER BY version", logger: logger
+                PostgresQuery(unsafeSQL: "SELECT version, name, checksum FROM \(table) ORDER BY version"),
+                logger: logger
             ).decode((Int, String, String).self) {
                 applied.append((version, name, checksum))
             }

@@ -114,7 +114,7 @@ final class PostgresServer: SQLServer {
     }
 
     func schemaVersion(_ session: any SQLServerSession) throws -> Int {
-        let result = try session.run("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", [])
+        let result = try session.run("SELECT COALESCE(MAX(version), 0) FROM jobq_schema_migrations", [])
         return result.rows.first.flatMap { $0.first }.flatMap(Int.from) ?? 0
     }
 
@@ -210,7 +210,8 @@ private final class SessionSlot: @unchecked Sendable {
                 "the PostgreSQL connection \(name) was lost; opening a new one to \(connector.settings)")
         }
         let session = PostgresSession(
-            connection: try connector.connectBlocking(), logger: connector.logger,
+            connection: try connector.connectBlocking(), names: connector.settings.schemaNames,
+            logger: connector.logger,
             deadline: connector.settings.timeouts.clientDeadline)
         self.session = session
         lostEarlier = false
@@ -279,7 +280,8 @@ private final class DirectSession: Sendable {
                 "the PostgreSQL connection \(name) was lost; opening a new one to \(connector.settings)")
         }
         let session = PostgresSession(
-            connection: try await connector.connect(), logger: connector.logger,
+            connection: try await connector.connect(), names: connector.settings.schemaNames,
+            logger: connector.logger,
             deadline: connector.settings.timeouts.clientDeadline)
         // Two tasks may connect at once: one connection is kept, the other closed.
         let kept = state.withLock { state -> PostgresSession in

@@ -16,8 +16,12 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
 
     /// `deadline`: how long a statement's answer may take before the connection is given up
     /// (the server's `statement_timeout` and a margin); nil waits as long as it takes.
-    init(connection: PostgresConnection, logger: Logger, deadline: Duration?) {
+    /// The store's schema: every statement is sent with jobq's table names in it.
+    let names: SchemaNames
+
+    init(connection: PostgresConnection, names: SchemaNames, logger: Logger, deadline: Duration?) {
         self.connection = connection
+        self.names = names
         self.logger = logger
         // The server ends a statement at its statement_timeout; no answer well after that means
         // the server or the network went away, and TCP may take many minutes to say so.
@@ -56,7 +60,7 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
     func run(_ sql: String, _ values: [SQLValue]) throws -> SQLServerResult {
         let result: PostgresQueryResult
         do {
-            let query = try Self.query(sql, values)
+            let query = try Self.query(names.qualified(sql), values)
             inFlight.sent()
             defer { inFlight.answered() }
             result = try connection.query(query, logger: logger).wait()
@@ -70,7 +74,7 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
     /// commit on their own (no transaction holds the connection), which may overlap on it.
     /// Throws postgres-nio's error as it is (``PostgresStoreError/from(_:sql:)`` says it).
     func runAsync(_ sql: String, _ values: [SQLValue]) async throws -> SQLServerResult {
-        let query = try Self.query(sql, values)
+        let query = try Self.query(names.qualified(sql), values)
         inFlight.sent()
         defer { inFlight.answered() }
         let rows = try await connection.query(query, logger: logger)

@@ -55,6 +55,14 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
     /// that does not keep prepared statements, e.g. PgBouncer before 1.21 or without
     /// `max_prepared_statements`).
     public var preparesStatements = true
+    /// The schema that holds jobq's tables, so that they sit beside the application's own in
+    /// one database (`schema=` in the URL; `jobq` by default). `jobq migrate up` creates it and
+    /// moves the tables of a store made before schemas (in `public`) into it.
+    public var schema = PostgresSettings.defaultSchema
+    /// The schema jobq's tables live in unless the URL says otherwise.
+    public static let defaultSchema = "jobq"
+    /// ``schema``'s names.
+    package var schemaNames: SchemaNames { SchemaNames.shared(schema) }
     /// `~/.postgresql/root.crt`, which `verify-ca` and `verify-full` use when the URL names none.
     var defaultRootCertificatePath: String?
     /// Kept out of `description`, `Hashable` reads it like any field.
@@ -91,8 +99,12 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         var rootCertificates: RootCertificates?
         var timeouts = Timeouts()
         var prepares = true
+        var schema = Self.defaultSchema
         for item in components.queryItems ?? [] {
             switch item.name {
+            case "schema":
+                schema = item.value ?? ""
+                try Self.checkSchema(schema)
             case "prepare":
                 switch item.value ?? "" {
                 case "on": prepares = true
@@ -123,7 +135,7 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
             default:
                 guard try timeouts.read(item.name, item.value ?? "") else {
                     throw JobQueueError.invalidInput(
-                        "the PostgreSQL URL parameter '\(item.name)' is not supported; jobq reads sslmode, sslrootcert, prepare, "
+                        "the PostgreSQL URL parameter '\(item.name)' is not supported; jobq reads schema, sslmode, sslrootcert, prepare, "
                             + Timeouts.parameterNames.joined(separator: ", "))
                 }
             }
@@ -139,6 +151,7 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         self.rootCertificates = rootCertificates
         self.timeouts = timeouts
         self.preparesStatements = prepares
+        self.schema = schema
         defaultRootCertificatePath = environment["HOME"].map { $0 + "/.postgresql/root.crt" }
         if let password = components.password {
             self.password = password
@@ -152,9 +165,28 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         }
     }
 
+    /// Refuses a schema name PostgreSQL would not keep as given: empty, longer than its 63
+    /// bytes (it would cut it), with a control character, or in the `pg_` namespace it reserves.
+    static func checkSchema(_ schema: String) throws {
+        guard !schema.isEmpty, schema.utf8.count <= 63 else {
+            throw JobQueueError.invalidInput(
+                "schema=\(schema) in the PostgreSQL URL: a schema name is 1 to 63 bytes; give another, or leave it out for 'jobq'"
+            )
+        }
+        guard !schema.unicodeScalars.contains(where: Label.isControl), !schema.lowercased().hasPrefix("pg_") else {
+            throw JobQueueError.invalidInput(
+                "schema=\(Label.shown(schema)) in the PostgreSQL URL: a schema name may not hold control characters "
+                    + "or start with pg_ (PostgreSQL keeps those); give another, or leave it out for 'jobq'")
+        }
+    }
+
     /// The URL without its password.
     public var description: String {
         var parameters: [String] = []
+        if schema != Self.defaultSchema {
+            parameters.append(
+                "schema=\(schema.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? schema)")
+        }
         if tls != .prefer { parameters.append("sslmode=\(tls.rawValue)") }
         switch rootCertificates {
         case .file(let path):

@@ -14,7 +14,10 @@ struct PreparedText<Text: StatementText>: PostgresPreparedStatement {
     typealias Row = PostgresRow
 
     static var name: String { "jobq." + String(describing: Text.self) }
-    static var sql: String { Text.sql }
+    /// Bare table names, read through the connection's `search_path`, which is the store's
+    /// schema (``PostgresConnector``): postgres-nio takes a prepared statement's text as a
+    /// constant of its type, the same for every store.
+    static var sql: String { SchemaNames.unqualified(Text.sql) }
 
     let bindings: PostgresBindings
 

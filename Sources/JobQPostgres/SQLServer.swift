@@ -6,6 +6,8 @@ import JobQCore
 /// the store that runs jobq's SQL on it, so a server store needs no state-change code of its own.
 package protocol SQLServer: Sendable {
     var dialect: SQLDialect { get }
+    /// Where the server is, and the schema that holds the store's tables.
+    var settings: PostgresSettings { get }
     /// Runs `body` in a write transaction, off Swift concurrency's threads (`body` blocks on
     /// the network). An exclusive write runs alone among every process's writes on the server,
     /// shared ones beside each other (``WriteLock``); each one's commit is reported to the

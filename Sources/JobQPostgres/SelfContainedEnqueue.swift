@@ -24,14 +24,14 @@ extension ServerStore {
     fileprivate static let insertOneSQL = """
         WITH \(lockCTE),
         inserted AS (
-            INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name,
+            INSERT INTO jobq_jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name,
                 trace_context)
             SELECT $1, $2, CAST($3 AS json), CAST($4 AS integer), $5, CAST($6 AS integer), CAST($7 AS double precision),
                 CAST($8 AS double precision), CAST($9 AS double precision), $10, $11 FROM lock
             RETURNING id, queue, executor
         ),
         event AS (
-            INSERT INTO events (job_id, kind, queue, executor, data, created_at)
+            INSERT INTO jobq_events (job_id, kind, queue, executor, data, created_at)
             SELECT id, 'enqueued', queue, executor, CAST($12 AS json), CAST($9 AS double precision) FROM inserted
         )
         SELECT id FROM inserted
@@ -60,7 +60,7 @@ extension ServerStore {
     fileprivate static let insertManySQL = """
         WITH \(lockCTE),
         inserted AS (
-            INSERT INTO jobs (id, queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at,
+            INSERT INTO jobq_jobs (id, queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at,
                 name, trace_context)
             OVERRIDING SYSTEM VALUE
             SELECT row.id, row.queue, row.executor, CAST(row.payload AS json), row.priority, row.state, row.max_attempts,
@@ -73,7 +73,7 @@ extension ServerStore {
             RETURNING id, queue, executor
         ),
         event AS (
-            INSERT INTO events (job_id, kind, queue, executor, data, created_at)
+            INSERT INTO jobq_events (job_id, kind, queue, executor, data, created_at)
             SELECT inserted.id, 'enqueued', inserted.queue, inserted.executor, CAST(data.text AS json),
                 CAST($12 AS double precision)
             FROM inserted JOIN unnest(CAST($1 AS bigint[]), CAST($13 AS text[])) AS data(id, text) ON data.id = inserted.id
@@ -85,7 +85,7 @@ extension ServerStore {
     private func insertMany(_ requests: [JobRequest], now: Double) async throws -> [Job] {
         let ids = try await server.autocommit(
             NextJobIDs.self,
-            [.integer(Int64(requests.count))], line: .enqueues
+            [.integer(Int64(requests.count)), .text(server.settings.schemaNames.table("jobs"))], line: .enqueues
         ).rows.compactMap { $0.first.flatMap(Int64.from) }.sorted()
         guard ids.count == requests.count else {
             throw JobQueueError.storeUnavailable(
@@ -123,7 +123,8 @@ private enum InsertOneJob: StatementText {
 }
 
 private enum NextJobIDs: StatementText {
-    static let sql = "SELECT nextval(pg_get_serial_sequence('jobs', 'id')) FROM generate_series(1, CAST($1 AS integer))"
+    /// $2: the jobs table, qualified with the store's schema.
+    static let sql = "SELECT nextval(pg_get_serial_sequence($2, 'id')) FROM generate_series(1, CAST($1 AS integer))"
 }
 
 private enum InsertJobs: StatementText {

@@ -36,7 +36,7 @@ final class ServerStore: SQLStore {
     }
 
     static func schemaVersion(_ db: ServerTransaction) throws -> Int {
-        try db.fetchOne(Int.self, sql: "SELECT COALESCE(MAX(version), 0) FROM schema_migrations") ?? 0
+        try db.fetchOne(Int.self, sql: "SELECT COALESCE(MAX(version), 0) FROM jobq_schema_migrations") ?? 0
     }
 
     func addCommitObserver(_ observer: @escaping @Sendable () -> Void) -> UUID { commitObservers.add(observer) }

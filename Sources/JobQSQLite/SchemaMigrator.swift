@@ -7,10 +7,69 @@ extension SchemaMigration {
     static let all = numbered(embeddedMigrationFiles)
 
     static var latestVersion: Int { all.last?.version ?? 0 }
+
+    /// The migration that gave jobq's tables the `jobq_` prefix (`0014_jobq_prefix.sql`).
+    static let prefixVersion = 14
+
+    /// The migration's SQL for a store whose tables have the `jobq_` prefix from the start: the
+    /// migrations written before the prefix existed, with each table and index name prefixed,
+    /// and nothing for the one that renames an older store's tables.
+    var prefixedSQL: String {
+        guard version <= Self.prefixVersion else { return sql }
+        guard version < Self.prefixVersion else { return "" }
+        return StoreTables.rewrite(sql) { site in
+            guard Self.unprefixedNames.contains(String(site.name)) else { return nil }
+            let named =
+                site.quoted || site.qualifiesColumn
+                || site.previousWord.map { Self.wordsBeforeAName.contains($0.uppercased()) } == true
+            return named ? StoreTables.prefix + site.name : nil
+        }
+    }
+
+    /// Words after which the migrations before the prefix name a table or an index. (A bare
+    /// name elsewhere is a column: `trees.jobs`, `workers.queues`.)
+    private static let wordsBeforeAName: Set<String> = [
+        "FROM", "JOIN", "INTO", "UPDATE", "TABLE", "INDEX", "EXISTS", "ON", "REFERENCES", "TO", "BY"
+    ]
+
+    /// Every table and index name those migrations wrote, including the tables they rebuilt.
+    private static let unprefixedNames: Set<String> = StoreTables.names.union([
+        "jobs_v5", "workflow_groups_v6", "dependencies_by_group", "dependencies_by_job", "dependencies_of_job",
+        "events_job", "events_workflow", "jobs_batch", "jobs_claim_order", "jobs_due", "jobs_finished", "jobs_group",
+        "jobs_lane", "jobs_leases", "jobs_schedule_occurrence", "jobs_unique_hold", "jobs_waiting",
+        "queue_starts_window", "schedules_due", "tracking_members_by_member", "tree_nodes_children", "tree_nodes_tree",
+        "trees_workflow", "workflow_groups_children", "workflow_groups_workflow", "workflows_state"
+    ])
+}
+
+/// How a database file holds jobq's tables.
+enum StoreLayout {
+    /// It holds none (a new file, or an application's own database).
+    case none
+    /// Made by a jobq before the `jobq_` prefix: bare names, the version in `PRAGMA user_version`.
+    case unprefixed
+    /// `jobq_` names, the version in `jobq_schema_migrations`.
+    case prefixed
+
+    static func of(_ db: Database) throws -> StoreLayout {
+        if try db.tableExists("jobq_schema_migrations") { return .prefixed }
+        return try isUnprefixedStore(db) ? .unprefixed : .none
+    }
+
+    /// Whether the file's `schema_migrations` is jobq's: its columns, and jobq's first migration
+    /// recorded in it with its checksum. An application's own table of that name is not.
+    private static func isUnprefixedStore(_ db: Database) throws -> Bool {
+        guard try db.tableExists("schema_migrations"), let first = SchemaMigration.all.first else { return false }
+        let columns = Set(try db.columns(in: "schema_migrations").map(\.name))
+        guard columns.isSuperset(of: ["version", "name", "checksum", "applied_at"]) else { return false }
+        return try String.fetchOne(db, sql: "SELECT checksum FROM schema_migrations WHERE version = 1")
+            == first.checksum
+    }
 }
 
 /// Applies schema migrations to a store, each in its own transaction, recorded with its checksum
-/// and mirrored in `PRAGMA user_version`.
+/// (in `jobq_schema_migrations`; a store from before the `jobq_` prefix mirrors it in
+/// `PRAGMA user_version` until migration 14 renames its tables).
 ///
 /// Every step re-reads the version inside its write transaction (`BEGIN IMMEDIATE`), so two
 /// processes opening an old store at once migrate it once: a process that finds the version
@@ -30,17 +89,26 @@ struct SchemaMigrator {
     var latestVersion: Int { migrations.last?.version ?? 0 }
 
     static func currentVersion(_ db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        switch try StoreLayout.of(db) {
+        case .none: 0
+        case .unprefixed: try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        case .prefixed: try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(version), 0) FROM jobq_schema_migrations") ?? 0
+        }
+    }
+
+    /// The migrations a store records, as rows of its table of them.
+    static func appliedRows(_ db: Database) throws -> [Row] {
+        switch try StoreLayout.of(db) {
+        case .none: []
+        case .unprefixed: try Row.fetchAll(db, sql: "SELECT * FROM schema_migrations ORDER BY version")
+        case .prefixed: try Row.fetchAll(db, sql: "SELECT * FROM jobq_schema_migrations ORDER BY version")
+        }
     }
 
     /// The store's version and the migrations it lacks, after refusing a newer or edited store.
     @discardableResult
     func check() throws -> (version: Int, pending: [SchemaMigration]) {
-        let (version, applied) = try writer.read { db -> (Int, [Row]) in
-            let version = try Self.currentVersion(db)
-            guard try db.tableExists("schema_migrations") else { return (version, []) }
-            return (version, try Row.fetchAll(db, sql: "SELECT version, name, checksum FROM schema_migrations"))
-        }
+        let (version, applied) = try writer.read { db in (try Self.currentVersion(db), try Self.appliedRows(db)) }
         if version > latestVersion { throw Self.newerStoreError(found: version, latest: latestVersion) }
         let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
         for row in applied {
@@ -76,17 +144,24 @@ struct SchemaMigrator {
                 if backup, backupPath == nil, initialVersion > 0, version > 0, let path {
                     backupPath = try Self.writeBackup(of: path, version: version)
                 }
+                // A store made before the prefix takes each migration as it was written, up to
+                // the one that renames its tables; a newer one takes them with the prefix.
+                let layout = try StoreLayout.of(db)
                 do {
-                    try db.execute(sql: migration.sql)
+                    try db.execute(sql: layout == .unprefixed ? migration.sql : migration.prefixedSQL)
                 } catch let error as DatabaseError {
                     throw JobQueueError.storeUnavailable(
                         "schema migration \(migration.name) failed: \(error.message ?? "\(error)"); the store is unchanged at version \(version)"
                     )
                 }
+                let table =
+                    try db.tableExists("jobq_schema_migrations") ? "jobq_schema_migrations" : "schema_migrations"
                 try db.execute(
-                    sql: "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
+                    sql: "INSERT INTO \(table) (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
                     arguments: [migration.version, migration.name, migration.checksum, Date().timeIntervalSince1970])
-                try db.execute(sql: "PRAGMA user_version = \(migration.version)")
+                // `user_version` is the application's once jobq shares its file; an older store
+                // keeps its own there, so that a jobq from before the prefix refuses it as newer.
+                if layout == .unprefixed { try db.execute(sql: "PRAGMA user_version = \(migration.version)") }
                 return true
             }
             guard stepped else {

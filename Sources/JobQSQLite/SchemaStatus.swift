@@ -30,16 +30,17 @@ extension JobQueue {
         let reader = try openReadOnly(path)
         let (version, pending) = try SchemaMigrator(writer: reader, path: path).check()
         return try reader.read { db in
-            let applied =
-                try db.tableExists("schema_migrations")
-                ? Row.fetchAll(db, sql: "SELECT * FROM schema_migrations ORDER BY version").map { row in
-                    AppliedSchemaMigration(
-                        version: row["version"], name: row["name"], checksum: row["checksum"],
-                        appliedAt: Date(timeIntervalSince1970: row["applied_at"]))
-                } : []
+            let applied = try SchemaMigrator.appliedRows(db).map { row in
+                AppliedSchemaMigration(
+                    version: row["version"], name: row["name"], checksum: row["checksum"],
+                    appliedAt: Date(timeIntervalSince1970: row["applied_at"]))
+            }
             return SchemaStatus(
                 path: path, currentVersion: version, latestVersion: SchemaMigration.latestVersion, applied: applied,
-                pending: pending.map(\.name), dataMigrators: try StoreSQL.dataMigrators(SQLiteTransaction(db: db)))
+                pending: pending.map(\.name),
+                // A store before the prefix is read as it is, before `migrate up` renames it.
+                dataMigrators: try db.tableExists("jobq_data_migrations")
+                    ? StoreSQL.dataMigrators(SQLiteTransaction(db: db)) : [])
         }
     }
 

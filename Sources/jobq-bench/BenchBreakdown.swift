@@ -18,18 +18,19 @@ extension BenchCommand {
         let drainVariants: [(String, Variant)] = [
             ("without event rows", Variant(events: false)),
             ("without the stored result", Variant(storesResult: false)),
-            ("without the jobs_leases index", Variant(droppedIndexes: ["jobs_leases"])),
-            ("without the jobs_finished index", Variant(droppedIndexes: ["jobs_finished"])),
-            ("without the events_job index", Variant(droppedIndexes: ["events_job"])),
+            ("without the jobs_leases index", Variant(droppedIndexes: ["jobq_jobs_leases"])),
+            ("without the jobs_finished index", Variant(droppedIndexes: ["jobq_jobs_finished"])),
+            ("without the events_job index", Variant(droppedIndexes: ["jobq_events_job"])),
             (
                 "without all five",
                 Variant(
-                    events: false, storesResult: false, droppedIndexes: ["jobs_leases", "jobs_finished", "events_job"])
+                    events: false, storesResult: false,
+                    droppedIndexes: ["jobq_jobs_leases", "jobq_jobs_finished", "jobq_events_job"])
             )
         ]
         let insertVariants: [(String, Variant)] = [
             ("without the enqueued event row", Variant(events: false)),
-            ("without the events_job index", Variant(droppedIndexes: ["events_job"]))
+            ("without the events_job index", Variant(droppedIndexes: ["jobq_events_job"]))
         ]
         progress("jobq's statements raw, in full")
         let fullInsertsBefore = try bench.raw(inserts: inserts, variant: Variant())

@@ -27,7 +27,9 @@
 
         func queue() async throws -> JobQueue { try await JobQueue(postgres: settings, logger: logger) }
 
-        /// A connection for the raw baseline and the bench's own bookkeeping.
+        /// A connection for the raw baseline and the bench's own bookkeeping. Its `search_path` is
+        /// the store's schema (as every connection jobq makes), so the bench names jobq's
+        /// tables bare.
         func connect() async throws -> PostgresConnection {
             try await PostgresConnector(settings: settings, logger: logger).connect()
         }

@@ -29,35 +29,35 @@ final class RawSQLite {
     private func prepare(_ sql: String) throws -> OpaquePointer? { try connection.prepare(sql) }
 
     private static let insertSQL = """
-        INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch)
+        INSERT INTO jobq_jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch)
         VALUES ('default', 'sum', json(?), 0, 'ready', 3, ?, NULL, ?, NULL, NULL) RETURNING id
         """
     // jobq's SQLite claim: read the ready jobs in claim order, then mark the ids claimed, up to
     // 128 per UPDATE.
     private static let claimReadSQL = """
-        SELECT id, attempt + 1, payload FROM jobs WHERE state = 'ready' AND queue = 'default'
+        SELECT id, attempt + 1, payload FROM jobq_jobs WHERE state = 'ready' AND queue = 'default'
         ORDER BY priority DESC, run_at, id LIMIT ?
         """
     private static func claimMarkSQL(_ count: Int) -> String {
         """
-        UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = 'raw', lease_until = ?1, started_at = ?2
+        UPDATE jobq_jobs SET state = 'running', attempt = attempt + 1, worker_id = 'raw', lease_until = ?1, started_at = ?2
         WHERE id IN (\((0..<count).map { "?\(3 + $0)" }.joined(separator: ", "))) AND state = 'ready'
         """
     }
     private static let eventSQL = """
-        INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES (?, ?, 'default', 'sum', NULL, ?, ?)
+        INSERT INTO jobq_events (job_id, kind, queue, executor, batch, data, created_at) VALUES (?, ?, 'default', 'sum', NULL, ?, ?)
         """
     private static let promoteSQL =
-        "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?"
-    private static let pausedSQL = "SELECT name FROM queues WHERE paused"
-    private static let trackingSQL = "SELECT EXISTS (SELECT 1 FROM tracking_members)"
+        "UPDATE jobq_jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?"
+    private static let pausedSQL = "SELECT name FROM jobq_queues WHERE paused"
+    private static let trackingSQL = "SELECT EXISTS (SELECT 1 FROM jobq_tracking_members)"
     // jobq's plain successes: up to 64 per UPDATE, each row under the worker's fence.
     private static func completeSQL(_ count: Int) -> String {
         """
-        UPDATE jobs SET state = 'succeeded', result = v.column3, error = NULL, finished_at = ?1, lease_until = NULL
+        UPDATE jobq_jobs SET state = 'succeeded', result = v.column3, error = NULL, finished_at = ?1, lease_until = NULL
         FROM (VALUES \((0..<count).map { "(?\(2 + 3 * $0), ?\(3 + 3 * $0), ?\(4 + 3 * $0))" }.joined(separator: ", "))) AS v
-        WHERE jobs.id = v.column1 AND jobs.state = 'running' AND jobs.worker_id = 'raw' AND jobs.attempt = v.column2
-        RETURNING jobs.id
+        WHERE jobq_jobs.id = v.column1 AND jobq_jobs.state = 'running' AND jobq_jobs.worker_id = 'raw' AND jobq_jobs.attempt = v.column2
+        RETURNING jobq_jobs.id
         """
     }
 
@@ -86,7 +86,7 @@ final class RawSQLite {
         // jobq writes a claim's or a completion batch's events with one INSERT of up to 64 rows.
         for chunk in rows.chunks(of: 64) {
             let statement = try self.statement(
-                "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at) VALUES "
+                "INSERT INTO jobq_events (job_id, kind, queue, executor, batch, data, created_at) VALUES "
                     + Array(repeating: "(?, ?, 'default', 'sum', NULL, ?, ?)", count: chunk.count).joined(
                         separator: ", "))
             for (offset, row) in chunk.enumerated() {
@@ -225,7 +225,7 @@ final class RawSQLite {
         try exec(
             """
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(count))
-            INSERT INTO jobs (queue, executor, payload, priority, state, attempt, max_attempts, run_at, created_at, finished_at, result)
+            INSERT INTO jobq_jobs (queue, executor, payload, priority, state, attempt, max_attempts, run_at, created_at, finished_at, result)
             SELECT 'default', 'sum', '{"a":' || i || ',"b":1}', 0, '\(state)', \(state == "succeeded" ? 1 : 0), 3,
                 \(now + runAtOffset), \(now), \(finished), \(result) FROM n
             """)

@@ -21,7 +21,7 @@ extension SQLStore {
             }
             try db.execute(
                 sql: """
-                    INSERT INTO batches (name, state, on_complete_executor, on_complete_payload, on_success_executor,
+                    INSERT INTO jobq_batches (name, state, on_complete_executor, on_complete_payload, on_success_executor,
                         on_success_payload, callback_queue, created_at)
                     VALUES (?, 'open', ?, ?, ?, ?, ?, ?)
                     """,
@@ -44,7 +44,7 @@ extension SQLStore {
                 throw JobQueueError.invalidState("batch '\(name)' is already \(batch.state.rawValue)")
             }
             try db.execute(
-                sql: "UPDATE batches SET state = 'closed', closed_at = ? WHERE name = ?", arguments: [now, name])
+                sql: "UPDATE jobq_batches SET state = 'closed', closed_at = ? WHERE name = ?", arguments: [now, name])
             try StoreSQL.fireBatchIfDone(db, name: name, lastJob: nil, now: now)
             return try StoreSQL.batch(db, name)!
         }
@@ -58,7 +58,7 @@ extension SQLStore {
 
 extension StoreSQL {
     static func batch(_ db: some SQLTransaction, _ name: String) throws -> BatchStatus? {
-        try db.fetchRow(sql: "SELECT * FROM batches WHERE name = ?", arguments: [name]).map(batchStatus)
+        try db.fetchRow(sql: "SELECT * FROM jobq_batches WHERE name = ?", arguments: [name]).map(batchStatus)
     }
 
     /// A row of `batches` as its status.
@@ -78,7 +78,8 @@ extension StoreSQL {
 
     /// Counts a new member in, inside the enqueue's transaction. Only open batches take members.
     static func addToBatch(_ db: some SQLTransaction, name: String) throws {
-        let update = try db.statement(sql: "UPDATE batches SET total = total + 1 WHERE name = ? AND state = 'open'")
+        let update = try db.statement(
+            sql: "UPDATE jobq_batches SET total = total + 1 WHERE name = ? AND state = 'open'")
         update.bind(1, name)
         try update.run()
         guard db.changesCount == 1 else {
@@ -98,7 +99,8 @@ extension StoreSQL {
             return
         }
         try db.execute(
-            sql: "UPDATE batches SET \(column) = \(column) + 1 WHERE name = ? AND state != 'fired'", arguments: [name])
+            sql: "UPDATE jobq_batches SET \(column) = \(column) + 1 WHERE name = ? AND state != 'fired'",
+            arguments: [name])
         try fireBatchIfDone(db, name: name, lastJob: job, now: now)
     }
 
@@ -108,13 +110,14 @@ extension StoreSQL {
             return
         }
         try db.execute(
-            sql: "UPDATE batches SET \(column) = \(column) - 1 WHERE name = ? AND state != 'fired'", arguments: [name])
+            sql: "UPDATE jobq_batches SET \(column) = \(column) - 1 WHERE name = ? AND state != 'fired'",
+            arguments: [name])
     }
 
     static func fireBatchIfDone(_ db: some SQLTransaction, name: String, lastJob: JobID?, now: Double) throws {
         guard let batch = try batch(db, name), batch.state == .closed, batch.pending <= 0 else { return }
         let summary = try batchSummary(db, batch)
-        let row = try db.fetchRow(sql: "SELECT * FROM batches WHERE name = ?", arguments: [name])!
+        let row = try db.fetchRow(sql: "SELECT * FROM jobq_batches WHERE name = ?", arguments: [name])!
         let queue: String = row["callback_queue"]
         func enqueueCallback(executor: String?, payload: String?) throws -> JobID? {
             guard let executor, let payload else { return nil }
@@ -130,7 +133,7 @@ extension StoreSQL {
             ? try enqueueCallback(executor: row["on_success_executor"], payload: row["on_success_payload"]) : nil
         try db.execute(
             sql:
-                "UPDATE batches SET state = 'fired', fired_at = ?, complete_job_id = ?, success_job_id = ? WHERE name = ?",
+                "UPDATE jobq_batches SET state = 'fired', fired_at = ?, complete_job_id = ?, success_job_id = ? WHERE name = ?",
             arguments: [now, completeJob, successJob, name])
         var data = JSONObjectBuilder()
         data.add("name", string: name)
@@ -149,10 +152,12 @@ extension StoreSQL {
     /// (with `"resultsOmitted": true`) when they would not fit in a payload.
     static func batchSummary(_ db: some SQLTransaction, _ batch: BatchStatus) throws -> String {
         let results = jsonObject(
-            try db.fetchRows(sql: "SELECT id, result FROM jobs WHERE batch = ? ORDER BY id", arguments: [batch.name])
-                .map { row in
-                    (String(row["id"] as JobID), (row["result"] as String?).map(JSONText.minified))
-                })
+            try db.fetchRows(
+                sql: "SELECT id, result FROM jobq_jobs WHERE batch = ? ORDER BY id", arguments: [batch.name]
+            )
+            .map { row in
+                (String(row["id"] as JobID), (row["result"] as String?).map(JSONText.minified))
+            })
         var summary = JSONObjectBuilder()
         summary.add("name", string: batch.name)
         summary.add("counts", raw: countsJSON(batch))

@@ -28,7 +28,8 @@ extension SQLStore {
             let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             arguments += [query.limit]
             return try db.fetchRows(
-                sql: "SELECT \(Job.columns) FROM jobs \(whereClause) ORDER BY id DESC LIMIT ?", arguments: arguments
+                sql: "SELECT \(Job.columns) FROM jobq_jobs \(whereClause) ORDER BY id DESC LIMIT ?",
+                arguments: arguments
             )
             .map { Job($0) }
         }
@@ -53,7 +54,7 @@ extension SQLStore {
             }
             let free = try db.fetchOne(
                 Bool.self,
-                sql: "SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ? AND \(StoreSQL.unreferenced(now: "?")))",
+                sql: "SELECT EXISTS (SELECT 1 FROM jobq_jobs WHERE id = ? AND \(StoreSQL.unreferenced(now: "?")))",
                 arguments: [id, StoreSQL.now()])
             guard free == true else {
                 throw JobQueueError.invalidState(
@@ -76,7 +77,7 @@ extension SQLStore {
             let count = try db.statement(
                 sql: """
                     SELECT CAST((finished_at - \(P.from)) / \(P.interval) AS INTEGER) AS bucket, COUNT(*) AS n
-                    FROM jobs \(db.dialect.indexedBy("jobs_finished"))
+                    FROM jobq_jobs \(db.dialect.indexedBy("jobq_jobs_finished"))
                     WHERE queue = \(P.queue) AND state = \(P.state) AND finished_at IS NOT NULL AND finished_at >= \(P.from)
                     GROUP BY bucket
                     """)
@@ -103,8 +104,10 @@ extension SQLStore {
 
     package func batches(limit: Int) async throws -> [BatchStatus] {
         try await read { db in
-            try db.fetchRows(sql: "SELECT * FROM batches ORDER BY created_at DESC, name LIMIT ?", arguments: [limit])
-                .map(StoreSQL.batchStatus)
+            try db.fetchRows(
+                sql: "SELECT * FROM jobq_batches ORDER BY created_at DESC, name LIMIT ?", arguments: [limit]
+            )
+            .map(StoreSQL.batchStatus)
         }
     }
 }

@@ -72,7 +72,7 @@ extension SQLStore {
             }
             // Workflow steps see the shared context as it is when they start.
             if claimed.contains(where: { $0.workflowID != nil }) {
-                let context = try db.statement(sql: "SELECT context FROM workflows WHERE id = ?")
+                let context = try db.statement(sql: "SELECT context FROM jobq_workflows WHERE id = ?")
                 for index in claimed.indices {
                     guard let workflow = claimed[index].workflowID else { continue }
                     context.bind(1, workflow)
@@ -120,7 +120,7 @@ extension SQLStore {
                 db.fetchAll(
                     JobID.self,
                     sql: """
-                        UPDATE jobs SET lease_until = ? WHERE \(db.dialect.integer("id", in: "?"))
+                        UPDATE jobq_jobs SET lease_until = ? WHERE \(db.dialect.integer("id", in: "?"))
                         AND \(StoreSQL.runningAttempt(of: "?")) RETURNING id
                         """,
                     arguments: [leaseUntil, list, workerID]))
@@ -137,7 +137,7 @@ extension SQLStore {
                 db.fetchAll(
                     JobID.self,
                     sql: """
-                        SELECT id FROM jobs WHERE \(db.dialect.integer("id", in: "?"))
+                        SELECT id FROM jobq_jobs WHERE \(db.dialect.integer("id", in: "?"))
                         AND \(StoreSQL.runningAttempt(of: "?"))
                         """,
                     arguments: [list, workerID]))
@@ -151,14 +151,14 @@ extension SQLStore {
         let now = StoreSQL.now()
         let anyExpired = try await read { db in
             try db.fetchOne(
-                Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND lease_until < ?)",
+                Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM jobq_jobs WHERE state = 'running' AND lease_until < ?)",
                 arguments: [now]) ?? false
         }
         guard anyExpired else { return 0 }
         return try await write { db in
             let expired = try db.fetchRows(
                 sql: """
-                    SELECT \(ClaimedJob.columns), worker_id, started_at FROM jobs
+                    SELECT \(ClaimedJob.columns), worker_id, started_at FROM jobq_jobs
                     WHERE state = 'running' AND lease_until < ?
                     """,
                 arguments: [now])
@@ -177,7 +177,7 @@ extension SQLStore {
                         "worker \(worker ?? "?") stopped before the attempt started; the attempt is not counted"
                     if !job.isSuspect, suspects.contains(job.id) {
                         try db.execute(
-                            sql: "UPDATE jobs SET unstarted_deliveries = unstarted_deliveries + 1 WHERE id = ?",
+                            sql: "UPDATE jobq_jobs SET unstarted_deliveries = unstarted_deliveries + 1 WHERE id = ?",
                             arguments: [job.id])
                     }
                     try StoreSQL.record(
@@ -214,7 +214,7 @@ extension SQLStore {
             // commit the snapshot sees stamped its times before it: a job a reclaim just made
             // due (run_at = the reclaim's now) is due here. Read before the snapshot, a worker
             // waiting for its queues to empty could see that job as due a moment later, and stop.
-            _ = try db.fetchOne(Int.self, sql: "SELECT id FROM jobs WHERE id = 0")
+            _ = try db.fetchOne(Int.self, sql: "SELECT id FROM jobq_jobs WHERE id = 0")
             let now = StoreSQL.now()
             return try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedNowSQL[db.dialect], arguments: [list, now])
                 ?? false
@@ -248,10 +248,10 @@ extension SQLStore {
         let list = StoreSQL.jsonArray(queues)
         try await write(.long, audience: .nobody) { db in
             // Forget workers that have not been seen for a day.
-            try db.execute(sql: "DELETE FROM workers WHERE heartbeat_at < ?", arguments: [now - 86_400])
+            try db.execute(sql: "DELETE FROM jobq_workers WHERE heartbeat_at < ?", arguments: [now - 86_400])
             try db.execute(
                 sql: """
-                    INSERT INTO workers (id, host, pid, queues, concurrency, started_at, heartbeat_at)
+                    INSERT INTO jobq_workers (id, host, pid, queues, concurrency, started_at, heartbeat_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [id, host, pid, list, concurrency, now, now])
@@ -262,13 +262,13 @@ extension SQLStore {
         let now = StoreSQL.now()
         // Shared: the worker's own row.
         try await write(.short, audience: .nobody, lock: .shared) { db in
-            try db.execute(sql: "UPDATE workers SET heartbeat_at = ? WHERE id = ?", arguments: [now, id])
+            try db.execute(sql: "UPDATE jobq_workers SET heartbeat_at = ? WHERE id = ?", arguments: [now, id])
         }
     }
 
     package func removeWorker(id: String) async throws {
         try await write(.long, audience: .nobody) { db in
-            try db.execute(sql: "DELETE FROM workers WHERE id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM jobq_workers WHERE id = ?", arguments: [id])
         }
     }
 }
@@ -374,11 +374,11 @@ extension StoreSQL {
             let rows = d.values(
                 rows: count, from: StartMark.firstRow, types: ["bigint", "integer", "double precision"])
             return """
-                UPDATE jobs SET started_at = v.column3 FROM (VALUES \(rows)) AS v
-                WHERE jobs.id = v.column1 AND \(runningAttempt(of: "\(StartMark.worker)", "jobs"))
-                    AND jobs.attempt = v.column2
-                    AND jobs.started_at IS NULL
-                RETURNING jobs.id
+                UPDATE jobq_jobs SET started_at = v.column3 FROM (VALUES \(rows)) AS v
+                WHERE jobq_jobs.id = v.column1 AND \(runningAttempt(of: "\(StartMark.worker)", "jobq_jobs"))
+                    AND jobq_jobs.attempt = v.column2
+                    AND jobq_jobs.started_at IS NULL
+                RETURNING jobq_jobs.id
                 """
         }
     }
@@ -398,7 +398,8 @@ extension StoreSQL {
         var suspects: Set<JobID> = []
         for (worker, rows) in Dictionary(grouping: unmarked, by: { $0["worker_id"] as String? ?? "" }) {
             let slots =
-                try db.fetchOne(Int.self, sql: "SELECT concurrency FROM workers WHERE id = ?", arguments: [worker]) ?? 4
+                try db.fetchOne(Int.self, sql: "SELECT concurrency FROM jobq_workers WHERE id = ?", arguments: [worker])
+                ?? 4
             let ordered = rows.map { ClaimedJob($0) }.sorted {
                 ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id)
             }
@@ -433,11 +434,11 @@ extension StoreSQL {
     static let promoteDueSQL = DialectSQL { d in
         switch d {
         case .sqlite:
-            "UPDATE jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= \(PromoteDue.now)"
+            "UPDATE jobq_jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= \(PromoteDue.now)"
         case .postgres:
             """
-            UPDATE jobs SET state = 'ready' WHERE id IN (
-                SELECT id FROM jobs WHERE state IN ('scheduled', 'failed') AND run_at <= \(PromoteDue.now)
+            UPDATE jobq_jobs SET state = 'ready' WHERE id IN (
+                SELECT id FROM jobq_jobs WHERE state IN ('scheduled', 'failed') AND run_at <= \(PromoteDue.now)
                 \(d.skipLocked))
             """
         }
@@ -454,10 +455,10 @@ extension StoreSQL {
     /// skipping rows another claim holds.
     static let claimSQL = DialectSQL { d in
         """
-        UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = \(ClaimParameter.worker),
+        UPDATE jobq_jobs SET state = 'running', attempt = attempt + 1, worker_id = \(ClaimParameter.worker),
             lease_until = \(ClaimParameter.leaseUntil), started_at = NULL
         WHERE id IN (
-            SELECT id FROM jobs WHERE state = 'ready' AND queue = \(ClaimParameter.queue)
+            SELECT id FROM jobq_jobs WHERE state = 'ready' AND queue = \(ClaimParameter.queue)
             ORDER BY priority DESC, run_at, id LIMIT \(ClaimParameter.limit) \(d.skipLocked))
         RETURNING \(ClaimedJob.columns)
         """
@@ -471,28 +472,28 @@ extension StoreSQL {
     }
 
     private static func unpaused(_ d: SQLDialect) -> String {
-        "queue IN (\(d.texts(in: "\(QueuesNow.queues)"))) AND queue NOT IN (SELECT name FROM queues WHERE paused <> 0)"
+        "queue IN (\(d.texts(in: "\(QueuesNow.queues)"))) AND queue NOT IN (SELECT name FROM jobq_queues WHERE paused <> 0)"
     }
 
     // One EXISTS per state, each on the partial index that holds it (ready jobs by
     // jobs_claim_order, running ones by jobs_leases, due-able ones by jobs_due): never by
     // scanning a queue's history.
     private static func anyReady(_ d: SQLDialect) -> String {
-        "EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND \(unpaused(d)))"
+        "EXISTS (SELECT 1 FROM jobq_jobs WHERE state = 'ready' AND \(unpaused(d)))"
     }
     private static func anyRunning(_ d: SQLDialect) -> String {
-        "EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_leases")) WHERE state = 'running' AND \(unpaused(d)))"
+        "EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_leases")) WHERE state = 'running' AND \(unpaused(d)))"
     }
     private static func anyDue(_ d: SQLDialect) -> String {
         """
-        EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed')
+        EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed')
             AND run_at <= \(QueuesNow.now) AND \(unpaused(d)))
         """
     }
     private static func anyWaiting(_ d: SQLDialect) -> String {
         """
-        EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(unpaused(d)))
-            OR EXISTS (SELECT 1 FROM jobs \(d.indexedBy("jobs_waiting")) WHERE state = 'waiting' AND \(unpaused(d)))
+        EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(unpaused(d)))
+            OR EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_waiting")) WHERE state = 'waiting' AND \(unpaused(d)))
         """
     }
 
@@ -501,7 +502,7 @@ extension StoreSQL {
     static let claimOutlookSQL = DialectSQL { d in
         """
         SELECT \(anyReady(d)) OR \(anyDue(d)),
-            (SELECT run_at FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(unpaused(d))
+            (SELECT run_at FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(unpaused(d))
              ORDER BY run_at LIMIT 1)
         """
     }
@@ -513,8 +514,8 @@ extension StoreSQL {
 
     static let backlogSQL = DialectSQL { d in
         """
-        SELECT (SELECT COUNT(*) FROM jobs WHERE state = 'ready' AND queue IN (\(d.texts(in: "\(QueuesNow.queues)"))))
-             + (SELECT COUNT(*) FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed')
+        SELECT (SELECT COUNT(*) FROM jobq_jobs WHERE state = 'ready' AND queue IN (\(d.texts(in: "\(QueuesNow.queues)"))))
+             + (SELECT COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed')
                 AND run_at <= \(QueuesNow.now) AND queue IN (\(d.texts(in: "\(QueuesNow.queues)"))))
         """
     }
@@ -612,7 +613,7 @@ extension StoreSQL {
     /// The ready jobs of a queue in claim order, at most a limit, with the attempt the claim
     /// gives them. Its ORDER BY is the column order of the jobs_claim_order index.
     static let claimReadSQL = """
-        SELECT \(ClaimedJob.columns(attempt: "attempt + 1")) FROM jobs
+        SELECT \(ClaimedJob.columns(attempt: "attempt + 1")) FROM jobq_jobs
         WHERE state = 'ready' AND queue = \(ClaimParameter.queue)
         ORDER BY priority DESC, run_at, id LIMIT \(ClaimParameter.limit)
         """
@@ -625,7 +626,7 @@ extension StoreSQL {
     static let claimMarkSQL: [String] = (0...claimIDsPerUpdate).map { count in
         let ids = (0..<count).map { "?\(ClaimMark.firstID.rawValue + Int32($0))" }.joined(separator: ", ")
         return """
-            UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = \(ClaimParameter.worker),
+            UPDATE jobq_jobs SET state = 'running', attempt = attempt + 1, worker_id = \(ClaimParameter.worker),
                 lease_until = \(ClaimParameter.leaseUntil), started_at = NULL
             WHERE id IN (\(ids)) AND state = 'ready'
             """

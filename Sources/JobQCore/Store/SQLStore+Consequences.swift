@@ -54,7 +54,7 @@ package struct StoreFacts {
 
     static func read(_ db: some SQLTransaction) throws -> StoreFacts {
         let statement = try db.statement(
-            sql: "SELECT EXISTS (SELECT 1 FROM tracking_members), EXISTS (SELECT 1 FROM dependencies)")
+            sql: "SELECT EXISTS (SELECT 1 FROM jobq_tracking_members), EXISTS (SELECT 1 FROM jobq_dependencies)")
         defer { statement.reset() }
         guard try statement.step() else { return StoreFacts(trackingMembers: false, dependencies: false) }
         return StoreFacts(trackingMembers: statement.int64(0) != 0, dependencies: statement.int64(1) != 0)
@@ -105,14 +105,14 @@ extension StoreSQL {
         guard !ids.isEmpty else { return [] }
         let rows = try db.fetchRows(
             sql: """
-                SELECT id, queue, executor, batch, workflow_id, group_id, lane, tree_node, state FROM jobs
+                SELECT id, queue, executor, batch, workflow_id, group_id, lane, tree_node, state FROM jobq_jobs
                 WHERE \(db.dialect.integer("id", in: "?")) AND state NOT IN ('succeeded', 'dead', 'cancelled')
                 """,
             arguments: [jsonArray(ids)])
         guard !rows.isEmpty else { return [] }
         try db.execute(
             sql: """
-                UPDATE jobs SET state = ?, error = ?, finished_at = ?, lease_until = NULL
+                UPDATE jobq_jobs SET state = ?, error = ?, finished_at = ?, lease_until = NULL
                 WHERE \(db.dialect.integer("id", in: "?")) AND state NOT IN ('succeeded', 'dead', 'cancelled')
                 """,
             arguments: [state.rawValue, error, events.now, jsonArray(rows.map { $0["id"] as JobID })])
@@ -167,7 +167,7 @@ extension StoreSQL {
         let statement = try db.statement(
             sql: """
                 SELECT d.job_id, COALESCE(d.policy, j.on_dependency_failure, 'cancel'), j.lane
-                FROM dependencies d JOIN jobs j ON j.id = d.job_id
+                FROM jobq_dependencies d JOIN jobq_jobs j ON j.id = d.job_id
                 WHERE d.\(target.column) = ? AND j.state = 'waiting'
                 """)
         statement.bind(1, target.id)
@@ -217,7 +217,7 @@ extension StoreSQL {
     }
 
     private static let dependencyMetSQL = """
-        UPDATE jobs SET unmet = unmet - 1,
+        UPDATE jobq_jobs SET unmet = unmet - 1,
             state = CASE WHEN unmet > 1 THEN 'waiting' WHEN run_at > \(DependencyMet.now) THEN 'scheduled' ELSE 'ready' END
         WHERE id = \(DependencyMet.job) AND state = 'waiting' AND unmet > 0
         RETURNING state, input_from
@@ -239,7 +239,7 @@ extension StoreSQL {
     static func release(_ db: some SQLTransaction, job: JobID, now: Double) throws {
         let row = try db.fetchRow(
             sql: """
-                UPDATE jobs SET unmet = 0, state = CASE WHEN run_at > ? THEN 'scheduled' ELSE 'ready' END
+                UPDATE jobq_jobs SET unmet = 0, state = CASE WHEN run_at > ? THEN 'scheduled' ELSE 'ready' END
                 WHERE id = ? AND state = 'waiting' RETURNING input_from
                 """,
             arguments: [now, job])
@@ -248,9 +248,9 @@ extension StoreSQL {
 
     static func noteFailedDependency(_ db: some SQLTransaction, job: JobID, note: String) throws {
         let notes = try db.fetchOne(
-            String.self, sql: "SELECT failed_dependencies FROM jobs WHERE id = ?", arguments: [job])
+            String.self, sql: "SELECT failed_dependencies FROM jobq_jobs WHERE id = ?", arguments: [job])
         try db.execute(
-            sql: "UPDATE jobs SET failed_dependencies = ? WHERE id = ?",
+            sql: "UPDATE jobq_jobs SET failed_dependencies = ? WHERE id = ?",
             arguments: [try OrderedJSON.appending(note, to: notes), job])
     }
 
@@ -271,7 +271,7 @@ extension StoreSQL {
     }
 
     private static let insertEdgeSQL = insertSQL(
-        "dependencies",
+        "jobq_dependencies",
         [
             "job_id": "\(Edge.job)", "depends_on": "\(Edge.dependsOn)", "after_group": "\(Edge.afterGroup)",
             "policy": "\(Edge.policy)"

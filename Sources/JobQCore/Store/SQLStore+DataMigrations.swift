@@ -4,7 +4,7 @@ import Foundation
 extension SQLStore {
     package func dataMigrationVersion(_ name: String) async throws -> Int? {
         try await read { db in
-            try db.fetchOne(Int.self, sql: "SELECT version FROM data_migrations WHERE name = ?", arguments: [name])
+            try db.fetchOne(Int.self, sql: "SELECT version FROM jobq_data_migrations WHERE name = ?", arguments: [name])
         }
     }
 
@@ -17,7 +17,7 @@ extension SQLStore {
         let now = StoreSQL.now()
         try await write { db in
             try db.execute(
-                sql: "UPDATE data_migrations SET target_version = ?, updated_at = ? WHERE name = ?",
+                sql: "UPDATE jobq_data_migrations SET target_version = ?, updated_at = ? WHERE name = ?",
                 arguments: [target, now, name])
         }
     }
@@ -45,7 +45,7 @@ extension SQLStore {
             try db.fetchOne(
                 JobID.self,
                 sql: """
-                    SELECT id FROM jobs WHERE executor = ? AND state IN ('scheduled', 'ready', 'running', 'failed')
+                    SELECT id FROM jobq_jobs WHERE executor = ? AND state IN ('scheduled', 'ready', 'running', 'failed')
                     AND \(db.dialect.jsonText("payload", key: "migrator")) = ? ORDER BY id LIMIT 1
                     """,
                 arguments: [DataMigrationStep.executorName, name])
@@ -55,8 +55,7 @@ extension SQLStore {
 
 extension StoreSQL {
     package static func dataMigrators(_ db: some SQLTransaction) throws -> [DataMigratorStatus] {
-        guard try db.tableExists("data_migrations") else { return [] }
-        return try db.fetchRows(sql: "SELECT * FROM data_migrations ORDER BY name").map { row in
+        return try db.fetchRows(sql: "SELECT * FROM jobq_data_migrations ORDER BY name").map { row in
             DataMigratorStatus(
                 name: row["name"], version: row["version"], targetVersion: row["target_version"],
                 updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
@@ -68,23 +67,23 @@ extension StoreSQL {
     ) throws -> Bool {
         let now = Self.now()
         let recorded = try db.fetchOne(
-            Int.self, sql: "SELECT version FROM data_migrations WHERE name = ?", arguments: [name])
+            Int.self, sql: "SELECT version FROM jobq_data_migrations WHERE name = ?", arguments: [name])
         if outcome == "initialized" {
             guard recorded == nil else { return false }
             try db.execute(
                 sql: """
-                    INSERT INTO data_migrations (name, version, target_version, initialized_at, updated_at)
+                    INSERT INTO jobq_data_migrations (name, version, target_version, initialized_at, updated_at)
                     VALUES (?, ?, ?, ?, ?)
                     """,
                 arguments: [name, version, target, now, now])
         } else {
             guard let recorded, recorded == version - 1 else { return false }
             try db.execute(
-                sql: "UPDATE data_migrations SET version = ?, target_version = ?, updated_at = ? WHERE name = ?",
+                sql: "UPDATE jobq_data_migrations SET version = ?, target_version = ?, updated_at = ? WHERE name = ?",
                 arguments: [version, target, now, name])
         }
         try db.execute(
-            sql: "INSERT INTO data_migration_steps (name, version, outcome, applied_at) VALUES (?, ?, ?, ?)",
+            sql: "INSERT INTO jobq_data_migration_steps (name, version, outcome, applied_at) VALUES (?, ?, ?, ?)",
             arguments: [name, version, outcome, now])
         if let next { _ = try insert(next, db: db, now: now) }
         return true

@@ -129,7 +129,7 @@ extension StoreSQL {
 
         /// `insertSQL[n]` inserts n events.
         static let insertSQL: [String] = (0...maximumRows).map { count in
-            "INSERT INTO events (job_id, kind, queue, executor, batch, data, created_at, workflow_id) VALUES "
+            "INSERT INTO jobq_events (job_id, kind, queue, executor, batch, data, created_at, workflow_id) VALUES "
                 + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: count).joined(separator: ", ")
         }
     }
@@ -252,7 +252,7 @@ extension StoreSQL {
         // and preparing the query each time cost more than running it.
         let statement = try db.statement(
             sql: """
-                SELECT id, job_id, kind, queue, executor, batch, workflow_id, data, created_at FROM events
+                SELECT id, job_id, kind, queue, executor, batch, workflow_id, data, created_at FROM jobq_events
                 WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(EventPosition.order(db.dialect)) LIMIT ?
                 """)
         defer { statement.reset() }
@@ -294,16 +294,16 @@ extension StoreSQL {
     /// horizon, and the end of the snapshot (every transaction below it had begun when the
     /// snapshot was taken).
     static let positionSQL = """
-        SELECT (SELECT xact FROM events WHERE id = ?) AS xact, \(eventHorizon) AS horizon,
+        SELECT (SELECT xact FROM jobq_events WHERE id = ?) AS xact, \(eventHorizon) AS horizon,
             CAST(CAST(pg_snapshot_xmax(pg_current_snapshot()) AS text) AS bigint) AS snapshot_end
         """
 
     static let newestEventSQL = DialectSQL { d in
         switch d {
-        case .sqlite: "SELECT MAX(id) FROM events"
+        case .sqlite: "SELECT MAX(id) FROM jobq_events"
         case .postgres:
             """
-            SELECT id FROM events WHERE xact < ? ORDER BY xact DESC, id DESC LIMIT 1
+            SELECT id FROM jobq_events WHERE xact < ? ORDER BY xact DESC, id DESC LIMIT 1
             """
         }
     }

@@ -63,7 +63,7 @@ extension StoreSQL {
     static let subtreeCTE = """
         WITH RECURSIVE subtree(id) AS (
             SELECT CAST(\(GroupParameter.group) AS bigint)
-            UNION ALL SELECT g.id FROM workflow_groups g JOIN subtree s ON g.parent_id = s.id)
+            UNION ALL SELECT g.id FROM jobq_workflow_groups g JOIN subtree s ON g.parent_id = s.id)
         """
 
     /// The parameters of a member's end counted into its group.
@@ -76,7 +76,7 @@ extension StoreSQL {
     static let memberFinishedSQL: String = {
         typealias P = MemberCounts
         return """
-            UPDATE workflow_groups SET succeeded = succeeded + \(P.succeeded), failed = failed + \(P.failed),
+            UPDATE jobq_workflow_groups SET succeeded = succeeded + \(P.succeeded), failed = failed + \(P.failed),
                 cancelled = cancelled + \(P.cancelled), jobs_succeeded = jobs_succeeded + \(P.jobsSucceeded),
                 jobs_failed = jobs_failed + \(P.jobsFailed), jobs_cancelled = jobs_cancelled + \(P.jobsCancelled)
             WHERE id = \(P.group) AND state = 'running'
@@ -133,7 +133,7 @@ extension StoreSQL {
         guard
             let group = try db.fetchRow(
                 sql: """
-                    UPDATE workflow_groups SET state = ?, finished_at = ? WHERE id = ? AND state = 'running'
+                    UPDATE jobq_workflow_groups SET state = ?, finished_at = ? WHERE id = ? AND state = 'running'
                     RETURNING workflow_id, parent_id, kind, name, path, on_failure, total, succeeded, failed, cancelled, tree_node,
                         jobs_succeeded, jobs_failed, jobs_cancelled
                     """,
@@ -196,7 +196,7 @@ extension StoreSQL {
         let rows = try db.fetchRows(
             sql: """
                 \(subtreeCTE)
-                SELECT state, COUNT(*) AS n FROM jobs WHERE group_id IN (SELECT id FROM subtree) GROUP BY state
+                SELECT state, COUNT(*) AS n FROM jobq_jobs WHERE group_id IN (SELECT id FROM subtree) GROUP BY state
                 """,
             arguments: [group])
         var jobs = SubtreeJobs()
@@ -219,7 +219,7 @@ extension StoreSQL {
         let cancelledGroups = try db.fetchRows(
             sql: """
                 \(subtreeCTE)
-                UPDATE workflow_groups SET state = 'cancelled', finished_at = \(P.now)
+                UPDATE jobq_workflow_groups SET state = 'cancelled', finished_at = \(P.now)
                 WHERE id IN (SELECT id FROM subtree) AND id != \(P.group) AND state = 'running'
                 RETURNING id, workflow_id, kind, name, path, total, tree_node
                 """,
@@ -228,7 +228,7 @@ extension StoreSQL {
             JobID.self,
             sql: """
                 \(subtreeCTE)
-                SELECT id FROM jobs WHERE group_id IN (SELECT id FROM subtree)
+                SELECT id FROM jobq_jobs WHERE group_id IN (SELECT id FROM subtree)
                     AND state NOT IN ('succeeded', 'dead', 'cancelled')
                 """,
             arguments: [group])
@@ -262,9 +262,9 @@ extension StoreSQL {
     ) {
         let rows = try db.fetchRows(
             sql: """
-                SELECT state, COUNT(*) AS n FROM jobs WHERE group_id = \(GroupParameter.group) GROUP BY state
+                SELECT state, COUNT(*) AS n FROM jobq_jobs WHERE group_id = \(GroupParameter.group) GROUP BY state
                 UNION ALL
-                SELECT state, COUNT(*) FROM workflow_groups WHERE parent_id = \(GroupParameter.group) GROUP BY state
+                SELECT state, COUNT(*) FROM jobq_workflow_groups WHERE parent_id = \(GroupParameter.group) GROUP BY state
                 """,
             arguments: [group])
         var counts = (total: total, succeeded: 0, failed: 0, cancelled: 0)
@@ -285,10 +285,10 @@ extension StoreSQL {
         let rows = try db.fetchRows(
             sql: """
                 SELECT 'job' AS kind, id, executor AS name, state, error, group_position AS p
-                FROM jobs WHERE group_id = \(GroupParameter.group) AND state IN ('dead', 'cancelled')
+                FROM jobq_jobs WHERE group_id = \(GroupParameter.group) AND state IN ('dead', 'cancelled')
                 UNION ALL
                 SELECT 'group', id, path, state, NULL, position
-                FROM workflow_groups WHERE parent_id = \(GroupParameter.group) AND state IN ('failed', 'cancelled')
+                FROM jobq_workflow_groups WHERE parent_id = \(GroupParameter.group) AND state IN ('failed', 'cancelled')
                 ORDER BY p LIMIT 50
                 """,
             arguments: [group])
@@ -317,13 +317,13 @@ extension StoreSQL {
         guard
             let row = try db.fetchRow(
                 sql:
-                    "UPDATE workflows SET state = ?, finished_at = ?, error = ? WHERE id = ? AND state = 'running' RETURNING name",
+                    "UPDATE jobq_workflows SET state = ?, finished_at = ?, error = ? WHERE id = ? AND state = 'running' RETURNING name",
                 arguments: [outcome.rawValue, events.now, error, id])
         else { return }
         let counts = jsonObject(
             try db.fetchRows(
                 sql: """
-                    SELECT j.state, COUNT(*) AS n FROM workflow_groups g JOIN jobs j ON j.group_id = g.id
+                    SELECT j.state, COUNT(*) AS n FROM jobq_workflow_groups g JOIN jobq_jobs j ON j.group_id = g.id
                     WHERE g.workflow_id = ? GROUP BY j.state ORDER BY j.state
                     """,
                 arguments: [id]
@@ -342,12 +342,12 @@ extension StoreSQL {
     /// payload under "previous", as the job is released.
     static func applyPreviousInput(_ db: some SQLTransaction, job: JobID, from reference: String) throws {
         let value = try memberResult(db, reference)
-        let read = try db.statement(sql: "SELECT payload FROM jobs WHERE id = ?")
+        let read = try db.statement(sql: "SELECT payload FROM jobq_jobs WHERE id = ?")
         read.bind(1, job)
         guard try read.step() else { return read.reset() }
         let payload = read.string(0)
         read.reset()
-        let update = try db.statement(sql: "UPDATE jobs SET payload = ? WHERE id = ?")
+        let update = try db.statement(sql: "UPDATE jobq_jobs SET payload = ? WHERE id = ?")
         update.bind(1, try OrderedJSON.setting("previous", to: value, in: payload))
         update.bind(2, job)
         try update.run()
@@ -360,14 +360,15 @@ extension StoreSQL {
         guard parts.count == 2, let id = Int64(parts[1]) else { return "null" }
         if parts[0] == "job" {
             return try db.fetchOne(
-                String.self, sql: "SELECT result FROM jobs WHERE id = ? AND state = 'succeeded'", arguments: [id])
+                String.self, sql: "SELECT result FROM jobq_jobs WHERE id = ? AND state = 'succeeded'", arguments: [id])
                 ?? "null"
         }
-        let kind = try db.fetchOne(String.self, sql: "SELECT kind FROM workflow_groups WHERE id = ?", arguments: [id])
+        let kind = try db.fetchOne(
+            String.self, sql: "SELECT kind FROM jobq_workflow_groups WHERE id = ?", arguments: [id])
         let members = try db.fetchRows(
             sql: """
-                SELECT 'job' AS kind, id, group_position AS p FROM jobs WHERE group_id = \(GroupParameter.group)
-                UNION ALL SELECT 'group', id, position FROM workflow_groups WHERE parent_id = \(GroupParameter.group)
+                SELECT 'job' AS kind, id, group_position AS p FROM jobq_jobs WHERE group_id = \(GroupParameter.group)
+                UNION ALL SELECT 'group', id, position FROM jobq_workflow_groups WHERE parent_id = \(GroupParameter.group)
                 ORDER BY p
                 """,
             arguments: [id]

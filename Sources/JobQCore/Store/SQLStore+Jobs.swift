@@ -40,7 +40,7 @@ extension SQLStore {
 
     package func job(_ id: JobID) async throws -> Job? {
         try await read(.short) { db in
-            try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map { Job($0) }
+            try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobq_jobs WHERE id = ?", arguments: [id]).map { Job($0) }
         }
     }
 
@@ -63,7 +63,7 @@ extension SQLStore {
             let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             arguments += [limit]
             return try db.fetchRows(
-                sql: "SELECT \(Job.columns) FROM jobs \(whereClause) ORDER BY id LIMIT ?", arguments: arguments
+                sql: "SELECT \(Job.columns) FROM jobq_jobs \(whereClause) ORDER BY id LIMIT ?", arguments: arguments
             ).map { Job($0) }
         }
     }
@@ -80,7 +80,7 @@ extension SQLStore {
             }
             let row = try db.fetchRow(
                 sql: """
-                    UPDATE jobs SET state = 'cancelled', finished_at = ?, lease_until = NULL
+                    UPDATE jobq_jobs SET state = 'cancelled', finished_at = ?, lease_until = NULL
                     WHERE id = ? RETURNING \(Job.columns)
                     """,
                 arguments: [now, id])
@@ -119,7 +119,7 @@ extension SQLStore {
             }
             let row = try db.fetchRow(
                 sql: """
-                    UPDATE jobs SET state = 'ready', run_at = ?, finished_at = NULL, lease_until = NULL, unique_hold = unique_key,
+                    UPDATE jobq_jobs SET state = 'ready', run_at = ?, finished_at = NULL, lease_until = NULL, unique_hold = unique_key,
                         unstarted_deliveries = 0,
                         worker_id = NULL, max_attempts = CASE WHEN max_attempts > attempt THEN max_attempts ELSE attempt + 1 END
                     WHERE id = ? RETURNING \(Job.columns)
@@ -141,7 +141,7 @@ extension SQLStore {
         try await write { db in
             try db.execute(
                 sql:
-                    "INSERT INTO queues (name, paused) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET paused = excluded.paused",
+                    "INSERT INTO jobq_queues (name, paused) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET paused = excluded.paused",
                 arguments: [queue, paused])
         }
     }
@@ -150,10 +150,10 @@ extension SQLStore {
         // A limit raised or removed may let waiting jobs run: workers are told.
         try await write { db in
             let previous = try db.fetchOne(
-                String.self, sql: "SELECT partition_by FROM queues WHERE name = ?", arguments: [queue])
+                String.self, sql: "SELECT partition_by FROM jobq_queues WHERE name = ?", arguments: [queue])
             try db.execute(
                 sql: """
-                    INSERT INTO queues (name, paused, concurrency_limit, rate_limit, rate_period, partition_by)
+                    INSERT INTO jobq_queues (name, paused, concurrency_limit, rate_limit, rate_period, partition_by)
                     VALUES (?, 0, ?, ?, ?, ?)
                     ON CONFLICT (name) DO UPDATE SET concurrency_limit = excluded.concurrency_limit,
                         rate_limit = excluded.rate_limit, rate_period = excluded.rate_period,
@@ -166,7 +166,7 @@ extension SQLStore {
             // Starts counted by other partitions (or by a rate no longer set) say nothing about
             // the new ones: the window starts afresh.
             if limits.rate == nil || previous != limits.partitionBy?.description {
-                try db.execute(sql: "DELETE FROM queue_starts WHERE queue = ?", arguments: [queue])
+                try db.execute(sql: "DELETE FROM jobq_queue_starts WHERE queue = ?", arguments: [queue])
             }
         }
     }
@@ -176,7 +176,7 @@ extension SQLStore {
         try await read { db in
             guard
                 let settings = try db.fetchRows(
-                    sql: "SELECT \(LimitedQueue.columns) FROM queues WHERE name = ?", arguments: [queue]
+                    sql: "SELECT \(LimitedQueue.columns) FROM jobq_queues WHERE name = ?", arguments: [queue]
                 ).first.map({ LimitedQueue($0) })
             else { return nil }
             return try StoreSQL.limitUsage(db, settings, partitions: partitions, now: StoreSQL.clock(db))
@@ -192,7 +192,7 @@ extension SQLStore {
             let ids = try db.fetchAll(
                 JobID.self,
                 sql: """
-                    SELECT id FROM jobs
+                    SELECT id FROM jobq_jobs
                     WHERE finished_at IS NOT NULL AND finished_at < ? AND state IN (\(db.dialect.texts(in: "?")))
                         AND \(StoreSQL.unreferenced(now: "?"))
                     """,
@@ -208,7 +208,7 @@ extension SQLStore {
                 db, where: "job_id IS NULL AND created_at < ?", arguments: [cutoff.timeIntervalSince1970])
             // Dedupe keys of emits are remembered for 24 hours; older ones answer nothing.
             try db.execute(
-                sql: "DELETE FROM trigger_emits WHERE emitted_at < ?",
+                sql: "DELETE FROM jobq_trigger_emits WHERE emitted_at < ?",
                 arguments: [StoreSQL.now() - StoreSQL.dedupeWindow])
             return removed
         }
@@ -230,7 +230,7 @@ extension SQLStore {
                 status.counts[row["state"], default: 0] += row["n"] as Int
                 queues[name] = status
             }
-            for row in try db.fetchRows(sql: "SELECT \(LimitedQueue.columns) FROM queues") {
+            for row in try db.fetchRows(sql: "SELECT \(LimitedQueue.columns) FROM jobq_queues") {
                 let settings = LimitedQueue(row)
                 var status = entry(settings.name)
                 status.paused = settings.paused
@@ -238,7 +238,7 @@ extension SQLStore {
                 queues[settings.name] = status
             }
             let workers = try db.fetchRows(
-                sql: "SELECT * FROM workers WHERE heartbeat_at >= ? ORDER BY started_at", arguments: [cutoff]
+                sql: "SELECT * FROM jobq_workers WHERE heartbeat_at >= ? ORDER BY started_at", arguments: [cutoff]
             ).map { row in
                 WorkerStatus(
                     id: row["id"], host: row["host"], pid: row["pid"],
@@ -252,7 +252,7 @@ extension SQLStore {
                 queues: queues.values.sorted { $0.name < $1.name }, workers: workers,
                 schemaVersion: try Self.schemaVersion(db),
                 runningWorkflows: try db.fetchOne(
-                    Int.self, sql: "SELECT COUNT(*) FROM workflows WHERE state = 'running'") ?? 0)
+                    Int.self, sql: "SELECT COUNT(*) FROM jobq_workflows WHERE state = 'running'") ?? 0)
         }
     }
 }
@@ -379,7 +379,7 @@ extension StoreSQL {
     static let insertJobSQL = DialectSQL { d in
         typealias P = InsertJob
         return insertSQL(
-            "jobs",
+            "jobq_jobs",
             [
                 "queue": "\(P.queue)", "executor": "\(P.executor)", "payload": d.json("\(P.payload)"),
                 "priority": "\(P.priority)", "state": "\(P.state)", "max_attempts": "\(P.maxAttempts)",
@@ -400,20 +400,21 @@ extension StoreSQL {
     /// finished jobs, the bulk of a store). Finished jobs are exactly those with finished_at.
     static let countsSQL = DialectSQL { d in
         """
-        SELECT queue, 'ready' AS state, COUNT(*) AS n FROM jobs WHERE state = 'ready' GROUP BY queue
+        SELECT queue, 'ready' AS state, COUNT(*) AS n FROM jobq_jobs WHERE state = 'ready' GROUP BY queue
         UNION ALL
-        SELECT queue, 'running', COUNT(*) FROM jobs \(d.indexedBy("jobs_leases")) WHERE state = 'running' GROUP BY queue
+        SELECT queue, 'running', COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_leases")) WHERE state = 'running' GROUP BY queue
         UNION ALL
-        SELECT queue, state, COUNT(*) FROM jobs \(d.indexedBy("jobs_due")) WHERE state IN ('scheduled', 'failed') GROUP BY queue, state
+        SELECT queue, state, COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') GROUP BY queue, state
         UNION ALL
-        SELECT queue, state, COUNT(*) FROM jobs \(d.indexedBy("jobs_finished")) WHERE finished_at IS NOT NULL GROUP BY queue, state
+        SELECT queue, state, COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_finished")) WHERE finished_at IS NOT NULL GROUP BY queue, state
         UNION ALL
-        SELECT queue, 'waiting', COUNT(*) FROM jobs \(d.indexedBy("jobs_waiting")) WHERE state = 'waiting' GROUP BY queue
+        SELECT queue, 'waiting', COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_waiting")) WHERE state = 'waiting' GROUP BY queue
         """
     }
 
     static func existingJob(_ db: some SQLTransaction, _ id: JobID, role: String? = nil) throws -> Job {
-        guard let row = try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]) else {
+        guard let row = try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobq_jobs WHERE id = ?", arguments: [id])
+        else {
             if let role {
                 // Bad input to the enqueue, rather than a lookup that found nothing.
                 throw JobQueueError.invalidInput(

@@ -7,14 +7,16 @@ extension SQLStore {
     package func resumeLane(_ name: String) async throws -> LaneStatus {
         let now = StoreSQL.now()
         return try await write { db in
-            guard let halted = try db.fetchRow(sql: "SELECT halted_job_id FROM lanes WHERE name = ?", arguments: [name])
+            guard
+                let halted = try db.fetchRow(
+                    sql: "SELECT halted_job_id FROM jobq_lanes WHERE name = ?", arguments: [name])
             else {
                 throw StoreSQL.noLane(name)
             }
             guard let failedID = halted["halted_job_id"] as JobID? else {
                 throw JobQueueError.invalidState("lane '\(name)' is not halted; nothing to resume")
             }
-            try db.execute(sql: "UPDATE lanes SET halted_job_id = NULL WHERE name = ?", arguments: [name])
+            try db.execute(sql: "UPDATE jobq_lanes SET halted_job_id = NULL WHERE name = ?", arguments: [name])
             let failed = try StoreSQL.existingJob(db, failedID)
             var events = StoreSQL.PendingEvents(now: now)
             var data = JSONObjectBuilder()
@@ -47,18 +49,19 @@ extension StoreSQL {
     {
         let row = try db.fetchRow(
             sql: """
-                SELECT l.tail_job_id, l.halted_job_id, j.state FROM lanes l LEFT JOIN jobs j ON j.id = l.tail_job_id
+                SELECT l.tail_job_id, l.halted_job_id, j.state FROM jobq_lanes l LEFT JOIN jobq_jobs j ON j.id = l.tail_job_id
                 WHERE l.name = ?
                 """,
             arguments: [lane])
         guard let row else {
             try db.execute(
-                sql: "INSERT INTO lanes (name, on_failure, created_at) VALUES (?, ?, ?)",
+                sql: "INSERT INTO jobq_lanes (name, on_failure, created_at) VALUES (?, ?, ?)",
                 arguments: [lane, (policy ?? .continue).rawValue, now])
             return nil
         }
         if let policy {
-            try db.execute(sql: "UPDATE lanes SET on_failure = ? WHERE name = ?", arguments: [policy.rawValue, lane])
+            try db.execute(
+                sql: "UPDATE jobq_lanes SET on_failure = ? WHERE name = ?", arguments: [policy.rawValue, lane])
         }
         if let tail = row["tail_job_id"] as JobID?,
             let state = (row["state"] as String?).flatMap(JobState.init(rawValue:)), !state.isFinal
@@ -69,7 +72,7 @@ extension StoreSQL {
     }
 
     static func setLaneTail(_ db: some SQLTransaction, lane: String, job: JobID) throws {
-        try db.execute(sql: "UPDATE lanes SET tail_job_id = ? WHERE name = ?", arguments: [job, lane])
+        try db.execute(sql: "UPDATE jobq_lanes SET tail_job_id = ? WHERE name = ?", arguments: [job, lane])
     }
 
     /// A lane's job finished: a failure halts a `halt` lane; the tail finishing drains the lane.
@@ -78,14 +81,14 @@ extension StoreSQL {
     ) throws {
         guard
             let row = try db.fetchRow(
-                sql: "SELECT tail_job_id, on_failure, halted_job_id FROM lanes WHERE name = ?", arguments: [lane])
+                sql: "SELECT tail_job_id, on_failure, halted_job_id FROM jobq_lanes WHERE name = ?", arguments: [lane])
         else { return }
         var data = JSONObjectBuilder()
         data.add("lane", string: lane)
         if job.state != .succeeded, row["on_failure"] as String == LaneFailurePolicy.halt.rawValue,
             row["halted_job_id"] as JobID? == nil
         {
-            try db.execute(sql: "UPDATE lanes SET halted_job_id = ? WHERE name = ?", arguments: [job.id, lane])
+            try db.execute(sql: "UPDATE jobq_lanes SET halted_job_id = ? WHERE name = ?", arguments: [job.id, lane])
             data.add("state", string: "halted")
             data.add("error", string: job.failureText)
         } else if row["tail_job_id"] as JobID? == job.id {
@@ -101,15 +104,16 @@ extension StoreSQL {
 
     /// Whether `job`'s failure is what holds the lane.
     static func laneHalted(_ db: some SQLTransaction, lane: String, by job: JobID) throws -> Bool {
-        try db.fetchOne(JobID.self, sql: "SELECT halted_job_id FROM lanes WHERE name = ?", arguments: [lane]) == job
+        try db.fetchOne(JobID.self, sql: "SELECT halted_job_id FROM jobq_lanes WHERE name = ?", arguments: [lane])
+            == job
     }
 
     static func lane(_ db: some SQLTransaction, _ name: String) throws -> LaneStatus? {
-        guard let row = try db.fetchRow(sql: "SELECT * FROM lanes WHERE name = ?", arguments: [name]) else {
+        guard let row = try db.fetchRow(sql: "SELECT * FROM jobq_lanes WHERE name = ?", arguments: [name]) else {
             return nil
         }
         let jobs = try db.fetchRows(
-            sql: "SELECT \(Job.columns) FROM jobs WHERE lane = ? ORDER BY id", arguments: [name]
+            sql: "SELECT \(Job.columns) FROM jobq_jobs WHERE lane = ? ORDER BY id", arguments: [name]
         ).map { Job($0) }
         return LaneStatus(
             name: name, onFailure: LaneFailurePolicy(rawValue: row["on_failure"]) ?? .continue,

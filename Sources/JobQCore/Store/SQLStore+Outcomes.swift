@@ -219,18 +219,18 @@ extension StoreSQL {
     private typealias P = OutcomeParameter
     private static let succeededUpdate = FencedUpdate(
         """
-        UPDATE jobs SET state = 'succeeded', result = \(P.result), error = NULL, finished_at = \(P.finishedAt),
+        UPDATE jobq_jobs SET state = 'succeeded', result = \(P.result), error = NULL, finished_at = \(P.finishedAt),
             lease_until = NULL, started_at = COALESCE(\(P.startedAt), started_at)
         """)
     private static let retryUpdate = FencedUpdate(
-        "UPDATE jobs SET state = 'failed', error = \(P.error), run_at = \(P.runAt), lease_until = NULL")
+        "UPDATE jobq_jobs SET state = 'failed', error = \(P.error), run_at = \(P.runAt), lease_until = NULL")
     private static let deadUpdate = FencedUpdate(
-        "UPDATE jobs SET state = 'dead', error = \(P.error), finished_at = \(P.finishedAt), lease_until = NULL")
+        "UPDATE jobq_jobs SET state = 'dead', error = \(P.error), finished_at = \(P.finishedAt), lease_until = NULL")
     private static let releasedUpdate = FencedUpdate(
-        "UPDATE jobs SET state = 'ready', attempt = attempt - 1, worker_id = NULL, lease_until = NULL")
+        "UPDATE jobq_jobs SET state = 'ready', attempt = attempt - 1, worker_id = NULL, lease_until = NULL")
     private static let snoozedUpdate = FencedUpdate(
         """
-        UPDATE jobs SET state = 'scheduled', attempt = attempt - 1, run_at = \(P.runAt),
+        UPDATE jobq_jobs SET state = 'scheduled', attempt = attempt - 1, run_at = \(P.runAt),
             checkpoint = COALESCE(\(P.checkpoint), checkpoint), snoozes = snoozes + 1, worker_id = NULL,
             lease_until = NULL
         """)
@@ -341,11 +341,11 @@ extension StoreSQL {
     static func writeShared(_ db: some SQLTransaction, workflow: WorkflowID, _ writes: [SharedWrite]) throws {
         guard
             let text = try db.fetchOne(
-                String.self, sql: "SELECT context FROM workflows WHERE id = ?", arguments: [workflow])
+                String.self, sql: "SELECT context FROM jobq_workflows WHERE id = ?", arguments: [workflow])
         else { return }
         var context = try OrderedJSON.parse(text)
         for write in writes { context.set(write.key, to: try OrderedJSON.parse(write.json)) }
-        try db.execute(sql: "UPDATE workflows SET context = ? WHERE id = ?", arguments: [context.text, workflow])
+        try db.execute(sql: "UPDATE jobq_workflows SET context = ? WHERE id = ?", arguments: [context.text, workflow])
     }
 }
 
@@ -359,7 +359,7 @@ extension SQLStore {
         try await write(.short, audience: .followers) { db in
             try db.execute(
                 sql: """
-                    UPDATE jobs SET progress = COALESCE(?, progress), progress_message = COALESCE(?, progress_message),
+                    UPDATE jobq_jobs SET progress = COALESCE(?, progress), progress_message = COALESCE(?, progress_message),
                         update_data = COALESCE(?, update_data)
                     WHERE id = ? AND \(StoreSQL.runningAttempt(of: "?")) AND attempt = ?
                     """,

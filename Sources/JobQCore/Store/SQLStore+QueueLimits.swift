@@ -65,7 +65,7 @@ struct QueueCapacity {
 extension StoreSQL {
     /// Every queue with a setting claims must respect: paused, limited, or both.
     static let queueSettingsSQL = """
-        SELECT \(LimitedQueue.columns) FROM queues
+        SELECT \(LimitedQueue.columns) FROM jobq_queues
         WHERE paused <> 0 OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL
         """
 
@@ -123,11 +123,11 @@ extension StoreSQL {
     /// seconds.)
     static let lockQueueRowSQL = DialectSQL { d in
         switch d {
-        case .sqlite: "SELECT name FROM queues WHERE name = ?"
+        case .sqlite: "SELECT name FROM jobq_queues WHERE name = ?"
         case .postgres:
             """
             WITH bound AS MATERIALIZED (SELECT set_config('lock_timeout', '200ms', true) AS value)
-            SELECT name FROM queues WHERE name = ? AND (SELECT value FROM bound) IS NOT NULL \(d.forUpdate)
+            SELECT name FROM jobq_queues WHERE name = ? AND (SELECT value FROM bound) IS NOT NULL \(d.forUpdate)
             """
         }
     }
@@ -147,7 +147,7 @@ extension StoreSQL {
             let rows = try db.fetchRows(
                 sql: """
                     SELECT \(partitionOf(d, queue.partitioning, path: "\(P.path)")), COUNT(*)
-                    FROM jobs \(d.indexedBy("jobs_leases"))
+                    FROM jobq_jobs \(d.indexedBy("jobq_jobs_leases"))
                     WHERE state = 'running' AND queue = \(P.queue) GROUP BY 1
                     """,
                 arguments: [queue.name, path])
@@ -158,12 +158,12 @@ extension StoreSQL {
             let windowStart = now - rate.period
             if pruning {
                 try db.execute(
-                    sql: "DELETE FROM queue_starts WHERE queue = ? AND started_at <= ?",
+                    sql: "DELETE FROM jobq_queue_starts WHERE queue = ? AND started_at <= ?",
                     arguments: [queue.name, windowStart])
             }
             let rows = try db.fetchRows(
                 sql: """
-                    SELECT partition_key, SUM(starts), MIN(started_at) FROM queue_starts
+                    SELECT partition_key, SUM(starts), MIN(started_at) FROM jobq_queue_starts
                     WHERE queue = ? AND started_at > ? GROUP BY partition_key
                     """,
                 arguments: [queue.name, windowStart])
@@ -204,7 +204,7 @@ extension StoreSQL {
         typealias P = PartitionParameter
         let partition = partitionOf(d, partitioning, path: "\(P.path)")
         return """
-            SELECT \(ClaimedJob.columns(attempt: "attempt + 1")), \(partition) FROM jobs
+            SELECT \(ClaimedJob.columns(attempt: "attempt + 1")), \(partition) FROM jobq_jobs
             WHERE state = 'ready' AND queue = \(P.queue) AND \(partition) NOT IN (\(d.texts(in: "\(P.full)")))
             ORDER BY priority DESC, run_at, id LIMIT \(P.limit)
             """
@@ -275,11 +275,11 @@ extension StoreSQL {
     /// analyzed) was planned as a scan of every job testing each against the whole id list
     /// (0.6 s for a claim of a thousand), or of the partial index of ready jobs.
     private static let markClaimedOnServerSQL = """
-        UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, worker_id = \(ServerClaimMark.worker),
+        UPDATE jobq_jobs SET state = 'running', attempt = jobq_jobs.attempt + 1, worker_id = \(ServerClaimMark.worker),
             lease_until = \(ServerClaimMark.leaseUntil), started_at = NULL
         FROM unnest(CAST(translate(CAST(\(ServerClaimMark.ids) AS text), '[]', '{}') AS bigint[])) AS picked(id)
-        WHERE jobs.id = picked.id AND CASE WHEN jobs.state = 'ready' THEN 1 END = 1
-        RETURNING jobs.id
+        WHERE jobq_jobs.id = picked.id AND CASE WHEN jobq_jobs.state = 'ready' THEN 1 END = 1
+        RETURNING jobq_jobs.id
         """
 
     /// Records the starts a claim of a rate-limited queue made, by partition, at `startedAt`
@@ -289,7 +289,7 @@ extension StoreSQL {
     ) throws {
         for (partition, count) in taken.sorted(by: { $0.key < $1.key }) where count > 0 {
             try db.execute(
-                sql: "INSERT INTO queue_starts (queue, partition_key, started_at, starts) VALUES (?, ?, ?, ?)",
+                sql: "INSERT INTO jobq_queue_starts (queue, partition_key, started_at, starts) VALUES (?, ?, ?, ?)",
                 arguments: [queue, partition, startedAt, count])
         }
     }
@@ -307,7 +307,7 @@ extension StoreSQL {
             try db.fetchOne(
                 Bool.self,
                 sql: """
-                    SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND queue = \(P.queue)
+                    SELECT EXISTS (SELECT 1 FROM jobq_jobs WHERE state = 'ready' AND queue = \(P.queue)
                         AND \(partition) NOT IN (\(d.texts(in: "\(P.full)"))))
                     """,
                 arguments: [queue.name, partitionPath(d, queue.partitioning), jsonArray(capacity.full.sorted())])
@@ -330,7 +330,7 @@ extension StoreSQL {
         var ready: [String: Int] = [:]
         let counts = try db.fetchRows(
             sql: """
-                SELECT \(partition), state, COUNT(*) FROM jobs
+                SELECT \(partition), state, COUNT(*) FROM jobq_jobs
                 WHERE state IN ('ready', 'running') AND queue = \(P.queue)
                 GROUP BY 1, 2
                 """,

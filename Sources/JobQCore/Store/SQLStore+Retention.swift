@@ -18,11 +18,11 @@ extension SQLStore {
         try await write(.short, audience: .nobody) { db in
             try db.execute(
                 sql: """
-                    INSERT INTO queues (name, paused, keep_succeeded, keep_dead, keep_cancelled) VALUES (?, 0, ?, ?, ?)
+                    INSERT INTO jobq_queues (name, paused, keep_succeeded, keep_dead, keep_cancelled) VALUES (?, 0, ?, ?, ?)
                     ON CONFLICT (name) DO UPDATE SET
-                        keep_succeeded = CASE WHEN ? <> 0 THEN excluded.keep_succeeded ELSE queues.keep_succeeded END,
-                        keep_dead = CASE WHEN ? <> 0 THEN excluded.keep_dead ELSE queues.keep_dead END,
-                        keep_cancelled = CASE WHEN ? <> 0 THEN excluded.keep_cancelled ELSE queues.keep_cancelled END
+                        keep_succeeded = CASE WHEN ? <> 0 THEN excluded.keep_succeeded ELSE jobq_queues.keep_succeeded END,
+                        keep_dead = CASE WHEN ? <> 0 THEN excluded.keep_dead ELSE jobq_queues.keep_dead END,
+                        keep_cancelled = CASE WHEN ? <> 0 THEN excluded.keep_cancelled ELSE jobq_queues.keep_cancelled END
                     """,
                 arguments: arguments)
         }
@@ -55,12 +55,12 @@ extension SQLStore {
             let now = StoreSQL.now()
             try db.execute(
                 sql: """
-                    INSERT INTO leases (name, holder, until) VALUES (?, ?, ?)
+                    INSERT INTO jobq_leases (name, holder, until) VALUES (?, ?, ?)
                     ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
-                    WHERE leases.until < ? OR leases.holder = excluded.holder
+                    WHERE jobq_leases.until < ? OR jobq_leases.holder = excluded.holder
                     """,
                 arguments: [name, holder, now + duration.inSeconds, now])
-            return try db.fetchOne(String.self, sql: "SELECT holder FROM leases WHERE name = ?", arguments: [name])
+            return try db.fetchOne(String.self, sql: "SELECT holder FROM jobq_leases WHERE name = ?", arguments: [name])
                 == holder
         }
     }
@@ -68,7 +68,7 @@ extension SQLStore {
     /// Gives the lease back, if `holder` has it.
     package func releaseLease(_ name: String, holder: String) async throws {
         try await write(.short, audience: .nobody) { db in
-            try db.execute(sql: "DELETE FROM leases WHERE name = ? AND holder = ?", arguments: [name, holder])
+            try db.execute(sql: "DELETE FROM jobq_leases WHERE name = ? AND holder = ?", arguments: [name, holder])
         }
     }
 
@@ -81,7 +81,7 @@ extension SQLStore {
             let queues = try db.fetchAll(
                 String.self,
                 sql:
-                    "SELECT DISTINCT queue FROM jobs \(db.dialect.indexedBy("jobs_finished")) WHERE finished_at IS NOT NULL"
+                    "SELECT DISTINCT queue FROM jobq_jobs \(db.dialect.indexedBy("jobq_jobs_finished")) WHERE finished_at IS NOT NULL"
             )
             return queues.sorted().map { ($0, own[$0] ?? store.jobs) }
         }
@@ -102,7 +102,7 @@ extension SQLStore {
             let ids = try db.fetchAll(
                 JobID.self,
                 sql: """
-                    SELECT id FROM jobs \(db.dialect.indexedBy("jobs_finished"))
+                    SELECT id FROM jobq_jobs \(db.dialect.indexedBy("jobq_jobs_finished"))
                     WHERE queue = ? AND state = ? AND finished_at IS NOT NULL AND finished_at < ?
                         AND \(StoreSQL.unreferenced(now: "?"))
                     ORDER BY finished_at LIMIT ?
@@ -120,7 +120,7 @@ extension SQLStore {
             try db.fetchOne(
                 Int.self,
                 sql: """
-                    SELECT COUNT(*) FROM jobs \(db.dialect.indexedBy("jobs_finished"))
+                    SELECT COUNT(*) FROM jobq_jobs \(db.dialect.indexedBy("jobq_jobs_finished"))
                     WHERE queue = ? AND state = ? AND finished_at IS NOT NULL AND finished_at < ?
                     """,
                 arguments: [queue, state.rawValue, cutoff]) ?? 0
@@ -135,7 +135,7 @@ extension SQLStore {
             // By id from the oldest, stopping at the first young one: ids follow time closely
             // enough, and the scan never walks the young rest of the feed.
             let oldest = try db.fetchRows(
-                sql: "SELECT id, created_at FROM events ORDER BY id LIMIT ?", arguments: [limit])
+                sql: "SELECT id, created_at FROM jobq_events ORDER BY id LIMIT ?", arguments: [limit])
             guard let last = oldest.prefix(while: { $0.double(1) < cutoff }).last?.int64(0) else { return 0 }
             return try StoreSQL.deleteEvents(db, where: "id <= ?", arguments: [last])
         }
@@ -171,7 +171,7 @@ extension StoreSQL {
         var queues: [String: QueueRetention] = [:]
         for row in try db.fetchRows(
             sql: """
-                SELECT name, keep_succeeded, keep_dead, keep_cancelled FROM queues
+                SELECT name, keep_succeeded, keep_dead, keep_cancelled FROM jobq_queues
                 WHERE keep_succeeded IS NOT NULL OR keep_dead IS NOT NULL OR keep_cancelled IS NOT NULL
                 """)
         {
@@ -182,7 +182,7 @@ extension StoreSQL {
 
     static func storeRetention(_ db: some SQLTransaction) throws -> StoreRetention {
         var values: [String: Double] = [:]
-        for row in try db.fetchRows(sql: "SELECT name, value FROM store_settings WHERE name LIKE 'keep_%'") {
+        for row in try db.fetchRows(sql: "SELECT name, value FROM jobq_store_settings WHERE name LIKE 'keep_%'") {
             values[row.string(0)] = row.double(1)
         }
         var retention = StoreRetention.standard
@@ -196,7 +196,7 @@ extension StoreSQL {
     static func setSetting(_ db: some SQLTransaction, _ name: String, _ value: Double) throws {
         try db.execute(
             sql:
-                "INSERT INTO store_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                "INSERT INTO jobq_store_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
             arguments: [name, value])
     }
 
@@ -206,17 +206,17 @@ extension StoreSQL {
     /// unique key it still holds (?: the time now). Only such finished jobs may be deleted.
     static func unreferenced(now: String) -> String {
         """
-        NOT (jobs.workflow_id IS NOT NULL
-                AND EXISTS (SELECT 1 FROM workflows w WHERE w.id = jobs.workflow_id AND w.state = 'running'))
-            AND NOT EXISTS (SELECT 1 FROM lanes l WHERE l.tail_job_id = jobs.id)
-            AND NOT EXISTS (SELECT 1 FROM lanes l WHERE l.halted_job_id = jobs.id)
-            AND NOT (jobs.batch IS NOT NULL
-                AND EXISTS (SELECT 1 FROM batches b WHERE b.name = jobs.batch AND b.state <> 'fired'))
-            AND NOT EXISTS (SELECT 1 FROM tracking_members m WHERE m.latest_job_id = jobs.id)
+        NOT (jobq_jobs.workflow_id IS NOT NULL
+                AND EXISTS (SELECT 1 FROM jobq_workflows w WHERE w.id = jobq_jobs.workflow_id AND w.state = 'running'))
+            AND NOT EXISTS (SELECT 1 FROM jobq_lanes l WHERE l.tail_job_id = jobq_jobs.id)
+            AND NOT EXISTS (SELECT 1 FROM jobq_lanes l WHERE l.halted_job_id = jobq_jobs.id)
+            AND NOT (jobq_jobs.batch IS NOT NULL
+                AND EXISTS (SELECT 1 FROM jobq_batches b WHERE b.name = jobq_jobs.batch AND b.state <> 'fired'))
+            AND NOT EXISTS (SELECT 1 FROM jobq_tracking_members m WHERE m.latest_job_id = jobq_jobs.id)
             AND NOT EXISTS (
-                SELECT 1 FROM dependencies d JOIN jobs w ON w.id = d.job_id
-                WHERE d.depends_on = jobs.id AND w.finished_at IS NULL)
-            AND NOT (jobs.unique_hold IS NOT NULL AND \(finishedJobHoldsItsKey(now: now)))
+                SELECT 1 FROM jobq_dependencies d JOIN jobq_jobs w ON w.id = d.job_id
+                WHERE d.depends_on = jobq_jobs.id AND w.finished_at IS NULL)
+            AND NOT (jobq_jobs.unique_hold IS NOT NULL AND \(finishedJobHoldsItsKey(now: now)))
         """
     }
 
@@ -226,9 +226,9 @@ extension StoreSQL {
     /// enqueued again (the default rule keeps none once finished) does not keep the job.
     static func finishedJobHoldsItsKey(now: String) -> String {
         """
-        (CASE jobs.state WHEN 'succeeded' THEN 1 WHEN 'dead' THEN 2 WHEN 'cancelled' THEN 4 ELSE 0 END)
-                    & COALESCE(jobs.unique_states, 0) <> 0
-                AND (jobs.unique_for IS NULL OR jobs.finished_at + jobs.unique_for > \(now))
+        (CASE jobq_jobs.state WHEN 'succeeded' THEN 1 WHEN 'dead' THEN 2 WHEN 'cancelled' THEN 4 ELSE 0 END)
+                    & COALESCE(jobq_jobs.unique_states, 0) <> 0
+                AND (jobq_jobs.unique_for IS NULL OR jobq_jobs.finished_at + jobq_jobs.unique_for > \(now))
         """
     }
 
@@ -238,25 +238,26 @@ extension StoreSQL {
         let list = jsonArray(ids)
         let d = db.dialect
         _ = try deleteEvents(db, where: d.integer("job_id", in: "?"), arguments: [list])
-        try db.execute(sql: "DELETE FROM dependencies WHERE \(d.integer("job_id", in: "?"))", arguments: [list])
-        try db.execute(sql: "DELETE FROM dependencies WHERE \(d.integer("depends_on", in: "?"))", arguments: [list])
-        try db.execute(sql: "DELETE FROM jobs WHERE \(d.integer("id", in: "?"))", arguments: [list])
+        try db.execute(sql: "DELETE FROM jobq_dependencies WHERE \(d.integer("job_id", in: "?"))", arguments: [list])
+        try db.execute(
+            sql: "DELETE FROM jobq_dependencies WHERE \(d.integer("depends_on", in: "?"))", arguments: [list])
+        try db.execute(sql: "DELETE FROM jobq_jobs WHERE \(d.integer("id", in: "?"))", arguments: [list])
     }
 
     /// Finished workflows whose steps are all gone go too, with their groups and trees.
     static func deleteEmptyWorkflows(_ db: some SQLTransaction, finishedBefore cutoff: Double) throws {
         try db.execute(
             sql: """
-                DELETE FROM workflows WHERE state != 'running' AND finished_at < ?
-                    AND NOT EXISTS (SELECT 1 FROM workflow_groups g JOIN jobs j ON j.group_id = g.id WHERE g.workflow_id = workflows.id)
+                DELETE FROM jobq_workflows WHERE state != 'running' AND finished_at < ?
+                    AND NOT EXISTS (SELECT 1 FROM jobq_workflow_groups g JOIN jobq_jobs j ON j.group_id = g.id WHERE g.workflow_id = jobq_workflows.id)
                 """,
             arguments: [cutoff])
-        try db.execute(sql: "DELETE FROM workflow_groups WHERE workflow_id NOT IN (SELECT id FROM workflows)")
+        try db.execute(sql: "DELETE FROM jobq_workflow_groups WHERE workflow_id NOT IN (SELECT id FROM jobq_workflows)")
         try db.execute(
             sql:
-                "DELETE FROM tree_nodes WHERE tree_id IN (SELECT id FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows))"
+                "DELETE FROM jobq_tree_nodes WHERE tree_id IN (SELECT id FROM jobq_trees WHERE workflow_id NOT IN (SELECT id FROM jobq_workflows))"
         )
-        try db.execute(sql: "DELETE FROM trees WHERE workflow_id NOT IN (SELECT id FROM workflows)")
+        try db.execute(sql: "DELETE FROM jobq_trees WHERE workflow_id NOT IN (SELECT id FROM jobq_workflows)")
     }
 
     /// Deletes the events `condition` selects and records the newest of them, so that followers
@@ -266,9 +267,9 @@ extension StoreSQL {
     {
         guard
             let newest = try db.fetchOne(
-                Int64.self, sql: "SELECT MAX(id) FROM events WHERE \(condition)", arguments: arguments)
+                Int64.self, sql: "SELECT MAX(id) FROM jobq_events WHERE \(condition)", arguments: arguments)
         else { return 0 }
-        try db.execute(sql: "DELETE FROM events WHERE \(condition)", arguments: arguments)
+        try db.execute(sql: "DELETE FROM jobq_events WHERE \(condition)", arguments: arguments)
         let deleted = db.changesCount
         try markEventsDeleted(db, through: newest)
         return deleted
@@ -278,8 +279,8 @@ extension StoreSQL {
     private static func markEventsDeleted(_ db: some SQLTransaction, through id: Int64) throws {
         try db.execute(
             sql: """
-                INSERT INTO store_settings (name, value) VALUES ('events_deleted_through', ?)
-                ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE store_settings.value < excluded.value
+                INSERT INTO jobq_store_settings (name, value) VALUES ('events_deleted_through', ?)
+                ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE jobq_store_settings.value < excluded.value
                 """,
             arguments: [Double(id)])
     }
@@ -290,7 +291,7 @@ extension StoreSQL {
     static func checkCursorKept(_ db: some SQLTransaction, after cursor: Int64) throws {
         guard cursor > 0,
             let through = try db.fetchOne(
-                Double.self, sql: "SELECT value FROM store_settings WHERE name = 'events_deleted_through'"),
+                Double.self, sql: "SELECT value FROM jobq_store_settings WHERE name = 'events_deleted_through'"),
             Int64(through) > cursor
         else { return }
         // Deletions leave holes, not a clean prefix (a queue kept forever beside one kept an

@@ -43,11 +43,12 @@ extension SQLStore {
         return try await write(.short) { db in
             let existed =
                 try db.fetchOne(
-                    Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM schedules WHERE name = ?)", arguments: [schedule.name]
+                    Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM jobq_schedules WHERE name = ?)",
+                    arguments: [schedule.name]
                 ) ?? false
             try db.execute(
                 sql: """
-                    INSERT INTO schedules (name, executor, payload, queue, priority, max_attempts, timeout, kind, start_at, every, times,
+                    INSERT INTO jobq_schedules (name, executor, payload, queue, priority, max_attempts, timeout, kind, start_at, every, times,
                         cron, time_zone, missed, catch_up_limit, paused, next_run_at, made, created_at, updated_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?, ?)
                     ON CONFLICT (name) DO UPDATE SET executor = excluded.executor, payload = excluded.payload, queue = excluded.queue,
@@ -68,7 +69,9 @@ extension SQLStore {
     }
 
     package func schedules() async throws -> [ScheduleStatus] {
-        try await read { db in try db.fetchRows(sql: "SELECT * FROM schedules ORDER BY name").map(ScheduleStatus.init) }
+        try await read { db in
+            try db.fetchRows(sql: "SELECT * FROM jobq_schedules ORDER BY name").map(ScheduleStatus.init)
+        }
     }
 
     package func schedule(_ name: String) async throws -> ScheduleStatus? {
@@ -79,7 +82,7 @@ extension SQLStore {
     package func scheduleRuns(_ name: String, limit: Int) async throws -> [Job] {
         try await read(.short) { db in
             try db.fetchRows(
-                sql: "SELECT \(Job.columns) FROM jobs WHERE schedule = ? ORDER BY occurrence DESC LIMIT ?",
+                sql: "SELECT \(Job.columns) FROM jobq_jobs WHERE schedule = ? ORDER BY occurrence DESC LIMIT ?",
                 arguments: [name, limit]
             ).map { Job($0) }
         }
@@ -98,7 +101,7 @@ extension SQLStore {
                     ? waiting : ScheduleClock.occurrence(after: now, timing: status.timing, made: status.made)
             }
             try db.execute(
-                sql: "UPDATE schedules SET paused = ?, next_run_at = ?, updated_at = ? WHERE name = ?",
+                sql: "UPDATE jobq_schedules SET paused = ?, next_run_at = ?, updated_at = ? WHERE name = ?",
                 arguments: [paused, next?.timeIntervalSince1970, now.timeIntervalSince1970, name])
             try StoreSQL.scheduleEvent(
                 db, name: name, change: paused ? "paused" : "resumed", now: now.timeIntervalSince1970)
@@ -109,7 +112,7 @@ extension SQLStore {
     /// Removes a schedule; the jobs it made stay.
     package func removeSchedule(_ name: String, now: Date) async throws {
         try await write(.short) { db in
-            try db.execute(sql: "DELETE FROM schedules WHERE name = ?", arguments: [name])
+            try db.execute(sql: "DELETE FROM jobq_schedules WHERE name = ?", arguments: [name])
             guard db.changesCount == 1 else { throw StoreSQL.noSchedule(name) }
             try StoreSQL.scheduleEvent(db, name: name, change: "removed", now: now.timeIntervalSince1970)
         }
@@ -119,7 +122,8 @@ extension SQLStore {
     package func nextScheduledOccurrence() async throws -> Date? {
         try await read(.short) { db in
             try db.fetchOne(
-                Double.self, sql: "SELECT MIN(next_run_at) FROM schedules WHERE paused = 0 AND next_run_at IS NOT NULL"
+                Double.self,
+                sql: "SELECT MIN(next_run_at) FROM jobq_schedules WHERE paused = 0 AND next_run_at IS NOT NULL"
             )
             .map(Date.init(timeIntervalSince1970:))
         }
@@ -132,7 +136,8 @@ extension SQLStore {
         let seconds = now.timeIntervalSince1970
         return try await write(.short) { db in
             let due = try db.fetchRows(
-                sql: "SELECT * FROM schedules WHERE paused = 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT 100",
+                sql:
+                    "SELECT * FROM jobq_schedules WHERE paused = 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT 100",
                 arguments: [seconds]
             ).map(ScheduleStatus.init)
             var made: [JobID] = []
@@ -159,7 +164,7 @@ extension SQLStore {
                 let following = ScheduleClock.occurrence(after: now, timing: schedule.timing, made: total)
                 try db.execute(
                     sql:
-                        "UPDATE schedules SET next_run_at = ?, made = ?, updated_at = ? WHERE name = ? AND next_run_at = ?",
+                        "UPDATE jobq_schedules SET next_run_at = ?, made = ?, updated_at = ? WHERE name = ? AND next_run_at = ?",
                     arguments: [
                         following?.timeIntervalSince1970, total, seconds, schedule.name, first.timeIntervalSince1970
                     ])
@@ -172,7 +177,7 @@ extension SQLStore {
 
 extension StoreSQL {
     static func schedule(_ db: some SQLTransaction, _ name: String) throws -> ScheduleStatus? {
-        try db.fetchRow(sql: "SELECT * FROM schedules WHERE name = ?", arguments: [name]).map(ScheduleStatus.init)
+        try db.fetchRow(sql: "SELECT * FROM jobq_schedules WHERE name = ?", arguments: [name]).map(ScheduleStatus.init)
     }
 
     /// The parameters of a schedule's job for one occurrence.
@@ -186,7 +191,7 @@ extension StoreSQL {
     static let insertOccurrenceSQL: String = {
         typealias P = OccurrenceJob
         let insert = insertSQL(
-            "jobs",
+            "jobq_jobs",
             [
                 "queue": "\(P.queue)", "executor": "\(P.executor)", "payload": "\(P.payload)",
                 "priority": "\(P.priority)", "state": "'ready'", "max_attempts": "\(P.maxAttempts)",

@@ -49,7 +49,7 @@ extension StoreSQL {
             db.fetchAll(
                 JobID.self,
                 sql: """
-                    SELECT DISTINCT depends_on FROM dependencies
+                    SELECT DISTINCT depends_on FROM jobq_dependencies
                     WHERE \(db.dialect.integer("depends_on", in: "?"))
                     """,
                 arguments: [jsonArray(ids.sorted())]))
@@ -118,7 +118,7 @@ extension StoreSQL {
             successes.map { ($0.job.id, $0.job.attempt) }, uniquingKeysWith: { first, _ in first })
         let rows = try db.fetchRows(
             sql: """
-                SELECT id, attempt FROM jobs WHERE \(db.dialect.integer("id", in: "?"))
+                SELECT id, attempt FROM jobq_jobs WHERE \(db.dialect.integer("id", in: "?"))
                 AND state = 'succeeded' AND worker_id = ?
                 """,
             arguments: [jsonArray(attempts.keys.sorted()), workerID])
@@ -145,11 +145,11 @@ extension StoreSQL {
             typealias P = SuccessBatch
             let rows = d.values(rows: count, from: P.firstRow, types: ["bigint", "integer", "json", "double precision"])
             return """
-                UPDATE jobs SET state = 'succeeded', result = v.column3, error = NULL, finished_at = \(P.now),
-                    lease_until = NULL, started_at = COALESCE(v.column4, jobs.started_at)
+                UPDATE jobq_jobs SET state = 'succeeded', result = v.column3, error = NULL, finished_at = \(P.now),
+                    lease_until = NULL, started_at = COALESCE(v.column4, jobq_jobs.started_at)
                 FROM (VALUES \(rows)) AS v
-                WHERE jobs.id = v.column1 AND \(runningAttempt(of: "\(P.worker)", "jobs")) AND jobs.attempt = v.column2
-                RETURNING jobs.id
+                WHERE jobq_jobs.id = v.column1 AND \(runningAttempt(of: "\(P.worker)", "jobq_jobs")) AND jobq_jobs.attempt = v.column2
+                RETURNING jobq_jobs.id
                 """
         }
     }

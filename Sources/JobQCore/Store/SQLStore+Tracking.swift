@@ -8,15 +8,17 @@ extension SQLStore {
         let now = StoreSQL.now()
         return try await write { db in
             if try db.fetchOne(
-                Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM tracking_sets WHERE name = ?)", arguments: [name]) == true
+                Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM jobq_tracking_sets WHERE name = ?)", arguments: [name])
+                == true
             {
                 throw JobQueueError.invalidState(
                     "tracking set '\(name)' already exists; remove it first or pick another name")
             }
-            try db.execute(sql: "INSERT INTO tracking_sets (name, created_at) VALUES (?, ?)", arguments: [name, now])
+            try db.execute(
+                sql: "INSERT INTO jobq_tracking_sets (name, created_at) VALUES (?, ?)", arguments: [name, now])
             for member in Set(members) {
                 try db.execute(
-                    sql: "INSERT INTO tracking_members (set_name, kind, member) VALUES (?, ?, ?)",
+                    sql: "INSERT INTO jobq_tracking_members (set_name, kind, member) VALUES (?, ?, ?)",
                     arguments: [name, member.kind, member.key])
             }
             return try StoreSQL.trackingSets(db, name: name)[0]
@@ -25,8 +27,8 @@ extension SQLStore {
 
     package func removeTrackingSet(_ name: String) async throws {
         try await write { db in
-            try db.execute(sql: "DELETE FROM tracking_members WHERE set_name = ?", arguments: [name])
-            try db.execute(sql: "DELETE FROM tracking_sets WHERE name = ?", arguments: [name])
+            try db.execute(sql: "DELETE FROM jobq_tracking_members WHERE set_name = ?", arguments: [name])
+            try db.execute(sql: "DELETE FROM jobq_tracking_sets WHERE name = ?", arguments: [name])
             guard db.changesCount == 1 else {
                 throw JobQueueError.notFound("no tracking set named '\(name)'; see `jobq track list`")
             }
@@ -41,12 +43,12 @@ extension SQLStore {
 extension StoreSQL {
     static func trackingSets(_ db: some SQLTransaction, name: String?) throws -> [TrackingSetStatus] {
         let sets = try db.fetchRows(
-            sql: "SELECT * FROM tracking_sets WHERE CAST(? AS text) IS NULL OR name = ? ORDER BY name",
+            sql: "SELECT * FROM jobq_tracking_sets WHERE CAST(? AS text) IS NULL OR name = ? ORDER BY name",
             arguments: [name, name])
         return try sets.map { row in
             let setName: String = row["name"]
             let members = try db.fetchRows(
-                sql: "SELECT kind, member, fresh FROM tracking_members WHERE set_name = ? ORDER BY kind, member",
+                sql: "SELECT kind, member, fresh FROM jobq_tracking_members WHERE set_name = ? ORDER BY kind, member",
                 arguments: [setName])
             func label(_ member: SQLRow) -> String {
                 (member["kind"] as String) == "job" ? "job:\(member["member"] as String)" : member["member"]
@@ -66,7 +68,7 @@ extension StoreSQL {
     private static let memberSucceededSQL: String = {
         typealias P = MemberSucceeded
         return """
-            UPDATE tracking_members SET fresh = 1, latest_job_id = \(P.job), latest_result = \(P.result)
+            UPDATE jobq_tracking_members SET fresh = 1, latest_job_id = \(P.job), latest_result = \(P.result)
             WHERE (kind = 'executor' AND member = \(P.executor)) OR (kind = 'job' AND member = \(P.name))
             RETURNING set_name
             """
@@ -89,22 +91,22 @@ extension StoreSQL {
         for set in sets.sorted() {
             let waiting =
                 try db.fetchOne(
-                    Int.self, sql: "SELECT COUNT(*) FROM tracking_members WHERE set_name = ? AND fresh = 0",
+                    Int.self, sql: "SELECT COUNT(*) FROM jobq_tracking_members WHERE set_name = ? AND fresh = 0",
                     arguments: [set]) ?? 0
             guard waiting == 0 else { continue }
             let round =
                 try db.fetchOne(
-                    Int.self, sql: "UPDATE tracking_sets SET round = round + 1 WHERE name = ? RETURNING round",
+                    Int.self, sql: "UPDATE jobq_tracking_sets SET round = round + 1 WHERE name = ? RETURNING round",
                     arguments: [set]) ?? 0
             let results = jsonObject(
                 try db.fetchRows(
                     sql: """
                         SELECT CASE kind WHEN 'job' THEN 'job:' || member ELSE member END AS name, latest_result
-                        FROM tracking_members WHERE set_name = ? ORDER BY kind, member
+                        FROM jobq_tracking_members WHERE set_name = ? ORDER BY kind, member
                         """,
                     arguments: [set]
                 ).map { ($0["name"], ($0["latest_result"] as String?).map(JSONText.minified)) })
-            try db.execute(sql: "UPDATE tracking_members SET fresh = 0 WHERE set_name = ?", arguments: [set])
+            try db.execute(sql: "UPDATE jobq_tracking_members SET fresh = 0 WHERE set_name = ?", arguments: [set])
             var data = JSONObjectBuilder()
             data.add("set", string: set)
             data.add("round", int: round)

@@ -62,7 +62,9 @@ package struct TreeNodeCache {
     mutating func node(_ db: some SQLTransaction, _ id: Int64) throws -> TreeNodeRow {
         if let node = nodes[id] { return node }
         let statement = try db.statement(
-            sql: "SELECT \(TreeNodeRow.columns) FROM tree_nodes n JOIN trees t ON t.id = n.tree_id WHERE n.id = ?")
+            sql:
+                "SELECT \(TreeNodeRow.columns) FROM jobq_tree_nodes n JOIN jobq_trees t ON t.id = n.tree_id WHERE n.id = ?"
+        )
         statement.bind(1, id)
         defer { statement.reset() }
         guard try statement.step() else {
@@ -77,7 +79,7 @@ package struct TreeNodeCache {
         if let cached = children[id] { return cached }
         let statement = try db.statement(
             sql: """
-                SELECT \(TreeNodeRow.columns) FROM tree_nodes n JOIN trees t ON t.id = n.tree_id
+                SELECT \(TreeNodeRow.columns) FROM jobq_tree_nodes n JOIN jobq_trees t ON t.id = n.tree_id
                 WHERE n.parent_id = ? ORDER BY n.position
                 """)
         statement.bind(1, id)
@@ -100,17 +102,17 @@ extension WorkflowCompiler {
         previous: String?
     ) throws -> Compiled {
         let treeID = try db.fetchOne(
-            Int64.self, sql: "INSERT INTO trees (workflow_id, max_jobs, jobs) VALUES (?, ?, 1) RETURNING id",
+            Int64.self, sql: "INSERT INTO jobq_trees (workflow_id, max_jobs, jobs) VALUES (?, ?, 1) RETURNING id",
             arguments: [workflow, tree.maxJobs])!
         let root = try insertNode(tree.root, tree: treeID, parent: nil, position: 0, path: tree.root.name)
         let group = try db.fetchOne(
             Int64.self,
             sql: """
-                INSERT INTO workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total, tree_node)
+                INSERT INTO jobq_workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total, tree_node)
                 VALUES (?, ?, ?, 'tree', ?, ?, 'continue', 'running', 1, ?) RETURNING id
                 """,
             arguments: [workflow, parent, position, tree.root.name, path, root])!
-        try db.execute(sql: "UPDATE trees SET root_group = ? WHERE id = ?", arguments: [group, treeID])
+        try db.execute(sql: "UPDATE jobq_trees SET root_group = ? WHERE id = ?", arguments: [group, treeID])
         var options = tree.root.options
         options.name = tree.root.name
         let request = try JobRequest(executor: tree.root.executor, payloadJSON: tree.inputJSON, options: options)
@@ -130,7 +132,7 @@ extension WorkflowCompiler {
         let id = try db.fetchOne(
             Int64.self,
             sql: """
-                INSERT INTO tree_nodes (tree_id, parent_id, position, name, path, executor, each_pointer, with_object, on_failure,
+                INSERT INTO jobq_tree_nodes (tree_id, parent_id, position, name, path, executor, each_pointer, with_object, on_failure,
                     queue, priority, max_attempts, timeout, leaf)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
                 """,
@@ -177,7 +179,8 @@ extension StoreSQL {
     /// "node cookbook/recipe (job 14, input "r2") died: boom"
     private static func failureText(_ db: some SQLTransaction, _ job: FinishedJob, node: TreeNodeRow) throws -> String {
         let input =
-            try db.fetchOne(String.self, sql: "SELECT payload FROM jobs WHERE id = ?", arguments: [job.id]) ?? "null"
+            try db.fetchOne(String.self, sql: "SELECT payload FROM jobq_jobs WHERE id = ?", arguments: [job.id])
+            ?? "null"
         let how = job.state == .dead ? "died" : "was cancelled"
         return "node \(node.path) (job \(job.id), input \(JSONText.preview(input))) \(how)"
             + (job.error.map { ": \($0)" } ?? "")
@@ -190,7 +193,8 @@ extension StoreSQL {
     ) throws {
         guard let workflow = job.workflowID,
             let parent = try db.fetchRow(
-                sql: "SELECT j.result, g.path, g.total FROM jobs j JOIN workflow_groups g ON g.id = ? WHERE j.id = ?",
+                sql:
+                    "SELECT j.result, g.path, g.total FROM jobq_jobs j JOIN jobq_workflow_groups g ON g.id = ? WHERE j.id = ?",
                 arguments: [group, job.id])
         else { return }
         let result: String = parent["result"] ?? "null"
@@ -231,7 +235,8 @@ extension StoreSQL {
         }
         if position > start {
             try db.execute(
-                sql: "UPDATE workflow_groups SET total = total + ? WHERE id = ?", arguments: [position - start, group])
+                sql: "UPDATE jobq_workflow_groups SET total = total + ? WHERE id = ?",
+                arguments: [position - start, group])
         }
     }
 
@@ -241,7 +246,7 @@ extension StoreSQL {
     }
 
     private static let reserveSQL = """
-        UPDATE trees SET jobs = jobs + \(TreeBudget.jobs)
+        UPDATE jobq_trees SET jobs = jobs + \(TreeBudget.jobs)
         WHERE id = \(TreeBudget.tree) AND jobs + \(TreeBudget.jobs) <= max_jobs
         """
 
@@ -252,7 +257,7 @@ extension StoreSQL {
         statement.bind(TreeBudget.tree, tree)
         try statement.run()
         if db.changesCount == 1 { return nil }
-        let row = try db.fetchRow(sql: "SELECT jobs, max_jobs FROM trees WHERE id = ?", arguments: [tree])
+        let row = try db.fetchRow(sql: "SELECT jobs, max_jobs FROM jobq_trees WHERE id = ?", arguments: [tree])
         return (row?["jobs"] ?? 0, row?["max_jobs"] ?? 0)
     }
 
@@ -315,7 +320,7 @@ extension StoreSQL {
     static let treeJobSQL: String = {
         typealias P = TreeJob
         return insertSQL(
-            "jobs",
+            "jobq_jobs",
             [
                 "queue": "\(P.queue)", "executor": "\(P.executor)", "payload": "\(P.payload)",
                 "priority": "\(P.priority)", "state": "'ready'", "max_attempts": "\(P.maxAttempts)",
@@ -334,7 +339,7 @@ extension StoreSQL {
     static let treeGroupSQL: String = {
         typealias P = TreeGroup
         return insertSQL(
-            "workflow_groups",
+            "jobq_workflow_groups",
             [
                 "workflow_id": "\(P.workflow)", "parent_id": "\(P.parent)", "position": "\(P.position)",
                 "kind": "'tree'", "name": "\(P.name)", "path": "\(P.path)", "on_failure": "'continue'",
@@ -409,7 +414,7 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
         let id = try db.fetchOne(
             Int64.self,
             sql: """
-                INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, finished_at,
+                INSERT INTO jobq_jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, finished_at,
                     name, error, workflow_id, group_id, group_position, tree_node)
                 VALUES (?, ?, ?, ?, 'dead', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
                 """,
@@ -471,10 +476,10 @@ extension StoreSQL {
     ) throws {
         guard
             let row = try db.fetchRow(
-                sql: "SELECT path, parent_id, tree_id FROM tree_nodes WHERE id = ?", arguments: [node])
+                sql: "SELECT path, parent_id, tree_id FROM jobq_tree_nodes WHERE id = ?", arguments: [node])
         else { return }
         let job = try db.fetchOne(
-            JobID.self, sql: "SELECT id FROM jobs WHERE group_id = ? AND group_position = 0", arguments: [group])
+            JobID.self, sql: "SELECT id FROM jobq_jobs WHERE group_id = ? AND group_position = 0", arguments: [group])
         var data = JSONObjectBuilder()
         data.add("group", int: Int(group))
         data.add("node", string: row["path"])
@@ -510,7 +515,7 @@ extension StoreSQL {
             sql: """
                 \(subtreeCTE)
                 SELECT j.id, n.path, j.state, j.error
-                FROM jobs j JOIN tree_nodes n ON n.id = j.tree_node
+                FROM jobq_jobs j JOIN jobq_tree_nodes n ON n.id = j.tree_node
                 WHERE j.group_id IN (SELECT id FROM subtree) AND j.state IN ('dead', 'cancelled')
                 ORDER BY CASE WHEN j.state = 'cancelled' THEN 1 ELSE 0 END, j.id LIMIT 50
                 """,

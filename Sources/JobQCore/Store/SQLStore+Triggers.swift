@@ -29,7 +29,7 @@ extension SQLStore {
             }
             try db.execute(
                 sql: """
-                    INSERT INTO triggers (event, task, executor, payload, queue, priority, max_attempts, timeout, depends_on, once, paused,
+                    INSERT INTO jobq_triggers (event, task, executor, payload, queue, priority, max_attempts, timeout, depends_on, once, paused,
                         created_at, updated_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
                     ON CONFLICT (event, task) DO UPDATE SET executor = excluded.executor, payload = excluded.payload,
@@ -51,7 +51,7 @@ extension SQLStore {
     package func triggers(event: String?) async throws -> [TriggerStatus] {
         try await read { db in
             if let event { return try StoreSQL.triggers(db, event: event) }
-            return try db.fetchRows(sql: "SELECT * FROM triggers ORDER BY event, task").map(TriggerStatus.init)
+            return try db.fetchRows(sql: "SELECT * FROM jobq_triggers ORDER BY event, task").map(TriggerStatus.init)
         }
     }
 
@@ -63,7 +63,7 @@ extension SQLStore {
             guard status.paused != paused else { return status }
             let seconds = now.timeIntervalSince1970
             try db.execute(
-                sql: "UPDATE triggers SET paused = ?, updated_at = ? WHERE event = ? AND task = ?",
+                sql: "UPDATE jobq_triggers SET paused = ?, updated_at = ? WHERE event = ? AND task = ?",
                 arguments: [paused, seconds, event, task])
             try StoreSQL.triggerEvent(db, event: event, task: task, change: paused ? "paused" : "resumed", now: seconds)
             return try StoreSQL.trigger(db, event: event, task: task)!
@@ -80,7 +80,7 @@ extension SQLStore {
                     "task \(event)/\(dependent.task) depends on \(task); remove \(dependent.task) first, "
                         + "or add it again without --depends-on \(task)")
             }
-            try db.execute(sql: "DELETE FROM triggers WHERE event = ? AND task = ?", arguments: [event, task])
+            try db.execute(sql: "DELETE FROM jobq_triggers WHERE event = ? AND task = ?", arguments: [event, task])
             try StoreSQL.triggerEvent(db, event: event, task: task, change: "removed", now: now.timeIntervalSince1970)
         }
     }
@@ -95,13 +95,13 @@ extension SQLStore {
         return try await write(.short) { db in
             if let dedupe,
                 let earlier = try db.fetchRow(
-                    sql: "SELECT job_ids, emitted_at FROM trigger_emits WHERE event = ? AND dedupe = ?",
+                    sql: "SELECT job_ids, emitted_at FROM jobq_trigger_emits WHERE event = ? AND dedupe = ?",
                     arguments: [event, dedupe])
             {
                 if (earlier["emitted_at"] as Double) > seconds - StoreSQL.dedupeWindow {
                     let ids = try JSONDecoder().decode([JobID].self, from: Data((earlier["job_ids"] as String).utf8))
                     let jobs = try ids.compactMap { id in
-                        try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobs WHERE id = ?", arguments: [id]).map {
+                        try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobq_jobs WHERE id = ?", arguments: [id]).map {
                             Job($0)
                         }
                     }
@@ -124,13 +124,13 @@ extension SQLStore {
             }
             try db.execute(
                 sql:
-                    "UPDATE triggers SET ran_once_at = ? WHERE event = ? AND once = 1 AND ran_once_at IS NULL AND paused = 0",
+                    "UPDATE jobq_triggers SET ran_once_at = ? WHERE event = ? AND once = 1 AND ran_once_at IS NULL AND paused = 0",
                 arguments: [seconds, event])
             let ids = "[" + jobs.map { String($0.id) }.joined(separator: ",") + "]"
             if let dedupe {
                 try db.execute(
                     sql: """
-                        INSERT INTO trigger_emits (event, dedupe, job_ids, emitted_at) VALUES (?, ?, ?, ?)
+                        INSERT INTO jobq_trigger_emits (event, dedupe, job_ids, emitted_at) VALUES (?, ?, ?, ?)
                         ON CONFLICT (event, dedupe) DO UPDATE SET job_ids = excluded.job_ids, emitted_at = excluded.emitted_at
                         """,
                     arguments: [event, dedupe, ids, seconds])
@@ -186,12 +186,12 @@ extension StoreSQL {
     }
 
     static func triggers(_ db: some SQLTransaction, event: String) throws -> [TriggerStatus] {
-        try db.fetchRows(sql: "SELECT * FROM triggers WHERE event = ? ORDER BY task", arguments: [event]).map(
+        try db.fetchRows(sql: "SELECT * FROM jobq_triggers WHERE event = ? ORDER BY task", arguments: [event]).map(
             TriggerStatus.init)
     }
 
     static func trigger(_ db: some SQLTransaction, event: String, task: String) throws -> TriggerStatus? {
-        try db.fetchRow(sql: "SELECT * FROM triggers WHERE event = ? AND task = ?", arguments: [event, task]).map(
+        try db.fetchRow(sql: "SELECT * FROM jobq_triggers WHERE event = ? AND task = ?", arguments: [event, task]).map(
             TriggerStatus.init)
     }
 

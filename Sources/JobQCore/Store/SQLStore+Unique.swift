@@ -8,7 +8,7 @@ extension StoreSQL {
     /// here, inside the caller's transaction, so the caller's insert or retry may take the key.
     static func takeUniqueKey(_ db: some SQLTransaction, _ key: String, now: Double) throws -> Job? {
         let row = try db.statement(
-            sql: "SELECT \(Job.columns), unique_states, unique_for FROM jobs WHERE unique_hold = ?")
+            sql: "SELECT \(Job.columns), unique_states, unique_for FROM jobq_jobs WHERE unique_hold = ?")
         row.bind(1, key)
         defer { row.reset() }
         guard try row.step() else { return nil }
@@ -21,7 +21,7 @@ extension StoreSQL {
             return holder
         }
         row.reset()
-        try db.execute(sql: "UPDATE jobs SET unique_hold = NULL WHERE id = ?", arguments: [holder.id])
+        try db.execute(sql: "UPDATE jobq_jobs SET unique_hold = NULL WHERE id = ?", arguments: [holder.id])
         return nil
     }
 }

@@ -20,7 +20,7 @@ extension SQLStore {
             let page = try await read { [after] db in
                 try db.fetchRows(
                     sql: """
-                        SELECT id, CAST(payload AS text) AS payload FROM jobs
+                        SELECT id, CAST(payload AS text) AS payload FROM jobq_jobs
                         WHERE queue = ? AND state IN ('waiting', 'scheduled', 'ready', 'failed') AND id > ?
                         ORDER BY id LIMIT 1000
                         """,
@@ -46,7 +46,7 @@ extension SQLStore {
                 guard
                     let row = try db.fetchRow(
                         sql: """
-                            UPDATE jobs SET state = 'dead', error = ?, finished_at = ?, lease_until = NULL
+                            UPDATE jobq_jobs SET state = 'dead', error = ?, finished_at = ?, lease_until = NULL
                             WHERE id = ? AND state IN ('waiting', 'scheduled', 'ready', 'failed')
                             RETURNING \(Job.columns)
                             """,

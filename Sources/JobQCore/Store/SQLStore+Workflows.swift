@@ -10,14 +10,14 @@ extension SQLStore {
             let id = try db.fetchOne(
                 WorkflowID.self,
                 sql:
-                    "INSERT INTO workflows (name, state, context, created_at) VALUES (?, 'running', ?, ?) RETURNING id",
+                    "INSERT INTO jobq_workflows (name, state, context, created_at) VALUES (?, 'running', ?, ?) RETURNING id",
                 arguments: [workflow.name, JSONText.minified(JSONValue.object(workflow.context).jsonText), now])!
             var compiler = WorkflowCompiler(db: db, workflow: id, events: StoreSQL.PendingEvents(now: now))
             _ = try compiler.compile(workflow.root, parent: nil, position: 0, path: "$", waitsFor: [], tolerant: false)
             try db.execute(
                 sql:
                     """
-                    UPDATE workflows SET root_group = (SELECT id FROM workflow_groups WHERE workflow_id = ? AND parent_id IS NULL)
+                    UPDATE jobq_workflows SET root_group = (SELECT id FROM jobq_workflow_groups WHERE workflow_id = ? AND parent_id IS NULL)
                     WHERE id = ?
                     """,
                 arguments: [id, id])
@@ -35,7 +35,7 @@ extension SQLStore {
         return try await read { db in
             try db.fetchRows(
                 sql: """
-                    SELECT * FROM workflows w WHERE (CAST(\(P.state) AS text) IS NULL OR w.state = \(P.state))
+                    SELECT * FROM jobq_workflows w WHERE (CAST(\(P.state) AS text) IS NULL OR w.state = \(P.state))
                         AND (CAST(\(P.before) AS bigint) IS NULL OR w.id < \(P.before))
                     ORDER BY w.id DESC LIMIT \(P.limit)
                     """,
@@ -44,7 +44,7 @@ extension SQLStore {
                 var counts: [String: Int] = [:]
                 for count in try db.fetchRows(
                     sql: """
-                        SELECT j.state, COUNT(*) AS n FROM workflow_groups g JOIN jobs j ON j.group_id = g.id
+                        SELECT j.state, COUNT(*) AS n FROM jobq_workflow_groups g JOIN jobq_jobs j ON j.group_id = g.id
                         WHERE g.workflow_id = ? GROUP BY j.state
                         """,
                     arguments: [row["id"] as WorkflowID])
@@ -67,7 +67,7 @@ extension SQLStore {
         return try await write { db in
             guard
                 let workflow = try db.fetchRow(
-                    sql: "SELECT state, root_group FROM workflows WHERE id = ?", arguments: [id])
+                    sql: "SELECT state, root_group FROM jobq_workflows WHERE id = ?", arguments: [id])
             else {
                 throw StoreSQL.noWorkflow(id)
             }
@@ -78,7 +78,7 @@ extension SQLStore {
             var target: Int64 = workflow["root_group"]
             if let group {
                 let matches = try db.fetchRows(
-                    sql: "SELECT id, state FROM workflow_groups WHERE workflow_id = ? AND (name = ? OR path = ?)",
+                    sql: "SELECT id, state FROM jobq_workflow_groups WHERE workflow_id = ? AND (name = ? OR path = ?)",
                     arguments: [id, group, group])
                 guard let match = matches.first else {
                     throw JobQueueError.notFound(
@@ -108,15 +108,15 @@ extension SQLStore {
 
 extension StoreSQL {
     static func workflow(_ db: some SQLTransaction, _ id: WorkflowID) throws -> WorkflowStatus? {
-        guard let row = try db.fetchRow(sql: "SELECT * FROM workflows WHERE id = ?", arguments: [id]) else {
+        guard let row = try db.fetchRow(sql: "SELECT * FROM jobq_workflows WHERE id = ?", arguments: [id]) else {
             return nil
         }
         let groups = try db.fetchRows(
-            sql: "SELECT * FROM workflow_groups WHERE workflow_id = ? ORDER BY id", arguments: [id])
+            sql: "SELECT * FROM jobq_workflow_groups WHERE workflow_id = ? ORDER BY id", arguments: [id])
         let jobs = try db.fetchRows(
             sql: """
-                SELECT \(Job.columns), group_position FROM jobs
-                WHERE group_id IN (SELECT id FROM workflow_groups WHERE workflow_id = ?)
+                SELECT \(Job.columns), group_position FROM jobq_jobs
+                WHERE group_id IN (SELECT id FROM jobq_workflow_groups WHERE workflow_id = ?)
                 """,
             arguments: [id])
         // Members by group, in position order: jobs and groups interleaved as submitted.
@@ -172,12 +172,13 @@ extension StoreSQL {
     {
         let nodes = try db.fetchRows(
             sql: """
-                SELECT n.* FROM tree_nodes n WHERE n.tree_id IN (SELECT id FROM trees WHERE workflow_id = ?) ORDER BY n.tree_id, n.id
+                SELECT n.* FROM jobq_tree_nodes n WHERE n.tree_id IN (SELECT id FROM jobq_trees WHERE workflow_id = ?) ORDER BY n.tree_id, n.id
                 """,
             arguments: [workflow])
         let byTree = Dictionary(grouping: nodes) { $0["tree_id"] as Int64 }
-        return try db.fetchRows(sql: "SELECT * FROM trees WHERE workflow_id = ? ORDER BY id", arguments: [workflow]).map
-        { tree in
+        return try db.fetchRows(
+            sql: "SELECT * FROM jobq_trees WHERE workflow_id = ? ORDER BY id", arguments: [workflow]
+        ).map { tree in
             let id: Int64 = tree["id"]
             return TreeStatus(
                 id: id, group: tree["root_group"] ?? 0, maxJobs: tree["max_jobs"], jobsCreated: tree["jobs"],
@@ -242,7 +243,7 @@ package struct WorkflowCompiler<Transaction: SQLTransaction> {
         let id = try db.fetchOne(
             Int64.self,
             sql: """
-                INSERT INTO workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total)
+                INSERT INTO jobq_workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total)
                 VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?) RETURNING id
                 """,
             arguments: [

@@ -53,9 +53,13 @@ final class PostgresReader: ChaosReader, @unchecked Sendable {
     // Unchecked: used from the main thread only.
     private let connection: PostgresConnection
     private let logger = Logger(label: "jobq.chaos")
+    /// The checks name jobq's tables as its SQL does (`jobq_jobs`): the store's schema's here.
+    private let names: SchemaNames
 
     init(url: String) throws {
-        connection = try PostgresConnector(settings: try PostgresSettings(url: url), logger: logger).connectBlocking()
+        let settings = try PostgresSettings(url: url)
+        names = settings.schemaNames
+        connection = try PostgresConnector(settings: settings, logger: logger).connectBlocking()
     }
 
     // A connection must be closed before it goes (postgres-nio asserts it in debug builds).
@@ -64,7 +68,8 @@ final class PostgresReader: ChaosReader, @unchecked Sendable {
     private func rows(_ sql: String, _ arguments: [String]) throws -> [PostgresRow] {
         var binds = PostgresBindings()
         for argument in arguments { binds.append(argument) }
-        return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait().rows
+        return try connection.query(PostgresQuery(unsafeSQL: names.qualified(sql), binds: binds), logger: logger).wait()
+            .rows
     }
 
     func int(_ sql: String, _ arguments: [String]) throws -> Int? {

@@ -203,7 +203,7 @@ func installCleanerAudit() throws {
                 RETURN OLD; END $$
             """,
             """
-            CREATE TRIGGER chaos_cleaned_job AFTER DELETE ON jobs FOR EACH ROW
+            CREATE TRIGGER chaos_cleaned_job AFTER DELETE ON jobq_jobs FOR EACH ROW
             WHEN (OLD.queue = '\(cleanedQueue)') EXECUTE FUNCTION chaos_cleaned_job()
             """,
             """
@@ -211,7 +211,7 @@ func installCleanerAudit() throws {
                 INSERT INTO chaos_cleaned_events VALUES (OLD.id); RETURN OLD; END $$
             """,
             """
-            CREATE TRIGGER chaos_cleaned_event AFTER DELETE ON events FOR EACH ROW
+            CREATE TRIGGER chaos_cleaned_event AFTER DELETE ON jobq_events FOR EACH ROW
             WHEN (OLD.queue = '\(cleanedQueue)') EXECUTE FUNCTION chaos_cleaned_event()
             """
         ]
@@ -219,12 +219,12 @@ func installCleanerAudit() throws {
             "CREATE TABLE chaos_cleaned (id INTEGER, state TEXT, finished_at REAL, deleted_at REAL)",
             "CREATE TABLE chaos_cleaned_events (id INTEGER)",
             """
-            CREATE TRIGGER chaos_cleaned_job AFTER DELETE ON jobs WHEN old.queue = '\(cleanedQueue)' BEGIN
+            CREATE TRIGGER chaos_cleaned_job AFTER DELETE ON jobq_jobs WHEN old.queue = '\(cleanedQueue)' BEGIN
                 INSERT INTO chaos_cleaned VALUES (old.id, old.state, old.finished_at, (julianday('now') - 2440587.5) * 86400.0);
             END
             """,
             """
-            CREATE TRIGGER chaos_cleaned_event AFTER DELETE ON events WHEN old.queue = '\(cleanedQueue)' BEGIN
+            CREATE TRIGGER chaos_cleaned_event AFTER DELETE ON jobq_events WHEN old.queue = '\(cleanedQueue)' BEGIN
                 INSERT INTO chaos_cleaned_events VALUES (old.id);
             END
             """
@@ -305,7 +305,7 @@ func acknowledged() -> [Int64] {
 }
 let store: any ChaosReader = onPostgres ? try PostgresReader(url: db) : try SQLiteReader(path: db)
 func unfinished() throws -> Int {
-    try store.int("SELECT COUNT(*) FROM jobs WHERE state NOT IN ('succeeded', 'dead', 'cancelled')") ?? 0
+    try store.int("SELECT COUNT(*) FROM jobq_jobs WHERE state NOT IN ('succeeded', 'dead', 'cancelled')") ?? 0
 }
 // A follower of the event feed through jobq's API, from the start to the end: ids follow commit
 // order, so resuming after the last id seen must miss none.
@@ -323,7 +323,7 @@ while true {
         precondition(run(["batch", "close", "chaos"], log: "setup.log").waitUntilExitAndStatus() == 0)
         batchClosed = true
     }
-    let scheduleDone = try store.int("SELECT made FROM schedules WHERE name = 'chaos-tick'") == scheduleTimes
+    let scheduleDone = try store.int("SELECT made FROM jobq_schedules WHERE name = 'chaos-tick'") == scheduleTimes
     if !producing, scheduleDone, try unfinished() == 0 { break }
     if Date().timeIntervalSince(started) > 600 {
         print("chaos: gave up after 10 minutes")
@@ -349,26 +349,26 @@ let report = try { () throws -> [String: Int] in
         try db.int(
             onPostgres
                 ? """
-                SELECT COUNT(*) FROM json_array_elements_text(CAST($1 AS json)) AS acked(id) LEFT JOIN jobs ON jobs.id = CAST(acked.id AS bigint)
-                WHERE (jobs.id IS NULL AND CAST(acked.id AS bigint) NOT IN (SELECT id FROM chaos_cleaned))
-                    OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
+                SELECT COUNT(*) FROM json_array_elements_text(CAST($1 AS json)) AS acked(id) LEFT JOIN jobq_jobs ON jobq_jobs.id = CAST(acked.id AS bigint)
+                WHERE (jobq_jobs.id IS NULL AND CAST(acked.id AS bigint) NOT IN (SELECT id FROM chaos_cleaned))
+                    OR jobq_jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
                 """
                 : """
-                SELECT COUNT(*) FROM json_each(?) LEFT JOIN jobs ON jobs.id = json_each.value
-                WHERE (jobs.id IS NULL AND json_each.value NOT IN (SELECT id FROM chaos_cleaned))
-                    OR jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
+                SELECT COUNT(*) FROM json_each(?) LEFT JOIN jobq_jobs ON jobq_jobs.id = json_each.value
+                WHERE (jobq_jobs.id IS NULL AND json_each.value NOT IN (SELECT id FROM chaos_cleaned))
+                    OR jobq_jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
                 """, [ackedList]) ?? -1
     figures["duplicates"] =
         try db.int(
             """
-            SELECT COUNT(*) FROM (SELECT job_id FROM events WHERE kind IN ('succeeded', 'dead') GROUP BY job_id HAVING COUNT(*) > 1) AS twice
+            SELECT COUNT(*) FROM (SELECT job_id FROM jobq_events WHERE kind IN ('succeeded', 'dead') GROUP BY job_id HAVING COUNT(*) > 1) AS twice
             """) ?? -1
-    figures["overAttempts"] = try db.int("SELECT COUNT(*) FROM jobs WHERE attempt > max_attempts") ?? -1
+    figures["overAttempts"] = try db.int("SELECT COUNT(*) FROM jobq_jobs WHERE attempt > max_attempts") ?? -1
     // Events the follower never saw or saw twice, and events it saw out of the feed's final
     // order (an event that appeared before one it had passed); on SQLite, whose ids have no
     // holes, also ids missing.
     let allEvents = try db.ids(
-        onPostgres ? "SELECT id FROM events ORDER BY xact, id" : "SELECT id FROM events ORDER BY id")
+        onPostgres ? "SELECT id FROM jobq_events ORDER BY xact, id" : "SELECT id FROM jobq_events ORDER BY id")
     // Events the cleaner deleted count as seen only if the follower saw them before.
     let cleanedEvents = try db.ids("SELECT id FROM chaos_cleaned_events")
     let kept = Set(allEvents)
@@ -388,48 +388,49 @@ let report = try { () throws -> [String: Int] in
     figures["eventGaps"] = missed + seenTwice + outOfOrder + holes
     figures["redeliveries"] =
         try db.int(
-            "SELECT COUNT(*) FROM events WHERE kind IN ('failed', 'dead') AND CAST(data AS text) LIKE '%lost its lease%'"
+            "SELECT COUNT(*) FROM jobq_events WHERE kind IN ('failed', 'dead') AND CAST(data AS text) LIKE '%lost its lease%'"
         ) ?? -1
     // Jobs claimed ahead into a killed worker's buffer: handed back with their attempts.
     figures["bufferRedeliveries"] =
         try db.int(
-            "SELECT COUNT(*) FROM events WHERE kind = 'released' AND CAST(data AS text) LIKE '%before the attempt started%'"
+            "SELECT COUNT(*) FROM jobq_events WHERE kind = 'released' AND CAST(data AS text) LIKE '%before the attempt started%'"
         ) ?? -1
     // The poison guard: jobs a killed worker held without a start mark, near the head of its
     // buffer (suspects, whose start is then committed before they run), and jobs ended for a
     // worker's death without a `started` event ever written (must be none).
-    figures["suspects"] = try db.int("SELECT COUNT(*) FROM jobs WHERE unstarted_deliveries > 0") ?? -1
+    figures["suspects"] = try db.int("SELECT COUNT(*) FROM jobq_jobs WHERE unstarted_deliveries > 0") ?? -1
     figures["deadNeverStarted"] =
         try db.int(
             """
-            SELECT COUNT(*) FROM jobs j WHERE j.state = 'dead' AND j.error LIKE '%worker%'
-                AND NOT EXISTS (SELECT 1 FROM events e WHERE e.job_id = j.id AND e.kind = 'started')
+            SELECT COUNT(*) FROM jobq_jobs j WHERE j.state = 'dead' AND j.error LIKE '%worker%'
+                AND NOT EXISTS (SELECT 1 FROM jobq_events e WHERE e.job_id = j.id AND e.kind = 'started')
             """) ?? -1
     // An attempt counted that no `started` event shows (a start is committed before the job runs).
     figures["burned"] =
         try db.int(
             """
             SELECT COALESCE(SUM(CASE WHEN j.attempt > s.n THEN j.attempt - s.n ELSE 0 END), 0)
-            FROM jobs j JOIN (SELECT j2.id, (SELECT COUNT(*) FROM events e WHERE e.job_id = j2.id AND e.kind = 'started') AS n FROM jobs j2) AS s
+            FROM jobq_jobs j JOIN (SELECT j2.id, (SELECT COUNT(*) FROM jobq_events e WHERE e.job_id = j2.id AND e.kind = 'started') AS n FROM jobq_jobs j2) AS s
                 ON s.id = j.id
             WHERE j.state IN ('succeeded', 'dead', 'cancelled')
             """) ?? -1
-    figures["batchFirings"] = try db.int("SELECT COUNT(*) FROM events WHERE kind = 'batch'") ?? -1
+    figures["batchFirings"] = try db.int("SELECT COUNT(*) FROM jobq_events WHERE kind = 'batch'") ?? -1
     figures["batchCallbacks"] =
-        try db.int("SELECT COUNT(*) FROM jobs WHERE executor = 'echo' AND workflow_id IS NULL AND schedule IS NULL")
+        try db.int(
+            "SELECT COUNT(*) FROM jobq_jobs WHERE executor = 'echo' AND workflow_id IS NULL AND schedule IS NULL")
         ?? -1
-    figures["jobs"] = try db.int("SELECT COUNT(*) FROM jobs") ?? -1
+    figures["jobs"] = try db.int("SELECT COUNT(*) FROM jobq_jobs") ?? -1
     // The server keeps its own files consistent; SQLite's file is checked.
     figures["integrityOK"] = try onPostgres || db.string("PRAGMA integrity_check") == "ok" ? 1 : 0
-    figures["workflows"] = try db.int("SELECT COUNT(*) FROM workflows") ?? -1
+    figures["workflows"] = try db.int("SELECT COUNT(*) FROM jobq_workflows") ?? -1
     // Final exactly once: a final state, and one `workflow` event each.
     figures["workflowsFinalOnce"] =
         try db.int(
             """
-            SELECT COUNT(*) FROM workflows w WHERE w.state != 'running'
-                AND (SELECT COUNT(*) FROM events e WHERE e.workflow_id = w.id AND e.kind = 'workflow') = 1
+            SELECT COUNT(*) FROM jobq_workflows w WHERE w.state != 'running'
+                AND (SELECT COUNT(*) FROM jobq_events e WHERE e.workflow_id = w.id AND e.kind = 'workflow') = 1
             """) ?? -1
-    figures["workflowsSucceeded"] = try db.int("SELECT COUNT(*) FROM workflows WHERE state = 'succeeded'") ?? -1
+    figures["workflowsSucceeded"] = try db.int("SELECT COUNT(*) FROM jobq_workflows WHERE state = 'succeeded'") ?? -1
     // A tree is final once (one `tree` event), succeeded (its doomed jobs are contained), and
     // holds exactly the jobs its data makes: none lost, none created twice.
     let treeOfEvent = onPostgres ? "CAST(e.data ->> 'tree' AS bigint)" : "json_extract(e.data, '$.tree')"
@@ -437,14 +438,14 @@ let report = try { () throws -> [String: Int] in
     figures["treesFinalOnce"] =
         try db.int(
             """
-            SELECT COUNT(*) FROM trees t WHERE (SELECT COUNT(*) FROM events e WHERE e.kind = 'tree' AND \(treeOfEvent) = t.id) = 1
+            SELECT COUNT(*) FROM jobq_trees t WHERE (SELECT COUNT(*) FROM jobq_events e WHERE e.kind = 'tree' AND \(treeOfEvent) = t.id) = 1
             """) ?? -1
     figures["treesSucceeded"] =
-        try db.int("SELECT COUNT(*) FROM events e WHERE e.kind = 'tree' AND \(stateOfEvent) = 'succeeded'") ?? -1
+        try db.int("SELECT COUNT(*) FROM jobq_events e WHERE e.kind = 'tree' AND \(stateOfEvent) = 'succeeded'") ?? -1
     let treeJobCounts = try db.pairs(
         """
-        SELECT w.name, COUNT(j.id) AS n FROM trees t JOIN workflows w ON w.id = t.workflow_id
-            JOIN tree_nodes n ON n.tree_id = t.id JOIN jobs j ON j.tree_node = n.id GROUP BY t.id, w.name
+        SELECT w.name, COUNT(j.id) AS n FROM jobq_trees t JOIN jobq_workflows w ON w.id = t.workflow_id
+            JOIN jobq_tree_nodes n ON n.tree_id = t.id JOIN jobq_jobs j ON j.tree_node = n.id GROUP BY t.id, w.name
         """)
     figures["treesWithWrongJobs"] =
         treeJobCounts.filter { row in
@@ -453,49 +454,49 @@ let report = try { () throws -> [String: Int] in
         }.count + (treeCount - treeJobCounts.count)
     // The schedule made each occurrence's job once, and counted them.
     figures["scheduleJobs"] =
-        try db.int("SELECT COUNT(DISTINCT occurrence) FROM jobs WHERE schedule = 'chaos-tick'") ?? -1
-    figures["scheduleRows"] = try db.int("SELECT COUNT(*) FROM jobs WHERE schedule = 'chaos-tick'") ?? -1
-    figures["waiting"] = try db.int("SELECT COUNT(*) FROM jobs WHERE state = 'waiting'") ?? -1
+        try db.int("SELECT COUNT(DISTINCT occurrence) FROM jobq_jobs WHERE schedule = 'chaos-tick'") ?? -1
+    figures["scheduleRows"] = try db.int("SELECT COUNT(*) FROM jobq_jobs WHERE schedule = 'chaos-tick'") ?? -1
+    figures["waiting"] = try db.int("SELECT COUNT(*) FROM jobq_jobs WHERE state = 'waiting'") ?? -1
     // Triggers: one job per task per dedupe key, `boot` once, and no `second` that started
     // before the `first` of its emit had finished.
     for task in ["first", "second", "boot"] {
         figures["trigger-\(task)"] =
-            try db.int("SELECT COUNT(*) FROM jobs WHERE name = '\("chaos.event/\(task)")'") ?? -1
+            try db.int("SELECT COUNT(*) FROM jobq_jobs WHERE name = '\("chaos.event/\(task)")'") ?? -1
     }
     figures["triggerOrder"] =
         try db.int(
             """
-            SELECT COUNT(*) FROM jobs s JOIN dependencies d ON d.job_id = s.id JOIN jobs f ON f.id = d.depends_on
+            SELECT COUNT(*) FROM jobq_jobs s JOIN jobq_dependencies d ON d.job_id = s.id JOIN jobq_jobs f ON f.id = d.depends_on
             WHERE s.name = 'chaos.event/second' AND (s.started_at < f.finished_at OR f.name != 'chaos.event/first')
             """) ?? -1
     figures["triggerUnlinked"] =
         try db.int(
             """
-            SELECT COUNT(*) FROM jobs s WHERE s.name = 'chaos.event/second' AND (SELECT COUNT(*) FROM dependencies d WHERE d.job_id = s.id) != 1
+            SELECT COUNT(*) FROM jobq_jobs s WHERE s.name = 'chaos.event/second' AND (SELECT COUNT(*) FROM jobq_dependencies d WHERE d.job_id = s.id) != 1
             """) ?? -1
     // Unique keys: a job stored (its `enqueued` event, in commit order) before the job of its key
     // stored before it had finished (its final event).
-    figures["uniqueJobs"] = try db.int("SELECT COUNT(*) FROM jobs WHERE unique_key IS NOT NULL") ?? -1
+    figures["uniqueJobs"] = try db.int("SELECT COUNT(*) FROM jobq_jobs WHERE unique_key IS NOT NULL") ?? -1
     figures["uniqueOverlaps"] =
         try db.int(
             """
             WITH marks AS (
                 SELECT j.id, j.unique_key,
-                    (SELECT MIN(e.id) FROM events e WHERE e.job_id = j.id AND e.kind = 'enqueued') AS stored,
-                    (SELECT MAX(e.id) FROM events e WHERE e.job_id = j.id AND e.kind IN ('succeeded', 'dead', 'cancelled')) AS finished
-                FROM jobs j WHERE j.unique_key IS NOT NULL)
+                    (SELECT MIN(e.id) FROM jobq_events e WHERE e.job_id = j.id AND e.kind = 'enqueued') AS stored,
+                    (SELECT MAX(e.id) FROM jobq_events e WHERE e.job_id = j.id AND e.kind IN ('succeeded', 'dead', 'cancelled')) AS finished
+                FROM jobq_jobs j WHERE j.unique_key IS NOT NULL)
             SELECT COUNT(*) FROM marks a JOIN marks b ON b.unique_key = a.unique_key AND b.id > a.id
             WHERE a.finished IS NULL OR b.stored < a.finished
             """) ?? -1
     // Jobs of the limited queue that started while the limit's worth of others of their
     // partition ran (by the recorded times of each job's last attempt; a killed attempt held its
     // place until reclaimed).
-    figures["limitedJobs"] = try db.int("SELECT COUNT(*) FROM jobs WHERE queue = '\(limitedQueue)'") ?? -1
+    figures["limitedJobs"] = try db.int("SELECT COUNT(*) FROM jobq_jobs WHERE queue = '\(limitedQueue)'") ?? -1
     figures["limitOverlaps"] =
         try db.int(
             """
-            SELECT COUNT(*) FROM jobs a WHERE a.queue = '\(limitedQueue)' AND a.started_at IS NOT NULL
-                AND (SELECT COUNT(*) FROM jobs b WHERE b.queue = '\(limitedQueue)' AND b.partition_key = a.partition_key
+            SELECT COUNT(*) FROM jobq_jobs a WHERE a.queue = '\(limitedQueue)' AND a.started_at IS NOT NULL
+                AND (SELECT COUNT(*) FROM jobq_jobs b WHERE b.queue = '\(limitedQueue)' AND b.partition_key = a.partition_key
                     AND b.started_at <= a.started_at AND b.finished_at > a.started_at) > \(concurrencyLimit)
             """) ?? -1
     // Starts (every attempt's `started` event, killed ones included) after which the second
@@ -503,18 +504,18 @@ let report = try { () throws -> [String: Int] in
     figures["rateOverlaps"] =
         try db.int(
             """
-            SELECT COUNT(*) FROM events a JOIN jobs ja ON ja.id = a.job_id
+            SELECT COUNT(*) FROM jobq_events a JOIN jobq_jobs ja ON ja.id = a.job_id
             WHERE a.kind = 'started' AND ja.queue = '\(limitedQueue)'
-                AND (SELECT COUNT(*) FROM events b JOIN jobs jb ON jb.id = b.job_id
+                AND (SELECT COUNT(*) FROM jobq_events b JOIN jobq_jobs jb ON jb.id = b.job_id
                     WHERE b.kind = 'started' AND jb.queue = '\(limitedQueue)' AND jb.partition_key = ja.partition_key
                         AND b.created_at > a.created_at - 1 AND b.created_at <= a.created_at) > \(rateLimit)
             """) ?? -1
     // A lane job that started before the one appended before it had finished.
-    figures["laneJobs"] = try db.int("SELECT COUNT(*) FROM jobs WHERE lane = 'chaos'") ?? -1
+    figures["laneJobs"] = try db.int("SELECT COUNT(*) FROM jobq_jobs WHERE lane = 'chaos'") ?? -1
     figures["laneOverlaps"] =
         try db.int(
             """
-            SELECT COUNT(*) FROM (SELECT started_at, LAG(finished_at) OVER (ORDER BY id) AS previous_end FROM jobs WHERE lane = 'chaos') AS lane
+            SELECT COUNT(*) FROM (SELECT started_at, LAG(finished_at) OVER (ORDER BY id) AS previous_end FROM jobq_jobs WHERE lane = 'chaos') AS lane
             WHERE previous_end IS NOT NULL AND started_at < previous_end
             """) ?? -1
     return figures

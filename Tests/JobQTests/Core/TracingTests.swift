@@ -105,7 +105,7 @@ struct TracingTests {
         }
 
         // What the store keeps: the producer's ids for the traced jobs, nothing for the other.
-        let stored = try await queue.storedRows("SELECT id, trace_context FROM jobs ORDER BY id")
+        let stored = try await queue.storedRows("SELECT id, trace_context FROM jobq_jobs ORDER BY id")
         let contexts = Dictionary(
             uniqueKeysWithValues: stored.map { ($0["id"] as Int64, $0["trace_context"] as String?) })
         let carrier = try #require(contexts[traced.id] ?? nil)

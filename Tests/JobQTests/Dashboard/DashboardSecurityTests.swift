@@ -242,7 +242,7 @@ struct DashboardSecurityTests {
             queue: queue, options: .init(storeName: "s", access: .loopbackOnly, maximumStreams: 1))
         // Another connection breaks the store under the dashboard: every read of events fails.
         let other = try DatabaseQueue(path: store.path)
-        try await other.write { try $0.execute(sql: "ALTER TABLE events RENAME TO events_away") }
+        try await other.write { try $0.execute(sql: "ALTER TABLE jobq_events RENAME TO events_away") }
         for round in 1...3 {
             let failed = try await dashboard.get("/events/stream")
             #expect(
@@ -251,7 +251,7 @@ struct DashboardSecurityTests {
         let health = try await dashboard.get("/healthz")
         #expect(
             health.status == 503 && health.body == "{\"status\":\"unavailable\"}\n", "no error text: \(health.body)")
-        try await other.write { try $0.execute(sql: "ALTER TABLE events_away RENAME TO events") }
+        try await other.write { try $0.execute(sql: "ALTER TABLE events_away RENAME TO jobq_events") }
         let cursor = try await queue.latestEventID()
         let stream = try await RawHTTP.exchange(
             port: dashboard.port, "GET /events/stream HTTP/1.1\nHost: 127.0.0.1\nLast-Event-ID: \(cursor)\n\n",

@@ -19,7 +19,7 @@ struct PostgresSchemaTests {
             let again = try await PostgresSchema.migrate(settings, logger: PostgresTestServer.logger)
             #expect(again.applied.isEmpty && again.fromVersion == PostgresSchema.latestVersion)
             let tables = try await PostgresTestServer.rows(
-                settings, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+                settings, "SELECT tablename FROM pg_tables WHERE schemaname = 'jobq' ORDER BY tablename",
                 as: String.self)
             for table in [
                 "jobs", "events", "workflows", "workflow_groups", "trees", "tree_nodes", "schedules", "triggers",
@@ -27,6 +27,110 @@ struct PostgresSchemaTests {
             ] {
                 #expect(tables.contains(table), "missing table \(table)")
             }
+        }
+    }
+
+    /// An application's own tables in `public`, named as jobq's were (`schema_migrations` with
+    /// the same columns, not jobq's rows): jobq's store goes in its own schema and leaves them be.
+    @Test func theAppsTablesInPublicAreLeftAlone() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            for statement in [
+                "CREATE TABLE public.jobs (id bigserial PRIMARY KEY, title text NOT NULL)",
+                "INSERT INTO public.jobs (title) VALUES ('plumber'), ('painter')",
+                "CREATE TABLE public.events (id bigserial PRIMARY KEY, name text)",
+                "INSERT INTO public.events (name) VALUES ('launch')",
+                "CREATE TABLE public.workers (name text PRIMARY KEY, queues text)",
+                "INSERT INTO public.workers VALUES ('ann', 'day')",
+                """
+                CREATE TABLE public.schema_migrations (
+                    version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, applied_at double precision)
+                """,
+                "INSERT INTO public.schema_migrations VALUES (1, 'create_users', 'abc', 0), (2, 'add_orders', 'def', 0)"
+            ] {
+                try await PostgresTestServer.execute(settings, statement)
+            }
+            func appRows() async throws -> [String] {
+                try await PostgresTestServer.rows(
+                    settings,
+                    """
+                    SELECT 'jobs ' || id || ' ' || title FROM public.jobs UNION ALL
+                    SELECT 'events ' || id || ' ' || name FROM public.events UNION ALL
+                    SELECT 'workers ' || name || ' ' || queues FROM public.workers UNION ALL
+                    SELECT 'migrations ' || version || ' ' || name || ' ' || checksum FROM public.schema_migrations
+                    ORDER BY 1
+                    """, as: String.self)
+            }
+            let before = try await appRows()
+            #expect(before.count == 6)
+            #expect(try await PostgresSchema.version(settings) == 0, "the app's schema_migrations is not jobq's")
+            let queue = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
+            let job = try await queue.enqueue(Sum.self, .init(a: 2, b: 3))
+            try await WorkerPool(queue: queue, executors: [Sum()], options: quickOptions()).run()
+            #expect(try await queue.job(job.id)?.state == .succeeded)
+            #expect(try await appRows() == before)
+            let publicTables = try await PostgresTestServer.rows(
+                settings, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1", as: String.self)
+            #expect(publicTables == ["events", "jobs", "schema_migrations", "workers"])
+            #expect(
+                try await PostgresTestServer.rows(
+                    settings, "SELECT count(*) FROM pg_tables WHERE schemaname = 'jobq'", as: Int.self) == [
+                        StoreTables.names.count
+                    ])
+        }
+    }
+
+    /// A schema of the user's choosing, with a name that needs quoting, beside the default one:
+    /// two stores in one database, each with its own jobs.
+    @Test func twoStoresInTwoSchemasOfOneDatabase() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            var other = settings
+            other.schema = #"Tenant "B""#
+            let first = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
+            let second = try await JobQueue(postgres: other, logger: PostgresTestServer.logger)
+            let a = try await first.enqueue(Sum.self, .init(a: 1, b: 1))
+            _ = try await second.enqueue(Sum.self, .init(a: 2, b: 2))
+            _ = try await second.enqueue(Sum.self, .init(a: 3, b: 3))
+            #expect(try await first.jobs().count == 1)
+            #expect(try await second.jobs().count == 2)
+            try await WorkerPool(queue: second, executors: [Sum()], options: quickOptions()).run()
+            #expect(try await first.job(a.id)?.state == .ready, "the other store's workers leave it alone")
+            #expect(try await second.jobs(state: .succeeded).count == 2)
+            let schemas = try await PostgresTestServer.rows(
+                settings, "SELECT DISTINCT schemaname FROM pg_tables WHERE tablename = 'jobs' ORDER BY 1",
+                as: String.self)
+            #expect(schemas == [#"Tenant "B""#, "jobq"])
+        }
+    }
+
+    /// A store made before schemas, in `public` at version 8: `migrate` moves it into `jobq`
+    /// with every row (ids and the sequence too), and it works on.
+    @Test func aStoreInPublicMovesIntoItsSchemaKeepingEveryRow() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            let logger = PostgresTestServer.logger
+            let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
+            let old = Array(PostgresMigration.postgres.prefix(8))
+            _ = try await PostgresSchema.migrate(
+                on: connection, names: .shared("public"), logger: logger, migrations: old)
+            try await connection.query(
+                """
+                INSERT INTO public.jobs (queue, executor, payload, state, max_attempts, run_at, created_at)
+                VALUES ('default', 'test-sum', '{"a":1,"b":2}', 'ready', 3, 0, 0),
+                       ('default', 'test-sum', '{"a":5,"b":5}', 'ready', 3, 0, 0)
+                """, logger: logger)
+            try await connection.close()
+            let old8 = try await PostgresSchema.pending(settings)
+            #expect(old8.version == 8 && old8.pending == ["0009_schema_of_its_own.sql"])
+
+            let queue = try await JobQueue(postgres: settings, logger: logger)
+            #expect(try await queue.jobs().map(\.id) == [1, 2])
+            let third = try await queue.enqueue(Sum.self, .init(a: 0, b: 0))
+            #expect(third.id == 3, "the sequence moved with its table")
+            try await WorkerPool(queue: queue, executors: [Sum()], options: quickOptions()).run()
+            #expect(try await queue.jobs(state: .succeeded).count == 3)
+            let left = try await PostgresTestServer.rows(
+                settings, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", as: Int.self)
+            #expect(left == [0])
+            #expect(try await PostgresSchema.version(settings) == PostgresSchema.latestVersion)
         }
     }
 
@@ -39,7 +143,10 @@ struct PostgresSchemaTests {
             let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
             defer { Task { try? await connection.close() } }
             let old = Array(PostgresMigration.postgres.prefix(2))
-            #expect(try await PostgresSchema.migrate(on: connection, logger: logger, migrations: old).toVersion == 2)
+            #expect(
+                try await PostgresSchema.migrate(
+                    on: connection, names: settings.schemaNames, logger: logger, migrations: old
+                ).toVersion == 2)
             for index in 1...5 {
                 try await connection.query(
                     PostgresQuery(
@@ -47,7 +154,7 @@ struct PostgresSchemaTests {
                             "INSERT INTO events (job_id, kind, created_at) VALUES (\(index), 'enqueued', \(index))"),
                     logger: logger)
             }
-            let report = try await PostgresSchema.migrate(on: connection, logger: logger)
+            let report = try await PostgresSchema.migrate(on: connection, names: settings.schemaNames, logger: logger)
             #expect(report.fromVersion == 2 && report.applied.first == "0003_event_transactions.sql")
             let queue = try await JobQueue(postgres: settings, logger: logger)
             #expect(try await queue.events(after: 0).map(\.id) == [1, 2, 3, 4, 5], "the old events in id order")
@@ -116,13 +223,14 @@ struct PostgresSchemaTests {
             defer { Task { try? await connection.close() } }
             await #expect {
                 try await PostgresSchema.migrate(
-                    on: connection, logger: PostgresTestServer.logger, migrations: [good, bad])
+                    on: connection, names: settings.schemaNames, logger: PostgresTestServer.logger,
+                    migrations: [good, bad])
             } throws: { error in
                 "\(error)".contains("schema migration 0002_b.sql failed and was rolled back")
                     && "\(error)".contains("no_such_table")
             }
             let tables = try await PostgresTestServer.rows(
-                settings, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+                settings, "SELECT tablename FROM pg_tables WHERE schemaname = 'jobq' ORDER BY tablename",
                 as: String.self)
             #expect(tables == ["a", "schema_migrations"], "0001 stays, 0002 left nothing")
             #expect(

@@ -64,6 +64,52 @@ struct PostgresSettingsTests {
         }
     }
 
+    /// jobq's tables live in a schema of their own: `jobq` unless the URL names another, kept
+    /// as given (quoted) and refused when PostgreSQL would not keep it.
+    @Test func theSchemaIsJobqUnlessTheURLNamesAnother() throws {
+        let standard = try PostgresSettings(url: "postgres://me@h/db", environment: [:])
+        #expect(standard.schema == "jobq" && standard.description == "postgres://me@h:5432/db")
+        let named = try PostgresSettings(url: "postgres://me@h/db?schema=Billing%20Jobs", environment: [:])
+        #expect(named.schema == "Billing Jobs")
+        #expect(named.description == "postgres://me@h:5432/db?schema=Billing%20Jobs")
+        #expect(named.schemaNames.qualified("SELECT * FROM jobq_jobs") == #"SELECT * FROM "Billing Jobs".jobs"#)
+        let quoted = try PostgresSettings(url: #"postgres://me@h/db?schema=a%22b"#, environment: [:])
+        #expect(quoted.schemaNames.table("jobs") == #""a""b".jobs"#)
+        for (value, message) in [
+            ("", "1 to 63 bytes"), (String(repeating: "s", count: 64), "1 to 63 bytes"),
+            ("pg_jobs", "start with pg_"), ("a%0Ab", "control characters")
+        ] {
+            #expect {
+                _ = try PostgresSettings(url: "postgres://me@h/db?schema=\(value)", environment: [:])
+            } throws: { error in
+                guard case JobQueueError.invalidInput(let text) = error else { return false }
+                return text.contains(message)
+            }
+        }
+    }
+
+    /// The names jobq's SQL writes become the schema's tables; values, columns named like a
+    /// table, comments and parameters stay as they are.
+    @Test func statementsNameTheSchemasTables() {
+        let names = SchemaNames.shared("jobq")
+        #expect(
+            names.qualified(
+                """
+                UPDATE jobq_trees SET jobs = jobs + $1 FROM jobq_jobs -- jobq_jobs here stays
+                WHERE jobq_jobs.id = $2 AND pg_notify('jobq_events', 'jobq_jobs') IS NOT NULL
+                """)
+                    == """
+                    UPDATE "jobq".trees SET jobs = jobs + $1 FROM "jobq".jobs -- jobq_jobs here stays
+                    WHERE jobs.id = $2 AND pg_notify('jobq_events', 'jobq_jobs') IS NOT NULL
+                    """)
+        #expect(
+            SchemaNames.unqualified("SELECT 1 FROM jobq_jobs, jobq_record_successes()")
+                == "SELECT 1 FROM jobs, jobq_record_successes()")
+        #expect(
+            names.qualified("SELECT jobq_record_successes(), jobq_nothing")
+                == #"SELECT "jobq".jobq_record_successes(), jobq_nothing"#)
+    }
+
     @Test func defaultsArePort5432AndTLSIfOffered() throws {
         let settings = try PostgresSettings(url: "postgresql://me@localhost/db", environment: [:])
         #expect(settings.port == 5432 && settings.tls == .prefer && !settings.hasPassword)

@@ -147,7 +147,7 @@ struct DiskFullTests {
         let (check, count) = try await DatabaseQueue(path: db).read { db in
             (
                 try String.fetchOne(db, sql: "PRAGMA integrity_check"),
-                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs")
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobq_jobs")
             )
         }
         #expect(check == "ok")

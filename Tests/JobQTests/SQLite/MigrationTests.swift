@@ -17,7 +17,7 @@ struct MigrationTests {
     }
 
     static func version(_ path: String) throws -> Int? {
-        try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
+        try DatabaseQueue(path: path).read { try SchemaMigrator.currentVersion($0) }
     }
 
     static func backups(_ store: TemporaryStore) throws -> [String] {
@@ -29,7 +29,7 @@ struct MigrationTests {
         let store = try Self.oldStore()
         _ = try store.open()
         let recorded = try DatabaseQueue(path: store.path).read { db in
-            try Row.fetchAll(db, sql: "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
+            try Row.fetchAll(db, sql: "SELECT version, name, checksum FROM jobq_schema_migrations ORDER BY version")
         }
         #expect(recorded.map { $0["version"] as Int } == SchemaMigration.all.map(\.version))
         #expect(recorded.map { $0["name"] as String } == SchemaMigration.all.map(\.name))
@@ -47,10 +47,10 @@ struct MigrationTests {
             for _ in 0..<3 {
                 try db.execute(
                     sql:
-                        "INSERT INTO jobs (queue, executor, payload, state, run_at, created_at) VALUES ('default', 'echo', '{}', 'ready', 0, 0)"
+                        "INSERT INTO jobq_jobs (queue, executor, payload, state, run_at, created_at) VALUES ('default', 'echo', '{}', 'ready', 0, 0)"
                 )
             }
-            try db.execute(sql: "DELETE FROM jobs WHERE id > 1")
+            try db.execute(sql: "DELETE FROM jobq_jobs WHERE id > 1")
         }
         try writer.close()
         let queue = try JobQueue(path: store.path, backupBeforeMigrating: false)
@@ -193,7 +193,7 @@ struct MigrationTests {
             #expect(process.terminationStatus == 0, "process \(index): \(stderr)")
         }
         let versions = try await DatabaseQueue(path: store.path).read { db in
-            try Int.fetchAll(db, sql: "SELECT version FROM schema_migrations ORDER BY version")
+            try Int.fetchAll(db, sql: "SELECT version FROM jobq_schema_migrations ORDER BY version")
         }
         #expect(versions == SchemaMigration.all.map(\.version))
         #expect(try Self.backups(store).count == 1, "one process migrated (and backed up); the others waited")
@@ -267,7 +267,7 @@ struct MigrationTests {
     @Test func cliRefusesNewerAndEditedStoresWithExitTwo() async throws {
         let newer = try TemporaryStore()
         _ = try newer.open()
-        try await DatabaseQueue(path: newer.path).write { try $0.execute(sql: "PRAGMA user_version = 42") }
+        try await DatabaseQueue(path: newer.path).write { try StoreTests.recordVersion(42, in: $0) }
         let before = try BadInputTests.snapshot(newer.path)
         for arguments in [["status"], ["list"], ["migrate", "status"], ["migrate", "up"], ["enqueue", "sum"]] {
             let result = try await CLI.run(arguments, db: newer.path)
@@ -281,7 +281,7 @@ struct MigrationTests {
         let edited = try TemporaryStore()
         _ = try edited.open()
         try await DatabaseQueue(path: edited.path).write {
-            try $0.execute(sql: "UPDATE schema_migrations SET checksum = 'abc' WHERE version = 1")
+            try $0.execute(sql: "UPDATE jobq_schema_migrations SET checksum = 'abc' WHERE version = 1")
         }
         let editedBefore = try BadInputTests.snapshot(edited.path)
         let result = try await CLI.run(["status"], db: edited.path)

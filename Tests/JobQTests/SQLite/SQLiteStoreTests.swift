@@ -74,9 +74,11 @@ struct StoreTests {
         let db = try DatabaseQueue(path: store.path)
         try db.read { db in
             #expect(try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal")
-            #expect(try Int.fetchOne(db, sql: "PRAGMA user_version") == SchemaMigration.latestVersion)
+            // `user_version` is the application's: jobq's version is in its own table.
+            #expect(try Int.fetchOne(db, sql: "PRAGMA user_version") == 0)
+            #expect(try SchemaMigrator.currentVersion(db) == SchemaMigration.latestVersion)
             let recorded = try Row.fetchAll(
-                db, sql: "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
+                db, sql: "SELECT version, name, checksum FROM jobq_schema_migrations ORDER BY version")
             #expect(recorded.count == SchemaMigration.all.count)
             #expect(recorded.first?["name"] == "0001_create_jobs.sql")
             #expect((recorded.first?["checksum"] as String?) == SchemaMigration.all[0].checksum)
@@ -98,7 +100,7 @@ struct StoreTests {
             try Row.fetchAll(
                 db,
                 sql: """
-                    EXPLAIN QUERY PLAN SELECT id FROM jobs WHERE state = 'ready' AND queue = ?
+                    EXPLAIN QUERY PLAN SELECT id FROM jobq_jobs WHERE state = 'ready' AND queue = ?
                     ORDER BY priority DESC, run_at, id LIMIT 10
                     """, arguments: ["default"]
             ).map { $0["detail"] as String }
@@ -123,7 +125,7 @@ struct StoreTests {
         // Scans are allowed only over the partial indexes of unfinished jobs (running jobs are
         // few); never over the table or an index that holds finished jobs.
         let unfinishedIndexes = ["jobs_claim_order", "jobs_leases", "jobs_due", "jobs_waiting"]
-        for line in plan where line.contains(" jobs") {
+        for line in plan where line.contains(" jobq_jobs") {
             #expect(
                 unfinishedIndexes.contains { line.contains($0) }, "reads more than unfinished jobs: \(line) in \(plan)")
         }
@@ -145,16 +147,19 @@ struct StoreTests {
         try await DatabaseQueue(path: store.path).write { db in
             let now = Date().timeIntervalSince1970
             try db.execute(
-                sql: "UPDATE jobs SET state = 'running', lease_until = ?, worker_id = 'w' WHERE id IN (1, 9)",
+                sql: "UPDATE jobq_jobs SET state = 'running', lease_until = ?, worker_id = 'w' WHERE id IN (1, 9)",
                 arguments: [now + 60])
             try db.execute(
-                sql: "UPDATE jobs SET state = 'succeeded', finished_at = ? WHERE id IN (2, 3, 10)", arguments: [now])
-            try db.execute(sql: "UPDATE jobs SET state = 'dead', finished_at = ? WHERE id = 4", arguments: [now])
-            try db.execute(sql: "UPDATE jobs SET state = 'cancelled', finished_at = ? WHERE id = 11", arguments: [now])
-            try db.execute(sql: "UPDATE jobs SET state = 'failed', run_at = ? WHERE id = 12", arguments: [now + 60])
+                sql: "UPDATE jobq_jobs SET state = 'succeeded', finished_at = ? WHERE id IN (2, 3, 10)",
+                arguments: [now])
+            try db.execute(sql: "UPDATE jobq_jobs SET state = 'dead', finished_at = ? WHERE id = 4", arguments: [now])
+            try db.execute(
+                sql: "UPDATE jobq_jobs SET state = 'cancelled', finished_at = ? WHERE id = 11", arguments: [now])
+            try db.execute(
+                sql: "UPDATE jobq_jobs SET state = 'failed', run_at = ? WHERE id = 12", arguments: [now + 60])
         }
         let plain = try await DatabaseQueue(path: store.path).read { db in
-            try Row.fetchAll(db, sql: "SELECT queue, state, COUNT(*) AS n FROM jobs GROUP BY queue, state")
+            try Row.fetchAll(db, sql: "SELECT queue, state, COUNT(*) AS n FROM jobq_jobs GROUP BY queue, state")
                 .map { "\($0["queue"] as String) \($0["state"] as String) \($0["n"] as Int)" }
         }
         let status = try await queue.status()
@@ -168,15 +173,22 @@ struct StoreTests {
                 $0["detail"] as String
             }
         }
-        for line in plan where line.contains(" jobs") {
+        for line in plan where line.contains(" jobq_jobs") {
             #expect(line.contains("INDEX"), "status reads rows: \(line)")
         }
+    }
+
+    /// Records a migration this jobq does not know, as a newer jobq would have.
+    static func recordVersion(_ version: Int, in db: Database) throws {
+        try db.execute(
+            sql: "INSERT INTO jobq_schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, 'x', 0)",
+            arguments: [version, String(format: "%04d_newer.sql", version)])
     }
 
     @Test func newerStoreIsRefusedAndLeftAlone() throws {
         let store = try TemporaryStore()
         _ = try store.open()
-        try DatabaseQueue(path: store.path).write { try $0.execute(sql: "PRAGMA user_version = 999") }
+        try DatabaseQueue(path: store.path).write { try Self.recordVersion(999, in: $0) }
         let before = try BadInputTests.snapshot(store.path)
         #expect {
             _ = try store.open()
@@ -186,14 +198,14 @@ struct StoreTests {
                 && message.contains("upgrade jobq")
         }
         #expect(try BadInputTests.snapshot(store.path) == before)
-        #expect(try DatabaseQueue(path: store.path).read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == 999)
+        #expect(try DatabaseQueue(path: store.path).read { try SchemaMigrator.currentVersion($0) } == 999)
     }
 
     @Test func editedMigrationIsRefused() throws {
         let store = try TemporaryStore()
         _ = try store.open()
         try DatabaseQueue(path: store.path).write {
-            try $0.execute(sql: "UPDATE schema_migrations SET checksum = 'tampered' WHERE version = 1")
+            try $0.execute(sql: "UPDATE jobq_schema_migrations SET checksum = 'tampered' WHERE version = 1")
         }
         #expect {
             _ = try store.open()

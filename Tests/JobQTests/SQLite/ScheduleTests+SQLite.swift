@@ -70,7 +70,7 @@ extension ScheduleTests {
         #expect(made.count == 60)
         #expect(Set(made).count == 60)
         let occurrences = try await DatabaseQueue(path: store.path).read { db in
-            try Double.fetchAll(db, sql: "SELECT occurrence FROM jobs WHERE schedule = 'race' ORDER BY occurrence")
+            try Double.fetchAll(db, sql: "SELECT occurrence FROM jobq_jobs WHERE schedule = 'race' ORDER BY occurrence")
         }
         #expect(occurrences == (0..<60).map { Self.t0.timeIntervalSince1970 + Double($0) * 60 })
     }

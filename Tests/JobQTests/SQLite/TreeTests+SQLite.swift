@@ -82,7 +82,7 @@ extension TreeTests {
         try await Task.sleep(for: .milliseconds(20))
         #expect(try await queue.prune(olderThan: .zero) > 0)
         let left = try await DatabaseQueue(path: store.path).read { db in
-            try ["jobs", "workflows", "workflow_groups", "trees", "tree_nodes"].map {
+            try ["jobq_jobs", "jobq_workflows", "jobq_workflow_groups", "jobq_trees", "jobq_tree_nodes"].map {
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \($0)") ?? -1
             }
         }

@@ -46,7 +46,8 @@ extension TriggerTests {
         #expect(try await queue.jobs().count == 4)
         // A day later the key is free again.
         try await DatabaseQueue(path: store.path).write { db in
-            try db.execute(sql: "UPDATE trigger_emits SET emitted_at = emitted_at - 86401 WHERE dedupe = 'order-1'")
+            try db.execute(
+                sql: "UPDATE jobq_trigger_emits SET emitted_at = emitted_at - 86401 WHERE dedupe = 'order-1'")
         }
         let later = try await queue.emit("order.paid", dedupe: "order-1")
         #expect(!later.deduplicated)

@@ -40,7 +40,8 @@ extension UniqueJobTests {
         #expect(try await queue.enqueue(try request(key)).id == job.id, "finished within the period: still held")
         // An hour and a second later (the finish moved back rather than the clock forward):
         try await DatabaseQueue(path: store.path).write { db in
-            try db.execute(sql: "UPDATE jobs SET finished_at = finished_at - 3601 WHERE id = ?", arguments: [job.id])
+            try db.execute(
+                sql: "UPDATE jobq_jobs SET finished_at = finished_at - 3601 WHERE id = ?", arguments: [job.id])
         }
         let later = try await queue.enqueueReportingDuplicates(contentsOf: [try request(key)])[0]
         #expect(!later.existed)

@@ -91,7 +91,7 @@ struct DataMigrationTests {
         #expect(report.skipped == [3])
         #expect(log.all == ["initialize 1", "migrate 2", "migrate 4"])
         let steps = try await queue.storedRows(
-            "SELECT version, outcome FROM data_migration_steps WHERE name = 'notes' ORDER BY version"
+            "SELECT version, outcome FROM jobq_data_migration_steps WHERE name = 'notes' ORDER BY version"
         )
         .map { "\($0["version"] as Int) \($0["outcome"] as String)" }
         #expect(steps == ["1 initialized", "2 migrated", "3 skipped", "4 migrated"])

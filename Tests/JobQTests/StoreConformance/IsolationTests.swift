@@ -18,11 +18,11 @@ struct IsolationTests {
             switch store {
             case .sqlite:
                 try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
-                try db.execute(sql: "UPDATE jobs SET payload = ? WHERE id = ?", arguments: [#"{"customer":"#, id])
+                try db.execute(sql: "UPDATE jobq_jobs SET payload = ? WHERE id = ?", arguments: [#"{"customer":"#, id])
                 try db.execute(sql: "PRAGMA ignore_check_constraints = OFF")
             case .postgres:
                 try db.execute(
-                    sql: "UPDATE jobs SET payload = ? WHERE id = ?", arguments: [#"{"customer":"a\u0000b"}"#, id])
+                    sql: "UPDATE jobq_jobs SET payload = ? WHERE id = ?", arguments: [#"{"customer":"a\u0000b"}"#, id])
             }
         }
     }
@@ -221,7 +221,7 @@ struct IsolationTests {
         }
         let job = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
         try await Self.rawWrite(queue) { db in
-            try db.execute(sql: "UPDATE jobs SET timeout = 1e16 WHERE id = ?", arguments: [job.id])
+            try db.execute(sql: "UPDATE jobq_jobs SET timeout = 1e16 WHERE id = ?", arguments: [job.id])
         }
         let stored = try #require(try await queue.job(job.id))
         #expect(stored.timeout == .seconds(Int64(DurationParser.maximumSeconds)))
@@ -267,7 +267,7 @@ final class RefusingStore: JobStore, Sendable {
         }
         if poisoned {
             throw JobQueueError.storeUnavailable(
-                "PostgreSQL refused a statement: invalid byte sequence (SQLSTATE 22021) in: UPDATE jobs")
+                "PostgreSQL refused a statement: invalid byte sequence (SQLSTATE 22021) in: UPDATE jobq_jobs")
         }
         return try await store.complete(outcomes, starting: starting, workerID: workerID)
     }

@@ -42,17 +42,6 @@ extension SQLTransaction {
         return T.from(value)
     }
 
-    /// Whether the store has a table of this name (a store at an old schema version may not).
-    package func tableExists(_ name: String) throws -> Bool {
-        let sql =
-            switch dialect {
-            case .sqlite: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
-            case .postgres:
-                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
-            }
-        return try fetchOne(Int.self, sql: sql, arguments: [name]) ?? 0 > 0
-    }
-
     /// The first column of every row, skipping NULLs.
     package func fetchAll<T: SQLColumnValue>(_ type: T.Type, sql: String, arguments: SQLArguments = []) throws -> [T] {
         try fetchRows(sql: sql, arguments: arguments).compactMap { $0.values.first.flatMap(T.from) }
