@@ -171,10 +171,22 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]
         ),
+        // The DocC article "Inside your app"'s examples, compiled as written (a test checks the
+        // article's Swift blocks are in these files).
+        .executableTarget(
+            name: "InsideYourApp",
+            dependencies: [
+                "JobQ", "JobQPostgres", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")
+            ]
+        ),
         // A program the tests run as a process (kill -9 in the middle of a data migration).
         .executableTarget(
             name: "jobq-test-helper",
-            dependencies: ["JobQ", "JobQPostgres", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "JobQ", "JobQPostgres", .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio")
+            ],
             path: "Tests/Helpers/TestHelper"
         ),
         // The chaos run (issue: reliability under faults): workers killed at random while

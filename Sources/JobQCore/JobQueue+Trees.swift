@@ -20,9 +20,14 @@ extension JobQueue {
     public func submit(
         _ tree: TreeNode, input: some Encodable & Sendable, name: String? = nil, maxJobs: Int = JobTree.defaultMaxJobs
     ) async throws -> WorkflowID {
-        try await submit(
-            Workflow(
-                name: name, root: WorkflowGroup(.sequence, [.tree(try JobTree(tree, input: input, maxJobs: maxJobs))])))
+        try await submit(try Self.workflow(of: tree, input: input, name: name, maxJobs: maxJobs))
+    }
+
+    /// A tree is submitted as a workflow of one step, the tree.
+    package static func workflow(
+        of tree: TreeNode, input: some Encodable & Sendable, name: String?, maxJobs: Int
+    ) throws -> Workflow {
+        Workflow(name: name, root: WorkflowGroup(.sequence, [.tree(try JobTree(tree, input: input, maxJobs: maxJobs))]))
     }
 
     /// Submits a job tree and calls `handlers` as its subtrees and the tree finish, whichever

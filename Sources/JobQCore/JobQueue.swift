@@ -78,16 +78,27 @@ public final class JobQueue: Sendable {
     /// if outcome.existed { print("job \(outcome.job.id) is already on it") }
     /// ```
     public func enqueueReportingDuplicates(contentsOf requests: some Sequence<JobRequest>) async throws -> [Enqueued] {
+        let outcomes = try await store.enqueue(traced(requests))
+        committed(outcomes)
+        return outcomes
+    }
+
+    /// The requests as an enqueue stores them: each carries the enqueuer's trace context.
+    package func traced(_ requests: some Sequence<JobRequest>) -> [JobRequest] {
         var requests = Array(requests)
         if let context = JobTracing.currentContextJSON() {
             for index in requests.indices where requests[index].traceContextJSON == nil {
                 requests[index].traceContextJSON = context
             }
         }
-        let outcomes = try await store.enqueue(requests)
+        return requests
+    }
+
+    /// What follows the commit of an enqueue: this process's idle workers woken for new ready
+    /// jobs, and the enqueue counted.
+    package func committed(_ outcomes: [Enqueued]) {
         if outcomes.contains(where: { !$0.existed && $0.job.state == .ready }) { wakeWorkers() }
         metrics?.enqueued(outcomes)
-        return outcomes
     }
 
     // MARK: Reading
@@ -233,7 +244,7 @@ public final class JobQueue: Sendable {
     // MARK: Wake-ups
 
     /// Wakes idle worker pools of this process, e.g. after an enqueue.
-    func wakeWorkers() { wakeHandlers.callAll() }
+    package func wakeWorkers() { wakeHandlers.callAll() }
 
     func addWakeHandler(_ handler: @escaping @Sendable () -> Void) -> UUID { wakeHandlers.add(handler) }
 

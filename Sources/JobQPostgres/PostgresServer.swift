@@ -26,7 +26,7 @@ import Synchronization
 /// which hold the exclusive lock and so run one at a time anyway) use one writer connection.
 final class PostgresServer: SQLServer {
     let settings: PostgresSettings
-    private let logger: Logger
+    let logger: Logger
     private let writers: [SessionSlot]
     private let readers: [SessionSlot]
     /// Statements that commit on their own (self-contained enqueues; claims), sent from Swift concurrency.
@@ -79,7 +79,7 @@ final class PostgresServer: SQLServer {
     }
 
     /// The lock, and the notifications for `audience`, in one round trip.
-    private static func prelude(_ audience: CommitAudience, _ lock: WriteLock) -> String {
+    static func prelude(_ audience: CommitAudience, _ lock: WriteLock) -> String {
         lock == .exclusive ? exclusivePrelude[audience]! : sharedPrelude[audience]!
     }
 

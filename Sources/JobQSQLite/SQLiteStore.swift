@@ -11,7 +11,9 @@ final class SQLiteStore: SQLStore {
     let writer: any DatabaseWriter
     let path: String?
     /// Called after every committed write of this process, e.g. to wake event subscribers.
-    private let commitObservers = Callbacks()
+    let commitObservers = Callbacks()
+    /// Whether the schema was found current in an application's transaction (checked once).
+    let schemaCheckedForCallers = Atomic<Bool>(false)
     /// Write transactions of this process started and not yet finished (see ``write(_:)``).
     private let writesUnderWay = Atomic<Int>(0)
     /// The file other processes' watchers hear commits from (see ``announceCommit()``).
@@ -104,11 +106,13 @@ final class SQLiteStore: SQLStore {
 
     private static func refuseIfPending(_ migrator: SchemaMigrator) throws {
         let (version, pending) = try migrator.check()
-        if !pending.isEmpty {
-            throw JobQueueError.incompatibleStore(
-                "the store is at schema version \(version) and needs \(pending.count) migration(s) to reach \(migrator.latestVersion) ("
-                    + pending.map(\.name).joined(separator: ", ") + "); run `jobq migrate up` first")
-        }
+        if !pending.isEmpty { throw pendingError(version: version, pending: pending, latest: migrator.latestVersion) }
+    }
+
+    static func pendingError(version: Int, pending: [SchemaMigration], latest: Int) -> JobQueueError {
+        .incompatibleStore(
+            "the store is at schema version \(version) and needs \(pending.count) migration(s) to reach \(latest) ("
+                + pending.map(\.name).joined(separator: ", ") + "); run `jobq migrate up` first")
     }
 
     /// Opens the pool, waiting out the busy errors SQLite returns at once, without its busy
@@ -226,7 +230,7 @@ final class SQLiteStore: SQLStore {
     /// writes are reported before the commit is published, and one per page, so watchers
     /// listen for this instead: one report per commit, after it. By path, not by a descriptor
     /// of our own: closing a descriptor of a file drops the process's POSIX locks on it.
-    private func announceCommit() {
+    func announceCommit() {
         guard let walPath else { return }
         _ = utimensat(AT_FDCWD, walPath, nil, 0)
     }

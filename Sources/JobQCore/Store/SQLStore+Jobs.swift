@@ -5,14 +5,7 @@ extension SQLStore {
     /// Inserts all requests in one transaction: all of them or none. A request whose unique key
     /// a job holds gets that job instead.
     package func enqueue(_ requests: [JobRequest]) async throws -> [Enqueued] {
-        for (index, request) in requests.enumerated() {
-            do {
-                try request.validate()
-            } catch {
-                throw requests.count == 1
-                    ? error : .invalidInput("job \(index + 1) of \(requests.count): \(error.description)")
-            }
-        }
+        try StoreSQL.validate(requests)
         // A few jobs are a small transaction; a big batch goes to GRDB's writer thread. Jobs
         // that are only their own row and event are inserted beside other shared writes; a
         // unique key, a lane, a dependency or a batch reads what others write: exclusive.
@@ -26,15 +19,7 @@ extension SQLStore {
         ) { db in
             // The time is read once the write lock is held, so that creation times follow
             // commit order (a unique key's next holder is never created before the last let go).
-            let now = StoreSQL.now()
-            return try requests.map { request in
-                if let unique = request.options.unique,
-                    let holder = try StoreSQL.takeUniqueKey(db, unique.key, now: now)
-                {
-                    return Enqueued(job: holder, existed: true)
-                }
-                return Enqueued(job: try StoreSQL.insert(request, db: db, now: now), existed: false)
-            }
+            try StoreSQL.enqueue(requests, db: db, now: StoreSQL.now())
         }
     }
 
@@ -258,6 +243,31 @@ extension SQLStore {
 }
 
 extension StoreSQL {
+    /// Refuses the batch if one request is bad, naming which.
+    package static func validate(_ requests: [JobRequest]) throws {
+        for (index, request) in requests.enumerated() {
+            do {
+                try request.validate()
+            } catch {
+                throw requests.count == 1
+                    ? error : .invalidInput("job \(index + 1) of \(requests.count): \(error.description)")
+            }
+        }
+    }
+
+    /// Everything an enqueue writes, in the transaction `db` (jobq's own, or the application's):
+    /// each job's row and event, or the job that holds its unique key.
+    package static func enqueue(_ requests: [JobRequest], db: some SQLTransaction, now: Double) throws -> [Enqueued] {
+        try requests.map { request in
+            if let unique = request.options.unique, let holder = try takeUniqueKey(db, unique.key, now: now) {
+                return Enqueued(job: holder, existed: true)
+            }
+            return Enqueued(job: try insert(request, db: db, now: now), existed: false)
+        }
+    }
+}
+
+extension StoreSQL {
     /// Where a workflow step sits, and what it waits for (set by ``submit(_:)``).
     struct Placement {
         let workflow: WorkflowID
@@ -447,7 +457,7 @@ extension StoreSQL {
 extension JobRequest {
     /// A job that is only its own row and its `enqueued` event: no unique key, lane,
     /// dependency or batch, whose enqueue reads or changes other rows.
-    var isSelfContained: Bool {
+    package var isSelfContained: Bool {
         options.unique == nil && options.lane == nil && options.after.isEmpty && options.batch == nil
             && options.partition == nil
     }

@@ -88,62 +88,78 @@ extension SQLStore {
     /// Makes one job per active task of `event`, in one transaction, or (for a dedupe key seen
     /// within 24 hours) returns the jobs of that earlier emit and makes nothing.
     package func emit(event: String, payloadJSON: String, dedupe: String?, now: Date) async throws -> Emitted {
+        try StoreSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
+        let seconds = now.timeIntervalSince1970
+        return try await write(.short) { db in
+            try StoreSQL.emit(event: event, payloadJSON: payloadJSON, dedupe: dedupe, db: db, now: seconds)
+        }
+    }
+}
+
+extension StoreSQL {
+    /// Refuses a bad event name, dedupe key or payload before anything is written.
+    package static func checkEmit(event: String, payloadJSON: String, dedupe: String?) throws {
         try Names.check(event, what: "event name")
         if let dedupe { try Label.check(dedupe, what: "a dedupe key") }
         try JSONText.validate(payloadJSON, what: "the payload of event '\(event)'")
-        let seconds = now.timeIntervalSince1970
-        return try await write(.short) { db in
-            if let dedupe,
-                let earlier = try db.fetchRow(
-                    sql: "SELECT job_ids, emitted_at FROM jobq_trigger_emits WHERE event = ? AND dedupe = ?",
-                    arguments: [event, dedupe])
-            {
-                if (earlier["emitted_at"] as Double) > seconds - StoreSQL.dedupeWindow {
-                    let ids = try JSONDecoder().decode([JobID].self, from: Data((earlier["job_ids"] as String).utf8))
-                    let jobs = try ids.compactMap { id in
-                        try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobq_jobs WHERE id = ?", arguments: [id]).map {
-                            Job($0)
-                        }
+    }
+
+    /// Everything an emit writes, in the transaction `db` (jobq's own, or the application's).
+    package static func emit(
+        event: String, payloadJSON: String, dedupe: String?, db: some SQLTransaction, now seconds: Double
+    )
+        throws -> Emitted
+    {
+        if let dedupe,
+            let earlier = try db.fetchRow(
+                sql: "SELECT job_ids, emitted_at FROM jobq_trigger_emits WHERE event = ? AND dedupe = ?",
+                arguments: [event, dedupe])
+        {
+            if (earlier["emitted_at"] as Double) > seconds - dedupeWindow {
+                let ids = try JSONDecoder().decode([JobID].self, from: Data((earlier["job_ids"] as String).utf8))
+                let jobs = try ids.compactMap { id in
+                    try db.fetchRow(sql: "SELECT \(Job.columns) FROM jobq_jobs WHERE id = ?", arguments: [id]).map {
+                        Job($0)
                     }
-                    return Emitted(jobs: jobs, deduplicated: true)
                 }
+                return Emitted(jobs: jobs, deduplicated: true)
             }
-            let tasks = StoreSQL.emitOrder(try StoreSQL.triggers(db, event: event).filter(\.isActive))
-            var jobs: [Job] = []
-            var jobOfTask: [String: JobID] = [:]
-            for task in tasks {
-                let payload = try OrderedJSON.setting("event", to: payloadJSON, in: task.payloadJSON)
-                let options = JobOptions(
-                    queue: task.queue, priority: task.priority, maxAttempts: task.maxAttempts, timeout: task.timeout,
-                    name: "\(event)/\(task.task)", after: task.dependsOn.compactMap { jobOfTask[$0] })
-                let job = try StoreSQL.insert(
-                    try JobRequest(executor: task.executor, payloadJSON: payload, options: options), db: db,
-                    now: seconds)
-                jobOfTask[task.task] = job.id
-                jobs.append(job)
-            }
-            try db.execute(
-                sql:
-                    "UPDATE jobq_triggers SET ran_once_at = ? WHERE event = ? AND once = 1 AND ran_once_at IS NULL AND paused = 0",
-                arguments: [seconds, event])
-            let ids = "[" + jobs.map { String($0.id) }.joined(separator: ",") + "]"
-            if let dedupe {
-                try db.execute(
-                    sql: """
-                        INSERT INTO jobq_trigger_emits (event, dedupe, job_ids, emitted_at) VALUES (?, ?, ?, ?)
-                        ON CONFLICT (event, dedupe) DO UPDATE SET job_ids = excluded.job_ids, emitted_at = excluded.emitted_at
-                        """,
-                    arguments: [event, dedupe, ids, seconds])
-            }
-            var data = JSONObjectBuilder()
-            data.add("event", string: event)
-            data.add("change", string: "emitted")
-            data.add("jobs", raw: ids)
-            data.add("dedupe", string: dedupe)
-            try StoreSQL.appendEvent(
-                db, job: nil, kind: .trigger, queue: nil, executor: nil, batch: nil, data: data.text, now: seconds)
-            return Emitted(jobs: jobs, deduplicated: false)
         }
+        let tasks = emitOrder(try triggers(db, event: event).filter(\.isActive))
+        var jobs: [Job] = []
+        var jobOfTask: [String: JobID] = [:]
+        for task in tasks {
+            let payload = try OrderedJSON.setting("event", to: payloadJSON, in: task.payloadJSON)
+            let options = JobOptions(
+                queue: task.queue, priority: task.priority, maxAttempts: task.maxAttempts, timeout: task.timeout,
+                name: "\(event)/\(task.task)", after: task.dependsOn.compactMap { jobOfTask[$0] })
+            let job = try insert(
+                try JobRequest(executor: task.executor, payloadJSON: payload, options: options), db: db,
+                now: seconds)
+            jobOfTask[task.task] = job.id
+            jobs.append(job)
+        }
+        try db.execute(
+            sql:
+                "UPDATE jobq_triggers SET ran_once_at = ? WHERE event = ? AND once = 1 AND ran_once_at IS NULL AND paused = 0",
+            arguments: [seconds, event])
+        let ids = "[" + jobs.map { String($0.id) }.joined(separator: ",") + "]"
+        if let dedupe {
+            try db.execute(
+                sql: """
+                    INSERT INTO jobq_trigger_emits (event, dedupe, job_ids, emitted_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (event, dedupe) DO UPDATE SET job_ids = excluded.job_ids, emitted_at = excluded.emitted_at
+                    """,
+                arguments: [event, dedupe, ids, seconds])
+        }
+        var data = JSONObjectBuilder()
+        data.add("event", string: event)
+        data.add("change", string: "emitted")
+        data.add("jobs", raw: ids)
+        data.add("dedupe", string: dedupe)
+        try appendEvent(
+            db, job: nil, kind: .trigger, queue: nil, executor: nil, batch: nil, data: data.text, now: seconds)
+        return Emitted(jobs: jobs, deduplicated: false)
     }
 }
 

@@ -6,24 +6,7 @@ extension SQLStore {
     package func submit(_ workflow: Workflow) async throws -> WorkflowID {
         let steps = try WorkflowValidation.validate(workflow)
         let now = StoreSQL.now()
-        return try await write(steps <= 100 ? .short : .long) { db in
-            let id = try db.fetchOne(
-                WorkflowID.self,
-                sql:
-                    "INSERT INTO jobq_workflows (name, state, context, created_at) VALUES (?, 'running', ?, ?) RETURNING id",
-                arguments: [workflow.name, JSONText.minified(JSONValue.object(workflow.context).jsonText), now])!
-            var compiler = WorkflowCompiler(db: db, workflow: id, events: StoreSQL.PendingEvents(now: now))
-            _ = try compiler.compile(workflow.root, parent: nil, position: 0, path: "$", waitsFor: [], tolerant: false)
-            try db.execute(
-                sql:
-                    """
-                    UPDATE jobq_workflows SET root_group = (SELECT id FROM jobq_workflow_groups WHERE workflow_id = ? AND parent_id IS NULL)
-                    WHERE id = ?
-                    """,
-                arguments: [id, id])
-            try compiler.events.flush(db)
-            return id
-        }
+        return try await write(steps <= 100 ? .short : .long) { db in try StoreSQL.submit(workflow, db: db, now: now) }
     }
 
     package func workflow(_ id: WorkflowID) async throws -> WorkflowStatus? {
@@ -103,6 +86,30 @@ extension SQLStore {
             try events.flush(db)
             return try StoreSQL.workflow(db, id)!
         }
+    }
+}
+
+extension StoreSQL {
+    /// Everything a submission writes, in the transaction `db` (jobq's own, or the application's),
+    /// for a workflow ``WorkflowValidation`` passed: the workflow, its groups, its first jobs and
+    /// their events.
+    package static func submit(_ workflow: Workflow, db: some SQLTransaction, now: Double) throws -> WorkflowID {
+        let id = try db.fetchOne(
+            WorkflowID.self,
+            sql:
+                "INSERT INTO jobq_workflows (name, state, context, created_at) VALUES (?, 'running', ?, ?) RETURNING id",
+            arguments: [workflow.name, JSONText.minified(JSONValue.object(workflow.context).jsonText), now])!
+        var compiler = WorkflowCompiler(db: db, workflow: id, events: StoreSQL.PendingEvents(now: now))
+        _ = try compiler.compile(workflow.root, parent: nil, position: 0, path: "$", waitsFor: [], tolerant: false)
+        try db.execute(
+            sql:
+                """
+                UPDATE jobq_workflows SET root_group = (SELECT id FROM jobq_workflow_groups WHERE workflow_id = ? AND parent_id IS NULL)
+                WHERE id = ?
+                """,
+            arguments: [id, id])
+        try compiler.events.flush(db)
+        return id
     }
 }
 

@@ -1,13 +1,13 @@
 /// Checks a workflow before anything is stored, naming the JSON path of the bad element
 /// (`$.sequence[3].parallel[0]: ...`), the way the file format spells it.
-enum WorkflowValidation {
+package enum WorkflowValidation {
     /// The most steps one submission may hold.
     static let maximumSteps = 100_000
     /// The deepest nesting of groups.
     static let maximumDepth = 64
 
     /// Returns the number of steps.
-    static func validate(_ workflow: Workflow) throws(JobQueueError) -> Int {
+    package static func validate(_ workflow: Workflow) throws(JobQueueError) -> Int {
         if let name = workflow.name { try Label.check(name, what: "$.name: a workflow name") }
         for key in workflow.context.keys.sorted() {
             do {

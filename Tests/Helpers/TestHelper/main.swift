@@ -9,6 +9,9 @@
 //
 // And a worker that stops itself (SIGSTOP) inside a write transaction on a PostgreSQL store:
 //   jobq-test-helper stop-in-write --db postgres://...
+//
+// And an application that enqueues in its own transaction and waits to be killed before it
+// commits: jobq-test-helper enqueue-in-app-transaction --db PATH|postgres://...
 
 import Foundation
 import JobQ
@@ -54,10 +57,12 @@ if let mode = CommandLine.arguments.dropFirst().first, !mode.hasPrefix("-") {
     case "schedule-race": try await Race.scheduleRace(db: db)
     case "crash-worker": try await Race.crashWorker(db: db)
     case "stop-in-write": try await StopInWrite.run(db: db)
+    case "enqueue-in-app-transaction": try await AppTransaction.enqueueAndHang(db: db)
     default:
         FileHandle.standardError.write(
             Data(
-                "unknown mode '\(mode)'; modes: enqueue-unique, emit, schedule-race, crash-worker, stop-in-write\n".utf8
+                "unknown mode '\(mode)'; modes: enqueue-unique, emit, schedule-race, crash-worker, stop-in-write, enqueue-in-app-transaction\n"
+                    .utf8
             ))
         exit(2)
     }

@@ -26,6 +26,23 @@ struct ReadmeTests {
         }
     }
 
+    /// The article "Inside your app" shows code that compiles: each of its Swift blocks is in
+    /// the InsideYourApp target's files, which the build compiles.
+    @Test func insideYourAppExamplesAreCompiled() throws {
+        let article = try String(
+            contentsOf: Self.root.appendingPathComponent("Sources/JobQCore/JobQCore.docc/InsideYourApp.md"),
+            encoding: .utf8)
+        let folder = Self.root.appendingPathComponent("Sources/InsideYourApp")
+        let compiled = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().map {
+            try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8)
+        }.joined(separator: "\n")
+        let blocks = article.components(separatedBy: "```swift\n").dropFirst().map {
+            String($0.prefix { _ in true }.components(separatedBy: "```")[0])
+        }
+        #expect(blocks.count == 2)
+        for block in blocks { #expect(compiled.contains(block), "not compiled as written:\n\(block)") }
+    }
+
     @Test func quickstartInReadmeIsTheCompiledQuickstart() throws {
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         let source = try String(

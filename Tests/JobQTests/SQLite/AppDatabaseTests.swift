@@ -77,4 +77,36 @@ struct AppDatabaseTests {
         #expect(listed.stdout.contains("succeeded"), "\(listed.stdout)")
         #expect(try Self.appSnapshot(store.path) == before)
     }
+
+    /// An application's transaction on another file than the queue's, an in-memory queue, and a
+    /// store a newer jobq migrated are refused, saying why; nothing is written.
+    @Test func aTransactionJobqCannotShareIsRefused() async throws {
+        let store = try TemporaryStore()
+        let queue = try store.open()
+        let other = try TemporaryStore()
+        let otherPool = try DatabasePool(path: other.path)
+        let request = try JobRequest(executor: "echo", payloadJSON: "{}")
+        try await otherPool.write { db in
+            #expect {
+                try queue.enqueue(request, in: db)
+            } throws: { error in
+                guard case JobQueueError.invalidInput(let text) = error else { return false }
+                return text.contains("not to the store at") && text.contains(other.path)
+            }
+            #expect(throws: JobQueueError.self) { try JobQueue.inMemory().enqueue(request, in: db) }
+        }
+        #expect(try await queue.jobs().isEmpty)
+
+        let pool = try DatabasePool(path: store.path)
+        try await pool.write { db in try StoreTests.recordVersion(999, in: db) }
+        _ = try await pool.write { db in
+            #expect {
+                try queue.enqueue(request, in: db)
+            } throws: { error in
+                guard case JobQueueError.incompatibleStore(let text) = error else { return false }
+                return text.contains("version 999") && text.contains("upgrade jobq")
+            }
+        }
+        #expect(try await queue.jobs().isEmpty)
+    }
 }
