@@ -62,7 +62,7 @@ extension JobQueue {
         try await enqueueReportingDuplicates(contentsOf: requests, in: connection).map(\.job)
     }
 
-    /// Enqueues like ``enqueue(contentsOf:in:)-(_,PostgresConnection)`` and says which requests
+    /// Enqueues like ``enqueue(contentsOf:in:)`` and says which requests
     /// found their unique key already held (nothing new stored for those).
     ///
     /// ```swift

@@ -58,6 +58,32 @@ struct CLITests {
         #expect(failed["error"] as? String == "on purpose")
     }
 
+    /// `enqueue --wait` prints the result once a worker (another process) ran the job, and exits
+    /// as `jobq wait` does: 1 for a dead job (saying why), 124 when --wait-timeout passes.
+    @Test func enqueueWaitPrintsTheResultAndExitsAsWaitDoes() async throws {
+        let store = try TemporaryStore()
+        let db = store.path
+        _ = try store.open()
+        let worker = try CLI.startDetached(
+            ["work"], db: db, logPath: store.directory.appendingPathComponent("work").path)
+        defer { kill(worker.processIdentifier, SIGKILL) }
+        let summed = try await CLI.run(
+            ["enqueue", "sum", "--param", "a=1", "--param", "b=2", "--wait", "--wait-timeout", "60s"], db: db)
+        #expect(summed.status == 0, "\(summed.stderr)")
+        #expect(summed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == #"{"sum":3}"#)
+        let failed = try await CLI.run(
+            ["enqueue", "fail", "--payload", #"{"message":"boom"}"#, "--max-attempts", "1", "--wait"], db: db)
+        #expect(failed.status == 1)
+        #expect(failed.stderr.contains("dead") && failed.stderr.contains("boom"), "\(failed.stderr)")
+        kill(worker.processIdentifier, SIGKILL)
+        await worker.wait()
+        let slow = try await CLI.run(["enqueue", "sum", "--wait", "--wait-timeout", "300ms"], db: db)
+        #expect(slow.status == 124)
+        #expect(slow.stderr.contains("still ready"), "\(slow.stderr)")
+        let misplaced = try await CLI.run(["enqueue", "sum", "--wait-timeout", "1s"], db: db)
+        #expect(misplaced.status == 2 && misplaced.stderr.contains("--wait-timeout goes with --wait"))
+    }
+
     @Test func jobJSONHasTheDocumentedFields() async throws {
         let store = try TemporaryStore()
         let result = try await CLI.run(

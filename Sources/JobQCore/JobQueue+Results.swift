@@ -1,0 +1,90 @@
+import Foundation
+
+/// Why ``JobQueue/result(of:as:timeout:)`` returned no result. The job is left as it is.
+public enum JobResultError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The job ended without succeeding (`dead` or `cancelled`), with its error text if any.
+    case endedWithoutResult(JobID, state: JobState, error: String?)
+    /// The job was still in `state` when the wait ran out.
+    case timedOut(JobID, state: JobState, after: Duration)
+    /// No job has this id.
+    case noSuchJob(JobID)
+    /// The job succeeded, but its stored result is not the executor's `Output`.
+    case undecodableResult(JobID, String)
+
+    public var description: String {
+        switch self {
+        case .endedWithoutResult(let id, let state, let error):
+            "job \(id) ended \(state.rawValue) without a result" + (error.map { ": \($0)" } ?? "")
+                + "; retry it with `jobq retry \(id)` if it should run again"
+        case .timedOut(let id, let state, let after):
+            "job \(id) is still \(state.rawValue) after \(DurationParser.format(after)); wait longer, or look at it with `jobq list`"
+        case .noSuchJob(let id): "no job with id \(id); list jobs with `jobq list`"
+        case .undecodableResult(let id, let reason):
+            "job \(id) succeeded, but its result is not the executor's Output (\(reason)); read it with `jobq list --json`"
+        }
+    }
+}
+
+extension JobQueue {
+    /// Waits until a job finishes and returns its executor's typed result: from any process,
+    /// with only the id (the enqueuing process may have restarted since). It waits on the event
+    /// feed and the store's wake-ups; cancelling the waiting task ends the wait only.
+    ///
+    /// ```swift
+    /// let job = try await queue.enqueue(SendReceipt.self, .init(order: 7))
+    /// let receipt = try await queue.result(of: job.id, as: SendReceipt.self, timeout: .seconds(30))
+    /// ```
+    ///
+    /// - Throws: ``JobResultError`` when the job ends `dead` or `cancelled` (with its error
+    ///   text), when `timeout` passes first, when there is no such job, or when its result does
+    ///   not decode as `E.Output`.
+    public func result<E: Executor>(of id: JobID, as executor: E.Type, timeout: Duration) async throws -> E.Output {
+        let json = try await resultJSON(of: id, timeout: timeout)
+        do {
+            return try JSONDecoder().decode(E.Output.self, from: Data(json.utf8))
+        } catch {
+            throw JobResultError.undecodableResult(id, "\(error)")
+        }
+    }
+
+    /// ``result(of:as:timeout:)`` as the stored JSON text, for any executor.
+    ///
+    /// ```swift
+    /// print(try await queue.resultJSON(of: 42, timeout: .seconds(5)))  // {"sum":3}
+    /// ```
+    public func resultJSON(of id: JobID, timeout: Duration) async throws -> String {
+        // The cursor first: an end committed after it is in the feed, one before it in the row.
+        let cursor = try await store.latestEventID()
+        guard let job = try await store.job(id) else { throw JobResultError.noSuchJob(id) }
+        if let result = try Self.outcome(of: job) { return result }
+        let store = self.store
+        let feed = events(EventFilter(jobIDs: [id], kinds: [.succeeded, .dead, .cancelled]), since: cursor)
+        let ended = try await withThrowingTaskGroup(of: String?.self) { group in
+            group.addTask {
+                for try await _ in feed {
+                    if let job = try await store.job(id), let result = try Self.outcome(of: job) { return result }
+                }
+                return nil
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+        if let ended { return ended }
+        try Task.checkCancellation()
+        let state = try await store.job(id)?.state ?? job.state
+        throw JobResultError.timedOut(id, state: state, after: timeout)
+    }
+
+    /// The result of a job that succeeded; nil while it has not finished.
+    private static func outcome(of job: Job) throws -> String? {
+        switch job.state {
+        case .succeeded: return job.resultJSON ?? "null"
+        case .dead, .cancelled: throw JobResultError.endedWithoutResult(job.id, state: job.state, error: job.error)
+        default: return nil
+        }
+    }
+}
