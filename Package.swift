@@ -144,8 +144,10 @@ let package = Package(
                 "LatencyRelay",
                 .target(name: "JobQPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                // The raw baselines use the SQLite C API directly.
+                // The raw baselines use the SQLite C API directly; the application's transaction
+                // row uses GRDB, as an application would.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log")
             ]

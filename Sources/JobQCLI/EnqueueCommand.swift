@@ -117,6 +117,24 @@ struct EnqueueCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "With --unique: what to do to a holder of the key that has not started: keep it (default) or replace its payload and priority.",
+            valueName: "rule"))
+    var uniqueConflict: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --unique: debounce a holder of the key that has not started: take this payload and run this long after the last enqueue.",
+            valueName: "duration"))
+    var debounce: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --debounce: never put the job off past this long after it was first enqueued (default: 10 times the quiet period).",
+            valueName: "duration"))
+    var debounceMax: String?
+
+    @Option(
+        help: ArgumentHelp(
             "The partition the job counts against when its queue's limits are split by partition.", valueName: "value"))
     var partition: String?
 
@@ -181,12 +199,13 @@ struct EnqueueCommand: AsyncParsableCommand {
             guard executor == nil, payload == nil, params.isEmpty, command.isEmpty, name == nil, batch == nil,
                 after.isEmpty,
                 onDependencyFailure == nil, lane == nil, laneOnFailure == nil, unique == nil, uniqueFor == nil,
-                uniqueStates == nil, partition == nil
+                uniqueStates == nil, uniqueConflict == nil, debounce == nil, debounceMax == nil, partition == nil
             else {
                 throw CLIError.usage(
                     "--file takes its executors, payloads, names, batches, dependencies, lanes, unique keys and partitions from the "
                         + "file; drop the executor name, --payload, --param, --name, --batch, --after, --on-dependency-failure, "
-                        + "--lane, --lane-on-failure, --unique, --unique-for, --unique-states, --partition and the command"
+                        + "--lane, --lane-on-failure, --unique, --unique-for, --unique-states, --unique-conflict, --debounce, "
+                        + "--debounce-max, --partition and the command"
                 )
             }
             return try JobLinesFile.read(path: file, allowUnknownExecutors: anyExecutor)
@@ -294,8 +313,10 @@ struct EnqueueCommand: AsyncParsableCommand {
 extension EnqueueCommand {
     private func makeUniqueKey() throws -> UniqueKey? {
         guard let unique else {
-            guard uniqueFor == nil, uniqueStates == nil else {
-                throw CLIError.usage("--unique-for and --unique-states need --unique KEY")
+            guard uniqueFor == nil, uniqueStates == nil, uniqueConflict == nil, debounce == nil, debounceMax == nil
+            else {
+                throw CLIError.usage(
+                    "--unique-for, --unique-states, --unique-conflict, --debounce and --debounce-max need --unique KEY")
             }
             return nil
         }
@@ -313,10 +334,36 @@ extension EnqueueCommand {
             } else {
                 key = UniqueKey(unique, for: period)
             }
-            return key
+            return try withConflictRule(key)
         } catch let error as JobQueueError {
             throw CLIError.usage(error.description)
         }
+    }
+}
+
+extension EnqueueCommand {
+    /// The key with the rule of `--unique-conflict` or `--debounce`.
+    func withConflictRule(_ key: UniqueKey) throws -> UniqueKey {
+        var key = key
+        if let debounce {
+            guard uniqueConflict == nil || uniqueConflict == "debounce" else {
+                throw CLIError.usage(
+                    "--debounce is a conflict rule of its own; drop --unique-conflict \(uniqueConflict ?? "")")
+            }
+            let quiet = try parseDuration(debounce, option: "--debounce")
+            let longest = try debounceMax.map { try parseDuration($0, option: "--debounce-max") } ?? quiet * 10
+            key.onConflict = .debounce(quiet: quiet, longest: longest)
+            return key
+        }
+        guard debounceMax == nil else { throw CLIError.usage("--debounce-max goes with --debounce") }
+        switch uniqueConflict {
+        case nil, "keep": key.onConflict = .keep
+        case "replace": key.onConflict = .replace
+        case let other?:
+            throw CLIError.usage(
+                "--unique-conflict \(other): give keep or replace (or --debounce DURATION to debounce)")
+        }
+        return key
     }
 }
 

@@ -168,6 +168,9 @@ struct BenchCommand: AsyncParsableCommand {
         progress("enqueue, and its raw baseline")
         let rawSingle = try bench.raw(inserts: enqueueCount, insertBatch: 1)
         let single = try await bench.enqueueOneAtATime(enqueueCount)
+        progress("enqueue in the application's transaction")
+        let appOnly = try await bench.appTransactions(enqueueCount, withJob: false)
+        let appWithJob = try await bench.appTransactions(enqueueCount, withJob: true)
         let rawBulk = try bench.raw(inserts: bulkCount, insertBatch: 1000)
         let bulk = try await bench.enqueueInBulk(bulkCount)
         progress("raw claim+complete")
@@ -220,6 +223,10 @@ struct BenchCommand: AsyncParsableCommand {
             Row(
                 workload: "enqueue, one per transaction", value: single, unit: "jobs/s",
                 baseline: "raw single-insert commits", baselineValue: rawSingle, ratio: single / rawSingle),
+            Row(
+                workload: "enqueue in the app's transaction (GRDB: its row + the job)", value: appWithJob,
+                unit: "jobs/s", baseline: "the app's transaction, its row only", baselineValue: appOnly,
+                ratio: appWithJob / appOnly),
             Row(
                 workload: "enqueue, bulk (batches of 1,000)", value: bulk, unit: "jobs/s",
                 baseline: "raw inserts, batches of 1,000", baselineValue: rawBulk, ratio: bulk / rawBulk),

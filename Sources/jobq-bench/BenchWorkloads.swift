@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import JobQ
 import JobQCommandLine
 import Logging
@@ -50,6 +51,31 @@ struct BenchWorkloads {
         let requests = try (0..<count).map(Self.sumRequest)
         let start = ContinuousClock.now
         for request in requests { try await queue.enqueue(request) }
+        return Double(count) / (ContinuousClock.now - start).inSeconds
+    }
+
+    /// An application's transactions on the store's file (its own GRDB pool), each writing an
+    /// order row and, `withJob`, enqueueing its job in the same transaction. Transactions per
+    /// second: without the job, the application's own cost, the baseline of the enqueue's.
+    mutating func appTransactions(_ count: Int, withJob: Bool) async throws -> Double {
+        let path = freshPath()
+        let queue = try open(path)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        if durability == .full { configuration.prepareDatabase { try $0.execute(sql: "PRAGMA synchronous = FULL") } }
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        defer { try? pool.close() }
+        try await pool.write {
+            try $0.execute(sql: "CREATE TABLE app_orders (id INTEGER PRIMARY KEY, note TEXT NOT NULL)")
+        }
+        let requests = try (0..<count).map(Self.sumRequest)
+        let start = ContinuousClock.now
+        for request in requests {
+            try await pool.write { db in
+                try db.execute(sql: "INSERT INTO app_orders (note) VALUES ('order')")
+                if withJob { try queue.enqueue(request, in: db) }
+            }
+        }
         return Double(count) / (ContinuousClock.now - start).inSeconds
     }
 

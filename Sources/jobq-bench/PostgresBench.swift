@@ -67,6 +67,27 @@
             return Double(count) / (ContinuousClock.now - start).inSeconds
         }
 
+        /// An application's transactions on a connection of its own, each writing an order row
+        /// and, `withJob`, enqueueing its job in the same transaction. Transactions per second:
+        /// without the job, the application's own cost, the baseline of the enqueue's.
+        func appTransactions(_ count: Int, withJob: Bool, on connection: PostgresConnection) async throws -> Double {
+            let queue = try await queue()
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS public.bench_app_orders (id bigserial PRIMARY KEY, note text NOT NULL)",
+                logger: logger)
+            let start = ContinuousClock.now
+            for index in 0..<count {
+                try await connection.query("BEGIN", logger: logger)
+                try await connection.query(
+                    "INSERT INTO public.bench_app_orders (note) VALUES ('order')", logger: logger)
+                if withJob { try await queue.enqueue(try BenchWorkloads.sumRequest(index), in: connection) }
+                try await connection.query("COMMIT", logger: logger)
+            }
+            let rate = Double(count) / (ContinuousClock.now - start).inSeconds
+            try await connection.query("DROP TABLE public.bench_app_orders", logger: logger)
+            return rate
+        }
+
         /// jobq: `enqueue(contentsOf:)` in batches of 1,000. Jobs per second.
         func enqueueInBulk(_ count: Int) async throws -> Double {
             let queue = try await queue()
@@ -262,6 +283,10 @@
             try await minimal.reset()
             let single = try await bench.enqueueOneAtATime(enqueueCount)
             try await bench.reset(connection)
+            progress("enqueue in the application's transaction")
+            let appOnly = try await bench.appTransactions(enqueueCount, withJob: false, on: connection)
+            let appWithJob = try await bench.appTransactions(enqueueCount, withJob: true, on: connection)
+            try await bench.reset(connection)
             let minimalBulk = try await minimal.enqueueInBulk(bulkCount)
             try await minimal.reset()
             let bulk = try await bench.enqueueInBulk(bulkCount)
@@ -308,6 +333,10 @@
                     workload: "\(label): enqueue, one per transaction", value: single, unit: "jobs/s",
                     baseline: "\(baseline), one INSERT each", baselineValue: minimalSingle,
                     ratio: single / minimalSingle),
+                Row(
+                    workload: "\(label): enqueue in the app's transaction (its row + the job)", value: appWithJob,
+                    unit: "jobs/s", baseline: "the app's transaction, its row only", baselineValue: appOnly,
+                    ratio: appWithJob / appOnly),
                 Row(
                     workload: "\(label): enqueue, bulk (batches of 1,000)", value: bulk, unit: "jobs/s",
                     baseline: "\(baseline), one INSERT over arrays", baselineValue: minimalBulk,

@@ -26,6 +26,10 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
     case snoozed
     /// Made ready again by `retry`. Data: `maxAttempts`.
     case retried
+    /// An enqueue with the job's unique key changed it before it started (``UniqueConflict``):
+    /// its payload and priority, and for a debounce its run time. Data: `by` (`replace` or
+    /// `debounce`), `runAt`, `priority`.
+    case updated
     /// A tracking set fired. Data: `set`, `round`, `results` (by member).
     case tracking
     /// A batch finished. Data: `name`, `counts`, `completeJob`, `successJob`.

@@ -27,13 +27,20 @@ public struct UniqueKey: Sendable, Hashable {
     public var finishedStates: Set<JobState>
     /// How long after finishing a job in one of ``finishedStates`` holds its key; nil: for ever.
     public var period: Duration?
+    /// What an enqueue does to the job that holds the key, if it has not started: nothing (the
+    /// default), replace its payload, or debounce it. See ``UniqueConflict``.
+    public var onConflict: UniqueConflict = .keep
 
     /// A key held while the job is unfinished, and, when `period` is given, for that long after
     /// it finishes in any of `finishedStates` (default: succeeded, dead or cancelled).
-    public init(_ key: String, for period: Duration? = nil, finishedStates: Set<JobState>? = nil) {
+    public init(
+        _ key: String, for period: Duration? = nil, finishedStates: Set<JobState>? = nil,
+        onConflict: UniqueConflict = .keep
+    ) {
         self.key = key
         self.period = period
         self.finishedStates = finishedStates ?? (period == nil ? [] : UniqueKey.finalStates)
+        self.onConflict = onConflict
     }
 
     /// A key from the states a user lists (as `jobq enqueue --unique-states` does): unfinished
@@ -69,6 +76,7 @@ public struct UniqueKey: Sendable, Hashable {
     func validate() throws(JobQueueError) {
         try Label.check(key, what: "a unique key")
         if let period { try DurationParser.checkStorable(period, what: "a unique period") }
+        try onConflict.validate()
     }
 
     /// Whether a job holding this rule still holds its key at `now`.
@@ -77,5 +85,35 @@ public struct UniqueKey: Sendable, Hashable {
         guard states(bits: bits).contains(state) else { return false }
         guard let period, let finishedAt else { return true }
         return finishedAt + period > now
+    }
+}
+
+/// What an enqueue whose unique key a job holds does to that job, when the job has not started
+/// (it is waiting, scheduled or ready); a running or finished holder is always left as it is.
+/// Decided under the unique key's write lock, so two enqueues never both change or both add.
+///
+/// ```swift
+/// // Save a document at most once per quiet second, and at least every 30 seconds:
+/// let key = UniqueKey("save:\(document)", onConflict: .debounce(quiet: .seconds(1), longest: .seconds(30)))
+/// try await queue.enqueue(Save.self, input, options: .init(unique: key))
+/// ```
+public enum UniqueConflict: Sendable, Hashable {
+    /// The holder stays as it is, and the enqueue returns it (the default).
+    case keep
+    /// The holder takes the new request's payload and priority; its run time stays.
+    case replace
+    /// The holder takes the new request's payload and priority, and its run time moves out to
+    /// `quiet` from now, but never past `longest` after the holder was enqueued, so a steady
+    /// stream of enqueues cannot put it off for ever.
+    case debounce(quiet: Duration, longest: Duration)
+
+    func validate() throws(JobQueueError) {
+        guard case .debounce(let quiet, let longest) = self else { return }
+        guard quiet > .zero, longest >= quiet else {
+            throw .invalidInput(
+                "a debounce needs a quiet period above zero and a longest wait at least as long, got \(DurationParser.format(quiet)) "
+                    + "and \(DurationParser.format(longest))")
+        }
+        try DurationParser.checkStorable(longest, what: "a debounce's longest wait")
     }
 }

@@ -260,10 +260,53 @@ extension StoreSQL {
     package static func enqueue(_ requests: [JobRequest], db: some SQLTransaction, now: Double) throws -> [Enqueued] {
         try requests.map { request in
             if let unique = request.options.unique, let holder = try takeUniqueKey(db, unique.key, now: now) {
-                return Enqueued(job: holder, existed: true)
+                return Enqueued(
+                    job: try update(holder, by: unique.onConflict, with: request, db: db, now: now), existed: true)
             }
             return Enqueued(job: try insert(request, db: db, now: now), existed: false)
         }
+    }
+
+    /// The holder of a unique key, changed by an enqueue of the key as its rule says
+    /// (``UniqueConflict``), with an `updated` event; as it is when the rule keeps it, or when it
+    /// has started (or is being claimed: the UPDATE then finds it running and changes nothing).
+    static func update(
+        _ holder: Job, by rule: UniqueConflict, with request: JobRequest, db: some SQLTransaction, now: Double
+    )
+        throws -> Job
+    {
+        let runAt: Double
+        let by: String
+        switch rule {
+        case .keep:
+            return holder
+        case .replace:
+            runAt = holder.runAt.timeIntervalSince1970
+            by = "replace"
+        case .debounce(let quiet, let longest):
+            let latest = holder.createdAt.timeIntervalSince1970 + longest.inSeconds
+            runAt = max(holder.runAt.timeIntervalSince1970, min(now + quiet.inSeconds, latest))
+            by = "debounce"
+        }
+        guard [.waiting, .scheduled, .ready].contains(holder.state) else { return holder }
+        guard
+            let row = try db.fetchRow(
+                sql: """
+                    UPDATE jobq_jobs SET payload = \(db.dialect.json("?")), priority = ?, run_at = ?,
+                        state = CASE WHEN state = 'ready' AND ? > ? THEN 'scheduled' ELSE state END
+                    WHERE id = ? AND state IN ('waiting', 'scheduled', 'ready') RETURNING \(Job.columns)
+                    """,
+                arguments: [request.payloadJSON, request.options.priority, runAt, runAt, now, holder.id])
+        else { return holder }
+        let updated = Job(row)
+        var data = JSONObjectBuilder()
+        data.add("by", string: by)
+        data.add("runAt", date: Date(timeIntervalSince1970: runAt))
+        data.add("priority", int: request.options.priority)
+        try appendEvent(
+            db, job: holder.id, kind: .updated, queue: holder.queue, executor: holder.executor, batch: holder.batch,
+            data: data.text, now: now)
+        return updated
     }
 }
 

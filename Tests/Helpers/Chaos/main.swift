@@ -3,6 +3,8 @@
 // durable queue promises and prints one line of figures:
 //
 //   jobs, kills, re-deliveries, lost, duplicates, over-attempts, event gaps, batch firings,
+//   orders and jobs of applications enqueueing in their own transactions (some rolled back,
+//   some producers killed mid-transaction): each committed order's job once, no other job,
 //   workflows and trees final exactly once, trees holding exactly their jobs, one job per
 //   schedule occurrence, trigger jobs once per deduped emit and in dependency order, unique keys
 //   never held twice at once, lane order, a queue's concurrency limit never passed, jobs left
@@ -22,6 +24,27 @@ import GRDB
 import JobQ
 import JobQPostgres
 import Synchronization
+
+// A producer process of the run's own: an application enqueueing in its own transactions.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "app-producer" {
+    func value(_ name: String) -> String {
+        guard let index = CommandLine.arguments.firstIndex(of: name), index + 1 < CommandLine.arguments.count else {
+            fatalError("app-producer needs \(name)")
+        }
+        return CommandLine.arguments[index + 1]
+    }
+    let (db, name, out) = (value("--db"), value("--name"), value("--out"))
+    Task.detached {
+        do {
+            try await AppProducer.run(db: db, name: name, out: out)
+            exit(0)
+        } catch {
+            FileHandle.standardError.write(Data("app-producer: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+    dispatchMain()
+}
 
 struct Options {
     var jobs = 2000
@@ -288,6 +311,29 @@ for producer in 0..<options.producers {
 }
 producers += try (0..<2).map(emitter)
 
+// Applications enqueueing in their own transactions: an order row and its job, one in five
+// rolled back; the killer also kills them (in a transaction or between two) and starts others.
+_ = try (onPostgres ? try PostgresReader(url: db) as any ChaosReader : try SQLiteReader(path: db, writable: true)).int(
+    AppProducer.createTable(postgres: onPostgres))
+var appProducerCount = 0
+var appKills = 0
+func appProducer(_ number: Int) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    process.arguments = [
+        "app-producer", "--db", db, "--name", "app\(number)", "--out",
+        directory.appendingPathComponent("app-acked.txt").path
+    ]
+    let log = directory.appendingPathComponent("app-\(number).log").path
+    _ = FileManager.default.createFile(atPath: log, contents: nil)
+    process.standardOutput = FileHandle(forWritingAtPath: log)
+    process.standardError = FileHandle(forWritingAtPath: log)
+    try process.run()
+    return process
+}
+var appProducers = try (0..<2).map { try appProducer($0) }
+appProducerCount = 2
+
 // Workers, and the killer.
 let workerArguments = [
     "work", "--lease", "1s", "--concurrency", "4", "--backoff", "50ms", "--grace", "2s", "--queue", "default",
@@ -318,7 +364,16 @@ while true {
     workers[victim].waitUntilExit()
     kills += 1
     workers[victim] = run(workerArguments, log: "worker-\(victim).log")
-    let producing = producers.contains { $0.isRunning }
+    // Every fourth round, an application producer dies wherever it is; another takes its place
+    // (four at most).
+    if kills % 4 == 0, let victim = appProducers.firstIndex(where: \.isRunning), appProducerCount < 6 {
+        kill(appProducers[victim].processIdentifier, SIGKILL)
+        appProducers[victim].waitUntilExit()
+        appKills += 1
+        appProducers.append(try appProducer(appProducerCount))
+        appProducerCount += 1
+    }
+    let producing = producers.contains { $0.isRunning } || appProducers.contains { $0.isRunning }
     if !producing, !batchClosed {
         precondition(run(["batch", "close", "chaos"], log: "setup.log").waitUntilExitAndStatus() == 0)
         batchClosed = true
@@ -332,7 +387,9 @@ while true {
 }
 for worker in workers { kill(worker.processIdentifier, SIGTERM) }
 for worker in workers { worker.waitUntilExit() }
-let producerFailures = producers.filter { $0.terminationStatus != 0 }.count
+let producerFailures =
+    producers.filter { $0.terminationStatus != 0 }.count
+    + appProducers.filter { $0.terminationReason == .exit && $0.terminationStatus != 0 }.count
 
 // The checks.
 let acked = acknowledged()
@@ -420,6 +477,23 @@ let report = try { () throws -> [String: Int] in
             "SELECT COUNT(*) FROM jobq_jobs WHERE executor = 'echo' AND workflow_id IS NULL AND schedule IS NULL")
         ?? -1
     figures["jobs"] = try db.int("SELECT COUNT(*) FROM jobq_jobs") ?? -1
+    // The applications' orders and their jobs: every acknowledged order is there with its job;
+    // no job without its order (a rolled-back transaction's), no order without its job, and no
+    // order with two.
+    let orderOfJob = onPostgres ? "(payload ->> 'order')" : "json_extract(payload, '$.order')"
+    let orders = Set(try db.pairs("SELECT note, 1 FROM \(onPostgres ? "public." : "")chaos_app_orders").map(\.name))
+    let jobsOfOrders = try db.pairs(
+        "SELECT \(orderOfJob), COUNT(*) FROM jobq_jobs WHERE \(orderOfJob) IS NOT NULL GROUP BY \(orderOfJob)")
+    let ordered = Set(jobsOfOrders.map(\.name))
+    let appAcked =
+        ((try? String(contentsOfFile: directory.appendingPathComponent("app-acked.txt").path, encoding: .utf8))
+        ?? "").split(separator: "\n").map(String.init)
+    figures["appOrders"] = orders.count
+    figures["appAcked"] = appAcked.count
+    figures["appLost"] = appAcked.filter { !orders.contains($0) || !ordered.contains($0) }.count
+    figures["rolledBackJobs"] = ordered.subtracting(orders).count
+    figures["ordersWithoutJob"] = orders.subtracting(ordered).count
+    figures["appDuplicates"] = jobsOfOrders.filter { $0.count != 1 }.count
     // The server keeps its own files consistent; SQLite's file is checked.
     figures["integrityOK"] = try onPostgres || db.string("PRAGMA integrity_check") == "ok" ? 1 : 0
     figures["workflows"] = try db.int("SELECT COUNT(*) FROM jobq_workflows") ?? -1
@@ -535,8 +609,10 @@ for key in [
     "lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "limitOverlaps", "rateOverlaps",
     "cleanedTooEarly", "treesWithWrongJobs",
     "triggerOrder",
-    "triggerUnlinked", "uniqueOverlaps", "burned", "deadNeverStarted"
+    "triggerUnlinked", "uniqueOverlaps", "burned", "deadNeverStarted", "appLost", "rolledBackJobs", "ordersWithoutJob",
+    "appDuplicates"
 ] where figure(key) != 0 { broken.append(key) }
+if figure("appOrders") < figure("appAcked") || figure("appAcked") == 0 { broken.append("appOrders") }
 // Every workflow recovers from the kills: its flaky steps succeed on a retry, its doomed ones are
 // contained by `continue` groups.
 let allWorkflows = workflowCount + treeCount
@@ -577,7 +653,11 @@ line += "lane jobs \(figure("laneJobs")) (overlaps \(figure("laneOverlaps"))), "
 line +=
     "limited jobs \(figure("limitedJobs")) (over the limit \(figure("limitOverlaps")), over the rate \(figure("rateOverlaps"))), cleaned jobs \(figure("cleanedJobs")) (too early \(figure("cleanedTooEarly"))), waiting \(figure("waiting")), "
 line +=
-    "integrity \(onPostgres ? "n/a (server)" : figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), \(elapsed)"
+    "integrity \(onPostgres ? "n/a (server)" : figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), "
+line +=
+    "orders enqueued in the app's transaction \(figure("appOrders")) (acknowledged \(figure("appAcked")), producers killed \(appKills), "
+    + "lost \(figure("appLost")), rolled-back jobs run \(figure("rolledBackJobs")), orders without their job \(figure("ordersWithoutJob")), "
+    + "twice \(figure("appDuplicates"))), \(elapsed)"
 if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(onPostgres ? "the database" : db)" }
 print(line)
 if ok { try? FileManager.default.removeItem(at: directory) }

@@ -84,6 +84,33 @@ struct CLITests {
         #expect(misplaced.status == 2 && misplaced.stderr.contains("--wait-timeout goes with --wait"))
     }
 
+    /// `--unique-conflict replace` and `--debounce` change the pending holder of the key; bad
+    /// rules are refused with exit 2 and nothing stored.
+    @Test func uniqueConflictRulesFromTheCommandLine() async throws {
+        let store = try TemporaryStore()
+        let db = store.path
+        let first = try await CLI.run(
+            ["enqueue", "sum", "--param", "a=1", "--unique", "k", "--unique-conflict", "replace"], db: db)
+        let second = try await CLI.run(
+            ["enqueue", "sum", "--param", "a=5", "--unique", "k", "--unique-conflict", "replace", "--json"], db: db)
+        #expect(first.status == 0 && second.status == 0, "\(first.stderr)\(second.stderr)")
+        let job = try #require(try JSONSerialization.jsonObject(with: Data(second.stdout.utf8)) as? [String: Any])
+        #expect(job["id"] as? Int == Int(first.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect((job["payload"] as? [String: Any])?["a"] as? Int == 5)
+        _ = try await CLI.run(["enqueue", "sum", "--unique", "d", "--debounce", "1m"], db: db)
+        let debounced = try await CLI.run(["enqueue", "sum", "--unique", "d", "--debounce", "1m", "--json"], db: db)
+        #expect(debounced.stdout.contains(#""state":"scheduled""#), "\(debounced.stdout)")
+        for arguments in [
+            ["--unique", "k", "--unique-conflict", "nope"], ["--unique-conflict", "replace"],
+            ["--unique", "k", "--debounce", "5s", "--debounce-max", "1s"], ["--unique", "k", "--debounce-max", "1s"]
+        ] {
+            let bad = try await CLI.run(["enqueue", "sum"] + arguments, db: db)
+            #expect(bad.status == 2, "\(arguments): \(bad.stderr)")
+        }
+        let listed = try await CLI.run(["list", "--json"], db: db)
+        #expect(listed.stdout.split(separator: "\n").count == 2, "\(listed.stdout)")
+    }
+
     @Test func jobJSONHasTheDocumentedFields() async throws {
         let store = try TemporaryStore()
         let result = try await CLI.run(

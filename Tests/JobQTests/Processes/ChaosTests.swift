@@ -44,5 +44,8 @@ struct ChaosTests {
             ))
         let integrity = store == .postgres ? "n/a (server)" : "ok"
         #expect(line.contains(" (too early 0), waiting 0, integrity \(integrity), busy errors 0"))
+        // Applications enqueueing in their own transactions, some rolled back, some killed.
+        #expect(line.contains("orders enqueued in the app's transaction "))
+        #expect(line.contains(" lost 0, rolled-back jobs run 0, orders without their job 0, twice 0)"))
     }
 }

@@ -167,7 +167,7 @@ struct RaceProcessTests {
         #expect(second.stdout == first.stdout)
         #expect(second.stderr.contains("already holds unique key 'nightly'; nothing was enqueued"), "\(second.stderr)")
         for (arguments, message) in [
-            (["--unique-for", "1h"], "--unique-for and --unique-states need --unique KEY"),
+            (["--unique-for", "1h"], "need --unique KEY"),
             (["--unique", "k", "--unique-states", "ready,bogus"], "--unique-states: unknown state 'bogus'"),
             (["--unique", "k", "--unique-for", "1h", "--unique-states", "ready"], "name no finished state"),
             (["--unique", "", "--unique-for", "1h"], "a unique key must be 1 to 200 bytes of UTF-8, got 0 bytes")

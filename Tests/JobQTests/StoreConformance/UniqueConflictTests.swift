@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+
+@testable import JobQCore
+
+/// What an enqueue does to the job holding its unique key, on every store: keep it, replace its
+/// payload, or debounce it (its run time pushed out, bounded by a longest wait); never a job that
+/// has started.
+@Suite("Unique keys: replace and debounce")
+struct UniqueConflictTests {
+    static func request(_ a: Int, key: UniqueKey, priority: Int = 0) throws -> JobRequest {
+        try JobRequest(Sum.self, .init(a: a, b: 0), options: .init(priority: priority, unique: key))
+    }
+
+    @Test(arguments: TestStore.all)
+    func replaceGivesAPendingHolderTheNewPayload(store: TestStore) async throws {
+        let queue = try await store.open()
+        let key = UniqueKey("report", onConflict: .replace)
+        let first = try await queue.enqueue(try Self.request(1, key: key))
+        let second = try await queue.enqueueReportingDuplicates(contentsOf: [try Self.request(2, key: key, priority: 5)]
+        )[0]
+        #expect(second.existed && second.job.id == first.id)
+        #expect(second.job.payloadJSON.contains(#""a":2"#) && second.job.priority == 5)
+        let kept = try await queue.enqueueReportingDuplicates(
+            contentsOf: [try Self.request(3, key: UniqueKey("report"))])[0]
+        #expect(kept.existed && kept.job.payloadJSON.contains(#""a":2"#), "keep leaves it as it is")
+        #expect(try await queue.jobs().count == 1)
+        let updates = try await queue.events(after: 0).filter { $0.kind == .updated }
+        #expect(updates.count == 1 && updates[0].jobID == first.id)
+        try await WorkerPool(queue: queue, executors: [Sum()], options: quickOptions()).run()
+        #expect(try await queue.job(first.id)?.resultJSON == #"{"sum":2}"#)
+    }
+
+    @Test(arguments: TestStore.all)
+    func debouncePushesTheRunTimeOutButNotPastTheLongestWait(store: TestStore) async throws {
+        let queue = try await store.open()
+        let key = UniqueKey("save", onConflict: .debounce(quiet: .seconds(60), longest: .seconds(90)))
+        let first = try await queue.enqueue(try Self.request(1, key: key))
+        #expect(first.state == .ready, "the first enqueue is not debounced")
+        let second = try await queue.enqueue(try Self.request(2, key: key))
+        #expect(second.id == first.id && second.state == .scheduled)
+        let pushed = second.runAt.timeIntervalSince(first.createdAt)
+        #expect(pushed > 59 && pushed < 61, "\(pushed)")
+        try await Task.sleep(for: .milliseconds(50))
+        let third = try await queue.enqueue(try Self.request(3, key: key))
+        #expect(third.runAt > second.runAt && third.payloadJSON.contains(#""a":3"#))
+        // Never past created + longest, however often it is enqueued.
+        let bounded = UniqueKey("save", onConflict: .debounce(quiet: .seconds(60), longest: .seconds(61)))
+        for a in 4...6 { _ = try await queue.enqueue(try Self.request(a, key: bounded)) }
+        let last = try #require(try await queue.job(first.id))
+        #expect(last.runAt.timeIntervalSince(first.createdAt) <= 90.001)
+        #expect(try await queue.jobs().count == 1)
+    }
+
+    @Test(arguments: TestStore.all)
+    func aStartedHolderIsNeverChanged(store: TestStore) async throws {
+        let queue = try await store.open()
+        let key = UniqueKey("slow", onConflict: .replace)
+        let first = try await queue.enqueue(
+            try JobRequest(executor: "sleep", payloadJSON: #"{"seconds":0.6}"#, options: .init(unique: key)))
+        let pool = WorkerPool(queue: queue, executors: BuiltinExecutors.all, options: quickOptions())
+        let running = Task { try await pool.run() }
+        try await eventually(.seconds(10), "the holder to run") { try await queue.job(first.id)?.state == .running }
+        let again = try await queue.enqueueReportingDuplicates(
+            contentsOf: [try JobRequest(executor: "sleep", payloadJSON: #"{"seconds":0}"#, options: .init(unique: key))]
+        )[0]
+        #expect(again.existed && again.job.id == first.id && again.job.payloadJSON.contains("0.6"))
+        try await running.value
+        #expect(try await queue.events(after: 0).filter { $0.kind == .updated }.isEmpty)
+    }
+
+    @Test(arguments: TestStore.all)
+    func aBadDebounceIsRefused(store: TestStore) async throws {
+        let queue = try await store.open()
+        for rule in [
+            UniqueConflict.debounce(quiet: .zero, longest: .seconds(1)),
+            .debounce(quiet: .seconds(2), longest: .seconds(1))
+        ] {
+            await #expect(throws: JobQueueError.self) {
+                try await queue.enqueue(try Self.request(1, key: UniqueKey("k", onConflict: rule)))
+            }
+        }
+        #expect(try await queue.jobs().isEmpty)
+    }
+}
