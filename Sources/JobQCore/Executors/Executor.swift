@@ -30,11 +30,16 @@ public protocol Executor: Sendable {
     /// The timeout of an attempt when the job sets none. Default: none.
     static var timeout: Duration? { get }
 
+    /// How this executor's jobs are retried (attempts, backoff, errors that never retry).
+    /// Default: nil, the pool's backoff and the job's attempts.
+    static var retryPolicy: RetryPolicy? { get }
+
     func run(_ input: Input, context: JobContext) async throws -> Output
 }
 
 extension Executor {
     public static var timeout: Duration? { nil }
+    public static var retryPolicy: RetryPolicy? { nil }
 }
 
 /// Throw this from an executor when retrying cannot help (bad input, a permanent refusal):
@@ -117,17 +122,20 @@ public struct JobContext: Sendable {
 struct ErasedExecutor: Sendable {
     let name: String
     let defaultTimeout: Duration?
+    let retryPolicy: RetryPolicy?
     let run: @Sendable (_ payloadJSON: String, _ context: JobContext) async throws -> String
 
     init(name: String, run: @escaping @Sendable (_ payloadJSON: String, _ context: JobContext) async throws -> String) {
         self.name = name
         self.defaultTimeout = nil
+        self.retryPolicy = nil
         self.run = run
     }
 
     init<E: Executor>(_ executor: E) {
         name = E.name
         defaultTimeout = E.timeout
+        retryPolicy = E.retryPolicy
         run = { payloadJSON, context in
             let input: E.Input
             do {

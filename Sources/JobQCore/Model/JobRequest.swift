@@ -13,8 +13,15 @@ public struct JobOptions: Sendable, Hashable {
     public var priority: Int
     /// When the job may run at the earliest. `nil` means now.
     public var runAt: Date?
-    /// How many attempts the job gets before it is `dead`. At least 1.
-    public var maxAttempts: Int
+    /// How many attempts the job gets before it is `dead`. At least 1. When not given: the
+    /// executor's ``RetryPolicy/maxAttempts`` for a job enqueued by its type, else
+    /// ``defaultMaxAttempts``.
+    public var maxAttempts: Int {
+        get { givenMaxAttempts ?? Self.defaultMaxAttempts }
+        set { givenMaxAttempts = newValue }
+    }
+    /// The attempts the caller gave; nil when it gave none.
+    package var givenMaxAttempts: Int?
     /// How long one attempt may run before it is cancelled and counted as failed. Default: the
     /// executor's ``Executor/timeout``, if it has one.
     public var timeout: Duration?
@@ -52,7 +59,7 @@ public struct JobOptions: Sendable, Hashable {
         queue: String = JobOptions.defaultQueue,
         priority: Int = 0,
         runAt: Date? = nil,
-        maxAttempts: Int = JobOptions.defaultMaxAttempts,
+        maxAttempts: Int? = nil,
         timeout: Duration? = nil,
         name: String? = nil,
         batch: String? = nil,
@@ -67,7 +74,7 @@ public struct JobOptions: Sendable, Hashable {
         self.queue = queue
         self.priority = priority
         self.runAt = runAt
-        self.maxAttempts = maxAttempts
+        self.givenMaxAttempts = maxAttempts
         self.timeout = timeout
         self.name = name
         self.batch = batch
@@ -85,7 +92,7 @@ public struct JobOptions: Sendable, Hashable {
         queue: String = JobOptions.defaultQueue,
         priority: Int = 0,
         delay: Duration,
-        maxAttempts: Int = JobOptions.defaultMaxAttempts,
+        maxAttempts: Int? = nil,
         timeout: Duration? = nil,
         name: String? = nil,
         batch: String? = nil,
@@ -151,6 +158,7 @@ public struct JobRequest: Sendable, Hashable {
     {
         var options = options
         if options.timeout == nil { options.timeout = E.timeout }
+        if options.givenMaxAttempts == nil, let attempts = E.retryPolicy?.maxAttempts { options.maxAttempts = attempts }
         let data: Data
         do {
             data = try JSONEncoder.jobq.encode(input)

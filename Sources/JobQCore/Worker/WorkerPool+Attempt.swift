@@ -301,6 +301,9 @@ extension WorkerPool {
                 return reschedule(job, after: later.delay, checkpointJSON: later.checkpointJSON)
             case is CancellationError where interruption != nil:
                 return interruption == .shutdown ? .released : nil
+            // The executor's policy says which errors no retry can fix.
+            case let error where executors[job.executor]?.retryPolicy?.giveUpOn(error) == true:
+                return .dead(error: "\(error)", timedOut: false)
             default: return failure(job, message: "\(error)", timedOut: false)
             }
         case .timedOut(let limit):
@@ -326,7 +329,8 @@ extension WorkerPool {
 
     private func failure(_ job: ClaimedJob, message: String, timedOut: Bool) -> AttemptOutcome {
         if job.attempt < job.maxAttempts {
-            let delay = options.retryBackoff.delay(afterAttempt: job.attempt)
+            let backoff = executors[job.executor]?.retryPolicy?.backoff ?? options.retryBackoff
+            let delay = backoff.delay(afterAttempt: job.attempt)
             return .retry(error: message, at: Date().addingTimeInterval(delay.inSeconds), timedOut: timedOut)
         }
         return .dead(error: message, timedOut: timedOut)
