@@ -57,14 +57,15 @@ struct UniqueConflictTests {
         let queue = try await store.open()
         let key = UniqueKey("slow", onConflict: .replace)
         let first = try await queue.enqueue(
-            try JobRequest(executor: "sleep", payloadJSON: #"{"seconds":0.6}"#, options: .init(unique: key)))
+            try JobRequest(executor: "sleep", payloadJSON: #"{"seconds":3}"#, options: .init(unique: key)))
         let pool = WorkerPool(queue: queue, executors: BuiltinExecutors.all, options: quickOptions())
         let running = Task { try await pool.run() }
-        try await eventually(.seconds(10), "the holder to run") { try await queue.job(first.id)?.state == .running }
+        // Running for 3 s: long enough to be seen running on a loaded machine.
+        try await eventually(.seconds(30), "the holder to run") { try await queue.job(first.id)?.state == .running }
         let again = try await queue.enqueueReportingDuplicates(
             contentsOf: [try JobRequest(executor: "sleep", payloadJSON: #"{"seconds":0}"#, options: .init(unique: key))]
         )[0]
-        #expect(again.existed && again.job.id == first.id && again.job.payloadJSON.contains("0.6"))
+        #expect(again.existed && again.job.id == first.id && again.job.payloadJSON.contains(#""seconds":3"#))
         try await running.value
         #expect(try await queue.events(after: 0).filter { $0.kind == .updated }.isEmpty)
     }
