@@ -111,10 +111,15 @@ extension StoreSQL {
     /// fresh snapshot). On SQLite the claim holds the only write lock already.
     static func lockQueueRow(_ db: some SQLTransaction, _ queue: String) throws {
         _ = try db.fetchAll(String.self, sql: lockQueueRowSQL[db.dialect], arguments: [queue])
+        // The bound is for this wait only: left in place, it also bounded the COMMIT, which
+        // takes the notification queue's lock when the claim notifies, and a loaded server
+        // refused the whole claim there (SQLSTATE 55P03 at COMMIT). Back to the session's own.
+        if db.dialect == .postgres { try db.execute(sql: "SET LOCAL lock_timeout TO DEFAULT") }
     }
 
-    /// On PostgreSQL the statement first bounds its own wait (and the rest of the transaction's)
-    /// to 200 ms, in the same round trip: its CTE runs before the first row is locked. Claims
+    /// On PostgreSQL the statement first bounds its own wait to 200 ms, in the same round trip:
+    /// its CTE runs before the first row is locked (``lockQueueRow(_:_:)`` restores the
+    /// session's bound after it). Claims
     /// hold this lock for milliseconds; a session that holds it longer (an operator's open
     /// transaction) fails this queue's claim, a transient error the pool backs off, instead of
     /// holding up the claims of every other queue for the session's whole lock_timeout: the
