@@ -166,21 +166,7 @@ final class SQLiteStore: SQLStore {
         case .SQLITE_BUSY:
             return "\(location) stayed locked by another process for \(Int(busyTimeout))s; retry"
         default:
-            return "store \(location): \(error.message ?? "\(error)")" + refusal(error.resultCode)
-        }
-    }
-
-    /// SQLite's refusals of a statement or of the data itself, said with the SQLSTATE class
-    /// PostgreSQL gives the same refusal, so that one rule (``StoreErrorKind``) knows them as
-    /// permanent on both stores: a statement it cannot run (no such table or column) or data it
-    /// will not keep is refused again however often it is retried. Other codes (busy, locked,
-    /// I/O, full) may pass, and say nothing.
-    private static func refusal(_ code: ResultCode) -> String {
-        switch code.primaryResultCode {
-        case .SQLITE_ERROR: " (SQLSTATE 42000)"
-        case .SQLITE_CONSTRAINT: " (SQLSTATE 23000)"
-        case .SQLITE_TOOBIG, .SQLITE_MISMATCH, .SQLITE_RANGE: " (SQLSTATE 22000)"
-        default: ""
+            return "store \(location): \(error.message ?? "\(error)")"
         }
     }
 

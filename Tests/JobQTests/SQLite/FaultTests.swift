@@ -154,28 +154,3 @@ struct DiskFullTests {
         #expect(count == acknowledged, "every acknowledged job is there, and nothing else")
     }
 }
-
-/// SQLite's refusals of a statement or its data are permanent, as PostgreSQL's are: a claim
-/// loop backs off the queue for good reasons only, and never retries them as they are.
-@Suite("SQLite errors by kind")
-struct SQLiteErrorKindTests {
-    @Test func refusalsArePermanentAndLocksTransient() throws {
-        let store = try TemporaryStore()
-        _ = try store.open()
-        let writer = try DatabaseQueue(path: store.path)
-        for (sql, kind) in [
-            ("SELECT nothing FROM jobq_jobs", StoreErrorKind.permanent),
-            ("INSERT INTO jobq_queues (name) VALUES (NULL)", .permanent)
-        ] {
-            do {
-                try writer.write { try $0.execute(sql: sql) }
-                Issue.record("\(sql) ran")
-            } catch {
-                let mapped = SQLiteStore.mapped(error, path: store.path)
-                #expect(StoreErrorKind(of: mapped) == kind, "\(sql): \(mapped)")
-            }
-        }
-        let busy = DatabaseError(resultCode: .SQLITE_BUSY, message: "database is locked")
-        #expect(StoreErrorKind(of: SQLiteStore.mapped(busy, path: store.path)) == .transient)
-    }
-}

@@ -83,7 +83,7 @@ struct IsolationTests {
                 options: quickOptions(stopWhen: .never), logger: Logger(label: "test") { _ in log })
             let running = Task { try await pool.run() }
             defer { running.cancel() }
-            try await eventually(.seconds(10), "the healthy job to succeed (queues \(order))") {
+            try await eventually(.seconds(30), "the healthy job to succeed (queues \(order))") {
                 try await queue.job(healthy)?.state == .succeeded
             }
             #expect(try await queue.job(healthy)?.attempt == 1)
