@@ -65,6 +65,12 @@ struct EnqueueCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Run at this time (ISO 8601, e.g. 2026-12-01T09:00:00Z).", valueName: "time"))
     var at: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Give the job up (cancelled, with an expired event) if no attempt has started this long after its run time, e.g. 10m.",
+            valueName: "duration"))
+    var expireAfter: String?
+
     @Option(help: "Attempts before the job is dead.")
     var maxAttempts: Int = JobOptions.defaultMaxAttempts
 
@@ -305,6 +311,13 @@ struct EnqueueCommand: AsyncParsableCommand {
             let duration = try parseDuration(timeout, option: "--timeout")
             guard duration > .zero else { throw CLIError.usage("--timeout must be longer than 0") }
             options.timeout = duration
+        }
+        if let expireAfter {
+            let window = try parseDuration(expireAfter, option: "--expire-after")
+            guard window > .zero else {
+                throw CLIError.usage("--expire-after must be longer than 0, e.g. 10m")
+            }
+            options.expiresAt = (runAt ?? Date()).addingTimeInterval(window.inSeconds)
         }
         return options
     }

@@ -112,8 +112,8 @@ extension ServerStore {
     private static let limitedColumn: Int32 = 23
 
     /// $1 the worker, $2 the lease's end, $3 the queue, $4 how many at most, $5 how many start
-    /// now, $6 the worker as a JSON string, $7 now (the worker's clock), $8 the worker's queues
-    /// (a text array).
+    /// now, $6 the worker as a JSON string, $7 now (the worker's clock: for due jobs, and for
+    /// deadlines to start), $8 the worker's queues (a text array).
     private static func claimSQL(notifying audience: CommitAudience) -> String {
         let returned = ClaimedJob.columns.split(separator: ",").map {
             "jobq_jobs." + $0.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -129,6 +129,7 @@ extension ServerStore {
                 FROM (
                     SELECT id, priority, run_at FROM jobq_jobs
                     WHERE state = 'ready' AND queue = $3 AND (SELECT true FROM lock)
+                        AND \(StoreSQL.notExpired(at: "CAST($7 AS double precision)"))
                         AND NOT EXISTS (
                             SELECT 1 FROM jobq_queues WHERE name = $3
                                 AND (paused <> 0 OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL))

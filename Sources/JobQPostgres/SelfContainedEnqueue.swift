@@ -153,7 +153,7 @@ private struct SelfContainedJobRow {
             .text(payload), .null, .null, .integer(0), .integer(Int64(maxAttempts)), .real(runAt),
             timeout.map(SQLValue.real) ?? .null, .real(createdAt), .null, .null, .null, .null, .null, .null,
             .integer(0), name.map(SQLValue.text) ?? .null, .null, .null, .null, .null, .integer(0), .null, .null,
-            .null, .null, .null, .null
+            .null, .null, .null, .null, .null
         ]
         return Job(SQLRow(names: [], values: row))
     }

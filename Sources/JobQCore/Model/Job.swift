@@ -72,6 +72,8 @@ public struct Job: Sendable, Hashable, Identifiable {
     public var uniqueKey: String?
     /// The partition given at enqueue (``JobOptions/partition``), if any.
     public var partition: String?
+    /// The latest time an attempt may start (``JobOptions/expiresAt``), if any.
+    public var expiresAt: Date?
 
     /// Decodes the payload as an executor's input type.
     public func payload<T: Decodable>(as type: T.Type) throws -> T {
@@ -90,7 +92,7 @@ extension Job {
     /// `state`, `priority`, `payload`, `result`, `error`, `attempt`, `maxAttempts`, `runAt`,
     /// `timeout` (seconds), `createdAt`, `startedAt`, `finishedAt`, `progress`,
     /// `progressMessage`, `name`, `batch`, `snoozes`, `workflow`, `lane`, `unmetDependencies`,
-    /// `failedDependencies`, `treeNode`, `schedule`, `occurrence`, `unique`, `partition`; times as ISO 8601 (UTC).
+    /// `failedDependencies`, `treeNode`, `schedule`, `occurrence`, `unique`, `partition`, `expiresAt`; times as ISO 8601 (UTC).
     ///
     /// The payload and result are inserted as stored (they are valid, minified JSON), so a
     /// payload round-trips byte for byte.
@@ -126,6 +128,7 @@ extension Job {
         fields.append(("occurrence", occurrence.map { JSONText.string(ISO8601.string($0)) } ?? "null"))
         fields.append(("unique", uniqueKey.map(JSONText.string) ?? "null"))
         fields.append(("partition", partition.map(JSONText.string) ?? "null"))
+        fields.append(("expiresAt", expiresAt.map { JSONText.string(ISO8601.string($0)) } ?? "null"))
         return "{" + fields.map { "\(JSONText.string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
 }

@@ -26,6 +26,9 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
     case snoozed
     /// Made ready again by `retry`. Data: `maxAttempts`.
     case retried
+    /// Its deadline to start (``JobOptions/expiresAt``) passed before an attempt started: the
+    /// job is `cancelled` without running. Data: `from` (the state it waited in), `reason`.
+    case expired
     /// An enqueue with the job's unique key changed it before it started (``UniqueConflict``):
     /// its payload and priority, and for a debounce its run time. Data: `by` (`replace` or
     /// `debounce`), `runAt`, `priority`.

@@ -3,7 +3,7 @@ import Foundation
 extension JobRequest {
     /// The keys a job line may have.
     public static let jsonLineKeys: Set<String> = stepKeys.union([
-        "after", "onDependencyFailure", "lane", "laneOnFailure", "unique", "partition"
+        "after", "onDependencyFailure", "lane", "laneOnFailure", "unique", "partition", "expireAfter"
     ])
 
     /// The keys of a job that a workflow step may have too.
@@ -22,8 +22,10 @@ extension JobRequest {
     /// the job waits for, each a number or `{"id": 12, "policy": "ignore"}`;
     /// `onDependencyFailure` is `cancel`, `fail`, `ignore` or `run`; `lane` appends the job to a
     /// lane (`laneOnFailure`: `continue` or `halt`); `unique` is a key (`"report:42"`) or
-    /// `{"key": "report:42", "for": "1h", "states": ["succeeded"]}` (see ``UniqueKey``). Unknown keys and values of the wrong type are
-    /// refused with an error that names them.
+    /// `{"key": "report:42", "for": "1h", "states": ["succeeded"]}` (see ``UniqueKey``);
+    /// `expireAfter` (`"10m"`) gives the job up if no attempt started that long after its run
+    /// time (``JobOptions/expiresAt``). Unknown keys and values of the wrong type are refused
+    /// with an error that names them.
     ///
     /// ```swift
     /// let request = try JobRequest(jsonLine: #"{"executor": "sum", "payload": {"a": 1, "b": 2}}"#)
@@ -113,6 +115,12 @@ extension JobRequest {
         if let unique = fields["unique"] { options.unique = try Self.uniqueKey(unique) }
         if let partition = fields["partition"] {
             options.partition = try Self.string(partition, key: "partition", example: "\"customer-42\"")
+        }
+        if let window = fields["expireAfter"] {
+            let text = try Self.string(window, key: "expireAfter", example: "\"10m\"")
+            let duration = try Self.duration(text, key: "expireAfter")
+            guard duration > .zero else { throw .invalidInput("'expireAfter' must be longer than 0, e.g. \"10m\"") }
+            options.expiresAt = (options.runAt ?? Date()).addingTimeInterval(duration.inSeconds)
         }
         try self.init(executor: executor, encodedPayload: payloadData, options: options)
         try validate()

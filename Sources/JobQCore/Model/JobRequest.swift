@@ -49,6 +49,19 @@ public struct JobOptions: Sendable, Hashable {
     /// (``QueueLimits/partitionBy``): wins over a payload member the queue names. 1 to 200
     /// characters; ignored by a queue that is not partitioned.
     public var partition: String?
+    /// The latest time an attempt of the job may start (nil: no deadline). A job that has not
+    /// started by then, its first attempt or a retry, never does: it ends `cancelled` with an
+    /// `expired` event and the error "expired: ...", and its dependents follow their
+    /// ``DependencyPolicy``. An attempt that started in time runs to its end, and so does a job a
+    /// worker claimed ahead (into its buffer) before the deadline. Must be later than ``runAt``
+    /// when that is given; a deadline already past when the job is stored ends it unrun at once.
+    ///
+    /// ```swift
+    /// // A reminder that is useless after lunch.
+    /// var options = JobOptions(queue: "push")
+    /// options.expiresAt = Date().addingTimeInterval(2 * 3600)
+    /// ```
+    public var expiresAt: Date?
 
     /// The queue used when none is named.
     public static let defaultQueue = "default"
@@ -69,7 +82,8 @@ public struct JobOptions: Sendable, Hashable {
         lane: String? = nil,
         laneOnFailure: LaneFailurePolicy? = nil,
         unique: UniqueKey? = nil,
-        partition: String? = nil
+        partition: String? = nil,
+        expiresAt: Date? = nil
     ) {
         self.queue = queue
         self.priority = priority
@@ -85,6 +99,7 @@ public struct JobOptions: Sendable, Hashable {
         self.laneOnFailure = laneOnFailure
         self.unique = unique
         self.partition = partition
+        self.expiresAt = expiresAt
     }
 
     /// Options for a job that runs `delay` from now.
@@ -112,6 +127,7 @@ extension JobOptions {
     /// set: a template's jobs take only queue, priority, maxAttempts and timeout.
     var setsMoreThanATemplateTakes: Bool {
         runAt != nil || !after.isEmpty || lane != nil || batch != nil || unique != nil || partition != nil
+            || expiresAt != nil
     }
 }
 
@@ -199,6 +215,13 @@ public struct JobRequest: Sendable, Hashable {
             try Label.check(partition, what: "a partition", hint: "; leave it out for none")
         }
         try options.unique?.validate()
+        // Only against the run time: "now" moves while an enqueue waits for the store, and a
+        // deadline that passes meanwhile is not the caller's mistake (the job just expires).
+        if let deadline = options.expiresAt, let runAt = options.runAt, deadline <= runAt {
+            throw .invalidInput(
+                "the job would expire (expiresAt \(ISO8601.string(deadline))) before it may start "
+                    + "(runAt \(ISO8601.string(runAt))); give a later expiresAt, or none")
+        }
         if options.after.count > 10_000 {
             throw .invalidInput(
                 "a job may depend on at most 10000 jobs, got \(options.after.count); use a workflow or a batch")

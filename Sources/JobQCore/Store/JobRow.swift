@@ -6,7 +6,7 @@ extension Job {
         case id, queue, executor, state, priority, payload, result, error, attempt, maxAttempts, runAt, timeout
         case createdAt, startedAt, finishedAt, progress, progressMessage, updateData, checkpoint, snoozes, name, batch
         case workflowID, groupID, lane, unmet, failedDependencies, treeNode, schedule, occurrence, uniqueKey
-        case partitionKey
+        case partitionKey, expiresAt
     }
 
     /// The columns ``init(_:)`` reads, in a form to paste into a SELECT or RETURNING.
@@ -50,5 +50,6 @@ extension Job {
         occurrence = row.optionalDouble(C.occurrence).map(Date.init(timeIntervalSince1970:))
         uniqueKey = row.optionalString(C.uniqueKey)
         partition = row.optionalString(C.partitionKey)
+        expiresAt = row.optionalDouble(C.expiresAt).map(Date.init(timeIntervalSince1970:))
     }
 }

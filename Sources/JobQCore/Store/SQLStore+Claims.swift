@@ -420,6 +420,7 @@ extension StoreSQL {
         statement.bind(P.leaseUntil, leaseUntil)
         statement.bind(P.queue, queue)
         statement.bind(P.limit, limit)
+        statement.bind(P.now, StoreSQL.now())
         var rows: [ClaimedJob] = []
         while try statement.step() { rows.append(ClaimedJob(statement)) }
         statement.reset()
@@ -444,11 +445,16 @@ extension StoreSQL {
         }
     }
 
-    /// The parameters of a claim: who claims, until when, how many of which queue's jobs.
+    /// The parameters of a claim: who claims, until when, how many of which queue's jobs, and
+    /// the time now, which a job's deadline to start (`expires_at`) must not have passed.
     enum ClaimParameter: Int32, SQLParameter {
         case worker = 1
-        case leaseUntil, queue, limit
+        case leaseUntil, queue, limit, now
     }
+
+    /// The claim's condition on a job's deadline to start: claims pass over a job whose
+    /// deadline has passed, which the sweep (``SQLStore/expireOverdueJobs()``) then ends.
+    package static func notExpired(at now: String) -> String { "(expires_at IS NULL OR expires_at > \(now))" }
 
     /// One queue's claim. The inner SELECT's ORDER BY is exactly the column order of the
     /// jobs_claim_order index, so the database walks the index and stops after LIMIT rows,
@@ -459,6 +465,7 @@ extension StoreSQL {
             lease_until = \(ClaimParameter.leaseUntil), started_at = NULL
         WHERE id IN (
             SELECT id FROM jobq_jobs WHERE state = 'ready' AND queue = \(ClaimParameter.queue)
+                AND \(notExpired(at: "\(ClaimParameter.now)"))
             ORDER BY priority DESC, run_at, id LIMIT \(ClaimParameter.limit) \(d.skipLocked))
         RETURNING \(ClaimedJob.columns)
         """
@@ -581,6 +588,7 @@ extension StoreSQL {
         let read = try db.statement(sql: claimReadSQL)
         read.bind(ClaimParameter.queue, queue)
         read.bind(ClaimParameter.limit, limit)
+        read.bind(ClaimParameter.now, StoreSQL.now())
         var claimed: [ClaimedJob] = []
         claimed.reserveCapacity(limit)
         while try read.step() { claimed.append(ClaimedJob(read)) }
@@ -614,7 +622,7 @@ extension StoreSQL {
     /// gives them. Its ORDER BY is the column order of the jobs_claim_order index.
     static let claimReadSQL = """
         SELECT \(ClaimedJob.columns(attempt: "attempt + 1")) FROM jobq_jobs
-        WHERE state = 'ready' AND queue = \(ClaimParameter.queue)
+        WHERE state = 'ready' AND queue = \(ClaimParameter.queue) AND \(notExpired(at: "\(ClaimParameter.now)"))
         ORDER BY priority DESC, run_at, id LIMIT \(ClaimParameter.limit)
         """
 

@@ -97,10 +97,11 @@ extension StoreSQL {
         }
     }
 
-    /// Ends unfinished jobs by id (as `cancelled` or `dead`) with `error`, writing their events;
-    /// returns them for the caller to settle.
+    /// Ends unfinished jobs by id (as `cancelled` or `dead`) with `error`, writing their events
+    /// (`kind`, or the state's own); returns them for the caller to settle.
     static func end(
-        _ db: some SQLTransaction, jobs ids: [JobID], as state: JobState, error: String, events: inout PendingEvents
+        _ db: some SQLTransaction, jobs ids: [JobID], as state: JobState, error: String, kind: EventKind? = nil,
+        events: inout PendingEvents
     ) throws -> [FinishedJob] {
         guard !ids.isEmpty else { return [] }
         let rows = try db.fetchRows(
@@ -125,7 +126,8 @@ extension StoreSQL {
             data.add("from", string: row["state"])
             data.add(state == .dead ? "error" : "reason", string: error)
             events.append(
-                job: job.id, kind: state == .dead ? .dead : .cancelled, queue: job.queue, executor: job.executor,
+                job: job.id, kind: kind ?? (state == .dead ? .dead : .cancelled), queue: job.queue,
+                executor: job.executor,
                 batch: job.batch,
                 data: data.text, workflow: job.workflowID)
             return job

@@ -394,6 +394,7 @@ extension StoreSQL {
         insert.bind(P.uniquePeriod, options.unique?.period?.inSeconds)
         insert.bind(P.traceContext, request.traceContextJSON)
         insert.bind(P.partition, options.partition)
+        insert.bind(P.expiresAt, options.expiresAt?.timeIntervalSince1970)
         guard try insert.step() else { throw JobQueueError.storeUnavailable("inserting a job returned no row") }
         let job = Job(insert)
         insert.reset()
@@ -426,7 +427,7 @@ extension StoreSQL {
         case queue = 1
         case executor, payload, priority, state, maxAttempts, runAt, timeout, createdAt, name, batch
         case unmet, onDependencyFailure, failedDependencies, workflow, group, position, inputFrom, lane, treeNode
-        case uniqueKey, uniqueStates, uniquePeriod, traceContext, partition
+        case uniqueKey, uniqueStates, uniquePeriod, traceContext, partition, expiresAt
     }
 
     static let insertJobSQL = DialectSQL { d in
@@ -444,7 +445,7 @@ extension StoreSQL {
                 // A unique job holds its key from the start.
                 "unique_hold": "\(P.uniqueKey)", "unique_states": "\(P.uniqueStates)",
                 "unique_for": "\(P.uniquePeriod)", "trace_context": "\(P.traceContext)",
-                "partition_key": "\(P.partition)"
+                "partition_key": "\(P.partition)", "expires_at": "\(P.expiresAt)"
             ], returning: Job.columns)
     }
 
@@ -502,6 +503,6 @@ extension JobRequest {
     /// dependency or batch, whose enqueue reads or changes other rows.
     package var isSelfContained: Bool {
         options.unique == nil && options.lane == nil && options.after.isEmpty && options.batch == nil
-            && options.partition == nil
+            && options.partition == nil && options.expiresAt == nil
     }
 }

@@ -197,10 +197,10 @@ extension StoreSQL {
 
     /// The parameters of the statements that count or read a limited queue's jobs by
     /// partition: the queue, the payload path of its partition, the partitions with no place
-    /// left (a JSON array) and how many jobs to read.
+    /// left (a JSON array), how many jobs to read, and the time now (for deadlines to start).
     enum PartitionParameter: Int32, SQLParameter {
         case queue = 1
-        case path, full, limit
+        case path, full, limit, now
     }
 
     /// The ready jobs of a limited queue, in claim order, whose partition has a place (at most
@@ -211,6 +211,7 @@ extension StoreSQL {
         return """
             SELECT \(ClaimedJob.columns(attempt: "attempt + 1")), \(partition) FROM jobq_jobs
             WHERE state = 'ready' AND queue = \(P.queue) AND \(partition) NOT IN (\(d.texts(in: "\(P.full)")))
+                AND \(notExpired(at: "\(P.now)"))
             ORDER BY priority DESC, run_at, id LIMIT \(P.limit)
             """
     }
@@ -238,6 +239,7 @@ extension StoreSQL {
             read.bind(PartitionParameter.full, jsonArray(capacity.full.sorted()))
             read.bind(PartitionParameter.limit, limit - claimed.count)
             read.bind(PartitionParameter.path, path)
+            read.bind(PartitionParameter.now, StoreSQL.now())
             var round: [ClaimedJob] = []
             var exhausted = true
             while try read.step() {

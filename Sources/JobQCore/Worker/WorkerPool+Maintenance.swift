@@ -4,8 +4,8 @@ import Logging
 extension WorkerPool {
     /// The pool's background duties until cancelled: wake the claim loop when a scheduled or
     /// retrying job falls due (every poll interval when that is not known), renew the leases of
-    /// running jobs (and notice jobs cancelled or taken over), heartbeat the worker row, and
-    /// reclaim expired leases of dead or hung workers.
+    /// running jobs (and notice jobs cancelled or taken over), heartbeat the worker row,
+    /// reclaim expired leases of dead or hung workers, and end jobs past their deadline to start.
     ///
     /// Every commit to the store wakes the claim loop (this process's through the queue's wake
     /// handlers, other processes' through the store's ``OtherCommitsWatch``; a store in memory
@@ -57,7 +57,23 @@ extension WorkerPool {
                 } catch {
                     logger.error("reclaiming expired leases failed: \(error)")
                 }
+                await expireOverdueJobs()
             }
+        }
+    }
+
+    /// Ends jobs whose deadline to start passed while they waited (``JobOptions/expiresAt``),
+    /// for every queue: a job waiting in a queue no worker serves still ends on time.
+    private func expireOverdueJobs() async {
+        do {
+            let expired = try await queue.store.expireOverdueJobs()
+            if expired > 0 {
+                logger.info("\(expired) job(s) expired before they started")
+                // Dependents a cancel policy did not end may be ready now.
+                signal.poke(workArrived: true)
+            }
+        } catch {
+            logger.error("ending jobs past their deadline to start failed: \(error); trying again shortly")
         }
     }
 

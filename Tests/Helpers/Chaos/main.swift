@@ -8,7 +8,7 @@
 //   workflows and trees final exactly once, trees holding exactly their jobs, one job per
 //   schedule occurrence, trigger jobs once per deduped emit and in dependency order, unique keys
 //   never held twice at once, lane order, a queue's concurrency limit never passed, jobs left
-//   waiting, integrity, busy errors seen by users
+//   waiting, jobs past their deadline to start ended unrun, integrity, busy errors seen by users
 //
 // and exits 1 if any promise was broken.
 //
@@ -84,6 +84,13 @@ let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 let db = options.postgres ?? directory.appendingPathComponent("chaos.sqlite").path
 let onPostgres = options.postgres != nil
+
+/// A new log file in the run's directory, open for writing.
+func logFile(_ name: String) -> FileHandle {
+    let path = directory.appendingPathComponent(name).path
+    _ = FileManager.default.createFile(atPath: path, contents: nil)
+    return FileHandle(forWritingAtPath: path)!
+}
 
 func run(_ arguments: [String], log: String) -> Process {
     let process = Process()
@@ -265,10 +272,13 @@ func emitter(_ number: Int) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
     process.arguments = ["-c", script]
-    process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+    process.standardError = logFile("emitter-\(number).log")
     try process.run()
     return process
 }
+
+// Jobs with a deadline to start in a queue no worker serves.
+let unservedQueue = "chaos-unserved"
 
 // Producers: each enqueues its share in files of 50 lines; the ids printed are acknowledged.
 func jobLine(_ index: Int) -> String {
@@ -280,6 +290,13 @@ func jobLine(_ index: Int) -> String {
     case 4, 5: return #"{"executor": "sleep", "payload": {"seconds": 0.\#(index % 5 + 1)}}"#
     case 6: return #"{"executor": "fail", "payload": {"message": "flaky", "succeedFromAttempt": 2}, "maxAttempts": 3}"#
     case 7: return #"{"executor": "fail", "payload": {"message": "doomed"}, "maxAttempts": 2}"#
+    // One in 40 expires in a queue no worker serves: the sweep of any worker ends it unrun; one
+    // in 40 may run or expire (half a second to start), never both.
+    case 8 where index % 40 == 8:
+        return
+            #"{"executor": "sum", "payload": {"a": \#(index), "b": 4}, "queue": "\#(unservedQueue)", "expireAfter": "200ms"}"#
+    case 8 where index % 40 == 28:
+        return #"{"executor": "sum", "payload": {"a": \#(index), "b": 5}, "expireAfter": "500ms"}"#
     // One job in 20 goes to a lane that must run them one at a time, in append order.
     case 9 where index % 20 == 9: return #"{"executor": "sum", "payload": {"a": \#(index), "b": 3}, "lane": "chaos"}"#
     // One in 20 goes to the limited queue.
@@ -305,7 +322,8 @@ for producer in 0..<options.producers {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
     process.arguments = ["-c", script]
-    process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+    // Kept with the store when the run fails: why a producer gave up.
+    process.standardError = logFile("producer-\(producer).log")
     try process.run()
     producers.append(process)
 }
@@ -477,6 +495,22 @@ let report = try { () throws -> [String: Int] in
             "SELECT COUNT(*) FROM jobq_jobs WHERE executor = 'echo' AND workflow_id IS NULL AND schedule IS NULL")
         ?? -1
     figures["jobs"] = try db.int("SELECT COUNT(*) FROM jobq_jobs") ?? -1
+    // Deadlines to start: an expired job never started (no attempt, no `started` event) and is
+    // cancelled; every job of the unserved queue expired.
+    figures["expired"] = try db.int("SELECT COUNT(*) FROM jobq_events WHERE kind = 'expired'") ?? -1
+    figures["expiredRan"] =
+        try db.int(
+            """
+            SELECT COUNT(*) FROM jobq_jobs j WHERE EXISTS (SELECT 1 FROM jobq_events e WHERE e.job_id = j.id AND e.kind = 'expired')
+                AND (j.state != 'cancelled' OR j.attempt > 0
+                    OR EXISTS (SELECT 1 FROM jobq_events e WHERE e.job_id = j.id AND e.kind IN ('started', 'succeeded')))
+            """) ?? -1
+    figures["unservedNotExpired"] =
+        try db.int(
+            """
+            SELECT COUNT(*) FROM jobq_jobs j WHERE j.queue = '\(unservedQueue)'
+                AND (SELECT COUNT(*) FROM jobq_events e WHERE e.job_id = j.id AND e.kind = 'expired') != 1
+            """) ?? -1
     // The applications' orders and their jobs: every acknowledged order is there with its job;
     // no job without its order (a rolled-back transaction's), no order without its job, and no
     // order with two.
@@ -610,7 +644,7 @@ for key in [
     "cleanedTooEarly", "treesWithWrongJobs",
     "triggerOrder",
     "triggerUnlinked", "uniqueOverlaps", "burned", "deadNeverStarted", "appLost", "rolledBackJobs", "ordersWithoutJob",
-    "appDuplicates"
+    "appDuplicates", "expiredRan", "unservedNotExpired"
 ] where figure(key) != 0 { broken.append(key) }
 if figure("appOrders") < figure("appAcked") || figure("appAcked") == 0 { broken.append("appOrders") }
 // Every workflow recovers from the kills: its flaky steps succeed on a retry, its doomed ones are
@@ -657,9 +691,19 @@ line +=
 line +=
     "orders enqueued in the app's transaction \(figure("appOrders")) (acknowledged \(figure("appAcked")), producers killed \(appKills), "
     + "lost \(figure("appLost")), rolled-back jobs run \(figure("rolledBackJobs")), orders without their job \(figure("ordersWithoutJob")), "
-    + "twice \(figure("appDuplicates"))), \(elapsed)"
+    + "twice \(figure("appDuplicates"))), "
+line +=
+    "expired \(figure("expired")) (ran anyway \(figure("expiredRan")), unserved jobs not expired \(figure("unservedNotExpired"))), \(elapsed)"
 if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(onPostgres ? "the database" : db)" }
 print(line)
+if producerFailures != 0 {
+    // What the failing producers said, for the test's output.
+    for name in (0..<options.producers).map({ "producer-\($0).log" }) + ["emitter-0.log", "emitter-1.log"] {
+        let text = (try? String(contentsOfFile: directory.appendingPathComponent(name).path, encoding: .utf8)) ?? ""
+        let said = text.split(separator: "\n").suffix(3).joined(separator: " | ")
+        if !said.isEmpty { print("\(name): \(said)") }
+    }
+}
 if ok { try? FileManager.default.removeItem(at: directory) }
 exit(ok ? 0 : 1)
 

@@ -111,6 +111,39 @@ struct CLITests {
         #expect(listed.stdout.split(separator: "\n").count == 2, "\(listed.stdout)")
     }
 
+    /// `--expire-after` (and a job line's `expireAfter`) set the deadline to start from the
+    /// job's run time; a window that is not longer than zero is refused with exit 2.
+    @Test func expireAfterFromTheCommandLine() async throws {
+        let store = try TemporaryStore()
+        let db = store.path
+        func job(_ stdout: String) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any])
+        }
+        func window(_ job: [String: Any]) throws -> Double {
+            let runAt = try #require(ISO8601.parse(job["runAt"] as? String ?? ""))
+            let expiresAt = try #require(ISO8601.parse(job["expiresAt"] as? String ?? ""), "\(job)")
+            return expiresAt.timeIntervalSince(runAt)
+        }
+        let now = try await CLI.run(["enqueue", "sum", "--expire-after", "10m", "--json"], db: db)
+        #expect(now.status == 0, "\(now.stderr)")
+        #expect(abs(try window(try job(now.stdout)) - 600) < 1)
+        let later = try await CLI.run(["enqueue", "sum", "--delay", "1h", "--expire-after", "30m", "--json"], db: db)
+        #expect(abs(try window(try job(later.stdout)) - 1800) < 1, "counted from the run time")
+        let file = store.directory.appendingPathComponent("jobs.jsonl")
+        try #"{"executor": "sum", "expireAfter": "90s"}"#.write(to: file, atomically: true, encoding: .utf8)
+        let lines = try await CLI.run(["enqueue", "--file", file.path], db: db)
+        #expect(lines.status == 0, "\(lines.stderr)")
+        let listed = try await CLI.run(["list", "--json"], db: db)
+        let third = try job(String(listed.stdout.split(separator: "\n")[2]))
+        #expect(abs(try window(third) - 90) < 1)
+        for bad in ["0s", "-5m", "soon"] {
+            let refused = try await CLI.run(["enqueue", "sum", "--expire-after", bad], db: db)
+            #expect(refused.status == 2 && refused.stderr.contains("--expire-after"), "\(bad): \(refused.stderr)")
+        }
+        let count = try await CLI.run(["list", "--json"], db: db)
+        #expect(count.stdout.split(separator: "\n").count == 3)
+    }
+
     @Test func jobJSONHasTheDocumentedFields() async throws {
         let store = try TemporaryStore()
         let result = try await CLI.run(

@@ -119,7 +119,7 @@ struct PostgresSchemaTests {
                 """, logger: logger)
             try await connection.close()
             let old8 = try await PostgresSchema.pending(settings)
-            #expect(old8.version == 8 && old8.pending == ["0009_schema_of_its_own.sql"])
+            #expect(old8.version == 8 && old8.pending.first == "0009_schema_of_its_own.sql")
 
             let queue = try await JobQueue(postgres: settings, logger: logger)
             #expect(try await queue.jobs().map(\.id) == [1, 2])

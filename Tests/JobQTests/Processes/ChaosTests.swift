@@ -47,5 +47,6 @@ struct ChaosTests {
         // Applications enqueueing in their own transactions, some rolled back, some killed.
         #expect(line.contains("orders enqueued in the app's transaction "))
         #expect(line.contains(" lost 0, rolled-back jobs run 0, orders without their job 0, twice 0)"))
+        #expect(line.contains("(ran anyway 0, unserved jobs not expired 0)"))
     }
 }

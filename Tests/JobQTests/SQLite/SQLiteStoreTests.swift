@@ -97,16 +97,26 @@ struct StoreTests {
         _ = try store.open()
         let db = try DatabaseQueue(path: store.path)
         let plan = try db.read { db in
+            // The claim's own read, deadline condition included: worker, lease, queue, limit, now.
             try Row.fetchAll(
-                db,
-                sql: """
-                    EXPLAIN QUERY PLAN SELECT id FROM jobq_jobs WHERE state = 'ready' AND queue = ?
-                    ORDER BY priority DESC, run_at, id LIMIT 10
-                    """, arguments: ["default"]
+                db, sql: "EXPLAIN QUERY PLAN " + StoreSQL.claimReadSQL, arguments: ["w", 0.0, "default", 10, 0.0]
             ).map { $0["detail"] as String }
         }
         #expect(plan.contains { $0.contains("jobs_claim_order") })
         #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "the claim must not sort: \(plan)")
+    }
+
+    /// The deadline sweep reads only the partial index of unfinished jobs with a deadline.
+    @Test func theExpirySweepReadsOnlyJobsWithADeadline() throws {
+        let store = try TemporaryStore()
+        _ = try store.open()
+        let plan = try DatabaseQueue(path: store.path).read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + StoreSQL.overdueSQL(limit: 10), arguments: [0.0]).map {
+                $0["detail"] as String
+            }
+        }
+        #expect(plan.contains { $0.contains("jobq_jobs_expiring") }, "\(plan)")
+        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
     }
 
     @Test(arguments: [

@@ -32,6 +32,8 @@ package protocol JobStore: AnyObject, Sendable {
     func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID>
     func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID>
     func reclaimExpiredLeases() async throws -> Int
+    /// Ends jobs whose deadline to start (``JobOptions/expiresAt``) passed; returns how many.
+    func expireOverdueJobs() async throws -> Int
     func registerWorker(id: String, queues: [String], concurrency: Int) async throws
     func heartbeatWorker(id: String) async throws
     func removeWorker(id: String) async throws

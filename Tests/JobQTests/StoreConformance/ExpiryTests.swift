@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+@testable import JobQCore
+
+/// Deadlines to start (`JobOptions.expiresAt`), on every store: a job past its deadline is
+/// never claimed, by any claim path, and a worker's sweep ends it as cancelled with an
+/// `expired` event, its dependents following their policies.
+@Suite("Expiry per job")
+struct ExpiryTests {
+    static func echo(
+        queue: String = "default", after: [JobID] = [], policy: DependencyPolicy = .cancel, expiresIn: Double? = nil,
+        customer: String = "a"
+    )
+        throws -> JobRequest
+    {
+        try JobRequest(
+            executor: "echo", payloadJSON: #"{"customer":"\#(customer)"}"#,
+            options: .init(
+                queue: queue, after: after, onDependencyFailure: policy,
+                expiresAt: expiresIn.map { Date().addingTimeInterval($0) }))
+    }
+
+    /// Moves jobs' deadlines into the past, as if they had waited that long.
+    static func overdue(_ queue: JobQueue, _ ids: [JobID]) async throws {
+        let past = Date().timeIntervalSince1970 - 1
+        try await IsolationTests.rawWrite(queue) { db in
+            for id in ids {
+                try db.execute(sql: "UPDATE jobq_jobs SET expires_at = ? WHERE id = ?", arguments: [past, id])
+            }
+        }
+    }
+
+    @Test(arguments: TestStore.all)
+    func aJobPastItsDeadlineNeverRunsAndItsDependentsFollowTheirPolicies(store: TestStore) async throws {
+        let queue = try await store.open()
+        let late = try await queue.enqueue(try Self.echo(expiresIn: 3600))
+        let cancelled = try await queue.enqueue(try Self.echo(after: [late.id]))
+        let runsAnyway = try await queue.enqueue(try Self.echo(after: [late.id], policy: .run))
+        let inTime = try await queue.enqueue(try Self.echo(expiresIn: 3600))
+        #expect(abs((late.expiresAt?.timeIntervalSinceNow ?? 0) - 3600) < 5)
+        try await Self.overdue(queue, [late.id])
+        try await work(queue, limit: .seconds(30))
+
+        let ended = try #require(try await queue.job(late.id))
+        #expect(ended.state == .cancelled && ended.attempt == 0 && ended.startedAt == nil)
+        #expect(ended.error?.hasPrefix("expired:") == true, "\(ended.error ?? "")")
+        #expect(try await queue.job(cancelled.id)?.state == .cancelled)
+        #expect(try await queue.job(runsAnyway.id)?.state == .succeeded)
+        #expect(try await queue.job(inTime.id)?.state == .succeeded)
+        let events = try await queue.events(after: 0).filter { $0.jobID == late.id }
+        #expect(events.map(\.kind) == [.enqueued, .expired], "\(events.map(\.kind))")
+        #expect(events.last?.dataJSON?.contains(#""from":"ready""#) == true)
+        await #expect(throws: JobResultError.self) {
+            _ = try await queue.resultJSON(of: late.id, timeout: .seconds(5))
+        }
+    }
+
+    /// The claim of every kind of queue passes over an overdue job: unlimited (PostgreSQL's one
+    /// statement, SQLite's read-then-mark), limited, and partitioned. The sweep then ends them,
+    /// and ends scheduled and waiting jobs past their deadline too.
+    @Test(arguments: TestStore.all)
+    func everyClaimPassesOverAnOverdueJobAndTheSweepEndsIt(store: TestStore) async throws {
+        let queue = try await store.open()
+        try await queue.setLimits(QueueLimits(concurrency: 5), for: "limited")
+        try await queue.setLimits(QueueLimits(concurrency: 5, partitionBy: .payload("/customer")), for: "split")
+        var overdue: [JobID] = []
+        var fresh: [JobID] = []
+        for name in ["default", "limited", "split"] {
+            overdue.append(try await queue.enqueue(try Self.echo(queue: name, expiresIn: 3600)).id)
+            fresh.append(try await queue.enqueue(try Self.echo(queue: name, expiresIn: 3600, customer: "b")).id)
+        }
+        let scheduled = try await queue.enqueue(
+            try JobRequest(
+                executor: "echo", payloadJSON: "{}",
+                options: .init(
+                    queue: "idle", runAt: Date().addingTimeInterval(60), expiresAt: Date().addingTimeInterval(120))))
+        let blocker = try await queue.enqueue(try Self.echo(queue: "idle"))
+        let waiting = try await queue.enqueue(try Self.echo(queue: "idle", after: [blocker.id], expiresIn: 3600))
+        try await Self.overdue(queue, overdue + [scheduled.id, waiting.id])
+
+        let claimed = try await queue.store.claim(
+            queues: ["default", "limited", "split"], limit: 10, workerID: "w", lease: .seconds(60), startingNow: 0)
+        #expect(Set(claimed.map(\.id)) == Set(fresh), "claimed \(claimed.map(\.id)), fresh \(fresh)")
+
+        #expect(try await queue.store.expireOverdueJobs() == 5)
+        #expect(try await queue.store.expireOverdueJobs() == 0, "nothing is ended twice")
+        for id in overdue + [scheduled.id, waiting.id] {
+            let job = try #require(try await queue.job(id))
+            #expect(job.state == .cancelled && job.finishedAt != nil, "job \(id): \(job.state)")
+        }
+        let expired = try await queue.events(after: 0).filter { $0.kind == .expired }
+        #expect(Set(expired.compactMap(\.jobID)) == Set(overdue + [scheduled.id, waiting.id]))
+        #expect(expired.contains { $0.jobID == scheduled.id && ($0.dataJSON ?? "").contains(#""from":"scheduled""#) })
+        #expect(expired.contains { $0.jobID == waiting.id && ($0.dataJSON ?? "").contains(#""from":"waiting""#) })
+        #expect(try await queue.job(blocker.id)?.state == .ready, "jobs without a deadline are left alone")
+        for id in fresh { #expect(try await queue.job(id)?.state == .running) }
+    }
+
+    /// A deadline before the run time is refused, and nothing is stored; one that passed while
+    /// the enqueue waited (or was given past) ends the job unrun.
+    @Test(arguments: TestStore.all)
+    func aDeadlineBeforeTheRunTimeIsRefusedAndAPastOneEndsTheJobUnrun(store: TestStore) async throws {
+        let queue = try await store.open()
+        await #expect {
+            _ = try await queue.enqueue(
+                try JobRequest(
+                    executor: "echo", payloadJSON: "{}",
+                    options: JobOptions(
+                        runAt: Date().addingTimeInterval(60), expiresAt: Date().addingTimeInterval(30))))
+        } throws: { error in
+            guard case JobQueueError.invalidInput(let message) = error else { return false }
+            return message.contains("would expire") && message.contains("give a later expiresAt")
+        }
+        #expect(try await queue.jobs().isEmpty)
+        #expect(try await queue.events(after: 0).isEmpty)
+        let late = try await queue.enqueue(
+            try JobRequest(
+                executor: "echo", payloadJSON: "{}", options: JobOptions(expiresAt: Date().addingTimeInterval(-1))))
+        try await work(queue, limit: .seconds(30))
+        let ended = try #require(try await queue.job(late.id))
+        #expect(ended.state == .cancelled && ended.attempt == 0)
+    }
+}
