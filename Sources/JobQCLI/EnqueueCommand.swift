@@ -153,22 +153,14 @@ struct EnqueueCommand: AsyncParsableCommand {
     @Flag(help: "Accept an executor name that is not built in (for jobs run by your own WorkerPool).")
     var anyExecutor = false
 
-    @Flag(
-        help:
-            "Wait for the job to finish and print its result JSON: exit 0 if it succeeded, 1 if it died or was cancelled, 124 after --wait-timeout (as `jobq wait`)."
-    )
-    var wait = false
-
-    // Not --timeout: that is the attempt's limit.
-    @Option(help: ArgumentHelp("With --wait: give up after this long (exit 124).", valueName: "duration"))
-    var waitTimeout: String?
+    @OptionGroup var result: ResultWaitOptions
 
     @Argument(parsing: .postTerminator, help: "For shell: the command and its arguments, after --.")
     var command: [String] = []
 
     func run() async throws {
-        guard wait || waitTimeout == nil else { throw CLIError.usage("--wait-timeout goes with --wait") }
-        let limit = try waitTimeout.map { try parseDuration($0, option: "--wait-timeout") }
+        let limit = try result.limit()
+        let wait = result.wait
         let requests = try makeRequests()
         guard !wait || requests.count == 1 else {
             throw CLIError.usage(
@@ -185,18 +177,8 @@ struct EnqueueCommand: AsyncParsableCommand {
                 )
             }
         }
-        if wait, let job = outcomes.first?.job { try await waitForResult(of: job, queue: queue, limit: limit) }
-    }
-
-    /// Prints the job's result once it succeeded; says why it has none and exits as `jobq wait`.
-    private func waitForResult(of job: Job, queue: JobQueue, limit: Duration?) async throws {
-        // No limit: a year is for ever for a command line.
-        do {
-            print(try await queue.resultJSON(of: job.id, timeout: limit ?? .seconds(365 * 86_400)))
-        } catch let error as JobResultError {
-            printError("\(error)")
-            if case .timedOut = error { throw ExitCode(124) }
-            throw ExitCode(1)
+        if wait, let job = outcomes.first?.job {
+            try await result.printResult(within: limit) { try await queue.resultJSON(of: job.id, timeout: $0) }
         }
     }
 

@@ -10,6 +10,7 @@ struct WorkflowCommand: AsyncParsableCommand {
         discussion: helpText(
             """
             jobq workflow submit nightly.json --context '{"region": "eu"}'
+            jobq workflow submit nightly.json --wait --wait-timeout 10m   # prints its final result
             jobq workflow show 1
             jobq workflow list --state running
             jobq workflow cancel 1 [--group NAME|PATH]
@@ -39,7 +40,10 @@ struct WorkflowSubmitCommand: AsyncParsableCommand {
     @Flag(help: "Accept executor names that are not built in (for steps run by your own WorkerPool).")
     var anyExecutor = false
 
+    @OptionGroup var result: ResultWaitOptions
+
     func run() async throws {
+        let limit = try result.limit()
         let text: String
         do {
             let data =
@@ -72,8 +76,11 @@ struct WorkflowSubmitCommand: AsyncParsableCommand {
         } catch is DecodingError {
             throw CLIError.usage("--context is not valid JSON; give a JSON object, e.g. '{\"region\": \"eu\"}'")
         }
-        let id = try await store.open().submit(workflow)
-        print(id)
+        let queue = try await store.open()
+        let id = try await queue.submit(workflow)
+        guard result.wait else { return print(id) }
+        // The final result: a sequence's last member's, a parallel group's as an array, a tree's root job's.
+        try await result.printResult(within: limit) { try await queue.resultJSON(ofWorkflow: id, timeout: $0) }
     }
 }
 

@@ -53,16 +53,32 @@ extension JobQueue {
     /// print(try await queue.resultJSON(of: 42, timeout: .seconds(5)))  // {"sum":3}
     /// ```
     public func resultJSON(of id: JobID, timeout: Duration) async throws -> String {
+        let store = self.store
+        let filter = EventFilter(jobIDs: [id], kinds: [.succeeded, .dead, .cancelled, .expired])
+        let ended = try await awaitOutcome(filter, timeout: timeout) { () async throws -> String? in
+            guard let job = try await store.job(id) else { throw JobResultError.noSuchJob(id) }
+            return try Self.outcome(of: job)
+        }
+        if let ended { return ended }
+        let state = try await store.job(id)?.state
+        throw JobResultError.timedOut(id, state: state ?? .ready, after: timeout)
+    }
+
+    /// Runs `look` until it returns a value: once, then after each event of `filter` (read
+    /// from a cursor taken before the first look, so that no end is missed between the two),
+    /// until `timeout` passes (nil then). Errors of `look` end the wait; so does cancelling
+    /// the waiting task, which leaves the store as it is.
+    func awaitOutcome<T: Sendable>(
+        _ filter: EventFilter, timeout: Duration, look: @escaping @Sendable () async throws -> T?
+    ) async throws -> T? {
         // The cursor first: an end committed after it is in the feed, one before it in the row.
         let cursor = try await store.latestEventID()
-        guard let job = try await store.job(id) else { throw JobResultError.noSuchJob(id) }
-        if let result = try Self.outcome(of: job) { return result }
-        let store = self.store
-        let feed = events(EventFilter(jobIDs: [id], kinds: [.succeeded, .dead, .cancelled]), since: cursor)
-        let ended = try await withThrowingTaskGroup(of: String?.self) { group in
+        if let value = try await look() { return value }
+        let feed = events(filter, since: cursor)
+        let ended = try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 for try await _ in feed {
-                    if let job = try await store.job(id), let result = try Self.outcome(of: job) { return result }
+                    if let value = try await look() { return value }
                 }
                 return nil
             }
@@ -73,10 +89,8 @@ extension JobQueue {
             defer { group.cancelAll() }
             return try await group.next() ?? nil
         }
-        if let ended { return ended }
-        try Task.checkCancellation()
-        let state = try await store.job(id)?.state ?? job.state
-        throw JobResultError.timedOut(id, state: state, after: timeout)
+        if ended == nil { try Task.checkCancellation() }
+        return ended
     }
 
     /// The result of a job that succeeded; nil while it has not finished.

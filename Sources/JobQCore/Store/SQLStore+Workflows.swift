@@ -13,6 +13,21 @@ extension SQLStore {
         try await read { db in try StoreSQL.workflow(db, id) }
     }
 
+    package func workflowOutcome(_ id: WorkflowID) async throws -> WorkflowOutcome? {
+        try await read { db in
+            guard
+                let row = try db.fetchRow(
+                    sql: "SELECT state, error, root_group FROM jobq_workflows WHERE id = ?", arguments: [id])
+            else { return nil }
+            let state = WorkflowState(rawValue: row["state"]) ?? .running
+            // What a step after the whole workflow would get as "previous", read in one snapshot.
+            let result =
+                state == .succeeded
+                ? try StoreSQL.memberResult(db, "group:\(row["root_group"] as Int64? ?? 0)") : nil
+            return WorkflowOutcome(state: state, error: row["error"], resultJSON: result)
+        }
+    }
+
     package func workflows(state: WorkflowState?, limit: Int, before: WorkflowID?) async throws -> [WorkflowSummary] {
         typealias P = StoreSQL.WorkflowFilter
         return try await read { db in

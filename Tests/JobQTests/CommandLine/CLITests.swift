@@ -84,6 +84,37 @@ struct CLITests {
         #expect(misplaced.status == 2 && misplaced.stderr.contains("--wait-timeout goes with --wait"))
     }
 
+    /// `workflow submit --wait` prints the workflow's final result (a parallel group's as an
+    /// array) once another process ran it; exit 1 for a failed workflow, 124 when the wait ran out.
+    @Test func workflowSubmitWaitPrintsTheFinalResult() async throws {
+        let store = try TemporaryStore()
+        let db = store.path
+        _ = try store.open()
+        func file(_ name: String, _ text: String) throws -> String {
+            let path = store.directory.appendingPathComponent(name).path
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let sums = try file(
+            "sums.json",
+            #"{"sequence": [{"executor": "sum", "payload": {"a": 1, "b": 1}}, {"parallel": [{"executor": "sum", "payload": {"a": 2, "b": 2}}, {"executor": "sum", "payload": {"a": 3, "b": 3}}]}]}"#
+        )
+        let doomed = try file(
+            "doomed.json", #"{"sequence": [{"executor": "fail", "payload": {"message": "boom"}, "maxAttempts": 1}]}"#)
+        let worker = try CLI.startDetached(
+            ["work"], db: db, logPath: store.directory.appendingPathComponent("work").path)
+        defer { kill(worker.processIdentifier, SIGKILL) }
+        let summed = try await CLI.run(["workflow", "submit", sums, "--wait", "--wait-timeout", "60s"], db: db)
+        #expect(summed.status == 0, "\(summed.stderr)")
+        #expect(summed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == #"[{"sum":4},{"sum":6}]"#)
+        let failed = try await CLI.run(["workflow", "submit", doomed, "--wait", "--wait-timeout", "60s"], db: db)
+        #expect(failed.status == 1 && failed.stderr.contains("failed"), "\(failed.stderr)")
+        kill(worker.processIdentifier, SIGKILL)
+        await worker.wait()
+        let slow = try await CLI.run(["workflow", "submit", sums, "--wait", "--wait-timeout", "300ms"], db: db)
+        #expect(slow.status == 124 && slow.stderr.contains("still running"), "\(slow.stderr)")
+    }
+
     /// `--unique-conflict replace` and `--debounce` change the pending holder of the key; bad
     /// rules are refused with exit 2 and nothing stored.
     @Test func uniqueConflictRulesFromTheCommandLine() async throws {

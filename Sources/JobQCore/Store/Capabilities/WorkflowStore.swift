@@ -12,6 +12,9 @@ package protocol WorkflowStore: AnyObject, Sendable {
     func workflow(_ id: WorkflowID) async throws -> WorkflowStatus?
     func workflows(state: WorkflowState?, limit: Int, before: WorkflowID?) async throws -> [WorkflowSummary]
     func cancelWorkflow(_ id: WorkflowID, group: String?) async throws -> WorkflowStatus
+    /// A workflow's state, error, and (once it succeeded) its final result; nil when there is
+    /// no such workflow.
+    func workflowOutcome(_ id: WorkflowID) async throws -> WorkflowOutcome?
     func lane(_ name: String) async throws -> LaneStatus?
     func resumeLane(_ name: String) async throws -> LaneStatus
 
