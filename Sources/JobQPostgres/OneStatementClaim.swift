@@ -1,8 +1,8 @@
 import Foundation
 import JobQCore
 
-/// A worker's claim in one statement per queue, committed on its own: one round trip where the
-/// shared SQL's claim transaction (`SQLStore.claim`) takes eight (BEGIN, the lock, due jobs,
+/// A worker's claim on PostgreSQL: one statement per queue, committed on its own, one round trip
+/// where the shared SQL's claim transaction (`SQLStore.claimInTransaction`) takes eight (BEGIN, the lock, due jobs,
 /// paused queues, the claim, start marks, their events, COMMIT).
 ///
 /// The statement takes the shared write lock first (its `lock` CTE, read by a condition on no
@@ -25,9 +25,10 @@ import JobQCore
 /// reads the worker's clock inside its transaction, after the lock.) Across machines, as with
 /// every time jobq records, the clocks are assumed to agree.
 extension ServerStore {
-    func claimInOneStatement(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int)
-        async throws -> [ClaimedJob]?
+    func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int)
+        async throws -> [ClaimedJob]
     {
+        guard limit > 0 else { return [] }
         var claimed: [ClaimedJob] = []
         claimed.reserveCapacity(limit)
         let queueList = ArrayLiteral.texts(queues)

@@ -4,7 +4,8 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// A jobq store on PostgreSQL, as the ``SQLServer`` that jobq's shared SQL runs on.
+/// A jobq store on PostgreSQL: the sessions the shared SQL's transactions run on, and the
+/// statements of the hot path that commit on their own.
 ///
 /// Every write transaction first takes one transaction-level advisory lock: exclusively when
 /// it applies rules (it reads rows and writes what follows from them, as the shared SQL was
@@ -24,7 +25,7 @@ import Synchronization
 /// statement each, sent from Swift concurrency on a connection of their own each
 /// (``AutocommitLine``), so that a worker's claims and completions overlap. Transactions (rules,
 /// which hold the exclusive lock and so run one at a time anyway) use one writer connection.
-final class PostgresServer: SQLServer {
+final class PostgresServer: Sendable {
     let settings: PostgresSettings
     let logger: Logger
     private let writers: [SessionSlot]
@@ -57,14 +58,14 @@ final class PostgresServer: SQLServer {
     var dialect: SQLDialect { .postgres }
 
     func write<T: Sendable>(
-        audience: CommitAudience, lock: WriteLock, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
+        audience: CommitAudience, lock: WriteLock, _ body: @escaping @Sendable (PostgresSession) throws -> T
     ) async throws -> T {
         let slot = writers[nextWriter.add(1, ordering: .relaxed).oldValue % writers.count]
         return try await slot.transaction(begin: "BEGIN", prelude: Self.prelude(audience, lock), body)
     }
 
     func autocommit<Text: StatementText>(_ text: Text.Type, _ values: [SQLValue], line: AutocommitLine)
-        async throws -> SQLServerResult
+        async throws -> StatementResult
     {
         settings.preparesStatements
             ? try await session(for: line).run(text, values) : try await session(for: line).run(Text.sql, values)
@@ -108,12 +109,12 @@ final class PostgresServer: SQLServer {
         }
     }
 
-    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLServerSession) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (PostgresSession) throws -> T) async throws -> T {
         let slot = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
         return try await slot.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", prelude: nil, body)
     }
 
-    func schemaVersion(_ session: any SQLServerSession) throws -> Int {
+    func schemaVersion(_ session: PostgresSession) throws -> Int {
         let result = try session.run("SELECT COALESCE(MAX(version), 0) FROM jobq_schema_migrations", [])
         return result.rows.first.flatMap { $0.first }.flatMap(Int.from) ?? 0
     }
@@ -152,7 +153,7 @@ private final class SessionSlot: @unchecked Sendable {
 
     /// Runs `body` after `begin` and `prelude`, then commits.
     func transaction<T: Sendable>(
-        begin: String, prelude: String?, _ body: @escaping @Sendable (any SQLServerSession) throws -> T
+        begin: String, prelude: String?, _ body: @escaping @Sendable (PostgresSession) throws -> T
     ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
@@ -161,7 +162,7 @@ private final class SessionSlot: @unchecked Sendable {
         }
     }
 
-    private func runTransaction<T>(begin: String, prelude: String?, _ body: (any SQLServerSession) throws -> T) throws
+    private func runTransaction<T>(begin: String, prelude: String?, _ body: (PostgresSession) throws -> T) throws
         -> T
     {
         var session = try connected()
@@ -241,16 +242,16 @@ private final class DirectSession: Sendable {
         self.connector = connector
     }
 
-    func run(_ sql: String, _ values: [SQLValue]) async throws -> SQLServerResult {
+    func run(_ sql: String, _ values: [SQLValue]) async throws -> StatementResult {
         try await run(sql) { session in try await session.runAsync(sql, values) }
     }
 
-    func run<Text: StatementText>(_ text: Text.Type, _ values: [SQLValue]) async throws -> SQLServerResult {
+    func run<Text: StatementText>(_ text: Text.Type, _ values: [SQLValue]) async throws -> StatementResult {
         try await run(Text.sql) { session in try await session.runPrepared(text, values) }
     }
 
-    private func run(_ sql: String, _ body: (PostgresSession) async throws -> SQLServerResult) async throws
-        -> SQLServerResult
+    private func run(_ sql: String, _ body: (PostgresSession) async throws -> StatementResult) async throws
+        -> StatementResult
     {
         let session = try await connected()
         do {

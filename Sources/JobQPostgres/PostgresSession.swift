@@ -7,7 +7,7 @@ import Synchronization
 /// One connection to the server, used by one transaction at a time from a thread of its own:
 /// every statement blocks that thread until the server answers, so that jobq's SQL (shared
 /// with SQLite, synchronous) runs unchanged.
-final class PostgresSession: SQLServerSession, @unchecked Sendable {
+final class PostgresSession: @unchecked Sendable {
     // Unchecked: a session is only ever used on its own serial queue (see `PostgresServer`).
     let connection: PostgresConnection
     private let logger: Logger
@@ -57,7 +57,7 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
 
     var isClosed: Bool { connection.isClosed }
 
-    func run(_ sql: String, _ values: [SQLValue]) throws -> SQLServerResult {
+    func run(_ sql: String, _ values: [SQLValue]) throws -> StatementResult {
         let result: PostgresQueryResult
         do {
             let query = try Self.query(names.qualified(sql), values)
@@ -73,7 +73,7 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
     /// ``run(_:_:)`` from Swift concurrency, without a thread of its own: for statements that
     /// commit on their own (no transaction holds the connection), which may overlap on it.
     /// Throws postgres-nio's error as it is (``PostgresStoreError/from(_:sql:)`` says it).
-    func runAsync(_ sql: String, _ values: [SQLValue]) async throws -> SQLServerResult {
+    func runAsync(_ sql: String, _ values: [SQLValue]) async throws -> StatementResult {
         let query = try Self.query(names.qualified(sql), values)
         inFlight.sent()
         defer { inFlight.answered() }
@@ -86,7 +86,7 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
     /// ``runAsync(_:_:)`` for one of the hot path's fixed statements, prepared once per
     /// connection (by name) and then only bound and run: planning the statement each time cost
     /// as much as running it.
-    func runPrepared<Text: StatementText>(_ text: Text.Type, _ values: [SQLValue]) async throws -> SQLServerResult {
+    func runPrepared<Text: StatementText>(_ text: Text.Type, _ values: [SQLValue]) async throws -> StatementResult {
         let statement = PreparedText<Text>(bindings: try Self.bindings(values))
         inFlight.sent()
         defer { inFlight.answered() }
@@ -108,7 +108,7 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
         return binds
     }
 
-    private static func result(_ rows: some Collection<PostgresRow>, changes: Int) -> SQLServerResult {
+    private static func result(_ rows: some Collection<PostgresRow>, changes: Int) -> StatementResult {
         var names: [String] = []
         var values: [[SQLValue]] = []
         values.reserveCapacity(rows.count)
@@ -121,7 +121,7 @@ final class PostgresSession: SQLServerSession, @unchecked Sendable {
             }
             values.append(cells)
         }
-        return SQLServerResult(names: names, rows: values, changes: changes)
+        return StatementResult(names: names, rows: values, changes: changes)
     }
 
     /// A result column as one of SQLite's storage classes.

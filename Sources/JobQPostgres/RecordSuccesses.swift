@@ -1,15 +1,54 @@
 import Foundation
 import JobQCore
 
-/// A worker's start marks and self-contained successes in one round trip: one call of the
-/// `jobq_record_successes` function (PostgreSQL migration 5), committed on its own, where the
-/// shared SQL's transaction takes six (BEGIN, the lock, the store's facts, the UPDATE, the
-/// events, COMMIT). The function, not a statement, because it must read whether a job has
-/// dependents after it holds the write lock (see the migration).
+/// A worker's completions on PostgreSQL: start marks and self-contained successes in one round
+/// trip, one call of the `jobq_record_successes` function (PostgreSQL migration 5) committed on
+/// its own, where the shared SQL's transaction takes six (BEGIN, the lock, the store's facts,
+/// the UPDATE, the events, COMMIT). The function, not a statement, because it must read whether
+/// a job has dependents after it holds the write lock (see the migration). What it leaves
+/// (other outcomes, successes with consequences) is recorded by the shared SQL in an exclusive
+/// transaction after it.
 extension ServerStore {
-    func recordStartsAndSelfContainedSuccesses(
+    func complete(
+        _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
+    ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {
+        let now = StoreSQL.now()
+        let startingByID = Dictionary(starting.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var successes: [SelfContainedSuccessRequest] = []
+        for (job, outcome) in outcomes {
+            guard let result = StoreSQL.SelfContainedSuccess.result(job: job, outcome: outcome) else { continue }
+            let start = startingByID[job.id].map { $0.startTime ?? now }
+            successes.append(SelfContainedSuccessRequest(job: job, resultJSON: result, startTime: start))
+        }
+        // A start goes with its job's success when that is in the batch; the rest on their own.
+        let withSuccess = Set(successes.lazy.filter { $0.startTime != nil }.map(\.job.id))
+        let separateStarts = starting.filter { !withSuccess.contains($0.id) }
+        let written = try await recordStartsAndSelfContainedSuccesses(
+            starts: separateStarts, successes: successes.sorted { $0.job.id < $1.job.id }, workerID: workerID,
+            notifyWorkers: !outcomes.isEmpty)
+        let refusedStarts = Set(separateStarts.lazy.map(\.id).filter { !written.starts.contains($0) })
+        // An attempt whose start was refused is not this worker's any more: its outcome is
+        // refused with it (see `StoreSQL.recordCompletions`).
+        let restOutcomes = outcomes.filter {
+            !written.successes.contains($0.job.id) && !refusedStarts.contains($0.job.id)
+        }
+        let refusedWithStart = Set(
+            outcomes.lazy.map(\.job.id).filter { refusedStarts.contains($0) && !written.successes.contains($0) })
+        guard !restOutcomes.isEmpty else { return (refusedWithStart, refusedStarts) }
+        // A success left unwritten takes its start with it.
+        let restStarts = starting.filter { withSuccess.contains($0.id) && !written.successes.contains($0.id) }
+        let rest = try await recordInTransaction(restOutcomes, starting: restStarts, workerID: workerID)
+        return (rest.outcomes.union(refusedWithStart), refusedStarts.union(rest.starts))
+    }
+
+    /// Writes start marks (`starts`, each with its `startTime`) and self-contained successes
+    /// (each with its start when it is written with it) in one round trip. Returns the ids of
+    /// the starts and the successes it wrote: a start it did not write was refused by the
+    /// fence; a success it did not write was refused, or has consequences, and is the caller's
+    /// to record.
+    private func recordStartsAndSelfContainedSuccesses(
         starts: [ClaimedJob], successes: [SelfContainedSuccessRequest], workerID: String, notifyWorkers: Bool
-    ) async throws -> (starts: Set<JobID>, successes: Set<JobID>)? {
+    ) async throws -> (starts: Set<JobID>, successes: Set<JobID>) {
         guard !starts.isEmpty || !successes.isEmpty else { return ([], []) }
         let now = StoreSQL.now()
         let marks = starts.sorted { $0.id < $1.id }
@@ -43,6 +82,14 @@ extension ServerStore {
             CAST($4 AS integer) <> 0, CAST($5 AS bigint[]), CAST($6 AS integer[]), CAST($7 AS double precision[]),
             CAST($8 AS bigint[]), CAST($9 AS integer[]), CAST($10 AS text[]), CAST($11 AS double precision[]))
         """
+}
+
+/// A success to record in one round trip: the job, its result, and the time its attempt started
+/// when its start mark is written with it (nil when the mark is already written).
+private struct SelfContainedSuccessRequest: Sendable {
+    let job: ClaimedJob
+    let resultJSON: String
+    let startTime: Double?
 }
 
 private enum RecordStartsAndSuccesses: StatementText {

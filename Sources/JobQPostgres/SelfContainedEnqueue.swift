@@ -1,15 +1,25 @@
 import Foundation
 import JobQCore
 
-/// Enqueueing jobs that are only their own row and `enqueued` event, in one statement: one
-/// round trip for a job, two for a batch of any size (its ids, then every row by arrays).
+/// Enqueueing on PostgreSQL. Jobs that are only their own row and `enqueued` event go in one
+/// statement: one round trip for a job, two for a batch of any size (its ids, then every row
+/// by arrays). Any other batch (a unique key, a lane, a dependency, a batch) is the shared
+/// SQL's exclusive transaction.
 ///
 /// The statement takes the shared write lock and queues its notifications first (its `lock`
 /// CTE, which the INSERT reads from, so it is taken before any row is written), inserts the
 /// jobs, and their events from what the insert returned: the same rows, lock and
 /// notifications as a write transaction (`ServerStore.write`) without BEGIN and COMMIT.
 extension ServerStore {
-    func insertSelfContainedJobs(_ requests: [JobRequest]) async throws -> [Job]? {
+    func enqueue(_ requests: [JobRequest]) async throws -> [Enqueued] {
+        guard requests.allSatisfy(\.isSelfContained) else {
+            return try await enqueueInTransaction(requests, lock: .exclusive)
+        }
+        try StoreSQL.validate(requests)
+        return try await insertSelfContainedJobs(requests).map { Enqueued(job: $0, existed: false) }
+    }
+
+    private func insertSelfContainedJobs(_ requests: [JobRequest]) async throws -> [Job] {
         guard !requests.isEmpty else { return [] }
         let now = StoreSQL.now()
         let jobs =

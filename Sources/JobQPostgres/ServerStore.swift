@@ -1,20 +1,21 @@
 import Foundation
 import JobQCore
 
-/// A store on a database server: jobq's SQL (the `SQLStore` extensions) run in the server's
-/// transactions. Workers on many machines share it; each machine's processes learn of the
-/// others' commits through the server (``SQLServer/otherCommitsWatch(for:)``).
+/// The PostgreSQL store: jobq's rules (the `SQLStore` extensions) run in the server's
+/// transactions, and its hot path is its own — an enqueue of self-contained jobs, a claim and a
+/// worker's successes are each one statement that commits on its own
+/// (`SelfContainedEnqueue.swift`, `OneStatementClaim.swift`, `RecordSuccesses.swift`). Workers
+/// on many machines share it; each machine's processes learn of the others' commits through the
+/// server (``PostgresServer/otherCommitsWatch(for:)``).
 final class ServerStore: SQLStore {
-    let server: any SQLServer
+    let server: PostgresServer
     let commitObservers = Callbacks()
 
-    init(server: any SQLServer) {
+    init(server: PostgresServer) {
         self.server = server
     }
 
     var path: String? { nil }
-
-    var writesOverlap: Bool { true }
 
     func write<T: Sendable>(
         _ length: TransactionLength, audience: CommitAudience, lock: WriteLock,
@@ -49,11 +50,16 @@ final class ServerStore: SQLStore {
 
     /// A look at the server costs a round trip; the claim loop looks itself.
     func claimOutlookHere(queues: [String]) -> ClaimOutlook? { nil }
+
+    /// Writes overlap here: a page waits for the transactions running when it was asked for.
+    func events(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> [JobEvent] {
+        try await eventsBehindRunningWrites(after: cursor, filter: filter, limit: limit)
+    }
 }
 
 extension JobQueue {
-    /// A queue on a database server's store, e.g. `JobQPostgres`'s PostgreSQL.
-    package convenience init(server: any SQLServer) {
+    /// A queue on a PostgreSQL server's store.
+    convenience init(server: PostgresServer) {
         self.init(store: ServerStore(server: server))
     }
 }

@@ -2,15 +2,15 @@ import Foundation
 import JobQCore
 import Synchronization
 
-/// A ``SQLServerSession`` as a ``SQLTransaction``: jobq's SQL, written with SQLite's `?` and
+/// A ``PostgresSession`` as a ``SQLTransaction``: jobq's SQL, written with SQLite's `?` and
 /// `?NNN` parameters, is sent with the server's `$N` ones.
 struct ServerTransaction: SQLTransaction {
-    let session: any SQLServerSession
+    let session: PostgresSession
     let dialect: SQLDialect
     /// Rows the last statement changed (a class: statements report into it).
     private let changes = ChangeCount()
 
-    init(session: any SQLServerSession, dialect: SQLDialect) {
+    init(session: PostgresSession, dialect: SQLDialect) {
         self.session = session
         self.dialect = dialect
     }
@@ -31,7 +31,7 @@ struct ServerTransaction: SQLTransaction {
     var changesCount: Int { changes.value }
 
     /// Runs a translated statement with the values bound at SQLite's parameter numbers.
-    fileprivate func run(_ statement: ParameterStyle.Translated, _ values: [SQLValue]) throws -> SQLServerResult {
+    fileprivate func run(_ statement: ParameterStyle.Translated, _ values: [SQLValue]) throws -> StatementResult {
         let sent = statement.parameters.map { $0 <= values.count ? values[$0 - 1] : .null }
         let result = try session.run(statement.sql, sent)
         changes.value = result.changes
@@ -49,7 +49,7 @@ final class ServerStatement: SQLStatement {
     private let sql: ParameterStyle.Translated
     private let transaction: ServerTransaction
     private var values: [SQLValue] = []
-    private var result: SQLServerResult?
+    private var result: StatementResult?
     private var row = -1
 
     fileprivate init(sql: ParameterStyle.Translated, transaction: ServerTransaction) {

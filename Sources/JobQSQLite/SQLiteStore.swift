@@ -182,8 +182,6 @@ final class SQLiteStore: SQLStore {
     /// A commit with an `audience` is announced to other processes' watchers
     /// (``announceCommit()``); one for nobody (a claim without starts, a lease renewal, a
     /// heartbeat) wakes no other process.
-    var writesOverlap: Bool { false }
-
     /// SQLite has one writer at a time: `lock` changes nothing here.
     func write<T: Sendable>(
         _ length: TransactionLength, audience: CommitAudience, lock: WriteLock,

@@ -3,29 +3,15 @@ import Foundation
 /// The worker's hot path: claim, renew leases, reclaim expired leases.
 extension SQLStore {
     /// Claims up to `limit` ready jobs from `queues`, in queue order, then by priority (higher
-    /// first), run time and id. One transaction: it first makes due scheduled and retrying jobs
-    /// ready, then claims each unpaused queue in the order of its claim index.
+    /// first), run time and id, in one write transaction of the shared SQL: SQLite's claim, and
+    /// a server's for queues with a concurrency limit. It first makes due scheduled and retrying
+    /// jobs ready, then claims each unpaused queue in the order of its claim index.
     ///
     /// A claimed job is `running` under the worker's lease with its attempt number taken, but
-    /// its attempt has not started (`started_at` is NULL) until ``markStarted(_:workerID:)``
-    /// records it; the first `startingNow` jobs (those the worker hands to free slots at once)
-    /// are marked here, with their `started` events. A claimed job whose worker dies before its
-    /// start is recorded gets its attempt back (``reclaimExpiredLeases()``).
-    package func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int) async throws
-        -> [ClaimedJob]
-    {
-        guard limit > 0 else { return [] }
-        if let claimed = try await claimInOneStatement(
-            queues: queues, limit: limit, workerID: workerID, lease: lease, startingNow: startingNow)
-        {
-            return claimed
-        }
-        return try await claimInTransaction(
-            queues: queues, limit: limit, workerID: workerID, lease: lease, startingNow: startingNow)
-    }
-
-    /// ``claim(queues:limit:workerID:lease:startingNow:)`` in one write transaction of the shared
-    /// SQL: SQLite's claim, and a server's for queues with a concurrency limit.
+    /// its attempt has not started (`started_at` is NULL) until its start mark is written (with
+    /// the worker's next completions); the first `startingNow` jobs (those the worker hands to
+    /// free slots at once) are marked here, with their `started` events. A claimed job whose
+    /// worker dies before its start is recorded gets its attempt back (``reclaimExpiredLeases()``).
     package func claimInTransaction(
         queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int
     ) async throws -> [ClaimedJob] {

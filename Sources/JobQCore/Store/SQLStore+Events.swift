@@ -2,19 +2,23 @@ import Foundation
 
 /// The event outbox: written in the transaction of each state change, read by cursor.
 extension SQLStore {
-    /// Events after `cursor` in the feed's order, at most `limit`.
-    ///
-    /// Where writes overlap (a server), the feed holds back events of transactions younger than
-    /// one still running (``StoreSQL/EventPosition``). A page read waits, for 2 seconds at most,
-    /// until every transaction that was running when it was called has ended, so that it holds
-    /// the events of every commit its caller saw before calling.
-    package func events(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> [JobEvent] {
-        guard writesOverlap else {
-            return try await read { db in
-                try StoreSQL.checkCursorKept(db, after: cursor)
-                return try StoreSQL.events(db, after: cursor, filter: filter, limit: limit)
-            }
+    /// Events after `cursor` in the feed's order, at most `limit`, in one read: the feed of a
+    /// store whose writes never overlap (SQLite), where ids follow commit order.
+    package func eventsInOneRead(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> [JobEvent] {
+        try await read { db in
+            try StoreSQL.checkCursorKept(db, after: cursor)
+            return try StoreSQL.events(db, after: cursor, filter: filter, limit: limit)
         }
+    }
+
+    /// Events after `cursor` in the feed's order, at most `limit`, where writes overlap (a
+    /// server): the feed holds back events of transactions younger than one still running
+    /// (``StoreSQL/EventPosition``). A page read waits, for 2 seconds at most, until every
+    /// transaction that was running when it was called has ended, so that it holds the events
+    /// of every commit its caller saw before calling.
+    package func eventsBehindRunningWrites(after cursor: Int64, filter: EventFilter, limit: Int) async throws
+        -> [JobEvent]
+    {
         let deadline = ContinuousClock.now + .seconds(2)
         var target: Int64?
         while true {

@@ -2,18 +2,13 @@ import Foundation
 
 /// Enqueueing, reading, and the operator's state changes (cancel, retry, pause, prune).
 extension SQLStore {
-    /// Inserts all requests in one transaction: all of them or none. A request whose unique key
-    /// a job holds gets that job instead.
-    package func enqueue(_ requests: [JobRequest]) async throws -> [Enqueued] {
+    /// Inserts all requests in one write transaction of the shared SQL: all of them or none. A
+    /// request whose unique key a job holds gets that job instead. `lock`: `.shared` only for
+    /// jobs that are their own row and event alone (``JobRequest/isSelfContained``); a unique
+    /// key, a lane, a dependency or a batch reads what others write.
+    package func enqueueInTransaction(_ requests: [JobRequest], lock: WriteLock) async throws -> [Enqueued] {
         try StoreSQL.validate(requests)
-        // A few jobs are a small transaction; a big batch goes to GRDB's writer thread. Jobs
-        // that are only their own row and event are inserted beside other shared writes; a
-        // unique key, a lane, a dependency or a batch reads what others write: exclusive.
-        let selfContained = requests.allSatisfy(\.isSelfContained)
-        if selfContained, let jobs = try await insertSelfContainedJobs(requests) {
-            return jobs.map { Enqueued(job: $0, existed: false) }
-        }
-        let lock: WriteLock = selfContained ? .shared : .exclusive
+        // A few jobs are a small transaction; a big batch goes off the caller's thread.
         return try await write(
             requests.count <= 100 ? .short : .long, audience: .workersAndFollowers, lock: lock
         ) { db in

@@ -3,107 +3,39 @@ import Foundation
 /// Recording how attempts ended, with everything that follows from it in the same transaction:
 /// the event, the batch's counters (and its callbacks), and tracking sets.
 extension SQLStore {
-    /// Records the outcomes of attempts in one transaction, with the starts of the attempts
-    /// about to run (a slot's next job starts as its last one is recorded). Each update is
+    /// Records the outcomes of attempts in one write transaction of the shared SQL, with the
+    /// starts of the attempts about to run (a slot's next job starts as its last one is
+    /// recorded): SQLite's completion, and what a server's own round trip leaves. Each update is
     /// fenced on the job's id, attempt, `running` state and the worker's token, so a worker
     /// whose lease expired (and whose job another worker took over, or an operator cancelled)
     /// changes nothing. Returns the ids whose outcome, and those whose start, the fence refused.
-    package func complete(
+    package func recordInTransaction(
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {
         // Start marks alone make nothing claimable: they are news for event followers only, and
         // wake no worker.
         let audience: CommitAudience = outcomes.isEmpty ? .followers : .workersAndFollowers
-        guard writesOverlap else {
-            return try await write(.short, audience: audience) { db in
-                let recorded = try StoreSQL.recordCompletions(
-                    db, outcomes, starting: starting, workerID: workerID, selfContainedOnly: false)
-                return (recorded.refused, recorded.refusedStarts)
-            }
+        return try await write(.short, audience: audience) { db in
+            let recorded = try StoreSQL.recordCompletions(db, outcomes, starting: starting, workerID: workerID)
+            return (recorded.refused, recorded.refusedStarts)
         }
-        // Where writes overlap (a server), start marks and self-contained successes change only this
-        // worker's own rows: they are written beside other workers' writes, and the outcomes
-        // with consequences after them, in an exclusive transaction of their own.
-        if let fast = try await completeInOneRoundTrip(outcomes, starting: starting, workerID: workerID) {
-            return fast
-        }
-        // Self-contained successes and start marks make nothing claimable: no idle worker claims for them.
-        let selfContained = try await write(
-            .short, audience: outcomes.isEmpty ? .followers : .waitingWorkersAndFollowers, lock: .shared
-        ) { db in
-            try StoreSQL.recordCompletions(
-                db, outcomes, starting: starting, workerID: workerID, selfContainedOnly: true)
-        }
-        guard !selfContained.deferred.isEmpty else { return (selfContained.refused, selfContained.refusedStarts) }
-        let rest = try await write(.short, audience: .workersAndFollowers) { db in
-            try StoreSQL.recordCompletions(
-                db, selfContained.deferred, starting: selfContained.deferredStarts, workerID: workerID,
-                selfContainedOnly: false)
-        }
-        return (selfContained.refused.union(rest.refused), selfContained.refusedStarts.union(rest.refusedStarts))
-    }
-
-    /// ``complete(_:starting:workerID:)`` where the store writes start marks and self-contained successes
-    /// in one round trip (``recordStartsAndSelfContainedSuccesses(starts:successes:workerID:notifyWorkers:)``):
-    /// what that leaves (other outcomes, successes with consequences or refused) is recorded
-    /// by the shared SQL in an exclusive transaction after it. Nil where the store has no such
-    /// round trip.
-    private func completeInOneRoundTrip(
-        _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
-    ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>)? {
-        let now = StoreSQL.now()
-        let startingByID = Dictionary(starting.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        var successes: [SelfContainedSuccessRequest] = []
-        for (job, outcome) in outcomes {
-            guard let result = StoreSQL.SelfContainedSuccess.result(job: job, outcome: outcome) else { continue }
-            let start = startingByID[job.id].map { $0.startTime ?? now }
-            successes.append(SelfContainedSuccessRequest(job: job, resultJSON: result, startTime: start))
-        }
-        // A start goes with its job's success when that is in the batch; the rest on their own.
-        let withSuccess = Set(successes.lazy.filter { $0.startTime != nil }.map(\.job.id))
-        let separateStarts = starting.filter { !withSuccess.contains($0.id) }
-        guard
-            let written = try await recordStartsAndSelfContainedSuccesses(
-                starts: separateStarts, successes: successes.sorted { $0.job.id < $1.job.id }, workerID: workerID,
-                notifyWorkers: !outcomes.isEmpty)
-        else { return nil }
-        let refusedStarts = Set(separateStarts.lazy.map(\.id).filter { !written.starts.contains($0) })
-        // An attempt whose start was refused is not this worker's any more: its outcome is
-        // refused with it (see `recordCompletions`).
-        let restOutcomes = outcomes.filter {
-            !written.successes.contains($0.job.id) && !refusedStarts.contains($0.job.id)
-        }
-        let refusedWithStart = Set(
-            outcomes.lazy.map(\.job.id).filter { refusedStarts.contains($0) && !written.successes.contains($0) })
-        guard !restOutcomes.isEmpty else { return (refusedWithStart, refusedStarts) }
-        // A success left unwritten takes its start with it.
-        let restStarts = starting.filter { withSuccess.contains($0.id) && !written.successes.contains($0.id) }
-        let rest = try await write(.short, audience: .workersAndFollowers) { db in
-            try StoreSQL.recordCompletions(
-                db, restOutcomes, starting: restStarts, workerID: workerID, selfContainedOnly: false)
-        }
-        return (rest.refused.union(refusedWithStart), refusedStarts.union(rest.refusedStarts))
     }
 }
 
 extension StoreSQL {
-    /// What ``recordCompletions(_:_:starting:workerID:selfContainedOnly:)`` wrote, and what it left.
+    /// What ``recordCompletions(_:_:starting:workerID:)`` refused: the ids whose outcome, and
+    /// those whose start, the fence refused.
     struct RecordedCompletions: Sendable {
-        /// Ids whose outcome, and those whose start, the fence refused.
         var refused: Set<JobID> = []
         var refusedStarts: Set<JobID> = []
-        /// With `selfContainedOnly`, the outcomes with consequences (and the start marks that go with
-        /// them), not written.
-        var deferred: [(job: ClaimedJob, outcome: AttemptOutcome)] = []
-        var deferredStarts: [ClaimedJob] = []
     }
 
-    /// Records attempts' outcomes and starts inside the caller's transaction. With `selfContainedOnly`,
-    /// only the start marks and the self-contained successes (``SelfContainedSuccess``): rows of this worker's
-    /// own attempts, which a shared write may change.
+    /// Records attempts' outcomes and starts inside the caller's transaction: self-contained
+    /// successes (``SelfContainedSuccess``) many to an UPDATE, every other outcome with its
+    /// consequences.
     static func recordCompletions(
         _ db: some SQLTransaction, _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob],
-        workerID: String, selfContainedOnly: Bool
+        workerID: String
     ) throws -> RecordedCompletions {
         // Read once the write lock is held: a start is stamped when it commits.
         let now = StoreSQL.now()
@@ -143,11 +75,6 @@ extension StoreSQL {
                     hasDependents: withDependents.contains(job.id))
                 {
                     selfContained.append(success)
-                    continue
-                }
-                if selfContainedOnly {
-                    recorded.deferred.append((job, outcome))
-                    if let start { recorded.deferredStarts.append(start) }
                     continue
                 }
                 let done = try StoreSQL.record(

@@ -12,7 +12,7 @@ import Foundation
 extension StoreSQL {
     /// A success ``record(_:job:outcome:fence:facts:events:reason:start:)`` would record with
     /// its own row and event alone.
-    struct SelfContainedSuccess {
+    package struct SelfContainedSuccess {
         let job: ClaimedJob
         let resultJSON: String
         /// The job's start mark when it is written in the same transaction (see `record`).

@@ -2,7 +2,11 @@ import Foundation
 
 /// A ``Store`` whose transactions are SQL (``SQLTransaction``): SQLite in a file, or a database
 /// server. Every state change, with all its consequences, is written once in this protocol's
-/// extensions (the `SQLStore+*.swift` files); a store provides its transactions.
+/// extensions (the `SQLStore+*.swift` files); a store provides its transactions, and owns its
+/// hot path: its `enqueue`, `claim` and `complete` (and its event reads) are its own, built
+/// from the shared transactions here (``enqueueInTransaction(_:lock:)``,
+/// ``claimInTransaction(queues:limit:workerID:lease:startingNow:)``,
+/// ``recordInTransaction(_:starting:workerID:)``) or from statements of its own.
 package protocol SQLStore: Store {
     associatedtype Transaction: SQLTransaction
 
@@ -15,46 +19,15 @@ package protocol SQLStore: Store {
         _ length: TransactionLength, audience: CommitAudience, lock: WriteLock,
         _ body: @escaping @Sendable (Transaction) throws -> T
     ) async throws -> T
-    /// Whether shared writes run beside each other here (a server), so that splitting work
-    /// into a shared write and an exclusive one pays: false for SQLite's single writer.
-    var writesOverlap: Bool { get }
     /// Runs `body` in a read transaction: one snapshot of the store.
     func read<T: Sendable>(_ length: TransactionLength, _ body: @escaping @Sendable (Transaction) throws -> T)
         async throws
         -> T
-    /// Inserts jobs that are only their own row and `enqueued` event (``JobRequest/isSelfContained``),
-    /// all or none, in the fewest round trips the store has; nil where it has no faster way
-    /// than the shared SQL in a write transaction (SQLite, where a statement is no round trip).
-    func insertSelfContainedJobs(_ requests: [JobRequest]) async throws -> [Job]?
-    /// Claims as ``Store/claim(queues:limit:workerID:lease:startingNow:)`` does, in the fewest
-    /// round trips the store has; nil where the shared SQL's claim transaction is the fastest
-    /// (SQLite).
-    func claimInOneStatement(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int)
-        async throws -> [ClaimedJob]?
-    /// Writes start marks (`starts`, each with its `startTime`) and successes whose result is
-    /// self-contained unless the store says otherwise (``StoreSQL/SelfContainedSuccess/result(job:outcome:)``,
-    /// each with its start when it is written with it) in one round trip, where the store has
-    /// one; nil where it has not (SQLite). Returns the ids of the starts and the successes it
-    /// wrote: a start it did not write was refused by the fence; a success it did not write was
-    /// refused, or has consequences, and is the caller's to record.
-    func recordStartsAndSelfContainedSuccesses(
-        starts: [ClaimedJob], successes: [SelfContainedSuccessRequest], workerID: String, notifyWorkers: Bool
-    ) async throws -> (starts: Set<JobID>, successes: Set<JobID>)?
     /// The store's schema version, as its migrator numbers it.
     static func schemaVersion(_ db: Transaction) throws -> Int
 }
 
 extension SQLStore {
-    package func insertSelfContainedJobs(_ requests: [JobRequest]) async throws -> [Job]? { nil }
-
-    package func claimInOneStatement(
-        queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int
-    ) async throws -> [ClaimedJob]? { nil }
-
-    package func recordStartsAndSelfContainedSuccesses(
-        starts: [ClaimedJob], successes: [SelfContainedSuccessRequest], workerID: String, notifyWorkers: Bool
-    ) async throws -> (starts: Set<JobID>, successes: Set<JobID>)? { nil }
-
     package func write<T: Sendable>(
         _ length: TransactionLength, audience: CommitAudience, _ body: @escaping @Sendable (Transaction) throws -> T
     ) async throws -> T {
@@ -74,14 +47,6 @@ extension SQLStore {
     package func read<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
         try await read(.long, body)
     }
-}
-
-/// A success to record in one round trip: the job, its result, and the time its attempt started
-/// when its start mark is written with it (nil when the mark is already written).
-package struct SelfContainedSuccessRequest: Sendable {
-    package let job: ClaimedJob
-    package let resultJSON: String
-    package let startTime: Double?
 }
 
 /// The SQL of every state change and its consequences, shared by all ``SQLStore``s: each
