@@ -126,7 +126,7 @@ extension ServerStore {
             WITH lock AS MATERIALIZED (SELECT \(PostgresServer.lockAndNotify(.shared, audience))),
             stamp AS MATERIALIZED (SELECT CAST(extract(epoch FROM clock_timestamp()) AS double precision) AS now FROM lock),
             picked AS (
-                SELECT ready.id, row_number() OVER (ORDER BY ready.priority DESC, ready.run_at, ready.id) AS position
+                SELECT ready.id, row_number() OVER (ORDER BY \(StoreSQL.claimOrder(of: "ready"))) AS position
                 FROM (
                     SELECT id, priority, run_at FROM jobq_jobs
                     WHERE state = 'ready' AND queue = $3 AND (SELECT true FROM lock)
@@ -134,7 +134,7 @@ extension ServerStore {
                         AND NOT EXISTS (
                             SELECT 1 FROM jobq_queues WHERE name = $3
                                 AND (paused <> 0 OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL))
-                    ORDER BY priority DESC, run_at, id LIMIT CAST($4 AS bigint)
+                    ORDER BY \(StoreSQL.claimOrder) LIMIT CAST($4 AS bigint)
                     FOR UPDATE SKIP LOCKED
                 ) AS ready
             ),

@@ -387,7 +387,7 @@ extension StoreSQL {
                 try db.fetchOne(Int.self, sql: "SELECT concurrency FROM jobq_workers WHERE id = ?", arguments: [worker])
                 ?? 4
             let ordered = rows.map { ClaimedJob($0) }.sorted {
-                ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id)
+                $0.claimsBefore($1)
             }
             suspects.formUnion(ordered.prefix(2 * max(1, slots)).map(\.id))
         }
@@ -411,7 +411,7 @@ extension StoreSQL {
         while try statement.step() { rows.append(ClaimedJob(statement)) }
         statement.reset()
         // RETURNING gives no order guarantee; restore the claim order.
-        return rows.sorted { ($0.priority, -$0.runAt, -$0.id) > ($1.priority, -$1.runAt, -$1.id) }
+        return rows.sorted { $0.claimsBefore($1) }
     }
 
     enum PromoteDue: Int32, SQLParameter { case now = 1 }
@@ -430,6 +430,15 @@ extension StoreSQL {
             """
         }
     }
+
+    /// The order claims take a queue's ready jobs in: higher priority first, then earlier run
+    /// time, then older id. The column order of the `jobs_claim_order` index (after the queue),
+    /// so a claim walks the index and never sorts. `table`: the alias to qualify the columns with.
+    package static func claimOrder(of table: String? = nil) -> String {
+        let prefix = table.map { "\($0)." } ?? ""
+        return "\(prefix)priority DESC, \(prefix)run_at, \(prefix)id"
+    }
+    package static let claimOrder = claimOrder()
 
     /// The parameters of a claim: who claims, until when, how many of which queue's jobs, and
     /// the time now, which a job's deadline to start (`expires_at`) must not have passed.
@@ -452,7 +461,7 @@ extension StoreSQL {
         WHERE id IN (
             SELECT id FROM jobq_jobs WHERE state = 'ready' AND queue = \(ClaimParameter.queue)
                 AND \(notExpired(at: "\(ClaimParameter.now)"))
-            ORDER BY priority DESC, run_at, id LIMIT \(ClaimParameter.limit) \(d.skipLocked))
+            ORDER BY \(claimOrder) LIMIT \(ClaimParameter.limit) \(d.skipLocked))
         RETURNING \(ClaimedJob.columns)
         """
     }
@@ -609,7 +618,7 @@ extension StoreSQL {
     static let claimReadSQL = """
         SELECT \(ClaimedJob.columns(attempt: "attempt + 1")) FROM jobq_jobs
         WHERE state = 'ready' AND queue = \(ClaimParameter.queue) AND \(notExpired(at: "\(ClaimParameter.now)"))
-        ORDER BY priority DESC, run_at, id LIMIT \(ClaimParameter.limit)
+        ORDER BY \(claimOrder) LIMIT \(ClaimParameter.limit)
         """
 
     /// A claim mark's parameters: the worker and the lease's end (as a claim's), then from

@@ -212,7 +212,7 @@ extension StoreSQL {
             SELECT \(ClaimedJob.columns(attempt: "attempt + 1")), \(partition) FROM jobq_jobs
             WHERE state = 'ready' AND queue = \(P.queue) AND \(partition) NOT IN (\(d.texts(in: "\(P.full)")))
                 AND \(notExpired(at: "\(P.now)"))
-            ORDER BY priority DESC, run_at, id LIMIT \(P.limit)
+            ORDER BY \(claimOrder) LIMIT \(P.limit)
             """
     }
 
