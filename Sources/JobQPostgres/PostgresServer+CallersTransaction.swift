@@ -31,7 +31,7 @@ extension PostgresServer {
                             // The lock and notifications, and which database this is, in one round trip.
                             let prelude = try session.run(Self.prelude(audience, lock) + ", current_database()", [])
                             try Self.checkDatabase(prelude.rows.first?.last.flatMap(String.from), settings: settings)
-                            let result = try body(ServerTransaction(session: session, dialect: .postgres))
+                            let result = try ServerTransaction(session: session, dialect: .postgres).writing(body)
                             _ = try session.run("RELEASE SAVEPOINT jobq_write", [])
                             return result
                         } catch {

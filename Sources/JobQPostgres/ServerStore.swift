@@ -23,7 +23,7 @@ final class ServerStore: SQLStore {
     ) async throws -> T {
         let dialect = server.dialect
         let result = try await server.write(audience: audience, lock: lock) { session in
-            try body(ServerTransaction(session: session, dialect: dialect))
+            try ServerTransaction(session: session, dialect: dialect).writing(body)
         }
         commitObservers.callAll()
         return result

@@ -9,6 +9,7 @@ struct ServerTransaction: SQLTransaction {
     let dialect: SQLDialect
     /// Rows the last statement changed (a class: statements report into it).
     private let changes = ChangeCount()
+    let outbox = EventOutbox()
 
     init(session: PostgresSession, dialect: SQLDialect) {
         self.session = session

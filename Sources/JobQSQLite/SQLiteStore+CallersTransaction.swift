@@ -30,7 +30,7 @@ extension SQLiteStore {
             try checkSchemaOnce(db)
             var result: T?
             try db.inSavepoint {
-                result = try body(SQLiteTransaction(db: db))
+                result = try SQLiteTransaction(db: db).writing(body)
                 return .commit
             }
             return result!

@@ -187,7 +187,9 @@ final class SQLiteStore: SQLStore {
         _ length: TransactionLength, audience: CommitAudience, lock: WriteLock,
         _ body: @escaping @Sendable (SQLiteTransaction) throws -> T
     ) async throws -> T {
-        try await writeDatabase(length, announced: audience != .nobody) { db in try body(SQLiteTransaction(db: db)) }
+        try await writeDatabase(length, announced: audience != .nobody) { db in
+            try SQLiteTransaction(db: db).writing(body)
+        }
     }
 
     func read<T: Sendable>(_ length: TransactionLength, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T)

@@ -4,6 +4,7 @@ import JobQCore
 /// A GRDB `Database` inside one of ``SQLiteStore``'s transactions, as a ``SQLTransaction``.
 struct SQLiteTransaction: SQLTransaction {
     let db: Database
+    let outbox = EventOutbox()
 
     var dialect: SQLDialect { .sqlite }
 

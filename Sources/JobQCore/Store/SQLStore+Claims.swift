@@ -73,9 +73,8 @@ extension SQLStore {
                 // finished, and a start must not precede the finish that made room for it. A
                 // rate's starts are stamped by the clock its window is counted with.
                 let stamp = rateStarts.isEmpty ? StoreSQL.now() : try StoreSQL.clock(db)
-                var events = StoreSQL.PendingEvents(now: stamp)
+                var events = StoreSQL.PendingEvents(db, now: stamp)
                 _ = try StoreSQL.markStarted(db, claimed[..<starting], workerID: workerID, events: &events)
-                try events.flush(db)
                 for (queue, taken) in rateStarts {
                     try StoreSQL.recordRateStarts(db, queue: queue, taken: taken, startedAt: stamp)
                 }
@@ -149,7 +148,7 @@ extension SQLStore {
                     """,
                 arguments: [now])
             let facts = try StoreFacts.read(db)
-            var events = StoreSQL.PendingEvents(now: now)
+            var events = StoreSQL.PendingEvents(db, now: now)
             let suspects = try StoreSQL.possiblyStarted(
                 db, unmarked: expired.filter { $0["started_at"] as Double? == nil })
             for row in expired {
@@ -179,7 +178,6 @@ extension SQLStore {
                     : .retry(error: error, at: Date(timeIntervalSince1970: now), timedOut: false)
                 try StoreSQL.record(db, job: job, outcome: outcome, fence: .anyWorker, facts: facts, events: &events)
             }
-            try events.flush(db)
             return expired.count
         }
     }

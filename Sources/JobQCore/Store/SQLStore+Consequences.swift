@@ -77,7 +77,6 @@ extension StoreSQL {
             let job = work[next]
             next += 1
             if let batch = job.batch {
-                try events.flush(db)
                 try batchMemberFinished(db, batch: batch, state: job.state, now: events.now, job: job.id)
             }
             // Before the dependents: a lane that halts keeps its next job waiting.

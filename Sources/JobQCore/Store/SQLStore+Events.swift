@@ -64,43 +64,29 @@ extension StoreSQL {
         _ db: some SQLTransaction, job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?,
         data: String?, now: Double, workflow: WorkflowID? = nil
     ) throws {
-        // The one way events are written: through PendingEvents' INSERT, flushed at once.
-        var events = PendingEvents(now: now)
-        events.append(
-            job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data, workflow: workflow)
-        try events.flush(db)
+        db.outbox.append(
+            job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data, createdAt: now,
+            workflow: workflow)
     }
 
-    /// Events of one transaction waiting to be inserted together: one multi-row INSERT per flush
-    /// (up to 64 rows each) instead of one statement per event, which is what a claim or a
-    /// batch of completions writes most. Events keep the order they were appended in; a caller
-    /// that inserts events another way in the same transaction flushes these first.
+    /// A view of the transaction's outbox (``EventOutbox``) that stamps the events appended
+    /// through it with one time: the functions that write a state change's events take one.
     struct PendingEvents {
-        private struct Row {
-            let job: JobID?
-            let kind: EventKind
-            let queue: String?
-            let executor: String?
-            let batch: String?
-            let data: String?
-            let workflow: WorkflowID?
-        }
-
-        /// Rows per INSERT at most: 64 x 8 parameters stay far below SQLite's limit.
-        static let maximumRows = 64
-        private var rows: [Row] = []
         let now: Double
+        private let outbox: EventOutbox
 
-        init(now: Double) { self.now = now }
+        init(_ db: some SQLTransaction, now: Double) {
+            self.now = now
+            self.outbox = db.outbox
+        }
 
         mutating func append(
             job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?, data: String?,
             workflow: WorkflowID? = nil
         ) {
-            rows.append(
-                Row(
-                    job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data, workflow: workflow
-                ))
+            outbox.append(
+                job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data, createdAt: now,
+                workflow: workflow)
         }
 
         /// The `started` event of a claimed attempt.
@@ -108,33 +94,6 @@ extension StoreSQL {
             append(
                 job: job.id, kind: .started, queue: job.queue, executor: job.executor, batch: job.batch,
                 data: job.startedEventData(workerID: workerID), workflow: job.workflowID)
-        }
-
-        var isEmpty: Bool { rows.isEmpty }
-
-        mutating func flush(_ db: some SQLTransaction) throws {
-            for chunk in rows.chunks(of: Self.maximumRows) {
-                let insert = try db.statement(sql: Self.insertSQL[chunk.count])
-                for (offset, row) in chunk.enumerated() {
-                    let base = Int32(offset * 8)
-                    insert.bind(base + 1, row.job)
-                    insert.bind(base + 2, row.kind.rawValue)
-                    insert.bind(base + 3, row.queue)
-                    insert.bind(base + 4, row.executor)
-                    insert.bind(base + 5, row.batch)
-                    insert.bind(base + 6, row.data)
-                    insert.bind(base + 7, now)
-                    insert.bind(base + 8, row.workflow)
-                }
-                try insert.run()
-            }
-            rows.removeAll(keepingCapacity: true)
-        }
-
-        /// `insertSQL[n]` inserts n events.
-        static let insertSQL: [String] = (0...maximumRows).map { count in
-            "INSERT INTO jobq_events (job_id, kind, queue, executor, batch, data, created_at, workflow_id) VALUES "
-                + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: count).joined(separator: ", ")
         }
     }
 

@@ -28,13 +28,12 @@ extension SQLStore {
                 // Read again under the write lock: a job may have started or finished meanwhile.
                 let ids = try db.fetchAll(
                     JobID.self, sql: StoreSQL.overdueSQL(limit: Self.expiriesPerTransaction), arguments: [now])
-                var events = StoreSQL.PendingEvents(now: now)
+                var events = StoreSQL.PendingEvents(db, now: now)
                 let finished = try StoreSQL.end(
                     db, jobs: ids, as: .cancelled,
                     error: "expired: its deadline to start (expiresAt) passed before an attempt started",
                     kind: .expired, events: &events)
                 try StoreSQL.settle(db, finished, facts: try StoreFacts.read(db), events: &events)
-                try events.flush(db)
                 return ids.count
             }
             ended += batch

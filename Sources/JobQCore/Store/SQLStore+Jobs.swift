@@ -67,12 +67,11 @@ extension SQLStore {
             let cancelled = Job(row!)
             var data = JSONObjectBuilder()
             data.add("from", string: job.state.rawValue)
-            var events = StoreSQL.PendingEvents(now: now)
+            var events = StoreSQL.PendingEvents(db, now: now)
             events.append(
                 job: id, kind: .cancelled, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
                 workflow: job.workflowID)
             try StoreSQL.settle(db, [FinishedJob(cancelled)], facts: try StoreFacts.read(db), events: &events)
-            try events.flush(db)
             return cancelled
         }
     }

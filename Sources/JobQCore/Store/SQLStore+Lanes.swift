@@ -18,7 +18,7 @@ extension SQLStore {
             }
             try db.execute(sql: "UPDATE jobq_lanes SET halted_job_id = NULL WHERE name = ?", arguments: [name])
             let failed = try StoreSQL.existingJob(db, failedID)
-            var events = StoreSQL.PendingEvents(now: now)
+            var events = StoreSQL.PendingEvents(db, now: now)
             var data = JSONObjectBuilder()
             data.add("lane", string: name)
             data.add("state", string: "resumed")
@@ -30,7 +30,6 @@ extension SQLStore {
             try StoreSQL.resolveDependents(
                 of: .job(failedID), db, succeeded: false, failure: FinishedJob(failed), work: &work, events: &events)
             try StoreSQL.settle(db, work, facts: try StoreFacts.read(db), events: &events)
-            try events.flush(db)
             return try StoreSQL.lane(db, name)!
         }
     }

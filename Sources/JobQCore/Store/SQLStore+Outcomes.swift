@@ -40,7 +40,7 @@ extension StoreSQL {
         // Read once the write lock is held: a start is stamped when it commits.
         let now = StoreSQL.now()
         var recorded = RecordedCompletions()
-        var events = StoreSQL.PendingEvents(now: now)
+        var events = StoreSQL.PendingEvents(db, now: now)
         // A short job's start and its success often share a transaction (a slot runs
         // several jobs while one transaction is written): those are one UPDATE, not two.
         var startsWithSuccess: [JobID: ClaimedJob] = [:]
@@ -87,7 +87,6 @@ extension StoreSQL {
             // A start written with its success was refused with it.
             recorded.refusedStarts.formUnion(recorded.refused.lazy.filter { startsWithSuccess[$0] != nil })
         }
-        try events.flush(db)
         return recorded
     }
 }
@@ -248,7 +247,6 @@ extension StoreSQL {
         // Tracking sets, batches, lanes, groups and dependents write their own events (and
         // jobs): after this job's.
         if facts.trackingMembers, case .succeeded(let resultJSON, _) = outcome {
-            try events.flush(db)
             try trackingMemberSucceeded(
                 db, job: job.id, executor: job.executor, name: job.name, resultJSON: resultJSON, now: now)
         }

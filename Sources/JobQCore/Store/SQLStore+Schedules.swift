@@ -141,7 +141,7 @@ extension SQLStore {
                 arguments: [seconds]
             ).map(ScheduleStatus.init)
             var made: [JobID] = []
-            var events = StoreSQL.PendingEvents(now: seconds)
+            var events = StoreSQL.PendingEvents(db, now: seconds)
             for schedule in due {
                 guard let first = schedule.nextRunAt else { continue }
                 // `skip`: one job (keyed by the first missed occurrence), run now; `catchUp`: one
@@ -169,7 +169,6 @@ extension SQLStore {
                         following?.timeIntervalSince1970, total, seconds, schedule.name, first.timeIntervalSince1970
                     ])
             }
-            try events.flush(db)
             return made
         }
     }

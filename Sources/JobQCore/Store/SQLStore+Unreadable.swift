@@ -38,7 +38,7 @@ extension SQLStore {
         return try await write { [unreadable] db in
             var ended: [JobID] = []
             var finished: [FinishedJob] = []
-            var events = StoreSQL.PendingEvents(now: now)
+            var events = StoreSQL.PendingEvents(db, now: now)
             for (id, problem) in unreadable {
                 let error =
                     "its payload holds \(problem), which no store can read back (stored before jobq refused such "
@@ -63,7 +63,6 @@ extension SQLStore {
                 ended.append(id)
             }
             try StoreSQL.settle(db, finished, facts: try StoreFacts.read(db), events: &events)
-            try events.flush(db)
             return ended
         }
     }

@@ -93,12 +93,11 @@ extension SQLStore {
                 }
                 target = match["id"]
             }
-            var events = StoreSQL.PendingEvents(now: now)
+            var events = StoreSQL.PendingEvents(db, now: now)
             var work: [FinishedJob] = []
             try StoreSQL.finishGroup(
                 db, target, as: .cancelled, cause: "cancelled by an operator", work: &work, events: &events)
             try StoreSQL.settle(db, work, facts: try StoreFacts.read(db), events: &events)
-            try events.flush(db)
             return try StoreSQL.workflow(db, id)!
         }
     }
@@ -114,7 +113,7 @@ extension StoreSQL {
             sql:
                 "INSERT INTO jobq_workflows (name, state, context, created_at) VALUES (?, 'running', ?, ?) RETURNING id",
             arguments: [workflow.name, JSONText.minified(JSONValue.object(workflow.context).jsonText), now])!
-        var compiler = WorkflowCompiler(db: db, workflow: id, events: StoreSQL.PendingEvents(now: now))
+        var compiler = WorkflowCompiler(db: db, workflow: id, events: StoreSQL.PendingEvents(db, now: now))
         _ = try compiler.compile(workflow.root, parent: nil, position: 0, path: "$", waitsFor: [], tolerant: false)
         try db.execute(
             sql:
@@ -123,7 +122,6 @@ extension StoreSQL {
                 WHERE id = ?
                 """,
             arguments: [id, id])
-        try compiler.events.flush(db)
         return id
     }
 }

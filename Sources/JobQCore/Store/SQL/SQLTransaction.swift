@@ -25,6 +25,8 @@ package protocol SQLTransaction {
     func fetchRows(sql: String, arguments: SQLArguments) throws -> [SQLRow]
     /// Rows the last INSERT, UPDATE or DELETE changed.
     var changesCount: Int { get }
+    /// The events this transaction has appended and not yet written: one per transaction value.
+    var outbox: EventOutbox { get }
 }
 
 extension SQLTransaction {
