@@ -101,11 +101,11 @@ struct EventBytesTests {
         return try await queue.events(after: 0, limit: 10_000).map { event in
             let data = (event.dataJSON ?? "null").replacing(time, with: "\"<time>\"").replacing(
                 worker, with: "\"worker\":\"<worker>\"")
-            let where_ = [
+            let place = [
                 event.jobID.map { "job \($0)" }, event.queue, event.executor, event.batch,
                 event.workflowID.map { "workflow \($0)" }
             ].compactMap { $0 }.joined(separator: " ")
-            return Told(kind: event.kind, text: "\(where_): \(data)")
+            return Told(kind: event.kind, text: "\(place): \(data)")
         }
     }
 }
