@@ -42,15 +42,19 @@ extension ServerStore {
                 // The lease starts now, as the statement is sent: it takes no lock it would wait for.
                 let now = StoreSQL.now()
                 let starting = max(0, startingNow - claimed.count)
-                let values: [SQLValue] = [
-                    .text(workerID), .real(now + lease.inSeconds), .text(queues[index]),
-                    .integer(Int64(limit - claimed.count)), .integer(Int64(starting)), .text(workerJSON), .real(now),
-                    .text(queueList)
-                ]
+                var arguments = ServerArguments<Claim>()
+                arguments[.worker] = .text(workerID)
+                arguments[.leaseUntil] = .real(now + lease.inSeconds)
+                arguments[.queue] = .text(queues[index])
+                arguments[.limit] = .integer(Int64(limit - claimed.count))
+                arguments[.startingNow] = .integer(Int64(starting))
+                arguments[.workerJSON] = .text(workerJSON)
+                arguments[.now] = .real(now)
+                arguments[.queues] = .text(queueList)
                 let result =
                     starting > 0
-                    ? try await server.autocommit(ClaimStartingJobs.self, values, line: .claims)
-                    : try await server.autocommit(ClaimJobs.self, values, line: .claims)
+                    ? try await server.autocommit(ClaimStartingJobs.self, arguments.values, line: .claims)
+                    : try await server.autocommit(ClaimJobs.self, arguments.values, line: .claims)
                 var due = false
                 var limited = false
                 for values in result.rows {
@@ -95,13 +99,18 @@ extension ServerStore {
 
     /// Makes due scheduled and retrying jobs ready, skipping rows another claim is promoting.
     private func promoteDue() async throws {
-        _ = try await server.autocommit(PromoteDueJobs.self, [.real(StoreSQL.now())], line: .claims)
+        var arguments = ServerArguments<Promote>()
+        arguments[.now] = .real(StoreSQL.now())
+        _ = try await server.autocommit(PromoteDueJobs.self, arguments.values, line: .claims)
     }
+
+    /// The due jobs' parameter: the time now.
+    fileprivate enum Promote: Int32, ServerParameter { case now = 1 }
 
     fileprivate static let promoteSQL = """
         WITH lock AS MATERIALIZED (SELECT \(PostgresServer.lockAndNotify(.shared, .nobody)))
         UPDATE jobq_jobs SET state = 'ready' WHERE id IN (
-            SELECT id FROM jobq_jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST($1 AS double precision)
+            SELECT id FROM jobq_jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST(\(Promote.now) AS double precision)
                 AND (SELECT true FROM lock)
             FOR UPDATE SKIP LOCKED)
         """
@@ -112,10 +121,17 @@ extension ServerStore {
     private static let dueColumn: Int32 = 22
     private static let limitedColumn: Int32 = 23
 
-    /// $1 the worker, $2 the lease's end, $3 the queue, $4 how many at most, $5 how many start
-    /// now, $6 the worker as a JSON string, $7 now (the worker's clock: for due jobs, and for
-    /// deadlines to start), $8 the worker's queues (a text array).
+    /// A claim's parameters: the worker, the lease's end, the queue, how many jobs at most, how
+    /// many of them start now, the worker as a JSON string (for the `started` events), now (the
+    /// worker's clock: for due jobs, and for deadlines to start), the worker's queues (a text
+    /// array).
+    fileprivate enum Claim: Int32, ServerParameter {
+        case worker = 1
+        case leaseUntil, queue, limit, startingNow, workerJSON, now, queues
+    }
+
     private static func claimSQL(notifying audience: CommitAudience) -> String {
+        typealias P = Claim
         let returned = ClaimedJob.columns.split(separator: ",").map {
             "jobq_jobs." + $0.trimmingCharacters(in: .whitespacesAndNewlines)
         }.joined(separator: ", ")
@@ -129,19 +145,19 @@ extension ServerStore {
                 SELECT ready.id, row_number() OVER (ORDER BY \(StoreSQL.claimOrder(of: "ready"))) AS position
                 FROM (
                     SELECT id, priority, run_at FROM jobq_jobs
-                    WHERE state = 'ready' AND queue = $3 AND (SELECT true FROM lock)
-                        AND \(StoreSQL.notExpired(at: "CAST($7 AS double precision)"))
+                    WHERE state = 'ready' AND queue = \(P.queue) AND (SELECT true FROM lock)
+                        AND \(StoreSQL.notExpired(at: "CAST(\(P.now) AS double precision)"))
                         AND NOT EXISTS (
-                            SELECT 1 FROM jobq_queues WHERE name = $3
+                            SELECT 1 FROM jobq_queues WHERE name = \(P.queue)
                                 AND (paused <> 0 OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL))
-                    ORDER BY \(StoreSQL.claimOrder) LIMIT CAST($4 AS bigint)
+                    ORDER BY \(StoreSQL.claimOrder) LIMIT CAST(\(P.limit) AS bigint)
                     FOR UPDATE SKIP LOCKED
                 ) AS ready
             ),
             claimed AS (
-                UPDATE jobq_jobs SET state = 'running', attempt = jobq_jobs.attempt + 1, worker_id = $1,
-                    lease_until = CAST($2 AS double precision),
-                    started_at = CASE WHEN picked.position <= CAST($5 AS bigint) THEN (SELECT now FROM stamp) END
+                UPDATE jobq_jobs SET state = 'running', attempt = jobq_jobs.attempt + 1, worker_id = \(P.worker),
+                    lease_until = CAST(\(P.leaseUntil) AS double precision),
+                    started_at = CASE WHEN picked.position <= CAST(\(P.startingNow) AS bigint) THEN (SELECT now FROM stamp) END
                 FROM picked WHERE jobq_jobs.id = picked.id
                 RETURNING \(returned), (SELECT context FROM jobq_workflows WHERE jobq_workflows.id = jobq_jobs.workflow_id) AS shared,
                     jobq_jobs.started_at, picked.position
@@ -149,17 +165,17 @@ extension ServerStore {
             started AS (
                 INSERT INTO jobq_events (job_id, kind, queue, executor, batch, data, created_at, workflow_id)
                 SELECT id, 'started', queue, executor, batch,
-                    CAST('{"attempt":' || attempt || ',"worker":' || $6 || '}' AS json), started_at, workflow_id
+                    CAST('{"attempt":' || attempt || ',"worker":' || \(P.workerJSON) || '}' AS json), started_at, workflow_id
                 FROM claimed WHERE started_at IS NOT NULL ORDER BY position
             )
             SELECT \(selected), claimed.shared, claimed.started_at, outlook.due, outlook.limited
             FROM (
                 SELECT CAST(EXISTS (
-                    SELECT 1 FROM jobq_jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST($7 AS double precision)
-                        AND queue = ANY (CAST($8 AS text[]))
+                    SELECT 1 FROM jobq_jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST(\(P.now) AS double precision)
+                        AND queue = ANY (CAST(\(P.queues) AS text[]))
                 ) AS integer) AS due,
                 CAST(EXISTS (
-                    SELECT 1 FROM jobq_queues WHERE name = $3 AND paused = 0
+                    SELECT 1 FROM jobq_queues WHERE name = \(P.queue) AND paused = 0
                         AND (concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL)
                 ) AS integer) AS limited
             ) AS outlook LEFT JOIN claimed ON true

@@ -130,14 +130,13 @@ public enum PostgresSchema {
                     for statement in statements {
                         try await connection.query(PostgresQuery(unsafeSQL: names.qualified(statement)), logger: logger)
                     }
+                    // Values interpolated into a PostgresQuery are bound, never spliced.
+                    let appliedAt = Date().timeIntervalSince1970
                     try await connection.query(
-                        PostgresQuery(
-                            unsafeSQL: """
-                                INSERT INTO \(names.table("schema_migrations")) (version, name, checksum, applied_at)
-                                VALUES ($1, $2, $3, $4)
-                                """,
-                            binds: try bindings(
-                                migration.version, migration.name, migration.checksum, Date().timeIntervalSince1970)),
+                        """
+                        INSERT INTO \(unescaped: names.table("schema_migrations")) (version, name, checksum, applied_at)
+                        VALUES (\(migration.version), \(migration.name), \(migration.checksum), \(appliedAt))
+                        """,
                         logger: logger)
                 }
             } catch {
@@ -150,17 +149,6 @@ public enum PostgresSchema {
             report.toVersion = migration.version
         }
         return report
-    }
-
-    private static func bindings(_ version: Int, _ name: String, _ checksum: String, _ time: Double) throws
-        -> PostgresBindings
-    {
-        var binds = PostgresBindings()
-        binds.append(version)
-        binds.append(name)
-        binds.append(checksum)
-        binds.append(time)
-        return binds
     }
 
     /// Whether a store made before schemas (its tables in `public`) is in the database and not

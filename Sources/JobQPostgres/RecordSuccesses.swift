@@ -52,18 +52,19 @@ extension ServerStore {
         guard !starts.isEmpty || !successes.isEmpty else { return ([], []) }
         let now = StoreSQL.now()
         let marks = starts.sorted { $0.id < $1.id }
-        let result = try await server.autocommit(
-            RecordStartsAndSuccesses.self,
-            [
-                .text(workerID), .text(JSONText.string(workerID)), .real(now), .integer(notifyWorkers ? 1 : 0),
-                .text(ArrayLiteral.integers(marks.map(\.id))),
-                .text(ArrayLiteral.integers(marks.map { Int64($0.attempt) })),
-                .text(ArrayLiteral.reals(marks.map { $0.startTime ?? now })),
-                .text(ArrayLiteral.integers(successes.map(\.job.id))),
-                .text(ArrayLiteral.integers(successes.map { Int64($0.job.attempt) })),
-                .text(ArrayLiteral.texts(successes.map(\.resultJSON))),
-                .text(ArrayLiteral.reals(successes.map(\.startTime)))
-            ], line: .completions)
+        var arguments = ServerArguments<Record>()
+        arguments[.worker] = .text(workerID)
+        arguments[.workerJSON] = .text(JSONText.string(workerID))
+        arguments[.now] = .real(now)
+        arguments[.notifyWorkers] = .integer(notifyWorkers ? 1 : 0)
+        arguments[.startIDs] = .text(ArrayLiteral.integers(marks.map(\.id)))
+        arguments[.startAttempts] = .text(ArrayLiteral.integers(marks.map { Int64($0.attempt) }))
+        arguments[.startTimes] = .text(ArrayLiteral.reals(marks.map { $0.startTime ?? now }))
+        arguments[.successIDs] = .text(ArrayLiteral.integers(successes.map(\.job.id)))
+        arguments[.successAttempts] = .text(ArrayLiteral.integers(successes.map { Int64($0.job.attempt) }))
+        arguments[.results] = .text(ArrayLiteral.texts(successes.map(\.resultJSON)))
+        arguments[.successStartTimes] = .text(ArrayLiteral.reals(successes.map(\.startTime)))
+        let result = try await server.autocommit(RecordStartsAndSuccesses.self, arguments.values, line: .completions)
         var written: (starts: Set<JobID>, successes: Set<JobID>) = ([], [])
         for values in result.rows {
             let row = SQLRow(names: [], values: values)
@@ -77,10 +78,22 @@ extension ServerStore {
         return written
     }
 
+    /// The success function's parameters, in its order: the worker (and as a JSON string), now,
+    /// whether to wake idle workers; the start marks (ids, attempts, times); the successes (ids,
+    /// attempts, results, start times or NULL).
+    fileprivate enum Record: Int32, ServerParameter {
+        case worker = 1
+        case workerJSON, now, notifyWorkers, startIDs, startAttempts, startTimes, successIDs, successAttempts, results
+        case successStartTimes
+    }
+
     fileprivate static let recordSQL = """
-        SELECT job_id, written FROM jobq_record_successes($1, $2, CAST($3 AS double precision),
-            CAST($4 AS integer) <> 0, CAST($5 AS bigint[]), CAST($6 AS integer[]), CAST($7 AS double precision[]),
-            CAST($8 AS bigint[]), CAST($9 AS integer[]), CAST($10 AS text[]), CAST($11 AS double precision[]))
+        SELECT job_id, written FROM jobq_record_successes(\(Record.worker), \(Record.workerJSON),
+            CAST(\(Record.now) AS double precision), CAST(\(Record.notifyWorkers) AS integer) <> 0,
+            CAST(\(Record.startIDs) AS bigint[]), CAST(\(Record.startAttempts) AS integer[]),
+            CAST(\(Record.startTimes) AS double precision[]), CAST(\(Record.successIDs) AS bigint[]),
+            CAST(\(Record.successAttempts) AS integer[]), CAST(\(Record.results) AS text[]),
+            CAST(\(Record.successStartTimes) AS double precision[]))
         """
 }
 

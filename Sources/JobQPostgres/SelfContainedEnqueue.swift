@@ -31,32 +31,50 @@ extension ServerStore {
 
     fileprivate static let lockCTE = "lock AS (SELECT \(PostgresServer.lockAndNotify(.shared, .workersAndFollowers)))"
 
-    fileprivate static let insertOneSQL = """
-        WITH \(lockCTE),
-        inserted AS (
-            INSERT INTO jobq_jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name,
-                trace_context)
-            SELECT $1, $2, CAST($3 AS json), CAST($4 AS integer), $5, CAST($6 AS integer), CAST($7 AS double precision),
-                CAST($8 AS double precision), CAST($9 AS double precision), $10, $11 FROM lock
-            RETURNING id, queue, executor
-        ),
-        event AS (
-            INSERT INTO jobq_events (job_id, kind, queue, executor, data, created_at)
-            SELECT id, 'enqueued', queue, executor, CAST($12 AS json), CAST($9 AS double precision) FROM inserted
-        )
-        SELECT id FROM inserted
-        """
+    /// One job's columns, and its `enqueued` event's data.
+    fileprivate enum InsertOne: Int32, ServerParameter {
+        case queue = 1
+        case executor, payload, priority, state, maxAttempts, runAt, timeout, createdAt, name, trace, eventData
+    }
+
+    fileprivate static let insertOneSQL: String = {
+        typealias P = InsertOne
+        return """
+            WITH \(lockCTE),
+            inserted AS (
+                INSERT INTO jobq_jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name,
+                    trace_context)
+                SELECT \(P.queue), \(P.executor), CAST(\(P.payload) AS json), CAST(\(P.priority) AS integer), \(P.state),
+                    CAST(\(P.maxAttempts) AS integer), CAST(\(P.runAt) AS double precision),
+                    CAST(\(P.timeout) AS double precision), CAST(\(P.createdAt) AS double precision), \(P.name), \(P.trace)
+                FROM lock
+                RETURNING id, queue, executor
+            ),
+            event AS (
+                INSERT INTO jobq_events (job_id, kind, queue, executor, data, created_at)
+                SELECT id, 'enqueued', queue, executor, CAST(\(P.eventData) AS json), CAST(\(P.createdAt) AS double precision)
+                FROM inserted
+            )
+            SELECT id FROM inserted
+            """
+    }()
 
     private func insertOne(_ request: JobRequest, now: Double) async throws -> [Job] {
         let row = SelfContainedJobRow(request, now: now)
-        let result = try await server.autocommit(
-            InsertOneJob.self,
-            [
-                .text(row.queue), .text(row.executor), .text(row.payload), .integer(Int64(row.priority)),
-                .text(row.state.rawValue), .integer(Int64(row.maxAttempts)), .real(row.runAt),
-                row.timeout.map(SQLValue.real) ?? .null, .real(now), row.name.map(SQLValue.text) ?? .null,
-                row.trace.map(SQLValue.text) ?? .null, .text(row.eventData)
-            ], line: .enqueues)
+        var arguments = ServerArguments<InsertOne>()
+        arguments[.queue] = .text(row.queue)
+        arguments[.executor] = .text(row.executor)
+        arguments[.payload] = .text(row.payload)
+        arguments[.priority] = .integer(Int64(row.priority))
+        arguments[.state] = .text(row.state.rawValue)
+        arguments[.maxAttempts] = .integer(Int64(row.maxAttempts))
+        arguments[.runAt] = .real(row.runAt)
+        arguments[.timeout] = row.timeout.map(SQLValue.real) ?? .null
+        arguments[.createdAt] = .real(now)
+        arguments[.name] = row.name.map(SQLValue.text) ?? .null
+        arguments[.trace] = row.trace.map(SQLValue.text) ?? .null
+        arguments[.eventData] = .text(row.eventData)
+        let result = try await server.autocommit(InsertOneJob.self, arguments.values, line: .enqueues)
         guard let id = result.rows.first?.first.flatMap(Int64.from) else {
             throw JobQueueError.storeUnavailable("enqueueing returned no job id; retry")
         }
@@ -67,30 +85,43 @@ extension ServerStore {
     /// by id, whatever order the INSERT returns its rows in. Nothing but the count comes back:
     /// the jobs are what was sent (decoding every column of a thousand rows was a third of a
     /// batch's time).
-    fileprivate static let insertManySQL = """
-        WITH \(lockCTE),
-        inserted AS (
-            INSERT INTO jobq_jobs (id, queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at,
-                name, trace_context)
-            OVERRIDING SYSTEM VALUE
-            SELECT row.id, row.queue, row.executor, CAST(row.payload AS json), row.priority, row.state, row.max_attempts,
-                row.run_at, row.timeout, CAST($12 AS double precision), row.name, row.trace
-            FROM lock, unnest(CAST($1 AS bigint[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]),
-                CAST($5 AS integer[]), CAST($6 AS text[]), CAST($7 AS integer[]), CAST($8 AS double precision[]),
-                CAST($9 AS double precision[]), CAST($10 AS text[]), CAST($11 AS text[]))
-                AS row(id, queue, executor, payload, priority, state, max_attempts, run_at, timeout, name, trace)
-            ORDER BY row.id
-            RETURNING id, queue, executor
-        ),
-        event AS (
-            INSERT INTO jobq_events (job_id, kind, queue, executor, data, created_at)
-            SELECT inserted.id, 'enqueued', inserted.queue, inserted.executor, CAST(data.text AS json),
-                CAST($12 AS double precision)
-            FROM inserted JOIN unnest(CAST($1 AS bigint[]), CAST($13 AS text[])) AS data(id, text) ON data.id = inserted.id
-            ORDER BY inserted.id
-        )
-        SELECT COUNT(*) AS inserted FROM inserted
-        """
+    /// A batch's columns as arrays (ids first, from the jobs' sequence), the time, and the
+    /// `enqueued` events' data.
+    fileprivate enum InsertMany: Int32, ServerParameter {
+        case ids = 1
+        case queues, executors, payloads, priorities, states, maxAttempts, runAts, timeouts, names, traces, createdAt
+        case eventData
+    }
+
+    fileprivate static let insertManySQL: String = {
+        typealias P = InsertMany
+        return """
+            WITH \(lockCTE),
+            inserted AS (
+                INSERT INTO jobq_jobs (id, queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at,
+                    name, trace_context)
+                OVERRIDING SYSTEM VALUE
+                SELECT row.id, row.queue, row.executor, CAST(row.payload AS json), row.priority, row.state, row.max_attempts,
+                    row.run_at, row.timeout, CAST(\(P.createdAt) AS double precision), row.name, row.trace
+                FROM lock, unnest(CAST(\(P.ids) AS bigint[]), CAST(\(P.queues) AS text[]), CAST(\(P.executors) AS text[]),
+                    CAST(\(P.payloads) AS text[]), CAST(\(P.priorities) AS integer[]), CAST(\(P.states) AS text[]),
+                    CAST(\(P.maxAttempts) AS integer[]), CAST(\(P.runAts) AS double precision[]),
+                    CAST(\(P.timeouts) AS double precision[]), CAST(\(P.names) AS text[]), CAST(\(P.traces) AS text[]))
+                    AS row(id, queue, executor, payload, priority, state, max_attempts, run_at, timeout, name, trace)
+                ORDER BY row.id
+                RETURNING id, queue, executor
+            ),
+            event AS (
+                INSERT INTO jobq_events (job_id, kind, queue, executor, data, created_at)
+                SELECT inserted.id, 'enqueued', inserted.queue, inserted.executor, CAST(data.text AS json),
+                    CAST(\(P.createdAt) AS double precision)
+                FROM inserted JOIN unnest(CAST(\(P.ids) AS bigint[]), CAST(\(P.eventData) AS text[])) AS data(id, text)
+                    ON data.id = inserted.id
+                ORDER BY inserted.id
+            )
+            SELECT COUNT(*) AS inserted FROM inserted
+            """
+    }()
 
     private func insertMany(_ requests: [JobRequest], now: Double) async throws -> [Job] {
         let ids = try await server.autocommit(
@@ -102,23 +133,21 @@ extension ServerStore {
                 "PostgreSQL handed out \(ids.count) job ids for \(requests.count) jobs; nothing was enqueued, retry")
         }
         let rows = requests.map { SelfContainedJobRow($0, now: now) }
-        let result = try await server.autocommit(
-            InsertJobs.self,
-            [
-                .text(ArrayLiteral.integers(ids)),
-                .text(ArrayLiteral.texts(rows.map(\.queue))),
-                .text(ArrayLiteral.texts(rows.map(\.executor))),
-                .text(ArrayLiteral.texts(rows.map(\.payload))),
-                .text(ArrayLiteral.integers(rows.map { Int64($0.priority) })),
-                .text(ArrayLiteral.texts(rows.map(\.state.rawValue))),
-                .text(ArrayLiteral.integers(rows.map { Int64($0.maxAttempts) })),
-                .text(ArrayLiteral.reals(rows.map(\.runAt))),
-                .text(ArrayLiteral.reals(rows.map(\.timeout))),
-                .text(ArrayLiteral.texts(rows.map(\.name))),
-                .text(ArrayLiteral.texts(rows.map(\.trace))),
-                .real(now),
-                .text(ArrayLiteral.texts(rows.map(\.eventData)))
-            ], line: .enqueues)
+        var arguments = ServerArguments<InsertMany>()
+        arguments[.ids] = .text(ArrayLiteral.integers(ids))
+        arguments[.queues] = .text(ArrayLiteral.texts(rows.map(\.queue)))
+        arguments[.executors] = .text(ArrayLiteral.texts(rows.map(\.executor)))
+        arguments[.payloads] = .text(ArrayLiteral.texts(rows.map(\.payload)))
+        arguments[.priorities] = .text(ArrayLiteral.integers(rows.map { Int64($0.priority) }))
+        arguments[.states] = .text(ArrayLiteral.texts(rows.map(\.state.rawValue)))
+        arguments[.maxAttempts] = .text(ArrayLiteral.integers(rows.map { Int64($0.maxAttempts) }))
+        arguments[.runAts] = .text(ArrayLiteral.reals(rows.map(\.runAt)))
+        arguments[.timeouts] = .text(ArrayLiteral.reals(rows.map(\.timeout)))
+        arguments[.names] = .text(ArrayLiteral.texts(rows.map(\.name)))
+        arguments[.traces] = .text(ArrayLiteral.texts(rows.map(\.trace)))
+        arguments[.createdAt] = .real(now)
+        arguments[.eventData] = .text(ArrayLiteral.texts(rows.map(\.eventData)))
+        let result = try await server.autocommit(InsertJobs.self, arguments.values, line: .enqueues)
         let inserted = result.rows.first?.first.flatMap(Int64.from) ?? 0
         guard inserted == Int64(requests.count) else {
             throw JobQueueError.storeUnavailable(
