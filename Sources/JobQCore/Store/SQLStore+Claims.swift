@@ -23,9 +23,7 @@ extension SQLStore {
             // a claim delayed past its lease would otherwise be born expired and reclaimable.
             let now = StoreSQL.now()
             let leaseUntil = now + lease.inSeconds
-            let promote = try db.statement(sql: StoreSQL.promoteDueSQL[db.dialect])
-            promote.bind(StoreSQL.PromoteDue.now, now)
-            try promote.run()
+            try Self.promoteDue(db, now: now)
             let settings = try db.statement(sql: StoreSQL.queueSettingsSQL)
             var paused: Set<String> = []
             var limited: [String: LimitedQueue] = [:]
@@ -43,12 +41,13 @@ extension SQLStore {
                 do {
                     let left = limit - claimed.count
                     guard let limits = limited[queue] else {
-                        claimed += try StoreSQL.claimUnlimited(
+                        claimed += try Self.claimReady(
                             db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
                         continue
                     }
                     let (jobs, taken) = try StoreSQL.claimLimited(
-                        db, limits, limit: left, startingNow: max(0, startingNow - claimed.count), workerID: workerID,
+                        Self.self, db, limits, limit: left, startingNow: max(0, startingNow - claimed.count),
+                        workerID: workerID,
                         leaseUntil: leaseUntil)
                     claimed += jobs
                     if limits.rate != nil, !jobs.isEmpty { rateStarts.append((queue, taken)) }
@@ -306,15 +305,6 @@ extension StoreSQL {
         return "CASE WHEN \(column)state = 'running' THEN \(column)worker_id END = \(worker)"
     }
 
-    /// Claims up to `limit` ready jobs of a queue without limits, in claim order.
-    static func claimUnlimited(
-        _ db: some SQLTransaction, queue: String, limit: Int, workerID: String, leaseUntil: Double
-    ) throws -> [ClaimedJob] {
-        db.dialect == .sqlite
-            ? try claimReadingFirst(db, queue: queue, limit: limit, workerID: workerID, leaseUntil: leaseUntil)
-            : try claimReturning(db, queue: queue, limit: limit, workerID: workerID, leaseUntil: leaseUntil)
-    }
-
     /// Claims up to `limit` ready jobs of a limited queue, no more than its places left (per
     /// partition when partitioned), counted under the queue's row lock. Returns the jobs and
     /// how many each partition took (`''` when not partitioned).
@@ -322,9 +312,9 @@ extension StoreSQL {
     /// A rate counts starts, so a rate-limited queue's jobs are claimed only into free slots
     /// (at most `startingNow`), where the claim records their start: none wait in a worker's
     /// buffer, and the time a start is counted at is the time its `started` event carries.
-    static func claimLimited(
-        _ db: some SQLTransaction, _ queue: LimitedQueue, limit: Int, startingNow: Int, workerID: String,
-        leaseUntil: Double
+    static func claimLimited<Store: SQLStore>(
+        _ store: Store.Type, _ db: Store.Transaction, _ queue: LimitedQueue, limit: Int, startingNow: Int,
+        workerID: String, leaseUntil: Double
     ) throws -> (jobs: [ClaimedJob], taken: [String: Int]) {
         let limit = queue.rate == nil ? limit : min(limit, startingNow)
         guard limit > 0 else { return ([], [:]) }
@@ -333,11 +323,12 @@ extension StoreSQL {
         var capacity = try capacity(db, of: queue, now: now, pruning: true)
         guard queue.partitioning == nil else {
             return try claimPartitioned(
-                db, capacity: &capacity, limit: limit, workerID: workerID, leaseUntil: leaseUntil)
+                store, db, capacity: &capacity, limit: limit, workerID: workerID, leaseUntil: leaseUntil)
         }
         let places = min(limit, capacity.places(""))
         guard places > 0 else { return ([], [:]) }
-        let jobs = try claimUnlimited(db, queue: queue.name, limit: places, workerID: workerID, leaseUntil: leaseUntil)
+        let jobs = try Store.claimReady(
+            db, queue: queue.name, limit: places, workerID: workerID, leaseUntil: leaseUntil)
         return (jobs, ["": jobs.count])
     }
 
@@ -392,43 +383,6 @@ extension StoreSQL {
         return suspects
     }
 
-    /// Claims up to `limit` ready jobs of `queue` with one statement, in claim order: on a
-    /// server, where other claims run at the same time (SQLite reads first:
-    /// ``claimReadingFirst(_:queue:limit:workerID:leaseUntil:)``).
-    static func claimReturning(
-        _ db: some SQLTransaction, queue: String, limit: Int, workerID: String, leaseUntil: Double
-    ) throws -> [ClaimedJob] {
-        typealias P = ClaimParameter
-        let statement = try db.statement(sql: claimSQL[db.dialect])
-        statement.bind(P.worker, workerID)
-        statement.bind(P.leaseUntil, leaseUntil)
-        statement.bind(P.queue, queue)
-        statement.bind(P.limit, limit)
-        statement.bind(P.now, StoreSQL.now())
-        var rows: [ClaimedJob] = []
-        while try statement.step() { rows.append(ClaimedJob(statement)) }
-        statement.reset()
-        // RETURNING gives no order guarantee; restore the claim order.
-        return rows.sorted { $0.claimsBefore($1) }
-    }
-
-    enum PromoteDue: Int32, SQLParameter { case now = 1 }
-
-    /// Makes due scheduled and retrying jobs ready. On a server, rows another claim is promoting
-    /// are skipped (it makes them ready), so that claims never wait for each other.
-    static let promoteDueSQL = DialectSQL { d in
-        switch d {
-        case .sqlite:
-            "UPDATE jobq_jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= \(PromoteDue.now)"
-        case .postgres:
-            """
-            UPDATE jobq_jobs SET state = 'ready' WHERE id IN (
-                SELECT id FROM jobq_jobs WHERE state IN ('scheduled', 'failed') AND run_at <= \(PromoteDue.now)
-                \(d.skipLocked))
-            """
-        }
-    }
-
     /// The order claims take a queue's ready jobs in: higher priority first, then earlier run
     /// time, then older id. The column order of the `jobs_claim_order` index (after the queue),
     /// so a claim walks the index and never sorts. `table`: the alias to qualify the columns with.
@@ -438,31 +392,9 @@ extension StoreSQL {
     }
     package static let claimOrder = claimOrder()
 
-    /// The parameters of a claim: who claims, until when, how many of which queue's jobs, and
-    /// the time now, which a job's deadline to start (`expires_at`) must not have passed.
-    enum ClaimParameter: Int32, SQLParameter {
-        case worker = 1
-        case leaseUntil, queue, limit, now
-    }
-
     /// The claim's condition on a job's deadline to start: claims pass over a job whose
     /// deadline has passed, which the sweep (``SQLStore/expireOverdueJobs()``) then ends.
     package static func notExpired(at now: String) -> String { "(expires_at IS NULL OR expires_at > \(now))" }
-
-    /// One queue's claim. The inner SELECT's ORDER BY is exactly the column order of the
-    /// jobs_claim_order index, so the database walks the index and stops after LIMIT rows,
-    /// skipping rows another claim holds.
-    static let claimSQL = DialectSQL { d in
-        """
-        UPDATE jobq_jobs SET state = 'running', attempt = attempt + 1, worker_id = \(ClaimParameter.worker),
-            lease_until = \(ClaimParameter.leaseUntil), started_at = NULL
-        WHERE id IN (
-            SELECT id FROM jobq_jobs WHERE state = 'ready' AND queue = \(ClaimParameter.queue)
-                AND \(notExpired(at: "\(ClaimParameter.now)"))
-            ORDER BY \(claimOrder) LIMIT \(ClaimParameter.limit) \(d.skipLocked))
-        RETURNING \(ClaimedJob.columns)
-        """
-    }
 
     /// The parameters of the outlook's and the backlog's questions: the queues (a JSON array)
     /// and the time now.
@@ -557,79 +489,5 @@ extension StoreSQL {
         defer { statement.reset() }
         guard try statement.step() else { return ClaimOutlook(claimable: false, nextDue: nil) }
         return ClaimOutlook(claimable: statement.int64(0) != 0, nextDue: statement.optionalDouble(1))
-    }
-}
-
-/// SQLite's claim: read the jobs in claim order, then mark the ids read as claimed.
-///
-/// On SQLite the claim's transaction holds the database's only write lock from its first
-/// statement, so nothing can change the ready jobs between the read and the UPDATE, and the one
-/// statement `UPDATE ... WHERE id IN (SELECT ... LIMIT n) RETURNING ...` that a server needs
-/// (there other claims run at once) buys nothing. It costs: SQLite gathers RETURNING rows, whole
-/// job rows here, in a temporary table before handing back the first, and returns them in no
-/// particular order, so they were sorted again. Read first, the rows come straight off the
-/// jobs_claim_order index in claim order, and the UPDATE carries only ids.
-extension StoreSQL {
-    /// Ids per UPDATE at most.
-    static let claimIDsPerUpdate = 128
-
-    /// Claims up to `limit` ready jobs of `queue` for `workerID`, in claim order (priority, run
-    /// time, id). Only inside a write transaction on SQLite.
-    static func claimReadingFirst(
-        _ db: some SQLTransaction, queue: String, limit: Int, workerID: String, leaseUntil: Double
-    ) throws -> [ClaimedJob] {
-        let read = try db.statement(sql: claimReadSQL)
-        read.bind(ClaimParameter.queue, queue)
-        read.bind(ClaimParameter.limit, limit)
-        read.bind(ClaimParameter.now, StoreSQL.now())
-        var claimed: [ClaimedJob] = []
-        claimed.reserveCapacity(limit)
-        while try read.step() { claimed.append(ClaimedJob(read)) }
-        read.reset()
-        try markReadAsClaimed(db, claimed, workerID: workerID, leaseUntil: leaseUntil)
-        return claimed
-    }
-
-    /// Marks jobs just read as ready claimed by `workerID`, by id, many to an UPDATE. Only
-    /// inside a write transaction on SQLite, where every job read is still ready.
-    static func markReadAsClaimed(
-        _ db: some SQLTransaction, _ claimed: [ClaimedJob], workerID: String, leaseUntil: Double
-    ) throws {
-        for chunk in claimed.chunks(of: claimIDsPerUpdate) {
-            let update = try db.statement(sql: claimMarkSQL[chunk.count])
-            update.bind(ClaimParameter.worker, workerID)
-            update.bind(ClaimParameter.leaseUntil, leaseUntil)
-            for (offset, job) in chunk.enumerated() { update.bind(ClaimMark.firstID.rawValue + Int32(offset), job.id) }
-            try update.run()
-            // Under the write lock every job read is still ready; anything else is a bug, and
-            // throwing rolls the whole claim back.
-            guard db.changesCount == chunk.count else {
-                throw JobQueueError.storeUnavailable(
-                    "claim: \(chunk.count) jobs read as ready but \(db.changesCount) claimed; nothing was claimed, retry"
-                )
-            }
-        }
-    }
-
-    /// The ready jobs of a queue in claim order, at most a limit, with the attempt the claim
-    /// gives them. Its ORDER BY is the column order of the jobs_claim_order index.
-    static let claimReadSQL = """
-        SELECT \(ClaimedJob.columns(attempt: "attempt + 1")) FROM jobq_jobs
-        WHERE state = 'ready' AND queue = \(ClaimParameter.queue) AND \(notExpired(at: "\(ClaimParameter.now)"))
-        ORDER BY \(claimOrder) LIMIT \(ClaimParameter.limit)
-        """
-
-    /// A claim mark's parameters: the worker and the lease's end (as a claim's), then from
-    /// `firstID` the ids.
-    enum ClaimMark: Int32, SQLParameter { case firstID = 3 }
-
-    /// `claimMarkSQL[n]` claims n jobs by id.
-    static let claimMarkSQL: [String] = (0...claimIDsPerUpdate).map { count in
-        let ids = (0..<count).map { "?\(ClaimMark.firstID.rawValue + Int32($0))" }.joined(separator: ", ")
-        return """
-            UPDATE jobq_jobs SET state = 'running', attempt = attempt + 1, worker_id = \(ClaimParameter.worker),
-                lease_until = \(ClaimParameter.leaseUntil), started_at = NULL
-            WHERE id IN (\(ids)) AND state = 'ready'
-            """
     }
 }

@@ -225,8 +225,9 @@ extension StoreSQL {
     /// are at most one more than the partitions that fill. The database still steps over the
     /// ready jobs of full partitions ahead in claim order, so a claim costs more the more jobs
     /// wait in full partitions before the first one that can run.
-    static func claimPartitioned(
-        _ db: some SQLTransaction, capacity: inout QueueCapacity, limit: Int, workerID: String, leaseUntil: Double
+    static func claimPartitioned<Store: SQLStore>(
+        _ store: Store.Type, _ db: Store.Transaction, capacity: inout QueueCapacity, limit: Int, workerID: String,
+        leaseUntil: Double
     ) throws -> (jobs: [ClaimedJob], taken: [String: Int]) {
         let d = db.dialect
         let queue = capacity.queue
@@ -252,42 +253,10 @@ extension StoreSQL {
             }
             read.reset()
             if exhausted || round.isEmpty { break }
-            claimed += try markClaimed(db, round, workerID: workerID, leaseUntil: leaseUntil)
+            claimed += try Store.markClaimed(db, round, workerID: workerID, leaseUntil: leaseUntil)
         }
         return (claimed, taken)
     }
-
-    /// Marks jobs read as ready claimed by `workerID`, and returns those it marked (all of
-    /// them: the claim holds the queue's row, so no other claim takes them meanwhile).
-    private static func markClaimed(
-        _ db: some SQLTransaction, _ jobs: [ClaimedJob], workerID: String, leaseUntil: Double
-    ) throws -> [ClaimedJob] {
-        guard db.dialect == .postgres else {
-            try markReadAsClaimed(db, jobs, workerID: workerID, leaseUntil: leaseUntil)
-            return jobs
-        }
-        let marked = try Set(
-            db.fetchAll(
-                JobID.self, sql: markClaimedOnServerSQL, arguments: [workerID, leaseUntil, jsonArray(jobs.map(\.id))]))
-        return jobs.filter { marked.contains($0.id) }
-    }
-
-    private enum ServerClaimMark: Int32, SQLParameter {
-        case worker = 1
-        case leaseUntil, ids
-    }
-
-    /// Marks the jobs whose ids (a JSON array) a claim read as claimed. The ids are joined as a
-    /// set and the `ready` check is a CASE: a store whose statistics lag (a fresh backlog, never
-    /// analyzed) was planned as a scan of every job testing each against the whole id list
-    /// (0.6 s for a claim of a thousand), or of the partial index of ready jobs.
-    private static let markClaimedOnServerSQL = """
-        UPDATE jobq_jobs SET state = 'running', attempt = jobq_jobs.attempt + 1, worker_id = \(ServerClaimMark.worker),
-            lease_until = \(ServerClaimMark.leaseUntil), started_at = NULL
-        FROM unnest(CAST(translate(CAST(\(ServerClaimMark.ids) AS text), '[]', '{}') AS bigint[])) AS picked(id)
-        WHERE jobq_jobs.id = picked.id AND CASE WHEN jobq_jobs.state = 'ready' THEN 1 END = 1
-        RETURNING jobq_jobs.id
-        """
 
     /// Records the starts a claim of a rate-limited queue made, by partition, at `startedAt`
     /// (the time its `started` events carry).

@@ -23,6 +23,17 @@ package protocol SQLStore: Store {
     func read<T: Sendable>(_ length: TransactionLength, _ body: @escaping @Sendable (Transaction) throws -> T)
         async throws
         -> T
+    /// Makes due scheduled and retrying jobs ready, inside a claim transaction.
+    static func promoteDue(_ db: Transaction, now: Double) throws
+    /// Claims up to `limit` ready jobs of `queue` in claim order (``StoreSQL/claimOrder``),
+    /// passing over jobs past their deadline to start, inside a claim transaction: the jobs
+    /// `running` under `workerID`'s lease until `leaseUntil`, their start not yet marked.
+    static func claimReady(_ db: Transaction, queue: String, limit: Int, workerID: String, leaseUntil: Double) throws
+        -> [ClaimedJob]
+    /// Marks jobs a claim transaction read as ready as claimed, as ``claimReady(_:queue:limit:workerID:leaseUntil:)``
+    /// does; returns those it marked.
+    static func markClaimed(_ db: Transaction, _ jobs: [ClaimedJob], workerID: String, leaseUntil: Double) throws
+        -> [ClaimedJob]
     /// The store's schema version, as its migrator numbers it.
     static func schemaVersion(_ db: Transaction) throws -> Int
 }

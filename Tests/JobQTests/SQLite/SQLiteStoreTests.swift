@@ -97,9 +97,9 @@ struct StoreTests {
         _ = try store.open()
         let db = try DatabaseQueue(path: store.path)
         let plan = try db.read { db in
-            // The claim's own read, deadline condition included: worker, lease, queue, limit, now.
+            // The claim's own read, deadline condition included: queue, limit, now.
             try Row.fetchAll(
-                db, sql: "EXPLAIN QUERY PLAN " + StoreSQL.claimReadSQL, arguments: ["w", 0.0, "default", 10, 0.0]
+                db, sql: "EXPLAIN QUERY PLAN " + SQLiteStore.claimReadSQL, arguments: ["default", 10, 0.0]
             ).map { $0["detail"] as String }
         }
         #expect(plan.contains { $0.contains("jobs_claim_order") })
