@@ -136,20 +136,27 @@ struct MigrationTests {
         let firstResult = onThread { try firstMigrator.migrate(backup: true) }
         // The second looks only once the first holds the write lock for its slow step (seen as
         // another connection's busy write), so that it looks mid-way however loaded the machine:
-        // a fixed head start let it look after the slow step, on a store already moved.
+        // a fixed head start let it look after the slow step, on a store already moved. The
+        // watch and the second migrator run on a thread of their own too: on Swift concurrency's
+        // threads, busy with other tests in a parallel run, the watch could begin only after the
+        // first migrator had finished.
         var probeConfig = Configuration()
         probeConfig.busyMode = .immediateError
         let probe = try DatabaseQueue(path: store.path, configuration: probeConfig)
-        try await eventually(.seconds(20), "the first migrator to hold the write lock") {
-            do {
-                try await probe.writeWithoutTransaction { try $0.execute(sql: "BEGIN IMMEDIATE; ROLLBACK") }
-                return false
-            } catch {
-                return true
+        let secondResult = onThread {
+            let deadline = Date().addingTimeInterval(20)
+            while true {
+                do {
+                    try probe.writeWithoutTransaction { try $0.execute(sql: "BEGIN IMMEDIATE; ROLLBACK") }
+                } catch {
+                    break  // the first migrator holds the write lock
+                }
+                guard Date() < deadline else { throw TimedOut(what: "the first migrator to hold the write lock") }
+                Thread.sleep(forTimeInterval: 0.002)
             }
+            try probe.close()
+            return try second.migrate(backup: true)
         }
-        try probe.close()
-        let secondResult = onThread { try second.migrate(backup: true) }
         let (firstApplied, secondApplied) = (try await firstResult.value.applied, try await secondResult.value.applied)
         #expect(firstApplied.map(\.name) == ["slow.sql", "next.sql", "last.sql"])
         #expect(secondApplied.isEmpty, "the second migrator applied \(secondApplied.map(\.name))")

@@ -159,11 +159,44 @@ struct Sum: Executor {
 }
 
 /// Runs blocking work on a thread of its own, so that it does not hold one of the few threads
-/// Swift concurrency runs every test's tasks on.
+/// Swift concurrency runs every test's tasks on. The thread starts here, at once: started from
+/// a task, it waited for a free thread of that pool, which a loaded parallel run may not have
+/// for many seconds (a migrator meant to hold the write lock "now" had not begun 20 s later).
 func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) -> Task<T, any Error> {
-    Task {
+    let outcome = ThreadOutcome<T>()
+    Thread.detachNewThread { outcome.finish(Result { try work() }) }
+    return Task { try await outcome.value() }
+}
+
+/// The result of ``onThread(_:)``'s work, whichever comes first: the result or its awaiter.
+final class ThreadOutcome<T: Sendable>: Sendable {
+    private enum State {
+        case running
+        case waiting(CheckedContinuation<T, any Error>)
+        case done(Result<T, any Error>)
+    }
+    private let state = Mutex<State>(.running)
+
+    func finish(_ result: Result<T, any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<T, any Error>? in
+            if case .waiting(let continuation) = state {
+                state = .done(result)
+                return continuation
+            }
+            state = .done(result)
+            return nil
+        }
+        waiter?.resume(with: result)
+    }
+
+    func value() async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+            let done = state.withLock { state -> Result<T, any Error>? in
+                if case .done(let result) = state { return result }
+                state = .waiting(continuation)
+                return nil
+            }
+            if let done { continuation.resume(with: done) }
         }
     }
 }
