@@ -76,6 +76,10 @@ struct ShowCommand: AsyncParsableCommand {
         ]
         rows.append(["startedAt", job.startedAt.map(isoString) ?? "-"])
         rows.append(["finishedAt", job.finishedAt.map(isoString) ?? "-"])
+        // Only when set: most jobs have neither.
+        if let expiresAt = job.expiresAt { rows.append(["expiresAt", isoString(expiresAt)]) }
+        if let key = job.uniqueKey { rows.append(["unique", key]) }
+        if let partition = job.partition { rows.append(["partition", partition]) }
         print(Table.render(rows))
     }
 }

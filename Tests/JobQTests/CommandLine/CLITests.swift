@@ -173,6 +173,8 @@ struct CLITests {
         }
         let count = try await CLI.run(["list", "--json"], db: db)
         #expect(count.stdout.split(separator: "\n").count == 3)
+        let shown = try await CLI.run(["show", "1"], db: db)
+        #expect(shown.stdout.contains("expiresAt"), "\(shown.stdout)")
     }
 
     @Test func jobJSONHasTheDocumentedFields() async throws {
