@@ -65,7 +65,7 @@ public struct Schedule: Sendable, Hashable {
         let options = request.options
         if options.setsMoreThanATemplateTakes {
             throw .invalidInput(
-                "schedule '\(name)': a schedule's jobs take queue, priority, maxAttempts and timeout; not runAt, after, lane, batch or unique "
+                "schedule '\(name)': a schedule's jobs take queue, priority, maxAttempts and timeout; not runAt, after, lane, batch, unique, partition or expiresAt "
                     + "(each occurrence already makes one job)")
         }
         guard (1...10_000).contains(catchUpLimit) else {

@@ -49,7 +49,7 @@ public struct Trigger: Sendable, Hashable {
         let options = request.options
         if options.setsMoreThanATemplateTakes {
             throw .invalidInput(
-                "trigger \(event)/\(task): a trigger's jobs take queue, priority, maxAttempts and timeout; not runAt, after, lane, batch or unique"
+                "trigger \(event)/\(task): a trigger's jobs take queue, priority, maxAttempts and timeout; not runAt, after, lane, batch, unique, partition or expiresAt"
             )
         }
         guard request.payloadJSON.first(where: { !$0.isWhitespace }) == "{" else {

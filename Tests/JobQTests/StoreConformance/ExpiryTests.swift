@@ -112,6 +112,19 @@ struct ExpiryTests {
             guard case JobQueueError.invalidInput(let message) = error else { return false }
             return message.contains("would expire") && message.contains("give a later expiresAt")
         }
+        // A schedule's template cannot keep an absolute deadline: each occurrence would inherit it.
+        await #expect {
+            _ = try await queue.addSchedule(
+                Schedule(
+                    name: "s",
+                    request: try JobRequest(
+                        executor: "echo", payloadJSON: "{}",
+                        options: JobOptions(expiresAt: Date().addingTimeInterval(60))),
+                    timing: .every(.seconds(60))))
+        } throws: { error in
+            guard case JobQueueError.invalidInput(let message) = error else { return false }
+            return message.contains("expiresAt")
+        }
         #expect(try await queue.jobs().isEmpty)
         #expect(try await queue.events(after: 0).isEmpty)
         let late = try await queue.enqueue(
