@@ -21,11 +21,12 @@ extension SQLiteStore {
                     + "(not writeWithoutTransaction)")
         }
         let theirs = String(cString: sqlite3_db_filename(db.sqliteConnection, "main"))
-        guard Self.sameFile(theirs, path) else {
+        guard callersFilesSeen.withLock({ $0.contains(theirs) }) || Self.sameFile(theirs, path) else {
             throw JobQueueError.invalidInput(
                 "the application's connection is to \(theirs.isEmpty ? "an in-memory database" : theirs), not to the store at \(path): "
                     + "open the JobQueue on the application's database file so that both commit together")
         }
+        callersFilesSeen.withLock { _ = $0.insert(theirs) }
         do {
             try checkSchemaOnce(db)
             var result: T?

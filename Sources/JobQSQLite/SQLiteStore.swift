@@ -14,6 +14,9 @@ final class SQLiteStore: SQLStore {
     let commitObservers = Callbacks()
     /// Whether the schema was found current in an application's transaction (checked once).
     let schemaCheckedForCallers = Atomic<Bool>(false)
+    /// The file names applications' connections reported that were found to be the store's file:
+    /// resolving a path costs a system call per component, on every enqueue otherwise.
+    let callersFilesSeen = Mutex<Set<String>>([])
     /// Write transactions of this process started and not yet finished (see ``write(_:)``).
     private let writesUnderWay = Atomic<Int>(0)
     /// The file other processes' watchers hear commits from (see ``announceCommit()``).
