@@ -169,7 +169,21 @@ final class SQLiteStore: SQLStore {
         case .SQLITE_BUSY:
             return "\(location) stayed locked by another process for \(Int(busyTimeout))s; retry"
         default:
-            return "store \(location): \(error.message ?? "\(error)")"
+            return "store \(location): \(error.message ?? "\(error)")" + refusal(error.resultCode)
+        }
+    }
+
+    /// SQLite's refusals of the data itself (a constraint or trigger, a value too big or of the
+    /// wrong type), said with the SQLSTATE class PostgreSQL gives the same refusal, so that one
+    /// rule (``StoreErrorKind``) knows them as permanent on both stores: the same write is
+    /// refused again however often it is tried, so the one job it concerns is ended or skipped.
+    /// Other codes (busy, locked, I/O, full, and SQLITE_ERROR, which also covers a schema that
+    /// another process is migrating) may pass, and say nothing.
+    private static func refusal(_ code: ResultCode) -> String {
+        switch code.primaryResultCode {
+        case .SQLITE_CONSTRAINT: " (SQLSTATE 23000)"
+        case .SQLITE_TOOBIG, .SQLITE_MISMATCH, .SQLITE_RANGE: " (SQLSTATE 22000)"
+        default: ""
         }
     }
 

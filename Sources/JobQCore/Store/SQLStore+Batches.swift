@@ -140,7 +140,7 @@ extension StoreSQL {
         data.add("counts", raw: countsJSON(batch))
         data.add("completeJob", int: completeJob.map(Int.init))
         data.add("successJob", int: successJob.map(Int.init))
-        try appendEvent(
+        appendEvent(
             db, job: lastJob, kind: .batch, queue: nil, executor: nil, batch: name, data: data.text, now: now)
     }
 

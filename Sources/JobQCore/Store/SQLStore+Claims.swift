@@ -393,7 +393,7 @@ extension StoreSQL {
     package static let claimOrder = claimOrder()
 
     /// The claim's condition on a job's deadline to start: claims pass over a job whose
-    /// deadline has passed, which the sweep (``SQLStore/expireOverdueJobs()``) then ends.
+    /// deadline has passed, which the sweep (``SQLStore/expireOverdueJobs(skipping:)``) then ends.
     package static func notExpired(at now: String) -> String { "(expires_at IS NULL OR expires_at > \(now))" }
 
     /// The parameters of the outlook's and the backlog's questions: the queues (a JSON array)

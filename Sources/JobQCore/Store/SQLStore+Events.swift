@@ -63,7 +63,7 @@ extension StoreSQL {
     static func appendEvent(
         _ db: some SQLTransaction, job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?,
         data: String?, now: Double, workflow: WorkflowID? = nil
-    ) throws {
+    ) {
         db.outbox.append(
             job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data, createdAt: now,
             workflow: workflow)

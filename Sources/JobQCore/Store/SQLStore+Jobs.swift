@@ -108,7 +108,7 @@ extension SQLStore {
             var data = JSONObjectBuilder()
             data.add("from", string: job.state.rawValue)
             data.add("maxAttempts", int: retried.maxAttempts)
-            try StoreSQL.appendEvent(
+            StoreSQL.appendEvent(
                 db, job: id, kind: .retried, queue: job.queue, executor: job.executor, batch: job.batch,
                 data: data.text, now: now)
             if let batch = job.batch { try StoreSQL.batchMemberReopened(db, batch: batch, previous: job.state) }
@@ -297,7 +297,7 @@ extension StoreSQL {
         data.add("by", string: by)
         data.add("runAt", date: Date(timeIntervalSince1970: runAt))
         data.add("priority", int: request.options.priority)
-        try appendEvent(
+        appendEvent(
             db, job: holder.id, kind: .updated, queue: holder.queue, executor: holder.executor, batch: holder.batch,
             data: data.text, now: now)
         return updated
@@ -395,7 +395,7 @@ extension StoreSQL {
         if !edges.isEmpty { try insertEdges(db, job: job.id, on: edges) }
         if let lane = options.lane { try setLaneTail(db, lane: lane, job: job.id) }
         if let batch = options.batch { try addToBatch(db, name: batch) }
-        try appendEvent(
+        appendEvent(
             db, job: job.id, kind: .enqueued, queue: job.queue, executor: job.executor, batch: job.batch,
             data: enqueuedEventData(
                 state: state, runAt: job.runAt, priority: job.priority, waitingFor: unmet, lane: options.lane),

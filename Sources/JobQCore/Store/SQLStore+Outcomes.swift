@@ -295,7 +295,7 @@ extension SQLStore {
             data.add("fraction", number: fraction)
             data.add("message", string: message)
             data.add("data", raw: dataJSON)
-            try StoreSQL.appendEvent(
+            StoreSQL.appendEvent(
                 db, job: job.id, kind: .progress, queue: job.queue, executor: job.executor, batch: job.batch,
                 data: data.text, now: now)
         }

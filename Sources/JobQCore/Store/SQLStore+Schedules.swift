@@ -234,7 +234,7 @@ extension StoreSQL {
         var data = JSONObjectBuilder()
         data.add("schedule", string: name)
         data.add("change", string: change)
-        try appendEvent(db, job: nil, kind: .schedule, queue: nil, executor: nil, batch: nil, data: data.text, now: now)
+        appendEvent(db, job: nil, kind: .schedule, queue: nil, executor: nil, batch: nil, data: data.text, now: now)
     }
 
     static func noSchedule(_ name: String) -> JobQueueError {

@@ -111,7 +111,7 @@ extension StoreSQL {
             data.add("set", string: set)
             data.add("round", int: round)
             data.add("results", raw: results)
-            try appendEvent(
+            appendEvent(
                 db, job: job, kind: .tracking, queue: nil, executor: nil, batch: nil, data: data.text, now: now)
         }
     }

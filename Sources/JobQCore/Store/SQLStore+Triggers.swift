@@ -157,7 +157,7 @@ extension StoreSQL {
         data.add("change", string: "emitted")
         data.add("jobs", raw: ids)
         data.add("dedupe", string: dedupe)
-        try appendEvent(
+        appendEvent(
             db, job: nil, kind: .trigger, queue: nil, executor: nil, batch: nil, data: data.text, now: seconds)
         return Emitted(jobs: jobs, deduplicated: false)
     }
@@ -217,7 +217,7 @@ extension StoreSQL {
         data.add("event", string: event)
         data.add("task", string: task)
         data.add("change", string: change)
-        try appendEvent(db, job: nil, kind: .trigger, queue: nil, executor: nil, batch: nil, data: data.text, now: now)
+        appendEvent(db, job: nil, kind: .trigger, queue: nil, executor: nil, batch: nil, data: data.text, now: now)
     }
 
     static func noTrigger(_ event: String, _ task: String) -> JobQueueError {

@@ -23,6 +23,7 @@ extension WorkerPool {
         var lastPoke = clock.now
         let backlogEvery = metrics == nil ? nil : options.backlogMetricsInterval
         var lastBacklog: ContinuousClock.Instant?
+        var refusedExpiries = RefusedExpiries()
         while !Task.isCancelled {
             try? await Task.sleep(for: options.pollInterval)
             if Task.isCancelled { break }
@@ -57,20 +58,28 @@ extension WorkerPool {
                 } catch {
                     logger.error("reclaiming expired leases failed: \(error)")
                 }
-                await expireOverdueJobs()
+                await expireOverdueJobs(&refusedExpiries)
             }
         }
     }
 
     /// Ends jobs whose deadline to start passed while they waited (``JobOptions/expiresAt``),
-    /// for every queue: a job waiting in a queue no worker serves still ends on time.
-    private func expireOverdueJobs() async {
+    /// for every queue: a job waiting in a queue no worker serves still ends on time. A job the
+    /// store refuses to end is reported once and passed over for a while, so that it holds up no
+    /// other job's expiry.
+    private func expireOverdueJobs(_ refused: inout RefusedExpiries) async {
         do {
-            let expired = try await queue.store.expireOverdueJobs()
-            if expired > 0 {
-                logger.info("\(expired) job(s) expired before they started")
+            let sweep = try await queue.store.expireOverdueJobs(skipping: refused.current(at: .now))
+            if sweep.ended > 0 {
+                logger.info("\(sweep.ended) job(s) expired before they started")
                 // Dependents a cancel policy did not end may be ready now.
                 signal.poke(workArrived: true)
+            }
+            for (id, error) in sweep.refused.sorted(by: { $0.key < $1.key }) {
+                refused.note(id, at: .now)
+                logger.error(
+                    "job \(id) is past its deadline to start, but the store refused to end it (\(error)); the other overdue jobs are ended, and it is tried again in \(DurationParser.format(RefusedExpiries.retryAfter))"
+                )
             }
         } catch {
             logger.error("ending jobs past their deadline to start failed: \(error); trying again shortly")
@@ -126,5 +135,28 @@ extension WorkerPool {
         } catch {
             logger.error("renewing leases failed: \(error); jobs keep running and the renewal is retried")
         }
+    }
+}
+
+/// Overdue jobs the store refused to end (``ExpirySweep/refused``), each passed over by the
+/// sweeps for ``retryAfter``: what refused it (a trigger, a constraint) may have been fixed
+/// since, and a job that is never tried again would wait forever.
+struct RefusedExpiries {
+    static let retryAfter = Duration.seconds(600)
+    /// At most this many are remembered; the oldest is forgotten (and tried again) first.
+    static let capacity = 1000
+    private var since: [JobID: ContinuousClock.Instant] = [:]
+
+    mutating func note(_ id: JobID, at now: ContinuousClock.Instant) {
+        since[id] = now
+        if since.count > Self.capacity, let oldest = since.min(by: { $0.value < $1.value }) {
+            since[oldest.key] = nil
+        }
+    }
+
+    /// The ids to skip now; forgets those refused longer than ``retryAfter`` ago.
+    mutating func current(at now: ContinuousClock.Instant) -> Set<JobID> {
+        since = since.filter { now - $0.value < Self.retryAfter }
+        return Set(since.keys)
     }
 }

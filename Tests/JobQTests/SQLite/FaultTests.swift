@@ -154,3 +154,23 @@ struct DiskFullTests {
         #expect(count == acknowledged, "every acknowledged job is there, and nothing else")
     }
 }
+
+/// SQLite's refusals of the data are permanent, as PostgreSQL's are (the one job they concern
+/// is ended or skipped, never retried as it is); a lock is transient.
+@Suite("SQLite errors by kind")
+struct SQLiteErrorKindTests {
+    @Test func dataRefusalsArePermanentAndLocksTransient() throws {
+        let store = try TemporaryStore()
+        _ = try store.open()
+        let writer = try DatabaseQueue(path: store.path)
+        do {
+            try writer.write { try $0.execute(sql: "INSERT INTO jobq_queues (name) VALUES (NULL)") }
+            Issue.record("a NULL name was stored")
+        } catch {
+            let mapped = SQLiteStore.mapped(error, path: store.path)
+            #expect(StoreErrorKind(of: mapped) == .permanent, "\(mapped)")
+        }
+        let busy = DatabaseError(resultCode: .SQLITE_BUSY, message: "database is locked")
+        #expect(StoreErrorKind(of: SQLiteStore.mapped(busy, path: store.path)) == .transient)
+    }
+}

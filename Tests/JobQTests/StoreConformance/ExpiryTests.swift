@@ -83,8 +83,8 @@ struct ExpiryTests {
             queues: ["default", "limited", "split"], limit: 10, workerID: "w", lease: .seconds(60), startingNow: 0)
         #expect(Set(claimed.map(\.id)) == Set(fresh), "claimed \(claimed.map(\.id)), fresh \(fresh)")
 
-        #expect(try await queue.store.expireOverdueJobs() == 5)
-        #expect(try await queue.store.expireOverdueJobs() == 0, "nothing is ended twice")
+        #expect(try await queue.store.expireOverdueJobs(skipping: []).ended == 5)
+        #expect(try await queue.store.expireOverdueJobs(skipping: []).ended == 0, "nothing is ended twice")
         for id in overdue + [scheduled.id, waiting.id] {
             let job = try #require(try await queue.job(id))
             #expect(job.state == .cancelled && job.finishedAt != nil, "job \(id): \(job.state)")
@@ -133,5 +133,68 @@ struct ExpiryTests {
         try await work(queue, limit: .seconds(30))
         let ended = try #require(try await queue.job(late.id))
         #expect(ended.state == .cancelled && ended.attempt == 0)
+    }
+
+    /// One overdue job whose ending the store refuses for good (here a trigger of the app's
+    /// that shares the database) costs the other overdue jobs nothing: they end in the same
+    /// sweep, it is reported and left as it was, a sweep told to skip it does, and once the
+    /// refusal is gone it ends too.
+    @Test(arguments: TestStore.all)
+    func aJobTheStoreRefusesToExpireHoldsUpNoOther(store: TestStore) async throws {
+        let queue = try await store.open()
+        var ids: [JobID] = []
+        for _ in 0..<3 { ids.append(try await queue.enqueue(try Self.echo(queue: "idle", expiresIn: 3600)).id) }
+        let poison = ids[1]
+        let dependent = try await queue.enqueue(try Self.echo(queue: "idle", after: [poison]))
+        try await Self.overdue(queue, ids)
+        let (refuse, allow) = Self.appTrigger(store, refusing: poison)
+        try await IsolationTests.rawWrite(queue) { db in for sql in refuse { try db.execute(sql: sql) } }
+
+        let sweep = try await queue.store.expireOverdueJobs(skipping: [])
+        #expect(sweep.ended == 2)
+        #expect(Array(sweep.refused.keys) == [poison])
+        #expect(sweep.refused[poison]?.contains("the app refuses") == true, "\(sweep.refused)")
+        for id in [ids[0], ids[2]] { #expect(try await queue.job(id)?.state == .cancelled) }
+        #expect(try await queue.job(poison)?.state == .ready, "left as it was")
+        #expect(try await queue.job(dependent.id)?.state == .waiting)
+        let expired = try await queue.events(after: 0).filter { $0.kind == .expired }.compactMap(\.jobID)
+        #expect(Set(expired) == [ids[0], ids[2]], "no event for what was rolled back")
+
+        let skipped = try await queue.store.expireOverdueJobs(skipping: [poison])
+        #expect(skipped.ended == 0 && skipped.refused.isEmpty)
+
+        try await IsolationTests.rawWrite(queue) { db in try db.execute(sql: allow) }
+        #expect(try await queue.store.expireOverdueJobs(skipping: []).ended == 1)
+        #expect(try await queue.job(poison)?.state == .cancelled)
+        #expect(try await queue.job(dependent.id)?.state == .cancelled, "its dependent followed in the same sweep")
+    }
+
+    /// SQL that makes the app's own trigger refuse any change of one job's state, and SQL that
+    /// drops it.
+    static func appTrigger(_ store: TestStore, refusing id: JobID) -> (install: [String], drop: String) {
+        switch store {
+        case .sqlite:
+            return (
+                [
+                    """
+                    CREATE TRIGGER app_refuses BEFORE UPDATE OF state ON jobq_jobs WHEN OLD.id = \(id)
+                    BEGIN SELECT RAISE(ABORT, 'the app refuses this change'); END
+                    """
+                ], "DROP TRIGGER app_refuses"
+            )
+        case .postgres:
+            return (
+                [
+                    """
+                    CREATE FUNCTION public.app_refuses() RETURNS trigger LANGUAGE plpgsql
+                    AS 'BEGIN RAISE EXCEPTION ''the app refuses this change''; END'
+                    """,
+                    """
+                    CREATE TRIGGER app_refuses BEFORE UPDATE OF state ON jobq_jobs
+                    FOR EACH ROW WHEN (OLD.id = \(id)) EXECUTE FUNCTION public.app_refuses()
+                    """
+                ], "DROP TRIGGER app_refuses ON jobq_jobs"
+            )
+        }
     }
 }

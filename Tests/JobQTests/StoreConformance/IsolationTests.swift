@@ -304,7 +304,9 @@ final class RefusingStore: JobStore, Sendable {
         try await store.lostJobs(ids, workerID: workerID)
     }
     func reclaimExpiredLeases() async throws -> Int { try await store.reclaimExpiredLeases() }
-    func expireOverdueJobs() async throws -> Int { try await store.expireOverdueJobs() }
+    func expireOverdueJobs(skipping: Set<JobID>) async throws -> ExpirySweep {
+        try await store.expireOverdueJobs(skipping: skipping)
+    }
     func registerWorker(id: String, queues: [String], concurrency: Int) async throws {
         try await store.registerWorker(id: id, queues: queues, concurrency: concurrency)
     }

@@ -32,8 +32,9 @@ package protocol JobStore: AnyObject, Sendable {
     func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID>
     func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID>
     func reclaimExpiredLeases() async throws -> Int
-    /// Ends jobs whose deadline to start (``JobOptions/expiresAt``) passed; returns how many.
-    func expireOverdueJobs() async throws -> Int
+    /// Ends jobs whose deadline to start (``JobOptions/expiresAt``) passed, but those in
+    /// `skipping`; says how many, and which the store refused to end.
+    func expireOverdueJobs(skipping: Set<JobID>) async throws -> ExpirySweep
     func registerWorker(id: String, queues: [String], concurrency: Int) async throws
     func heartbeatWorker(id: String) async throws
     func removeWorker(id: String) async throws
