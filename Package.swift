@@ -72,11 +72,20 @@ let package = Package(
             ],
             swiftSettings: fuzzInstrumentation
         ),
+        // The rules both stores share, written in SQL (what a claim, a success, a failure, a
+        // cancellation do to dependents, groups, trees, lanes, batches), over a small
+        // transaction interface each store implements. Neither GRDB nor postgres-nio.
+        .target(
+            name: "JobQSQL",
+            dependencies: ["JobQCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: fuzzInstrumentation
+        ),
         // The SQLite store: its connections, transactions, schema migrations and change watcher.
         .target(
             name: "JobQSQLite",
             dependencies: [
                 "JobQCore",
+                "JobQSQL",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // The hot path (claims, completions, inserts, events) binds and steps GRDB's
                 // cached statements through the C API.
@@ -93,6 +102,7 @@ let package = Package(
             name: "JobQPostgres",
             dependencies: [
                 "JobQCore",
+                "JobQSQL",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log")
             ],
@@ -219,6 +229,7 @@ let package = Package(
             dependencies: [
                 "JobQ",
                 "JobQCore",
+                "JobQSQL",
                 "JobQSQLite",
                 "JobQPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),

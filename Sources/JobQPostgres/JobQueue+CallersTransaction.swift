@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 import PostgresNIO
 
 /// Enqueueing in the application's own transaction on PostgreSQL: the job commits with the
@@ -72,10 +73,10 @@ extension JobQueue {
         contentsOf requests: some Sequence<JobRequest>, in connection: PostgresConnection
     ) async throws -> [Enqueued] {
         let requests = traced(requests)
-        try StoreSQL.validate(requests)
+        try SharedSQL.validate(requests)
         let lock: WriteLock = requests.allSatisfy(\.isSelfContained) ? .shared : .exclusive
         return try await callersServer().inCallersTransaction(connection, lock: lock, audience: .workersAndFollowers) {
-            db in try StoreSQL.enqueue(requests, db: db, now: StoreSQL.now())
+            db in try SharedSQL.enqueue(requests, db: db, now: SharedSQL.now())
         }
     }
 
@@ -89,7 +90,7 @@ extension JobQueue {
         _ = try WorkflowValidation.validate(workflow)
         return try await callersServer().inCallersTransaction(
             connection, lock: .exclusive, audience: .workersAndFollowers
-        ) { db in try StoreSQL.submit(workflow, db: db, now: StoreSQL.now()) }
+        ) { db in try SharedSQL.submit(workflow, db: db, now: SharedSQL.now()) }
     }
 
     /// Submits a job tree in the application's transaction on `connection`.
@@ -115,10 +116,11 @@ extension JobQueue {
     public func emit(
         _ event: String, payloadJSON: String = "{}", dedupe: String? = nil, in connection: PostgresConnection
     ) async throws -> Emitted {
-        try StoreSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
+        try SharedSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
         return try await callersServer().inCallersTransaction(
             connection, lock: .exclusive, audience: .workersAndFollowers
-        ) { db in try StoreSQL.emit(event: event, payloadJSON: payloadJSON, dedupe: dedupe, db: db, now: StoreSQL.now())
+        ) { db in
+            try SharedSQL.emit(event: event, payloadJSON: payloadJSON, dedupe: dedupe, db: db, now: SharedSQL.now())
         }
     }
 

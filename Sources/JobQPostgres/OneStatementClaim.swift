@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 
 /// A worker's claim on PostgreSQL: one statement per queue, committed on its own, one round trip
 /// where the shared SQL's claim transaction (`SQLStore.claimInTransaction`) takes eight (BEGIN, the lock, due jobs,
@@ -40,7 +41,7 @@ extension ServerStore {
         do {
             while index < queues.endIndex, claimed.count < limit {
                 // The lease starts now, as the statement is sent: it takes no lock it would wait for.
-                let now = StoreSQL.now()
+                let now = SharedSQL.now()
                 let starting = max(0, startingNow - claimed.count)
                 var arguments = ServerArguments<Claim>()
                 arguments[.worker] = .text(workerID)
@@ -80,7 +81,7 @@ extension ServerStore {
                 }
                 if limited {
                     // Limits are counted under the queue's row lock, in a transaction
-                    // (`StoreSQL.capacity`): one statement would count with the snapshot it began
+                    // (`SharedSQL.capacity`): one statement would count with the snapshot it began
                     // with, before it waited for the lock.
                     claimed += try await claimInTransaction(
                         queues: [queues[index]], limit: limit - claimed.count, workerID: workerID, lease: lease,
@@ -100,7 +101,7 @@ extension ServerStore {
     /// Makes due scheduled and retrying jobs ready, skipping rows another claim is promoting.
     private func promoteDue() async throws {
         var arguments = ServerArguments<Promote>()
-        arguments[.now] = .real(StoreSQL.now())
+        arguments[.now] = .real(SharedSQL.now())
         _ = try await server.autocommit(PromoteDueJobs.self, arguments.values, line: .claims)
     }
 
@@ -142,15 +143,15 @@ extension ServerStore {
             WITH lock AS MATERIALIZED (SELECT \(PostgresServer.lockAndNotify(.shared, audience))),
             stamp AS MATERIALIZED (SELECT CAST(extract(epoch FROM clock_timestamp()) AS double precision) AS now FROM lock),
             picked AS (
-                SELECT ready.id, row_number() OVER (ORDER BY \(StoreSQL.claimOrder(of: "ready"))) AS position
+                SELECT ready.id, row_number() OVER (ORDER BY \(SharedSQL.claimOrder(of: "ready"))) AS position
                 FROM (
                     SELECT id, priority, run_at FROM jobq_jobs
                     WHERE state = 'ready' AND queue = \(P.queue) AND (SELECT true FROM lock)
-                        AND \(StoreSQL.notExpired(at: "CAST(\(P.now) AS double precision)"))
+                        AND \(SharedSQL.notExpired(at: "CAST(\(P.now) AS double precision)"))
                         AND NOT EXISTS (
                             SELECT 1 FROM jobq_queues WHERE name = \(P.queue)
                                 AND (paused <> 0 OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL))
-                    ORDER BY \(StoreSQL.claimOrder) LIMIT CAST(\(P.limit) AS bigint)
+                    ORDER BY \(SharedSQL.claimOrder) LIMIT CAST(\(P.limit) AS bigint)
                     FOR UPDATE SKIP LOCKED
                 ) AS ready
             ),

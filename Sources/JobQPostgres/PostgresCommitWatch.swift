@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 import Logging
 
 /// Reports other processes' commits on a PostgreSQL store: woken at once by the `NOTIFY` the

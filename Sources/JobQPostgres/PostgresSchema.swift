@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 import Logging
 import PostgresNIO
 

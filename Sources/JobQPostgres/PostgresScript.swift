@@ -1,4 +1,5 @@
 import JobQCore
+import JobQSQL
 
 /// Splits a SQL file into its statements, for a driver that sends one statement at a time
 /// (postgres-nio speaks only the extended query protocol).

@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 import Logging
 import PostgresNIO
 import Synchronization
@@ -14,7 +15,7 @@ import Synchronization
 /// the hot path of many workers and machines runs side by side, and a rule never sees the
 /// world change under it. Event ids are therefore not handed out in commit order: each event
 /// carries its transaction's id, and followers read in (transaction, id) order up to the
-/// oldest transaction still running (`StoreSQL.events`).
+/// oldest transaction still running (`SharedSQL.events`).
 /// Each write transaction also notifies, delivered at its commit, the channels of those it
 /// concerns (``PostgresCommitWatch/channel(for:)``): idle workers on other machines when it may
 /// have made work claimable, event followers when it wrote events.

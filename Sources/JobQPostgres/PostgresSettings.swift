@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 
 /// Where a PostgreSQL store is and how to log in: read from a `postgres://` URL, with the
 /// password from the URL, else `PGPASSWORD`, else the password file (`PGPASSFILE` or

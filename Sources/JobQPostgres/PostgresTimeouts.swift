@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 
 extension PostgresSettings {
     /// How long anything on a PostgreSQL connection may wait, so that one stuck worker (stopped

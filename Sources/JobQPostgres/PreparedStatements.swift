@@ -1,4 +1,5 @@
 import JobQCore
+import JobQSQL
 import PostgresNIO
 
 /// The text of one of the hot path's fixed statements (a self-contained enqueue, a claim, a worker's

@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 
 /// A worker's completions on PostgreSQL: start marks and self-contained successes in one round
 /// trip, one call of the `jobq_record_successes` function (PostgreSQL migration 5) committed on
@@ -12,11 +13,11 @@ extension ServerStore {
     func complete(
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         let startingByID = Dictionary(starting.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var successes: [SelfContainedSuccessRequest] = []
         for (job, outcome) in outcomes {
-            guard let result = StoreSQL.SelfContainedSuccess.result(job: job, outcome: outcome) else { continue }
+            guard let result = SharedSQL.SelfContainedSuccess.result(job: job, outcome: outcome) else { continue }
             let start = startingByID[job.id].map { $0.startTime ?? now }
             successes.append(SelfContainedSuccessRequest(job: job, resultJSON: result, startTime: start))
         }
@@ -28,7 +29,7 @@ extension ServerStore {
             notifyWorkers: !outcomes.isEmpty)
         let refusedStarts = Set(separateStarts.lazy.map(\.id).filter { !written.starts.contains($0) })
         // An attempt whose start was refused is not this worker's any more: its outcome is
-        // refused with it (see `StoreSQL.recordCompletions`).
+        // refused with it (see `SharedSQL.recordCompletions`).
         let restOutcomes = outcomes.filter {
             !written.successes.contains($0.job.id) && !refusedStarts.contains($0.job.id)
         }
@@ -50,7 +51,7 @@ extension ServerStore {
         starts: [ClaimedJob], successes: [SelfContainedSuccessRequest], workerID: String, notifyWorkers: Bool
     ) async throws -> (starts: Set<JobID>, successes: Set<JobID>) {
         guard !starts.isEmpty || !successes.isEmpty else { return ([], []) }
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         let marks = starts.sorted { $0.id < $1.id }
         var arguments = ServerArguments<Record>()
         arguments[.worker] = .text(workerID)

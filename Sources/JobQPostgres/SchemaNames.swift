@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 import Synchronization
 
 /// jobq's SQL names its tables `jobq_jobs`, `jobq_events`... (SQLite's names, ``StoreTables``);

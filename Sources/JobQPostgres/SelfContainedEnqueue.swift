@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 
 /// Enqueueing on PostgreSQL. Jobs that are only their own row and `enqueued` event go in one
 /// statement: one round trip for a job, two for a batch of any size (its ids, then every row
@@ -15,13 +16,13 @@ extension ServerStore {
         guard requests.allSatisfy(\.isSelfContained) else {
             return try await enqueueInTransaction(requests, lock: .exclusive)
         }
-        try StoreSQL.validate(requests)
+        try SharedSQL.validate(requests)
         return try await insertSelfContainedJobs(requests).map { Enqueued(job: $0, existed: false) }
     }
 
     private func insertSelfContainedJobs(_ requests: [JobRequest]) async throws -> [Job] {
         guard !requests.isEmpty else { return [] }
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         let jobs =
             requests.count == 1
             ? try await insertOne(requests[0], now: now) : try await insertMany(requests, now: now)
@@ -209,7 +210,7 @@ private struct SelfContainedJobRow {
         timeout = options.timeout?.inSeconds
         name = options.name
         trace = request.traceContextJSON
-        eventData = StoreSQL.enqueuedEventData(
+        eventData = SharedSQL.enqueuedEventData(
             state: state, runAt: Date(timeIntervalSince1970: runAt), priority: priority, waitingFor: 0, lane: nil)
     }
 }

@@ -1,4 +1,5 @@
 import JobQCore
+import JobQSQL
 
 /// A named parameter of one of PostgreSQL's own statements (the hot path's, which commit on
 /// their own): written `$N` in the statement's text and set by name in its
@@ -9,7 +10,7 @@ import JobQCore
 /// enum Promote: Int32, ServerParameter { case now = 1 }
 /// let sql = "UPDATE jobq_jobs SET state = 'ready' WHERE run_at <= CAST(\(Promote.now) AS double precision)"
 /// var arguments = ServerArguments<Promote>()
-/// arguments[.now] = .real(StoreSQL.now())
+/// arguments[.now] = .real(SharedSQL.now())
 /// ```
 protocol ServerParameter: CaseIterable, RawRepresentable, CustomStringConvertible, Sendable where RawValue == Int32 {}
 

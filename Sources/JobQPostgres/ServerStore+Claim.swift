@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 
 /// PostgreSQL's claim statements inside a claim transaction (a limited queue's claim, which
 /// counts places under the queue's row lock; others claim in one statement of their own,
@@ -22,7 +23,7 @@ extension ServerStore {
         statement.bind(P.leaseUntil, leaseUntil)
         statement.bind(P.queue, queue)
         statement.bind(P.limit, limit)
-        statement.bind(P.now, StoreSQL.now())
+        statement.bind(P.now, SharedSQL.now())
         var rows: [ClaimedJob] = []
         while try statement.step() { rows.append(ClaimedJob(statement)) }
         statement.reset()
@@ -37,7 +38,7 @@ extension ServerStore {
         let statement = try db.statement(sql: markClaimedSQL)
         statement.bind(MarkClaimed.worker, workerID)
         statement.bind(MarkClaimed.leaseUntil, leaseUntil)
-        statement.bind(MarkClaimed.ids, StoreSQL.jsonArray(jobs.map(\.id)))
+        statement.bind(MarkClaimed.ids, SharedSQL.jsonArray(jobs.map(\.id)))
         var marked: Set<JobID> = []
         while try statement.step() { marked.insert(statement.int64(0)) }
         statement.reset()
@@ -67,8 +68,8 @@ extension ServerStore {
             lease_until = \(ClaimReady.leaseUntil), started_at = NULL
         WHERE id IN (
             SELECT id FROM jobq_jobs WHERE state = 'ready' AND queue = \(ClaimReady.queue)
-                AND \(StoreSQL.notExpired(at: "\(ClaimReady.now)"))
-            ORDER BY \(StoreSQL.claimOrder) LIMIT \(ClaimReady.limit) FOR UPDATE SKIP LOCKED)
+                AND \(SharedSQL.notExpired(at: "\(ClaimReady.now)"))
+            ORDER BY \(SharedSQL.claimOrder) LIMIT \(ClaimReady.limit) FOR UPDATE SKIP LOCKED)
         RETURNING \(ClaimedJob.columns)
         """
 

@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 
 /// The PostgreSQL store: jobq's rules (the `SQLStore` extensions) run in the server's
 /// transactions, and its hot path is its own — an enqueue of self-contained jobs, a claim and a

@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 import Synchronization
 
 /// A ``PostgresSession`` as a ``SQLTransaction``: jobq's SQL, written with SQLite's `?` and

@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 
 /// What a statement returned: its rows, and how many rows it changed.
 package struct StatementResult: Sendable {

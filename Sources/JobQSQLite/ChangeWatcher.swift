@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import JobQCore
+import JobQSQL
 import Synchronization
 
 /// Notices commits to a store's file by other connections (other processes, or another

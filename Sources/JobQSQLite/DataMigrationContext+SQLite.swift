@@ -1,5 +1,6 @@
 import GRDB
 import JobQCore
+import JobQSQL
 
 extension DataMigrationContext {
     /// ``DataMigrationContext/write(_:)`` for a step that wants GRDB's `Database` on a SQLite

@@ -1,4 +1,5 @@
 import JobQCore
+import JobQSQL
 
 #if canImport(Glibc)
     import Foundation

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import JobQCore
+import JobQSQL
 import Synchronization
 
 #if canImport(Glibc)

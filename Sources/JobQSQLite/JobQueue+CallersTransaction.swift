@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import JobQCore
+import JobQSQL
 
 /// Enqueueing in the application's own transaction, on the same SQLite file: the job commits
 /// with the application's rows or not at all, so a crash between the two never loses a job or
@@ -70,10 +71,10 @@ extension JobQueue {
         -> [Enqueued]
     {
         let requests = traced(requests)
-        try StoreSQL.validate(requests)
+        try SharedSQL.validate(requests)
         let store = try callersStore()
         let outcomes = try store.inCallersTransaction(db) { transaction in
-            try StoreSQL.enqueue(requests, db: transaction, now: StoreSQL.now())
+            try SharedSQL.enqueue(requests, db: transaction, now: SharedSQL.now())
         }
         db.afterNextTransaction(onCommit: { [self] _ in
             store.callerCommitted()
@@ -92,7 +93,7 @@ extension JobQueue {
         _ = try WorkflowValidation.validate(workflow)
         let store = try callersStore()
         let id = try store.inCallersTransaction(db) { transaction in
-            try StoreSQL.submit(workflow, db: transaction, now: StoreSQL.now())
+            try SharedSQL.submit(workflow, db: transaction, now: SharedSQL.now())
         }
         db.afterNextTransaction(onCommit: { [self] _ in
             store.callerCommitted()
@@ -127,11 +128,11 @@ extension JobQueue {
     public func emit(_ event: String, payloadJSON: String = "{}", dedupe: String? = nil, in db: Database) throws
         -> Emitted
     {
-        try StoreSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
+        try SharedSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
         let store = try callersStore()
         let emitted = try store.inCallersTransaction(db) { transaction in
-            try StoreSQL.emit(
-                event: event, payloadJSON: payloadJSON, dedupe: dedupe, db: transaction, now: StoreSQL.now())
+            try SharedSQL.emit(
+                event: event, payloadJSON: payloadJSON, dedupe: dedupe, db: transaction, now: SharedSQL.now())
         }
         db.afterNextTransaction(onCommit: { [self] _ in
             store.callerCommitted()

@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 
 extension JobQueue {
     /// The SQLite store under this queue, when it is one.

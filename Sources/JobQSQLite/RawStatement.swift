@@ -1,6 +1,7 @@
 import GRDB
 import GRDBSQLite
 import JobQCore
+import JobQSQL
 
 /// One of GRDB's cached statements, bound, stepped and read through the SQLite C API.
 ///

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import JobQCore
+import JobQSQL
 
 /// jobq's writes in a transaction the application holds: its own GRDB connection to the store's
 /// file, inside its `write { db in ... }`. The statements are jobq's own, run on the

@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 
 /// SQLite's claim statements: read the jobs in claim order, then mark the ids read as claimed.
 ///
@@ -23,7 +24,7 @@ extension SQLiteStore {
         let read = try db.statement(sql: claimReadSQL)
         read.bind(ClaimRead.queue, queue)
         read.bind(ClaimRead.limit, limit)
-        read.bind(ClaimRead.now, StoreSQL.now())
+        read.bind(ClaimRead.now, SharedSQL.now())
         var claimed: [ClaimedJob] = []
         claimed.reserveCapacity(limit)
         while try read.step() { claimed.append(ClaimedJob(read)) }
@@ -70,8 +71,8 @@ extension SQLiteStore {
     /// gives them. Its ORDER BY is the column order of the jobs_claim_order index.
     static let claimReadSQL = """
         SELECT \(ClaimedJob.columns(attempt: "attempt + 1")) FROM jobq_jobs
-        WHERE state = 'ready' AND queue = \(ClaimRead.queue) AND \(StoreSQL.notExpired(at: "\(ClaimRead.now)"))
-        ORDER BY \(StoreSQL.claimOrder) LIMIT \(ClaimRead.limit)
+        WHERE state = 'ready' AND queue = \(ClaimRead.queue) AND \(SharedSQL.notExpired(at: "\(ClaimRead.now)"))
+        ORDER BY \(SharedSQL.claimOrder) LIMIT \(ClaimRead.limit)
         """
 
     /// A claim mark's parameters: the worker, the lease's end, then from `firstID` the ids.

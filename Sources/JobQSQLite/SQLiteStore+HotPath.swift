@@ -1,5 +1,6 @@
 import Foundation
 import JobQCore
+import JobQSQL
 
 /// SQLite's hot path: the shared SQL's transactions. A statement is no round trip here and one
 /// writer holds the file at a time, so one transaction per enqueue, claim or batch of

@@ -2,10 +2,11 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import JobQCore
+import JobQSQL
 import Synchronization
 
 /// The SQLite store: GRDB's transactions on one file, for the state changes every ``SQLStore``
-/// shares (`StoreSQL`), and what only SQLite has (the schema migrator, data migrations' GRDB
+/// shares (`SharedSQL`), and what only SQLite has (the schema migrator, data migrations' GRDB
 /// access, wake-ups from the file's writes). Times are Unix seconds (REAL).
 final class SQLiteStore: SQLStore {
     let writer: any DatabaseWriter
@@ -340,9 +341,9 @@ final class SQLiteStore: SQLStore {
     /// process commit, so the claim loop is woken only when there is something to claim).
     /// nil when it cannot tell at this moment (a lock, an error): the claim loop looks then.
     func claimOutlookHere(queues: [String]) -> ClaimOutlook? {
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         return try? readHereUnlessLocked { db in
-            try StoreSQL.claimOutlook(SQLiteTransaction(db: db), queues: queues, now: now)
+            try SharedSQL.claimOutlook(SQLiteTransaction(db: db), queues: queues, now: now)
         }
     }
 

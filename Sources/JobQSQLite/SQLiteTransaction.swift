@@ -1,5 +1,6 @@
 import GRDB
 import JobQCore
+import JobQSQL
 
 /// A GRDB `Database` inside one of ``SQLiteStore``'s transactions, as a ``SQLTransaction``.
 struct SQLiteTransaction: SQLTransaction {

@@ -1,5 +1,6 @@
 import CSQLiteTuning
 import JobQCore
+import JobQSQL
 
 extension JobQueue {
     /// Sets SQLite's process-wide configuration for jobq's workload. Call it first thing in

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import JobQCore
+import JobQSQL
 
 extension SchemaMigration {
     /// Every migration of the SQLite store this binary knows, in order.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import JobQCore
+import JobQSQL
 
 extension JobQueue {
     /// Reads a store's schema version, applied and pending migrations and data migrators,
@@ -40,7 +41,7 @@ extension JobQueue {
                 pending: pending.map(\.name),
                 // A store before the prefix is read as it is, before `migrate up` renames it.
                 dataMigrators: try db.tableExists("jobq_data_migrations")
-                    ? StoreSQL.dataMigrators(SQLiteTransaction(db: db)) : [])
+                    ? SharedSQL.dataMigrators(SQLiteTransaction(db: db)) : [])
         }
     }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import GRDBSQLite
 import JobQCore
+import JobQSQL
 import Synchronization
 
 /// Copies a store's WAL back into the database file on a connection and a thread of its own,

@@ -17,7 +17,7 @@ struct ErasedDataMigrator: Sendable {
         migrate = { try await migrator.migrate(to: $0, context: $1) }
     }
 
-    func validate() throws(JobQueueError) {
+    package func validate() throws(JobQueueError) {
         try Label.check(name, what: "a data migrator's name")
         guard targetVersion >= 1 else {
             throw .invalidInput("data migrator '\(name)' has targetVersion \(targetVersion); it must be at least 1")

@@ -22,33 +22,35 @@ public struct DataMigrationTransaction {
     }
 
     /// The store's transaction (the SQLite store reaches GRDB's `Database` through it).
-    package let transaction: any SQLTransaction
+    package let transaction: any DataMigrationStatements
 
-    package init(_ transaction: any SQLTransaction) {
+    package init(_ transaction: any DataMigrationStatements) {
         self.transaction = transaction
     }
 
     /// The store this transaction runs on.
-    public var store: StoreKind {
-        switch transaction.dialect {
-        case .sqlite: .sqlite
-        case .postgres: .postgresql
-        }
-    }
+    public var store: StoreKind { transaction.storeKind }
 
     /// Runs a statement that returns no rows. Returns how many rows an INSERT, UPDATE or DELETE
     /// changed (0 for other statements).
     @discardableResult
     public func execute(_ sql: String, _ arguments: [DataMigrationValue] = []) throws -> Int {
-        try transaction.execute(sql: sql, arguments: SQLArguments(arguments.map(\.sqlValue)))
-        return transaction.changesCount
+        try transaction.execute(sql, arguments)
     }
 
     /// Runs a query and returns its rows.
     public func rows(_ sql: String, _ arguments: [DataMigrationValue] = []) throws -> [DataMigrationRow] {
-        try transaction.fetchRows(sql: sql, arguments: SQLArguments(arguments.map(\.sqlValue))).map(
-            DataMigrationRow.init)
+        try transaction.rows(sql, arguments)
     }
+}
+
+/// What a data migration step's transaction needs of a store's own transaction: each store's
+/// transaction type provides it.
+package protocol DataMigrationStatements {
+    var storeKind: DataMigrationTransaction.StoreKind { get }
+    /// Runs a statement with `?` placeholders; returns the rows it changed.
+    func execute(_ sql: String, _ arguments: [DataMigrationValue]) throws -> Int
+    func rows(_ sql: String, _ arguments: [DataMigrationValue]) throws -> [DataMigrationRow]
 }
 
 /// A value bound to a ``DataMigrationTransaction`` statement or read from one of its rows.
@@ -78,7 +80,7 @@ public enum DataMigrationValue: Sendable, Hashable, ExpressibleByIntegerLiteral,
     public var string: String? { String.from(sqlValue) }
     public var isNull: Bool { self == .null }
 
-    var sqlValue: SQLValue {
+    package var sqlValue: SQLValue {
         switch self {
         case .null: .null
         case .integer(let value): .integer(value)
@@ -87,7 +89,7 @@ public enum DataMigrationValue: Sendable, Hashable, ExpressibleByIntegerLiteral,
         }
     }
 
-    init(_ value: SQLValue) {
+    package init(_ value: SQLValue) {
         switch value {
         case .null: self = .null
         case .integer(let value): self = .integer(value)
@@ -104,9 +106,9 @@ public struct DataMigrationRow: Sendable, Hashable {
     /// The values, in the same order.
     public let values: [DataMigrationValue]
 
-    init(_ row: SQLRow) {
-        columns = row.names
-        values = row.values.map(DataMigrationValue.init)
+    package init(columns: [String], values: [SQLValue]) {
+        self.columns = columns
+        self.values = values.map(DataMigrationValue.init)
     }
 
     /// The value of the named column, or nil when the query has no such column.

@@ -115,4 +115,11 @@ public struct DataMigratorStatus: Sendable, Hashable, Codable {
     /// The target the code asked for the last time it ran.
     public var targetVersion: Int
     public var updatedAt: Date
+
+    package init(name: String, version: Int, targetVersion: Int, updatedAt: Date) {
+        self.name = name
+        self.version = version
+        self.targetVersion = targetVersion
+        self.updatedAt = updatedAt
+    }
 }

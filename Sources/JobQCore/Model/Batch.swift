@@ -37,6 +37,23 @@ public struct BatchStatus: Sendable, Hashable, Codable {
     public var createdAt: Date
     public var closedAt: Date?
     public var firedAt: Date?
+
+    package init(
+        name: String, state: State, total: Int, succeeded: Int, dead: Int, cancelled: Int, completeJobID: JobID? = nil,
+        successJobID: JobID? = nil, createdAt: Date, closedAt: Date? = nil, firedAt: Date? = nil
+    ) {
+        self.name = name
+        self.state = state
+        self.total = total
+        self.succeeded = succeeded
+        self.dead = dead
+        self.cancelled = cancelled
+        self.completeJobID = completeJobID
+        self.successJobID = successJobID
+        self.createdAt = createdAt
+        self.closedAt = closedAt
+        self.firedAt = firedAt
+    }
 }
 
 /// A member of a tracking set: every job of an executor, or the jobs enqueued under a name.
@@ -63,12 +80,12 @@ public enum TrackingMember: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    var kind: String {
+    package var kind: String {
         if case .executor = self { return "executor" }
         return "job"
     }
 
-    var key: String {
+    package var key: String {
         switch self {
         case .executor(let name), .job(let name): return name
         }
@@ -85,4 +102,12 @@ public struct TrackingSetStatus: Sendable, Hashable, Codable {
     /// How many times it has fired.
     public var round: Int
     public var createdAt: Date
+
+    package init(name: String, members: [String], fresh: [String], round: Int, createdAt: Date) {
+        self.name = name
+        self.members = members
+        self.fresh = fresh
+        self.round = round
+        self.createdAt = createdAt
+    }
 }

@@ -164,11 +164,11 @@ public struct EventFilter: Sendable, Hashable {
 ///
 /// Appends to one string: events are written for every job transition, so this avoids an
 /// array of fields and a join per event.
-struct JSONObjectBuilder {
+package struct JSONObjectBuilder {
     private var body = ""
 
     /// Adds a field whose value is already JSON text.
-    mutating func add(_ key: String, raw value: String?) {
+    package mutating func add(_ key: String, raw value: String?) {
         guard let value else { return }
         body += body.isEmpty ? "{" : ","
         body += JSONText.string(key)
@@ -176,11 +176,14 @@ struct JSONObjectBuilder {
         body += value
     }
 
-    mutating func add(_ key: String, string value: String?) { add(key, raw: value.map(JSONText.string)) }
-    mutating func add(_ key: String, int value: Int?) { add(key, raw: value.map { String($0) }) }
-    mutating func add(_ key: String, number value: Double?) { add(key, raw: value.map(JSONText.number)) }
-    mutating func add(_ key: String, bool value: Bool?) { add(key, raw: value.map { $0 ? "true" : "false" }) }
-    mutating func add(_ key: String, date value: Date?) { add(key, string: value.map(ISO8601.string)) }
+    package mutating func add(_ key: String, string value: String?) { add(key, raw: value.map(JSONText.string)) }
+    package mutating func add(_ key: String, int value: Int?) { add(key, raw: value.map { String($0) }) }
+    package mutating func add(_ key: String, number value: Double?) { add(key, raw: value.map(JSONText.number)) }
+    package mutating func add(_ key: String, bool value: Bool?) { add(key, raw: value.map { $0 ? "true" : "false" }) }
+    package mutating func add(_ key: String, date value: Date?) { add(key, string: value.map(ISO8601.string)) }
 
-    var text: String { body.isEmpty ? "{}" : body + "}" }
+    package var text: String { body.isEmpty ? "{}" : body + "}" }
+
+    package init() {
+    }
 }

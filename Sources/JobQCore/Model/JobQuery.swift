@@ -44,4 +44,11 @@ public struct QueueThroughput: Sendable, Hashable {
 
     /// Every job that finished in the window.
     public var total: Int { succeeded.reduce(0, +) + dead.reduce(0, +) + cancelled.reduce(0, +) }
+
+    package init(queue: String, succeeded: [Int], dead: [Int], cancelled: [Int]) {
+        self.queue = queue
+        self.succeeded = succeeded
+        self.dead = dead
+        self.cancelled = cancelled
+    }
 }

@@ -198,7 +198,7 @@ public struct JobRequest: Sendable, Hashable {
     }
 
     /// Checks what the store would refuse, so that a bad request in a batch names itself.
-    func validate() throws(JobQueueError) {
+    package func validate() throws(JobQueueError) {
         try Label.check(executor, what: "executor name")
         try Label.check(options.queue, what: "queue name")
         guard options.maxAttempts >= 1 else {
@@ -235,7 +235,7 @@ public struct JobRequest: Sendable, Hashable {
 extension JSONEncoder {
     /// The encoder jobq uses for payloads and results: compact, keys sorted, slashes unescaped.
     /// Shared: encoders are thread-safe, and making one per job shows up in profiles.
-    static let jobq: JSONEncoder = {
+    package static let jobq: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         return encoder
@@ -244,5 +244,5 @@ extension JSONEncoder {
 
 extension JSONDecoder {
     /// The decoder for payloads and checkpoints, shared like ``JSONEncoder/jobq``.
-    static let jobq = JSONDecoder()
+    package static let jobq = JSONDecoder()
 }

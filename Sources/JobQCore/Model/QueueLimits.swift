@@ -143,8 +143,7 @@ public enum QueuePartitioning: Sendable, Hashable, Codable, CustomStringConverti
     }
 }
 
-/// A JSON pointer to a payload member (RFC 6901, object members only), checked, with the path
-/// each store's JSON functions take.
+/// A JSON pointer to a payload member (RFC 6901, object members only), checked.
 package struct PayloadPointer: Sendable, Hashable {
     /// The member names from the outside in, unescaped.
     package let names: [String]
@@ -185,14 +184,6 @@ package struct PayloadPointer: Sendable, Hashable {
         }
         self.names = names
     }
-
-    /// SQLite's path for `json_extract`: `$."customer"."id"`.
-    package var sqlitePath: String { "$" + names.map { ".\"\($0)\"" }.joined() }
-
-    /// PostgreSQL's path for `#>>`: `{customer,id}` with each name quoted.
-    package var postgresPath: String {
-        "{" + names.map { "\"\($0)\"" }.joined(separator: ",") + "}"
-    }
 }
 
 extension QueueLimits {
@@ -225,6 +216,19 @@ public struct QueueLimitUsage: Sendable, Hashable, Codable {
     public var partitionCount: Int
     /// The busiest of them: most waiting for capacity, then most running, then by key.
     public var busiestPartitions: [PartitionUsage]
+
+    package init(
+        limits: QueueLimits, running: Int, ready: Int, waitingForCapacity: Int, startsInWindow: Int? = nil,
+        partitionCount: Int, busiestPartitions: [PartitionUsage]
+    ) {
+        self.limits = limits
+        self.running = running
+        self.ready = ready
+        self.waitingForCapacity = waitingForCapacity
+        self.startsInWindow = startsInWindow
+        self.partitionCount = partitionCount
+        self.busiestPartitions = busiestPartitions
+    }
 }
 
 /// One partition of a partitioned queue in a ``QueueLimitUsage``.
@@ -235,4 +239,12 @@ public struct PartitionUsage: Sendable, Hashable, Codable {
     public var ready: Int
     public var waitingForCapacity: Int
     public var startsInWindow: Int?
+
+    package init(partition: String, running: Int, ready: Int, waitingForCapacity: Int, startsInWindow: Int? = nil) {
+        self.partition = partition
+        self.running = running
+        self.ready = ready
+        self.waitingForCapacity = waitingForCapacity
+        self.startsInWindow = startsInWindow
+    }
 }

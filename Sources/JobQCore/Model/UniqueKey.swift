@@ -60,7 +60,7 @@ public struct UniqueKey: Sendable, Hashable {
     static let finalStates: Set<JobState> = [.succeeded, .dead, .cancelled]
 
     /// The finished states as stored: a bit each.
-    var stateBits: Int {
+    package var stateBits: Int {
         (finishedStates.contains(.succeeded) ? 1 : 0) | (finishedStates.contains(.dead) ? 2 : 0)
             | (finishedStates.contains(.cancelled) ? 4 : 0)
     }
@@ -73,14 +73,14 @@ public struct UniqueKey: Sendable, Hashable {
         return states
     }
 
-    func validate() throws(JobQueueError) {
+    package func validate() throws(JobQueueError) {
         try Label.check(key, what: "a unique key")
         if let period { try DurationParser.checkStorable(period, what: "a unique period") }
         try onConflict.validate()
     }
 
     /// Whether a job holding this rule still holds its key at `now`.
-    static func holds(state: JobState, finishedAt: Double?, bits: Int, period: Double?, now: Double) -> Bool {
+    package static func holds(state: JobState, finishedAt: Double?, bits: Int, period: Double?, now: Double) -> Bool {
         guard state.isFinal else { return true }
         guard states(bits: bits).contains(state) else { return false }
         guard let period, let finishedAt else { return true }
@@ -107,7 +107,7 @@ public enum UniqueConflict: Sendable, Hashable {
     /// stream of enqueues cannot put it off for ever.
     case debounce(quiet: Duration, longest: Duration)
 
-    func validate() throws(JobQueueError) {
+    package func validate() throws(JobQueueError) {
         guard case .debounce(let quiet, let longest) = self else { return }
         guard quiet > .zero, longest >= quiet else {
             throw .invalidInput(

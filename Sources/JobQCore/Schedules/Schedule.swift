@@ -55,7 +55,7 @@ public struct Schedule: Sendable, Hashable {
     }
 
     /// Checks everything that can be checked before storing, with errors that say what to fix.
-    func validate() throws(JobQueueError) {
+    package func validate() throws(JobQueueError) {
         try Self.validate(name: name)
         do {
             try request.validate()
@@ -82,7 +82,7 @@ public struct Schedule: Sendable, Hashable {
         }
     }
 
-    static func validate(name: String) throws(JobQueueError) {
+    package static func validate(name: String) throws(JobQueueError) {
         try Names.check(name, what: "schedule name")
     }
 }
@@ -163,13 +163,35 @@ public struct ScheduleStatus: Sendable, Hashable {
         case .cron(let cron, let zone): return "cron \"\(cron.text)\" \(zone.identifier)"
         }
     }
+
+    package init(
+        name: String, executor: String, payloadJSON: String, queue: String, priority: Int, maxAttempts: Int,
+        timeout: Duration? = nil, timing: Schedule.Timing, missed: Schedule.MissedPolicy, catchUpLimit: Int,
+        paused: Bool, nextRunAt: Date? = nil, made: Int, createdAt: Date, updatedAt: Date
+    ) {
+        self.name = name
+        self.executor = executor
+        self.payloadJSON = payloadJSON
+        self.queue = queue
+        self.priority = priority
+        self.maxAttempts = maxAttempts
+        self.timeout = timeout
+        self.timing = timing
+        self.missed = missed
+        self.catchUpLimit = catchUpLimit
+        self.paused = paused
+        self.nextRunAt = nextRunAt
+        self.made = made
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
 }
 
 /// Occurrence arithmetic shared by the store and the status.
-enum ScheduleClock {
+package enum ScheduleClock {
     /// The first occurrence strictly after `date`, given how many jobs were made (`every ...
     /// times N` ends at N); nil when there is none.
-    static func occurrence(after date: Date, timing: Schedule.Timing, made: Int) -> Date? {
+    package static func occurrence(after date: Date, timing: Schedule.Timing, made: Int) -> Date? {
         switch timing {
         case .at(let at):
             return made == 0 && at > date ? at : nil
@@ -195,7 +217,7 @@ enum ScheduleClock {
     /// The occurrences from `first` through `now`, the latest `catchUpLimit` of them. An
     /// interval's are computed on its grid; a cron expression's are walked, at most 100,000
     /// back (70 days of a minutely expression).
-    static func occurrences(from first: Date, through now: Date, _ schedule: ScheduleStatus) -> [Date] {
+    package static func occurrences(from first: Date, through now: Date, _ schedule: ScheduleStatus) -> [Date] {
         let limit = schedule.catchUpLimit
         if case .every(let interval, _, _) = schedule.timing {
             let step = interval.inSeconds

@@ -5,6 +5,11 @@ import Foundation
 package struct ClaimOutlook: Sendable, Hashable {
     package var claimable: Bool
     package var nextDue: Double?
+
+    package init(claimable: Bool, nextDue: Double? = nil) {
+        self.claimable = claimable
+        self.nextDue = nextDue
+    }
 }
 
 /// A job a worker has claimed: what it needs to run the attempt, and the fence it must present
@@ -97,7 +102,7 @@ package struct ClaimedJob: Sendable, Hashable {
     /// Whether finishing it matters beyond its own row: a batch, a workflow group, a lane.
     package var isMember: Bool { batch != nil || groupID != nil || lane != nil }
 
-    /// Whether a claim takes it before `other` (``StoreSQL/claimOrder``, in Swift): for rows
+    /// Whether a claim takes it before `other` (`SharedSQL.claimOrder` in JobQSQL, in Swift): for rows
     /// that come back in no particular order.
     package func claimsBefore(_ other: ClaimedJob) -> Bool {
         (priority, -runAt, -id) > (other.priority, -other.runAt, -other.id)
@@ -133,6 +138,13 @@ public struct QueueStatus: Sendable, Hashable, Codable {
     public var limits: QueueLimits = QueueLimits()
     /// Jobs per state; states with no jobs are present with 0.
     public var counts: [String: Int]
+
+    package init(name: String, paused: Bool, limits: QueueLimits = QueueLimits(), counts: [String: Int]) {
+        self.name = name
+        self.paused = paused
+        self.limits = limits
+        self.counts = counts
+    }
 }
 
 /// A worker pool that heartbeated recently.
@@ -144,6 +156,18 @@ public struct WorkerStatus: Sendable, Hashable, Codable {
     public var concurrency: Int
     public var startedAt: Date
     public var heartbeatAt: Date
+
+    package init(
+        id: String, host: String, pid: Int, queues: [String], concurrency: Int, startedAt: Date, heartbeatAt: Date
+    ) {
+        self.id = id
+        self.host = host
+        self.pid = pid
+        self.queues = queues
+        self.concurrency = concurrency
+        self.startedAt = startedAt
+        self.heartbeatAt = heartbeatAt
+    }
 }
 
 /// A snapshot of a store: every queue's counts and the live workers.
@@ -153,6 +177,13 @@ public struct StoreStatus: Sendable, Hashable, Codable {
     public var schemaVersion: Int
     /// Workflows not finished yet.
     public var runningWorkflows: Int
+
+    package init(queues: [QueueStatus], workers: [WorkerStatus], schemaVersion: Int, runningWorkflows: Int) {
+        self.queues = queues
+        self.workers = workers
+        self.schemaVersion = schemaVersion
+        self.runningWorkflows = runningWorkflows
+    }
 }
 
 /// How hard the store pushes writes to disk.

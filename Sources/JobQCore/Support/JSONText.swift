@@ -45,7 +45,7 @@ package enum JSONText {
 
     /// Valid JSON without the whitespace between tokens, keys in their order: what SQLite's
     /// `json()` stores, for a store whose SQL has no such function.
-    static func minified(_ text: String) -> String {
+    package static func minified(_ text: String) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count)
         var inString = false
@@ -75,7 +75,7 @@ package enum JSONText {
         return String(decoding: output, as: UTF8.self)
     }
 
-    static func preview(_ text: String) -> String {
+    package static func preview(_ text: String) -> String {
         text.count > 80 ? String(text.prefix(77)) + "..." : text
     }
 
@@ -161,7 +161,7 @@ extension Duration {
     /// A duration stored as seconds (REAL), to the millisecond. A value no entry accepts (over
     /// 100 years, not finite: written by hand or by an older jobq) is read as 100 years rather
     /// than trapping every reader.
-    init(storedSeconds seconds: Double) {
+    package init(storedSeconds seconds: Double) {
         let bound = DurationParser.maximumSeconds
         let clamped = seconds.isNaN ? bound : min(max(seconds, -bound), bound)
         self = .milliseconds(Int64((clamped * 1000).rounded()))

@@ -10,7 +10,7 @@ import Foundation
 /// payload.set("batch", to: try OrderedJSON.parse(#"{"total":2}"#))
 /// payload.text  // {"a":1,"batch":{"total":2}}
 /// ```
-indirect enum OrderedJSON: Equatable, Sendable {
+package indirect enum OrderedJSON: Equatable, Sendable {
     case null
     case bool(Bool)
     /// The number's text as written.
@@ -20,18 +20,24 @@ indirect enum OrderedJSON: Equatable, Sendable {
     case array([OrderedJSON])
     case object([Member])
 
-    struct Member: Equatable, Sendable {
+    package struct Member: Equatable, Sendable {
         /// The key's text as written, quotes included, and its value.
-        var rawKey: String
-        var key: String
-        var value: OrderedJSON
+        package var rawKey: String
+        package var key: String
+        package var value: OrderedJSON
+
+        package init(rawKey: String, key: String, value: OrderedJSON) {
+            self.rawKey = rawKey
+            self.key = key
+            self.value = value
+        }
     }
 
-    struct ParseError: Error, CustomStringConvertible {
-        let description: String
+    package struct ParseError: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    static func parse(_ text: String) throws -> OrderedJSON {
+    package static func parse(_ text: String) throws -> OrderedJSON {
         var parser = Parser(bytes: Array(text.utf8))
         let value = try parser.value()
         parser.skipSpace()
@@ -42,22 +48,22 @@ indirect enum OrderedJSON: Equatable, Sendable {
     /// `object` (JSON text) with `key` set to `value` (JSON text), minified: SQLite's
     /// `json_set(object, '$.key', json(value))`. A text that is not an object comes back
     /// minified and otherwise as it was.
-    static func setting(_ key: String, to value: String, in object: String) throws -> String {
+    package static func setting(_ key: String, to value: String, in object: String) throws -> String {
         var document = try parse(object)
         document.set(key, to: try parse(value))
         return document.text
     }
 
     /// `array` (JSON text, or nil for none) with `element` (JSON text) appended, minified.
-    static func appending(_ element: String, to array: String?) throws -> String {
+    package static func appending(_ element: String, to array: String?) throws -> String {
         guard case .array(let elements) = try parse(array ?? "[]") else { return try parse(array ?? "[]").text }
         return OrderedJSON.array(elements + [try parse(element)]).text
     }
 
-    static func string(_ value: String) -> OrderedJSON { .string(raw: JSONText.string(value), value: value) }
+    package static func string(_ value: String) -> OrderedJSON { .string(raw: JSONText.string(value), value: value) }
 
     /// The minified text.
-    var text: String {
+    package var text: String {
         var output = ""
         write(to: &output)
         return output
@@ -90,7 +96,7 @@ indirect enum OrderedJSON: Equatable, Sendable {
 
     /// SQLite's name of the value's type (`json_type`): null, true, false, integer, real, text,
     /// array or object.
-    var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .bool(let value): value ? "true" : "false"
@@ -103,7 +109,7 @@ indirect enum OrderedJSON: Equatable, Sendable {
 
     /// Sets an object's member, in place when it exists, else last (as `json_set`). Does
     /// nothing to a value that is not an object.
-    mutating func set(_ key: String, to value: OrderedJSON) {
+    package mutating func set(_ key: String, to value: OrderedJSON) {
         guard case .object(var members) = self else { return }
         if let index = members.firstIndex(where: { $0.key == key }) {
             members[index].value = value
@@ -114,7 +120,7 @@ indirect enum OrderedJSON: Equatable, Sendable {
     }
 
     /// The value a JSON Pointer's tokens lead to, or nil.
-    func value(at tokens: [String]) -> OrderedJSON? {
+    package func value(at tokens: [String]) -> OrderedJSON? {
         var current = self
         for token in tokens {
             switch current {
@@ -133,7 +139,7 @@ indirect enum OrderedJSON: Equatable, Sendable {
 
     /// RFC 7396 merge patch (`json_patch`): members of `patch` replace or add to this object's,
     /// null removes one, objects merge recursively; a patch that is not an object replaces all.
-    func patched(with patch: OrderedJSON) -> OrderedJSON {
+    package func patched(with patch: OrderedJSON) -> OrderedJSON {
         guard case .object(let changes) = patch else { return patch }
         guard case .object(var members) = self else {
             return OrderedJSON.object([]).patched(with: patch)

@@ -1,11 +1,11 @@
 /// A JSON Pointer (RFC 6901), as a tree node's `each` names a place in its parent's result:
 /// `""` is the whole value, `/recipeIDs` a member, `/pages/0/ids` a path through an array.
-struct JSONPointer: Sendable, Hashable {
-    let text: String
+package struct JSONPointer: Sendable, Hashable {
+    package let text: String
     /// The reference tokens, unescaped (`~1` is `/`, `~0` is `~`).
-    let tokens: [String]
+    package let tokens: [String]
 
-    init(_ text: String) throws(JobQueueError) {
+    package init(_ text: String) throws(JobQueueError) {
         self.text = text
         guard !text.isEmpty else {
             tokens = []
@@ -45,7 +45,7 @@ struct JSONPointer: Sendable, Hashable {
     }
 
     /// Whether `token` can index an array: a non-negative whole number without leading zeros.
-    static func isIndex(_ token: String) -> Bool {
+    package static func isIndex(_ token: String) -> Bool {
         guard let first = token.first, token.allSatisfy(\.isASCIIDigit), token.count <= 18 else { return false }
         return first != "0" || token == "0"
     }

@@ -33,6 +33,20 @@ public struct TreeStatus: Sendable, Hashable {
         public var jobCount: Int { jobs.values.reduce(0, +) }
         /// How deep it sits: 0 for the root.
         public var depth: Int { path.split(separator: "/").count - 1 }
+
+        package init(
+            id: Int64, parentID: Int64? = nil, name: String, path: String, executor: String, each: String? = nil,
+            onFailure: TreeNode.FailurePolicy, jobs: [JobState: Int]
+        ) {
+            self.id = id
+            self.parentID = parentID
+            self.name = name
+            self.path = path
+            self.executor = executor
+            self.each = each
+            self.onFailure = onFailure
+            self.jobs = jobs
+        }
     }
 
     /// `{"id", "group", "maxJobs", "jobsCreated", "nodes": [{"id", "parent", "name", "path",
@@ -60,5 +74,13 @@ public struct TreeStatus: Sendable, Hashable {
         }
         object.add("nodes", raw: "[" + nodes.joined(separator: ",") + "]")
         return object.text
+    }
+
+    package init(id: Int64, group: Int64, maxJobs: Int, jobsCreated: Int, nodes: [Node]) {
+        self.id = id
+        self.group = group
+        self.maxJobs = maxJobs
+        self.jobsCreated = jobsCreated
+        self.nodes = nodes
     }
 }

@@ -37,7 +37,7 @@ public struct Trigger: Sendable, Hashable {
         self.once = once
     }
 
-    func validate() throws(JobQueueError) {
+    package func validate() throws(JobQueueError) {
         try Names.check(event, what: "event name")
         try Names.check(task, what: "task name")
         for dependency in dependsOn { try Names.check(dependency, what: "task name in dependsOn") }
@@ -108,6 +108,27 @@ public struct TriggerStatus: Sendable, Hashable {
         object.add("createdAt", date: createdAt)
         object.add("updatedAt", date: updatedAt)
         return object.text
+    }
+
+    package init(
+        event: String, task: String, executor: String, payloadJSON: String, queue: String, priority: Int,
+        maxAttempts: Int, timeout: Duration? = nil, dependsOn: [String], once: Bool, ranOnceAt: Date? = nil,
+        paused: Bool, createdAt: Date, updatedAt: Date
+    ) {
+        self.event = event
+        self.task = task
+        self.executor = executor
+        self.payloadJSON = payloadJSON
+        self.queue = queue
+        self.priority = priority
+        self.maxAttempts = maxAttempts
+        self.timeout = timeout
+        self.dependsOn = dependsOn
+        self.once = once
+        self.ranOnceAt = ranOnceAt
+        self.paused = paused
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
     }
 }
 

@@ -6,7 +6,7 @@ package struct SharedWrite: Sendable, Hashable {
     package let key: String
     package let json: String
 
-    static func validate(_ key: String) throws(JobQueueError) {
+    package static func validate(_ key: String) throws(JobQueueError) {
         guard !key.isEmpty, key.count <= 200, !key.contains("\""),
             !key.unicodeScalars.contains(where: { $0.value < 0x20 })
         else {

@@ -64,6 +64,23 @@ public struct WorkflowStatus: Sendable, Hashable {
         public var counts: Counts
         public var finishedAt: Date?
         public var members: [Member]
+
+        package init(
+            id: Int64, kind: GroupKind, treeNode: Int64? = nil, name: String? = nil, path: String,
+            onFailure: WorkflowGroup.FailurePolicy, state: WorkflowState, counts: Counts, finishedAt: Date? = nil,
+            members: [Member]
+        ) {
+            self.id = id
+            self.kind = kind
+            self.treeNode = treeNode
+            self.name = name
+            self.path = path
+            self.onFailure = onFailure
+            self.state = state
+            self.counts = counts
+            self.finishedAt = finishedAt
+            self.members = members
+        }
     }
 
     /// A group's members by how they ended (direct members: jobs and groups).
@@ -72,6 +89,13 @@ public struct WorkflowStatus: Sendable, Hashable {
         public var succeeded: Int
         public var failed: Int
         public var cancelled: Int
+
+        package init(total: Int, succeeded: Int, failed: Int, cancelled: Int) {
+            self.total = total
+            self.succeeded = succeeded
+            self.failed = failed
+            self.cancelled = cancelled
+        }
     }
 
     public indirect enum Member: Sendable, Hashable {
@@ -98,6 +122,21 @@ public struct WorkflowStatus: Sendable, Hashable {
         }
         return collect(root)
     }
+
+    package init(
+        id: WorkflowID, name: String? = nil, state: WorkflowState, contextJSON: String, error: String? = nil,
+        createdAt: Date, finishedAt: Date? = nil, root: Group, trees: [TreeStatus]
+    ) {
+        self.id = id
+        self.name = name
+        self.state = state
+        self.contextJSON = contextJSON
+        self.error = error
+        self.createdAt = createdAt
+        self.finishedAt = finishedAt
+        self.root = root
+        self.trees = trees
+    }
 }
 
 /// A line of `jobq workflow list`.
@@ -110,6 +149,19 @@ public struct WorkflowSummary: Sendable, Hashable {
     public var error: String?
     public var createdAt: Date
     public var finishedAt: Date?
+
+    package init(
+        id: WorkflowID, name: String? = nil, state: WorkflowState, stepCounts: [String: Int], error: String? = nil,
+        createdAt: Date, finishedAt: Date? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.state = state
+        self.stepCounts = stepCounts
+        self.error = error
+        self.createdAt = createdAt
+        self.finishedAt = finishedAt
+    }
 }
 
 extension WorkflowStatus {

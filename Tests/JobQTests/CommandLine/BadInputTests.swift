@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// Each bad input exits 2 (3 for unknown ids) with a message naming the bad part, and leaves

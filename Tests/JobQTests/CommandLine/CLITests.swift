@@ -4,6 +4,7 @@ import JobQPostgres
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// The `jobq` binary, run as a process on a temporary store.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 
 /// `jobq retention`, `jobq queue retention`, and a follower told that events it would resume
 /// after were deleted.

@@ -4,6 +4,7 @@ import MetricsTestKit
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// The test process's swift-metrics backend, bootstrapped once (swift-metrics allows one per

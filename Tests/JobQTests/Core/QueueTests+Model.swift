@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// QueueTests on the model alone, without a store; the tests every store passes are in

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 
 /// What every store can hold, checked without a store: free text made storable, JSON no store
 /// can read back found, names and JSON pointers read strictly.

@@ -6,6 +6,7 @@ import Testing
 import Tracing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// The test process's tracer, bootstrapped once (swift-distributed-tracing allows one per

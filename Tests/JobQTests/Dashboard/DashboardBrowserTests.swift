@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// The dashboard in a real browser: headless Chromium driven by selenium (Debian's `chromium`

@@ -8,6 +8,7 @@ import Testing
 
 @testable import JobQCore
 @testable import JobQDashboard
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// The dashboard tried as an attacker would: forged `Host` and `Origin` headers (DNS

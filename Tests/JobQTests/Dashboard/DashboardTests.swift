@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// A dashboard served on a free loopback port, stopped when the test ends.

@@ -4,6 +4,7 @@ import Testing
 
 @testable import JobQCore
 @testable import JobQPostgres
+@testable import JobQSQL
 
 /// One event vocabulary: the same story told by both stores writes events of the same kinds
 /// with the same data, byte for byte once times and worker names are masked, whether an event

@@ -6,6 +6,7 @@ import Testing
 
 @testable import JobQCore
 @testable import JobQPostgres
+@testable import JobQSQL
 
 /// Every PostgreSQL session is bounded (statements, lock waits, idle transactions, keepalives),
 /// so that one stuck worker cannot hold the others up for longer than the bounds, and a

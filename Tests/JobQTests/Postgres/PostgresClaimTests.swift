@@ -5,6 +5,7 @@ import Testing
 
 @testable import JobQCore
 @testable import JobQPostgres
+@testable import JobQSQL
 
 /// The PostgreSQL claim (one statement per queue), completions in one round trip, and the fenced
 /// statements of a worker's hot path, on a real server.
@@ -86,7 +87,7 @@ struct PostgresClaimTests {
                 queues: ["default"], limit: 2_000, workerID: "w1", lease: .seconds(60), startingNow: 0)
             #expect(claimed.count == 2_000)
             let store = try #require(queue.store as? ServerStore)
-            let ids = StoreSQL.jsonArray(claimed.prefix(100).map(\.id))
+            let ids = SharedSQL.jsonArray(claimed.prefix(100).map(\.id))
             func plan(_ sql: String, _ arguments: SQLArguments) async throws -> String {
                 try await store.read { db in
                     try db.fetchAll(String.self, sql: "EXPLAIN " + sql, arguments: arguments).joined(separator: "\n")
@@ -98,11 +99,11 @@ struct PostgresClaimTests {
                 [ids, "w1"])
             #expect(control.contains("jobs_leases"), "the setup no longer reproduces stale statistics:\n\(control)")
             let renewal = try await plan(
-                "UPDATE jobs SET lease_until = ? WHERE \(d.integer("id", in: "?")) AND \(StoreSQL.runningAttempt(of: "?"))",
+                "UPDATE jobs SET lease_until = ? WHERE \(d.integer("id", in: "?")) AND \(SharedSQL.runningAttempt(of: "?"))",
                 [1.0, ids, "w1"])
             let success = try await plan(
-                StoreSQL.selfContainedSuccessSQL[1][.postgres], [1.0, "w1", claimed[0].id, 1, "{}", nil])
-            let mark = try await plan(StoreSQL.startMarkSQL[1][.postgres], ["w1", claimed[0].id, 1, 1.0])
+                SharedSQL.selfContainedSuccessSQL[1][.postgres], [1.0, "w1", claimed[0].id, 1, "{}", nil])
+            let mark = try await plan(SharedSQL.startMarkSQL[1][.postgres], ["w1", claimed[0].id, 1, 1.0])
             for (name, text) in [("renewal", renewal), ("success", success), ("start mark", mark)] {
                 #expect(!text.contains("jobs_leases"), "\(name):\n\(text)")
             }

@@ -6,6 +6,7 @@ import Testing
 
 @testable import JobQCore
 @testable import JobQPostgres
+@testable import JobQSQL
 
 /// LISTEN/NOTIFY wakes a watcher at once; where notifications are lost (a pooler in
 /// transaction mode), the watcher says so once and looks every poll interval instead.

@@ -5,6 +5,7 @@ import Testing
 
 @testable import JobQCore
 @testable import JobQPostgres
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// The PostgreSQL store's promises when many processes write at once: the event feed has one

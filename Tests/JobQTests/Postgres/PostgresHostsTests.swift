@@ -3,6 +3,7 @@ import JobQPostgres
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// Workers on many machines, simulated: separate `jobq work` processes (separate worker ids,

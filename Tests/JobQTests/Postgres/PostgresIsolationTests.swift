@@ -6,6 +6,7 @@ import Testing
 
 @testable import JobQCore
 @testable import JobQPostgres
+@testable import JobQSQL
 
 /// A queue whose claim waits on a lock another session holds costs the worker's other queues
 /// at most 200 ms a try, and its own claims are backed off rather than retried three times a

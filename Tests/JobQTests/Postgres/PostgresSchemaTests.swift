@@ -5,6 +5,7 @@ import Testing
 
 @testable import JobQCore
 @testable import JobQPostgres
+@testable import JobQSQL
 
 /// The numbered migrator on PostgreSQL: applied once, in order, atomically, under an advisory
 /// lock; newer and edited schemas refused.

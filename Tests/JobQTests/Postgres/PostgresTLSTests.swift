@@ -3,6 +3,7 @@ import Testing
 
 @testable import JobQCore
 @testable import JobQPostgres
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// `sslmode=verify-ca` and `verify-full` check the server's certificate against the CA named

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// Events, cancellation, batches and tracking sets across `jobq` processes.

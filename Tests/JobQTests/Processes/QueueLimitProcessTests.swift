@@ -4,6 +4,7 @@ import JobQPostgres
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 
 /// `jobq queue limit` and `jobq queue show` on the real command line, and a concurrency limit
 /// held by several `jobq work` processes at once.

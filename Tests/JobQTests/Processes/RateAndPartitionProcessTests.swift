@@ -4,6 +4,7 @@ import JobQPostgres
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 
 /// Rate limits and partitioned limits across `jobq work` processes, from recorded start and
 /// finish times.

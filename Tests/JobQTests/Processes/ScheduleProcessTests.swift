@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// Schedules through the real `jobq` binary: the commands, and schedulers in worker processes.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// Job trees through the real `jobq` binary: files, drawing, SIGKILL mid-level, two workers.

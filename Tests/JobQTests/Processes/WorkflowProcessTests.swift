@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// Dependencies, workflows and lanes through the real `jobq` binary and several processes.

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// jobq inside an application's own SQLite database: its tables have the `jobq_` prefix, so the

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// DependencyTests on the SQLite store only (a file, a restart, a second connection, SQLite's own locks);

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// A store that cannot be used gives a clear error and a non-zero exit, never a crash, and a

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// Stores written by every schema version that shipped, under Tests/Fixtures, each upgraded to

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 @Suite("The store file and its schema")
@@ -111,7 +112,7 @@ struct StoreTests {
         let store = try TemporaryStore()
         _ = try store.open()
         let plan = try DatabaseQueue(path: store.path).read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + StoreSQL.overdueSQL(limit: 10), arguments: [0.0]).map {
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + SharedSQL.overdueSQL(limit: 10), arguments: [0.0]).map {
                 $0["detail"] as String
             }
         }
@@ -120,8 +121,8 @@ struct StoreTests {
     }
 
     @Test(arguments: [
-        StoreSQL.anyUnfinishedNowSQL[.sqlite], StoreSQL.claimOutlookSQL[.sqlite], StoreSQL.anyUnfinishedSQL[.sqlite],
-        StoreSQL.backlogSQL[.sqlite]
+        SharedSQL.anyUnfinishedNowSQL[.sqlite], SharedSQL.claimOutlookSQL[.sqlite], SharedSQL.anyUnfinishedSQL[.sqlite],
+        SharedSQL.backlogSQL[.sqlite]
     ])
     func idlePollsNeverScanTheHistory(sql: String) throws {
         let store = try TemporaryStore()
@@ -179,7 +180,7 @@ struct StoreTests {
         #expect(Set(reported) == Set(plain))
         #expect(reported.count == 11, "\(reported)")
         let plan = try await DatabaseQueue(path: store.path).read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + StoreSQL.countsSQL[.sqlite]).map {
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + SharedSQL.countsSQL[.sqlite]).map {
                 $0["detail"] as String
             }
         }

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// ScheduleTests on the SQLite store only (a file, a restart, a second connection, SQLite's own locks);

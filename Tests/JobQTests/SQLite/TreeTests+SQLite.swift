@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// TreeTests on the SQLite store only (a file, a restart, a second connection, SQLite's own locks);

@@ -5,6 +5,7 @@ import Logging
 import PostgresNIO
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// The application's side of a store it shares: its own table `app_orders` and its own

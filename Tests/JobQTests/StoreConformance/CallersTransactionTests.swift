@@ -6,6 +6,7 @@ import PostgresNIO
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// Enqueueing, submitting and emitting in the application's own transaction, on every store:

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// A migrator whose every call is logged, whose steps can be told to fail, and whose step 3 has

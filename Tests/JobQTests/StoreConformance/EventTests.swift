@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// Reports progress in a tight loop, then succeeds.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 
 /// Deadlines to start (`JobOptions.expiresAt`), on every store: a job past its deadline is
 /// never claimed, by any claim path, and a worker's sweep ends it as cancelled with an

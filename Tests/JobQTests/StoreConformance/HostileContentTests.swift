@@ -3,6 +3,7 @@ import JobQ
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 
 /// Hostile values through every text a user can put in, on every store: each is refused where
 /// it enters (a clear error, nothing stored) or stored and read back as given, the same on

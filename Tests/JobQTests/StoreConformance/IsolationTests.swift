@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 
 /// One bad row, one bad value or one failing queue ends or skips what it concerns, and the
 /// rest of the work goes on, on every store.

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 @Suite("Leases, fencing, timeouts, cancellation and shutdown")

@@ -4,6 +4,7 @@ import JobQPostgres
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 
 /// Queue limits: a concurrency limit holds across every worker and connection.
 @Suite("Queue limits")

@@ -3,6 +3,7 @@ import JobQ
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 
 /// Rate limits and partitioned limits, through the store's claim, on every store.
 @Suite("Rate limits and partitions")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 
 /// Awaiting a job's result, on every store: typed on success; a typed error for a job that ended
 /// without one, for a wait that ran out, and for an unknown id; the job left as it is.

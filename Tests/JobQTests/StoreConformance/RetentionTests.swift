@@ -3,6 +3,7 @@ import JobQ
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 
 /// Retention and the cleaner, on every store.
 @Suite("Retention and the cleaner")

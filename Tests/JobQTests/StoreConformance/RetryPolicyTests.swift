@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 
 /// An executor's own retry policy, on every store: its attempts for jobs enqueued by its type
 /// (a job's own value wins), its backoff instead of the pool's, and errors it never retries.

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// The store conformance suite: every test in this folder takes a `TestStore` and runs its one

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// The seed's cookbook, with fixed ids: 3 recipes; recipe rN has N%2+1 images and N+1

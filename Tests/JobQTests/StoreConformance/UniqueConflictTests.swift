@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 
 /// What an enqueue does to the job holding its unique key, on every store: keep it, replace its
 /// payload, or debounce it (its run time pushed out, bounded by a longest wait); never a job that

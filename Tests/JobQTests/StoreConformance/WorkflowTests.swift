@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// Writes `{"key": value}` into the shared context; returns what it saw when it started.

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// A pool whose writes fail for a while (the store locked by another process past the busy

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// Runs the built `jobq` binary as a process, as a user would.

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import JobQCore
+@testable import JobQSQL
 @testable import JobQSQLite
 
 /// Names in the temporary directory for what the tests make, removed when the test process

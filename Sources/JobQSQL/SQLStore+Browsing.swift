@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 extension SQLStore {
     package func jobs(matching query: JobQuery) async throws -> [Job] {
@@ -37,7 +38,7 @@ extension SQLStore {
 
     package func delete(_ id: JobID) async throws {
         try await write { db in
-            let job = try StoreSQL.existingJob(db, id)
+            let job = try SharedSQL.existingJob(db, id)
             guard job.state.isFinal else {
                 throw JobQueueError.invalidState(
                     "job \(id) is \(job.state.rawValue); only finished jobs can be deleted (cancel it first)")
@@ -54,15 +55,15 @@ extension SQLStore {
             }
             let free = try db.fetchOne(
                 Bool.self,
-                sql: "SELECT EXISTS (SELECT 1 FROM jobq_jobs WHERE id = ? AND \(StoreSQL.unreferenced(now: "?")))",
-                arguments: [id, StoreSQL.now()])
+                sql: "SELECT EXISTS (SELECT 1 FROM jobq_jobs WHERE id = ? AND \(SharedSQL.unreferenced(now: "?")))",
+                arguments: [id, SharedSQL.now()])
             guard free == true else {
                 throw JobQueueError.invalidState(
                     "job \(id) is still referred to by unfinished work (a job waiting on it, a batch yet to fire, "
                         + "a tracking set, or the unique key it holds); delete it once that is done")
             }
             // As retention and prune delete: followers behind its events are told.
-            try StoreSQL.deleteJobs(db, [id])
+            try SharedSQL.deleteJobs(db, [id])
         }
     }
 
@@ -73,7 +74,7 @@ extension SQLStore {
         return try await read { db in
             // One range of jobs_finished (queue, state, finished_at) per queue and final state:
             // only the window's jobs are read, however long the history.
-            typealias P = StoreSQL.Throughput
+            typealias P = SharedSQL.Throughput
             let count = try db.statement(
                 sql: """
                     SELECT CAST((finished_at - \(P.from)) / \(P.interval) AS INTEGER) AS bucket, COUNT(*) AS n
@@ -107,12 +108,12 @@ extension SQLStore {
             try db.fetchRows(
                 sql: "SELECT * FROM jobq_batches ORDER BY created_at DESC, name LIMIT ?", arguments: [limit]
             )
-            .map(StoreSQL.batchStatus)
+            .map(SharedSQL.batchStatus)
         }
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// The parameters of a queue's finished jobs of one state counted in buckets of time.
     enum Throughput: Int32, SQLParameter {
         case from = 1

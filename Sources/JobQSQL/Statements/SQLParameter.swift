@@ -1,3 +1,5 @@
+import JobQCore
+
 /// A statement's parameter by name: a case of an enum whose raw value is the parameter's number.
 /// A statement declares its parameters once, writes them into its text by name, and binds them
 /// by name, so that no number is written twice and none can drift from its value:

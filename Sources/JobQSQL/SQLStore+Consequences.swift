@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// A job that reached a final state (succeeded, dead, cancelled) in the current transaction.
 package struct FinishedJob: Sendable {
@@ -66,7 +67,7 @@ package struct StoreFacts {
 /// them. Each consequence may finish more jobs (a failed group cancels its members, a cancel
 /// policy cancels a dependent); those are settled in turn from a work list, not by recursion,
 /// so a chain of any length costs no stack.
-extension StoreSQL {
+extension SharedSQL {
     static func settle(
         _ db: some SQLTransaction, _ finished: [FinishedJob], facts: StoreFacts, events: inout PendingEvents
     ) throws {
@@ -155,7 +156,7 @@ package enum DependencyTarget {
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// Resolves the waiting jobs whose edge points at `target`, which just finished: each one
     /// that has no unmet dependency left becomes ready (or scheduled); a failed dependency
     /// resolves each dependent by its edge's policy (or the job's). A seek on the edge index:

@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// Enqueueing, reading, and the operator's state changes (cancel, retry, pause, prune).
 extension SQLStore {
@@ -7,14 +8,14 @@ extension SQLStore {
     /// jobs that are their own row and event alone (``JobRequest/isSelfContained``); a unique
     /// key, a lane, a dependency or a batch reads what others write.
     package func enqueueInTransaction(_ requests: [JobRequest], lock: WriteLock) async throws -> [Enqueued] {
-        try StoreSQL.validate(requests)
+        try SharedSQL.validate(requests)
         // A few jobs are a small transaction; a big batch goes off the caller's thread.
         return try await write(
             requests.count <= 100 ? .short : .long, audience: .workersAndFollowers, lock: lock
         ) { db in
             // The time is read once the write lock is held, so that creation times follow
             // commit order (a unique key's next holder is never created before the last let go).
-            try StoreSQL.enqueue(requests, db: db, now: StoreSQL.now())
+            try SharedSQL.enqueue(requests, db: db, now: SharedSQL.now())
         }
     }
 
@@ -51,9 +52,9 @@ extension SQLStore {
     /// Cancels a job that has not finished. A running job's worker notices within a fraction of
     /// a second, cancels the task, and its late result is refused by the completion fence.
     package func cancel(_ id: JobID) async throws -> Job {
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         return try await write { db in
-            let job = try StoreSQL.existingJob(db, id)
+            let job = try SharedSQL.existingJob(db, id)
             guard !job.state.isFinal else {
                 throw JobQueueError.invalidState(
                     "job \(id) is already \(job.state.rawValue); only unfinished jobs can be cancelled")
@@ -67,11 +68,11 @@ extension SQLStore {
             let cancelled = Job(row!)
             var data = JSONObjectBuilder()
             data.add("from", string: job.state.rawValue)
-            var events = StoreSQL.PendingEvents(db, now: now)
+            var events = SharedSQL.PendingEvents(db, now: now)
             events.append(
                 job: id, kind: .cancelled, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
                 workflow: job.workflowID)
-            try StoreSQL.settle(db, [FinishedJob(cancelled)], facts: try StoreFacts.read(db), events: &events)
+            try SharedSQL.settle(db, [FinishedJob(cancelled)], facts: try StoreFacts.read(db), events: &events)
             return cancelled
         }
     }
@@ -79,9 +80,9 @@ extension SQLStore {
     /// Makes a failed, dead or cancelled job ready to run now. A dead job gets one more attempt
     /// than it has used; its attempt count is kept as history.
     package func retry(_ id: JobID) async throws -> Job {
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         return try await write { db in
-            let job = try StoreSQL.existingJob(db, id)
+            let job = try SharedSQL.existingJob(db, id)
             guard [.failed, .dead, .cancelled].contains(job.state) else {
                 throw JobQueueError.invalidState(
                     "job \(id) is \(job.state.rawValue); only failed, dead or cancelled jobs can be retried")
@@ -91,7 +92,7 @@ extension SQLStore {
                     "job \(id) is a step of workflow \(workflow), which has counted its outcome; submit the workflow again instead"
                 )
             }
-            if let key = job.uniqueKey, let holder = try StoreSQL.takeUniqueKey(db, key, now: now), holder.id != id {
+            if let key = job.uniqueKey, let holder = try SharedSQL.takeUniqueKey(db, key, now: now), holder.id != id {
                 throw JobQueueError.invalidState(
                     "job \(id) has unique key '\(key)', which job \(holder.id) (\(holder.state.rawValue)) holds now; "
                         + "cancel job \(holder.id) or let it finish, then retry job \(id)")
@@ -108,10 +109,10 @@ extension SQLStore {
             var data = JSONObjectBuilder()
             data.add("from", string: job.state.rawValue)
             data.add("maxAttempts", int: retried.maxAttempts)
-            StoreSQL.appendEvent(
+            SharedSQL.appendEvent(
                 db, job: id, kind: .retried, queue: job.queue, executor: job.executor, batch: job.batch,
                 data: data.text, now: now)
-            if let batch = job.batch { try StoreSQL.batchMemberReopened(db, batch: batch, previous: job.state) }
+            if let batch = job.batch { try SharedSQL.batchMemberReopened(db, batch: batch, previous: job.state) }
             return retried
         }
     }
@@ -158,7 +159,7 @@ extension SQLStore {
                     sql: "SELECT \(LimitedQueue.columns) FROM jobq_queues WHERE name = ?", arguments: [queue]
                 ).first.map({ LimitedQueue($0) })
             else { return nil }
-            return try StoreSQL.limitUsage(db, settings, partitions: partitions, now: StoreSQL.clock(db))
+            return try SharedSQL.limitUsage(db, settings, partitions: partitions, now: SharedSQL.clock(db))
         }
     }
 
@@ -173,28 +174,28 @@ extension SQLStore {
                 sql: """
                     SELECT id FROM jobq_jobs
                     WHERE finished_at IS NOT NULL AND finished_at < ? AND state IN (\(db.dialect.texts(in: "?")))
-                        AND \(StoreSQL.unreferenced(now: "?"))
+                        AND \(SharedSQL.unreferenced(now: "?"))
                     """,
-                arguments: [cutoff.timeIntervalSince1970, StoreSQL.jsonArray(names), StoreSQL.now()])
+                arguments: [cutoff.timeIntervalSince1970, SharedSQL.jsonArray(names), SharedSQL.now()])
             // Events go with their jobs, so the feed never grows without bound; followers
             // behind them are told.
-            for chunk in ids.chunks(of: 10_000) { try StoreSQL.deleteJobs(db, Array(chunk)) }
+            for chunk in ids.chunks(of: 10_000) { try SharedSQL.deleteJobs(db, Array(chunk)) }
             let removed = ids.count
-            try StoreSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff.timeIntervalSince1970)
+            try SharedSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff.timeIntervalSince1970)
             // Events of no job (trigger emits, batches, workflows) older than the cutoff go too,
             // and followers behind them are told as well.
-            _ = try StoreSQL.deleteEvents(
+            _ = try SharedSQL.deleteEvents(
                 db, where: "job_id IS NULL AND created_at < ?", arguments: [cutoff.timeIntervalSince1970])
             // Dedupe keys of emits are remembered for 24 hours; older ones answer nothing.
             try db.execute(
                 sql: "DELETE FROM jobq_trigger_emits WHERE emitted_at < ?",
-                arguments: [StoreSQL.now() - StoreSQL.dedupeWindow])
+                arguments: [SharedSQL.now() - SharedSQL.dedupeWindow])
             return removed
         }
     }
 
     package func status(liveWithin: TimeInterval) async throws -> StoreStatus {
-        let cutoff = StoreSQL.now() - liveWithin
+        let cutoff = SharedSQL.now() - liveWithin
         return try await read { db in
             var queues: [String: QueueStatus] = [:]
             func entry(_ name: String) -> QueueStatus {
@@ -203,7 +204,7 @@ extension SQLStore {
                         name: name, paused: false,
                         counts: Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0.rawValue, 0) }))
             }
-            for row in try db.fetchRows(sql: StoreSQL.countsSQL[db.dialect]) {
+            for row in try db.fetchRows(sql: SharedSQL.countsSQL[db.dialect]) {
                 let name: String = row["queue"]
                 var status = entry(name)
                 status.counts[row["state"], default: 0] += row["n"] as Int
@@ -236,7 +237,7 @@ extension SQLStore {
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// Refuses the batch if one request is bad, naming which.
     package static func validate(_ requests: [JobRequest]) throws {
         for (index, request) in requests.enumerated() {
@@ -304,7 +305,7 @@ extension StoreSQL {
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// Where a workflow step sits, and what it waits for (set by ``submit(_:)``).
     struct Placement {
         let workflow: WorkflowID

@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// One numbered SQL file from the package's `Migrations/` folder (or `Migrations/postgres/` for
 /// the PostgreSQL store), compiled into the binary.

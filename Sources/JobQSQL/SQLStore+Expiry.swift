@@ -1,19 +1,8 @@
 import Foundation
-
-/// What one sweep of overdue jobs did (``SQLStore/expireOverdueJobs(skipping:)``).
-package struct ExpirySweep: Sendable, Equatable {
-    /// Jobs ended as expired.
-    package var ended = 0
-    /// Jobs the store refused to end for good (their own data, or a trigger of the app's
-    /// sharing the database, fails the transaction), with the error: left as they are, so that
-    /// they hold up no other job's expiry. A caller passes them to later sweeps to skip.
-    package var refused: [JobID: String] = [:]
-
-    package init() {}
-}
+import JobQCore
 
 /// Deadlines to start (``JobOptions/expiresAt``): claims pass over a job whose deadline has
-/// passed (``StoreSQL/notExpired(at:)``), and this sweep, which every worker's maintenance
+/// passed (``SharedSQL/notExpired(at:)``), and this sweep, which every worker's maintenance
 /// runs, ends such jobs.
 extension SQLStore {
     /// Jobs ended per transaction at most, so that a sweep after a long outage holds the write
@@ -34,11 +23,11 @@ extension SQLStore {
         var sweep = ExpirySweep()
         var skipping = skipping
         while true {
-            let now = StoreSQL.now()
+            let now = SharedSQL.now()
             // Read past the skipped ones: they are overdue too, and sort among the others.
             let overdue = try await read(.short) { [skipping] db in
                 try db.fetchAll(
-                    JobID.self, sql: StoreSQL.overdueSQL(limit: Self.expiriesPerTransaction + skipping.count),
+                    JobID.self, sql: SharedSQL.overdueSQL(limit: Self.expiriesPerTransaction + skipping.count),
                     arguments: [now]
                 ).filter { !skipping.contains($0) }.prefix(Self.expiriesPerTransaction)
             }
@@ -65,21 +54,21 @@ extension SQLStore {
             // Read again under the write lock: a job may have started or finished meanwhile.
             let still = Set(
                 try db.fetchAll(
-                    JobID.self, sql: StoreSQL.overdueSQL(limit: ids.count, among: ids.count),
+                    JobID.self, sql: SharedSQL.overdueSQL(limit: ids.count, among: ids.count),
                     arguments: SQLArguments([now.sqlValue] + ids.map(\.sqlValue))))
             let ending = ids.filter(still.contains)
-            var events = StoreSQL.PendingEvents(db, now: now)
-            let finished = try StoreSQL.end(
+            var events = SharedSQL.PendingEvents(db, now: now)
+            let finished = try SharedSQL.end(
                 db, jobs: ending, as: .cancelled,
                 error: "expired: its deadline to start (expiresAt) passed before an attempt started",
                 kind: .expired, events: &events)
-            try StoreSQL.settle(db, finished, facts: try StoreFacts.read(db), events: &events)
+            try SharedSQL.settle(db, finished, facts: try StoreFacts.read(db), events: &events)
             return ending.count
         }
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// The ids of unfinished jobs whose deadline to start is before the first `?`, read from the
     /// partial index `jobs_expiring` (its WHERE clause repeated, so that both databases use it);
     /// with `among`, only of that many ids bound after it.

@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// A queue's limits as claims read them from its row in `queues`.
 package struct LimitedQueue: Sendable {
@@ -62,7 +63,7 @@ struct QueueCapacity {
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// Every queue with a setting claims must respect: paused, limited, or both.
     static let queueSettingsSQL = """
         SELECT \(LimitedQueue.columns) FROM jobq_queues
@@ -98,11 +99,11 @@ extension StoreSQL {
     /// SQLite.
     static func clock(_ db: some SQLTransaction) throws -> Double {
         switch db.dialect {
-        case .sqlite: StoreSQL.now()
+        case .sqlite: SharedSQL.now()
         case .postgres:
             try db.fetchOne(
                 Double.self, sql: "SELECT CAST(extract(epoch FROM clock_timestamp()) AS double precision)")
-                ?? StoreSQL.now()
+                ?? SharedSQL.now()
         }
     }
 
@@ -240,7 +241,7 @@ extension StoreSQL {
             read.bind(PartitionParameter.full, jsonArray(capacity.full.sorted()))
             read.bind(PartitionParameter.limit, limit - claimed.count)
             read.bind(PartitionParameter.path, path)
-            read.bind(PartitionParameter.now, StoreSQL.now())
+            read.bind(PartitionParameter.now, SharedSQL.now())
             var round: [ClaimedJob] = []
             var exhausted = true
             while try read.step() {
@@ -292,7 +293,7 @@ extension StoreSQL {
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// What `queue`'s limits hold back at `now`; per partition, the busiest `partitions`.
     /// Counts every ready job of the queue: a read for operators, not for the hot path.
     static func limitUsage(_ db: some SQLTransaction, _ queue: LimitedQueue, partitions: Int, now: Double) throws
@@ -336,5 +337,15 @@ extension StoreSQL {
             startsInWindow: queue.rate == nil ? nil : usage.reduce(0) { $0 + ($1.startsInWindow ?? 0) },
             partitionCount: queue.partitioning == nil ? 0 : keys.count,
             busiestPartitions: queue.partitioning == nil ? [] : Array(usage.prefix(partitions)))
+    }
+}
+
+extension PayloadPointer {
+    /// SQLite's path for `json_extract`: `$."customer"."id"`.
+    var sqlitePath: String { "$" + names.map { ".\"\($0)\"" }.joined() }
+
+    /// PostgreSQL's path for `#>>`: `{customer,id}` with each name quoted.
+    var postgresPath: String {
+        "{" + names.map { "\"\($0)\"" }.joined(separator: ",") + "}"
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// The worker's hot path: claim, renew leases, reclaim expired leases.
 extension SQLStore {
@@ -21,10 +22,10 @@ extension SQLStore {
         return try await write(.short, audience: startingNow > 0 ? .followers : .nobody, lock: .shared) { db in
             // The lease starts when the claim commits, not before it waited for the write lock:
             // a claim delayed past its lease would otherwise be born expired and reclaimable.
-            let now = StoreSQL.now()
+            let now = SharedSQL.now()
             let leaseUntil = now + lease.inSeconds
             try Self.promoteDue(db, now: now)
-            let settings = try db.statement(sql: StoreSQL.queueSettingsSQL)
+            let settings = try db.statement(sql: SharedSQL.queueSettingsSQL)
             var paused: Set<String> = []
             var limited: [String: LimitedQueue] = [:]
             while try settings.step() {
@@ -45,7 +46,7 @@ extension SQLStore {
                             db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
                         continue
                     }
-                    let (jobs, taken) = try StoreSQL.claimLimited(
+                    let (jobs, taken) = try SharedSQL.claimLimited(
                         Self.self, db, limits, limit: left, startingNow: max(0, startingNow - claimed.count),
                         workerID: workerID,
                         leaseUntil: leaseUntil)
@@ -71,11 +72,11 @@ extension SQLStore {
                 // have waited for the queue's row lock while the jobs it took places from
                 // finished, and a start must not precede the finish that made room for it. A
                 // rate's starts are stamped by the clock its window is counted with.
-                let stamp = rateStarts.isEmpty ? StoreSQL.now() : try StoreSQL.clock(db)
-                var events = StoreSQL.PendingEvents(db, now: stamp)
-                _ = try StoreSQL.markStarted(db, claimed[..<starting], workerID: workerID, events: &events)
+                let stamp = rateStarts.isEmpty ? SharedSQL.now() : try SharedSQL.clock(db)
+                var events = SharedSQL.PendingEvents(db, now: stamp)
+                _ = try SharedSQL.markStarted(db, claimed[..<starting], workerID: workerID, events: &events)
                 for (queue, taken) in rateStarts {
-                    try StoreSQL.recordRateStarts(db, queue: queue, taken: taken, startedAt: stamp)
+                    try SharedSQL.recordRateStarts(db, queue: queue, taken: taken, startedAt: stamp)
                 }
                 for index in 0..<starting { claimed[index].startRecorded = true }
             }
@@ -93,19 +94,19 @@ extension SQLStore {
     /// fresh lease outlasts.
     package func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID> {
         guard !ids.isEmpty else { return [] }
-        let list = StoreSQL.jsonArray(ids)
+        let list = SharedSQL.jsonArray(ids)
         // Exclusive although it changes only this worker's rows: the worker's completions, on
         // another connection, change the same rows in another order, and two shared writes
         // that did so could deadlock. Renewals are rare (a few per lease).
         return try await write(.short, audience: .nobody) { db in
             // From the moment of the write, like a claim's lease.
-            let leaseUntil = StoreSQL.now() + lease.inSeconds
+            let leaseUntil = SharedSQL.now() + lease.inSeconds
             return try Set(
                 db.fetchAll(
                     JobID.self,
                     sql: """
                         UPDATE jobq_jobs SET lease_until = ? WHERE \(db.dialect.integer("id", in: "?"))
-                        AND \(StoreSQL.runningAttempt(of: "?")) RETURNING id
+                        AND \(SharedSQL.runningAttempt(of: "?")) RETURNING id
                         """,
                     arguments: [leaseUntil, list, workerID]))
         }
@@ -115,14 +116,14 @@ extension SQLStore {
     /// cancellation within a fraction of a second without taking the write lock.
     package func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID> {
         guard !ids.isEmpty else { return [] }
-        let list = StoreSQL.jsonArray(ids)
+        let list = SharedSQL.jsonArray(ids)
         let owned = try await read(.short) { db in
             try Set(
                 db.fetchAll(
                     JobID.self,
                     sql: """
                         SELECT id FROM jobq_jobs WHERE \(db.dialect.integer("id", in: "?"))
-                        AND \(StoreSQL.runningAttempt(of: "?"))
+                        AND \(SharedSQL.runningAttempt(of: "?"))
                         """,
                     arguments: [list, workerID]))
         }
@@ -132,7 +133,7 @@ extension SQLStore {
     /// Makes running jobs whose lease has expired runnable again (their worker died or hung), or
     /// dead when that was their last attempt. Returns how many were reclaimed.
     package func reclaimExpiredLeases() async throws -> Int {
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         let anyExpired = try await read { db in
             try db.fetchOne(
                 Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM jobq_jobs WHERE state = 'running' AND lease_until < ?)",
@@ -147,8 +148,8 @@ extension SQLStore {
                     """,
                 arguments: [now])
             let facts = try StoreFacts.read(db)
-            var events = StoreSQL.PendingEvents(db, now: now)
-            let suspects = try StoreSQL.possiblyStarted(
+            var events = SharedSQL.PendingEvents(db, now: now)
+            let suspects = try SharedSQL.possiblyStarted(
                 db, unmarked: expired.filter { $0["started_at"] as Double? == nil })
             for row in expired {
                 let job = ClaimedJob(row)
@@ -164,7 +165,7 @@ extension SQLStore {
                             sql: "UPDATE jobq_jobs SET unstarted_deliveries = unstarted_deliveries + 1 WHERE id = ?",
                             arguments: [job.id])
                     }
-                    try StoreSQL.record(
+                    try SharedSQL.record(
                         db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events,
                         reason: reason)
                     continue
@@ -175,7 +176,7 @@ extension SQLStore {
                     job.attempt >= job.maxAttempts
                     ? .dead(error: error, timedOut: false)
                     : .retry(error: error, at: Date(timeIntervalSince1970: now), timedOut: false)
-                try StoreSQL.record(db, job: job, outcome: outcome, fence: .anyWorker, facts: facts, events: &events)
+                try SharedSQL.record(db, job: job, outcome: outcome, fence: .anyWorker, facts: facts, events: &events)
             }
             return expired.count
         }
@@ -187,10 +188,10 @@ extension SQLStore {
     /// Each EXISTS reads one partial index (ready, running, or due-able jobs), so an idle
     /// pool's poll costs the same with a million finished jobs in the store as with none.
     package func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool {
-        let list = StoreSQL.jsonArray(queues)
+        let list = SharedSQL.jsonArray(queues)
         return try await read(.short) { db in
             if includingFuture {
-                return try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedSQL[db.dialect], arguments: [list])
+                return try db.fetchOne(Bool.self, sql: SharedSQL.anyUnfinishedSQL[db.dialect], arguments: [list])
                     ?? false
             }
             // "Now" is read after the snapshot is taken (by the first statement), so every
@@ -198,8 +199,8 @@ extension SQLStore {
             // due (run_at = the reclaim's now) is due here. Read before the snapshot, a worker
             // waiting for its queues to empty could see that job as due a moment later, and stop.
             _ = try db.fetchOne(Int.self, sql: "SELECT id FROM jobq_jobs WHERE id = 0")
-            let now = StoreSQL.now()
-            return try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedNowSQL[db.dialect], arguments: [list, now])
+            let now = SharedSQL.now()
+            return try db.fetchOne(Bool.self, sql: SharedSQL.anyUnfinishedNowSQL[db.dialect], arguments: [list, now])
                 ?? false
         }
     }
@@ -208,27 +209,27 @@ extension SQLStore {
     /// next scheduled or retrying job falls due: a cheap read, so idle workers look without
     /// taking the write lock, and wake on the clock only when a job falls due.
     package func claimOutlook(queues: [String]) async throws -> ClaimOutlook {
-        let now = StoreSQL.now()
-        return try await read(.short) { db in try StoreSQL.claimOutlook(db, queues: queues, now: now) }
+        let now = SharedSQL.now()
+        return try await read(.short) { db in try SharedSQL.claimOutlook(db, queues: queues, now: now) }
     }
 
     /// Counts ready and due jobs on `queues`: the backlog a worker's status line shows. Two
     /// index-bounded counts, so finished jobs are never visited.
     package func backlog(queues: [String]) async throws -> Int {
-        let now = StoreSQL.now()
-        let list = StoreSQL.jsonArray(queues)
+        let now = SharedSQL.now()
+        let list = SharedSQL.jsonArray(queues)
         return try await read { db in
-            try db.fetchOne(Int.self, sql: StoreSQL.backlogSQL[db.dialect], arguments: [list, now]) ?? 0
+            try db.fetchOne(Int.self, sql: SharedSQL.backlogSQL[db.dialect], arguments: [list, now]) ?? 0
         }
     }
 
     // MARK: Workers
 
     package func registerWorker(id: String, queues: [String], concurrency: Int) async throws {
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         let host = ProcessInfo.processInfo.hostName
         let pid = Int(ProcessInfo.processInfo.processIdentifier)
-        let list = StoreSQL.jsonArray(queues)
+        let list = SharedSQL.jsonArray(queues)
         try await write(.long, audience: .nobody) { db in
             // Forget workers that have not been seen for a day.
             try db.execute(sql: "DELETE FROM jobq_workers WHERE heartbeat_at < ?", arguments: [now - 86_400])
@@ -242,7 +243,7 @@ extension SQLStore {
     }
 
     package func heartbeatWorker(id: String) async throws {
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         // Shared: the worker's own row.
         try await write(.short, audience: .nobody, lock: .shared) { db in
             try db.execute(sql: "UPDATE jobq_workers SET heartbeat_at = ? WHERE id = ?", arguments: [now, id])
@@ -256,7 +257,7 @@ extension SQLStore {
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// Records that these claimed attempts start now, with a `started` event each; fenced like
     /// a completion, so a job cancelled or taken over meanwhile is not started. Returns the ids
     /// the fence refused.
@@ -319,7 +320,7 @@ extension StoreSQL {
         let limit = queue.rate == nil ? limit : min(limit, startingNow)
         guard limit > 0 else { return ([], [:]) }
         try lockQueueRow(db, queue.name)
-        let now = queue.rate == nil ? StoreSQL.now() : try clock(db)
+        let now = queue.rate == nil ? SharedSQL.now() : try clock(db)
         var capacity = try capacity(db, of: queue, now: now, pruning: true)
         guard queue.partitioning == nil else {
             return try claimPartitioned(

@@ -1,3 +1,5 @@
+import JobQCore
+
 /// The names of jobq's tables, so that a store shares a database with the application's own.
 ///
 /// jobq's SQL names every table with the `jobq_` prefix (`jobq_jobs`, `jobq_events`, ...): on

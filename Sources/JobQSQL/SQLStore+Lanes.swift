@@ -1,24 +1,25 @@
 import Foundation
+import JobQCore
 
 /// Lanes: a row per lane pointing at its tail job; each appended job depends on the tail, so a
 /// lane runs one job at a time in append order through the same edges as everything else.
 extension SQLStore {
     /// Lets a halted lane go on: the job after the one that failed runs next.
     package func resumeLane(_ name: String) async throws -> LaneStatus {
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         return try await write { db in
             guard
                 let halted = try db.fetchRow(
                     sql: "SELECT halted_job_id FROM jobq_lanes WHERE name = ?", arguments: [name])
             else {
-                throw StoreSQL.noLane(name)
+                throw SharedSQL.noLane(name)
             }
             guard let failedID = halted["halted_job_id"] as JobID? else {
                 throw JobQueueError.invalidState("lane '\(name)' is not halted; nothing to resume")
             }
             try db.execute(sql: "UPDATE jobq_lanes SET halted_job_id = NULL WHERE name = ?", arguments: [name])
-            let failed = try StoreSQL.existingJob(db, failedID)
-            var events = StoreSQL.PendingEvents(db, now: now)
+            let failed = try SharedSQL.existingJob(db, failedID)
+            var events = SharedSQL.PendingEvents(db, now: now)
             var data = JSONObjectBuilder()
             data.add("lane", string: name)
             data.add("state", string: "resumed")
@@ -27,19 +28,19 @@ extension SQLStore {
                 job: failedID, kind: .lane, queue: failed.queue, executor: failed.executor, batch: failed.batch,
                 data: data.text)
             var work: [FinishedJob] = []
-            try StoreSQL.resolveDependents(
+            try SharedSQL.resolveDependents(
                 of: .job(failedID), db, succeeded: false, failure: FinishedJob(failed), work: &work, events: &events)
-            try StoreSQL.settle(db, work, facts: try StoreFacts.read(db), events: &events)
-            return try StoreSQL.lane(db, name)!
+            try SharedSQL.settle(db, work, facts: try StoreFacts.read(db), events: &events)
+            return try SharedSQL.lane(db, name)!
         }
     }
 
     package func lane(_ name: String) async throws -> LaneStatus? {
-        try await read { db in try StoreSQL.lane(db, name) }
+        try await read { db in try SharedSQL.lane(db, name) }
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// Appends a job to a lane inside its enqueue's transaction, creating the lane on first use.
     /// Returns what the new job must wait for: the tail if it has not finished, or the job that
     /// halted the lane.
@@ -133,15 +134,4 @@ extension FinishedJob {
             groupID: job.groupID,
             lane: job.lane, treeNode: job.treeNode, state: job.state, error: job.error)
     }
-}
-
-/// A lane and its jobs, in append order.
-public struct LaneStatus: Sendable, Hashable {
-    public var name: String
-    public var onFailure: LaneFailurePolicy
-    /// The job whose failure halted the lane, until it is resumed.
-    public var haltedBy: JobID?
-    /// The last job appended.
-    public var tail: JobID?
-    public var jobs: [Job]
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// The events a write transaction writes, in the order its code appended them, inserted
 /// together just before it commits (``SQLTransaction/writing(_:)``): the one way events are

@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// The record of users' data migrations.
 extension SQLStore {
@@ -9,12 +10,12 @@ extension SQLStore {
     }
 
     package func dataMigrators() async throws -> [DataMigratorStatus] {
-        try await read { db in try StoreSQL.dataMigrators(db) }
+        try await read { db in try SharedSQL.dataMigrators(db) }
     }
 
     /// Notes the target the code asks for, so that status can show how far behind the data is.
     package func noteDataMigrationTarget(_ name: String, target: Int) async throws {
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         try await write { db in
             try db.execute(
                 sql: "UPDATE jobq_data_migrations SET target_version = ?, updated_at = ? WHERE name = ?",
@@ -32,7 +33,7 @@ extension SQLStore {
     ) async throws -> T? {
         try await write { db -> T? in
             guard
-                try StoreSQL.recordDataMigrationStep(
+                try SharedSQL.recordDataMigrationStep(
                     db, name: name, version: version, outcome: outcome, target: target, next: next)
             else { return nil }
             return try changes(DataMigrationTransaction(db))
@@ -53,7 +54,7 @@ extension SQLStore {
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     package static func dataMigrators(_ db: some SQLTransaction) throws -> [DataMigratorStatus] {
         return try db.fetchRows(sql: "SELECT * FROM jobq_data_migrations ORDER BY name").map { row in
             DataMigratorStatus(
@@ -87,5 +88,26 @@ extension StoreSQL {
             arguments: [name, version, outcome, now])
         if let next { _ = try insert(next, db: db, now: now) }
         return true
+    }
+}
+
+/// A data migration step runs its statements in the store's own transaction.
+extension SQLTransaction {
+    package var storeKind: DataMigrationTransaction.StoreKind {
+        switch dialect {
+        case .sqlite: .sqlite
+        case .postgres: .postgresql
+        }
+    }
+
+    package func execute(_ sql: String, _ arguments: [DataMigrationValue]) throws -> Int {
+        try execute(sql: sql, arguments: SQLArguments(arguments.map(\.sqlValue)))
+        return changesCount
+    }
+
+    package func rows(_ sql: String, _ arguments: [DataMigrationValue]) throws -> [DataMigrationRow] {
+        try fetchRows(sql: sql, arguments: SQLArguments(arguments.map(\.sqlValue))).map {
+            DataMigrationRow(columns: $0.names, values: $0.values)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// Schedules: stored templates with their next occurrence; the scheduler's tick makes the jobs
 /// of due occurrences and advances each schedule in one transaction.
@@ -63,8 +64,8 @@ extension SQLStore {
                     options.priority, options.maxAttempts,
                     options.timeout?.inSeconds
                 ] as SQLArguments + timing + [schedule.missed.rawValue, schedule.catchUpLimit, next, seconds, seconds])
-            try StoreSQL.scheduleEvent(db, name: schedule.name, change: existed ? "replaced" : "added", now: seconds)
-            return try StoreSQL.schedule(db, schedule.name)!
+            try SharedSQL.scheduleEvent(db, name: schedule.name, change: existed ? "replaced" : "added", now: seconds)
+            return try SharedSQL.schedule(db, schedule.name)!
         }
     }
 
@@ -75,7 +76,7 @@ extension SQLStore {
     }
 
     package func schedule(_ name: String) async throws -> ScheduleStatus? {
-        try await read(.short) { db in try StoreSQL.schedule(db, name) }
+        try await read(.short) { db in try SharedSQL.schedule(db, name) }
     }
 
     /// The jobs a schedule made, newest occurrence first.
@@ -92,7 +93,7 @@ extension SQLStore {
     /// occurrences it missed while paused.
     package func setSchedulePaused(_ name: String, paused: Bool, now: Date) async throws -> ScheduleStatus {
         try await write(.short) { db in
-            guard let status = try StoreSQL.schedule(db, name) else { throw StoreSQL.noSchedule(name) }
+            guard let status = try SharedSQL.schedule(db, name) else { throw SharedSQL.noSchedule(name) }
             guard status.paused != paused else { return status }
             var next = status.nextRunAt
             if !paused, let waiting = next, waiting < now {
@@ -103,9 +104,9 @@ extension SQLStore {
             try db.execute(
                 sql: "UPDATE jobq_schedules SET paused = ?, next_run_at = ?, updated_at = ? WHERE name = ?",
                 arguments: [paused, next?.timeIntervalSince1970, now.timeIntervalSince1970, name])
-            try StoreSQL.scheduleEvent(
+            try SharedSQL.scheduleEvent(
                 db, name: name, change: paused ? "paused" : "resumed", now: now.timeIntervalSince1970)
-            return try StoreSQL.schedule(db, name)!
+            return try SharedSQL.schedule(db, name)!
         }
     }
 
@@ -113,8 +114,8 @@ extension SQLStore {
     package func removeSchedule(_ name: String, now: Date) async throws {
         try await write(.short) { db in
             try db.execute(sql: "DELETE FROM jobq_schedules WHERE name = ?", arguments: [name])
-            guard db.changesCount == 1 else { throw StoreSQL.noSchedule(name) }
-            try StoreSQL.scheduleEvent(db, name: name, change: "removed", now: now.timeIntervalSince1970)
+            guard db.changesCount == 1 else { throw SharedSQL.noSchedule(name) }
+            try SharedSQL.scheduleEvent(db, name: name, change: "removed", now: now.timeIntervalSince1970)
         }
     }
 
@@ -141,7 +142,7 @@ extension SQLStore {
                 arguments: [seconds]
             ).map(ScheduleStatus.init)
             var made: [JobID] = []
-            var events = StoreSQL.PendingEvents(db, now: seconds)
+            var events = SharedSQL.PendingEvents(db, now: seconds)
             for schedule in due {
                 guard let first = schedule.nextRunAt else { continue }
                 // `skip`: one job (keyed by the first missed occurrence), run now; `catchUp`: one
@@ -153,7 +154,7 @@ extension SQLStore {
                 }
                 var inserted = 0
                 for occurrence in occurrences {
-                    if let id = try StoreSQL.insertOccurrence(
+                    if let id = try SharedSQL.insertOccurrence(
                         db, schedule, occurrence: occurrence.timeIntervalSince1970, now: seconds, events: &events)
                     {
                         made.append(id)
@@ -174,7 +175,7 @@ extension SQLStore {
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     static func schedule(_ db: some SQLTransaction, _ name: String) throws -> ScheduleStatus? {
         try db.fetchRow(sql: "SELECT * FROM jobq_schedules WHERE name = ?", arguments: [name]).map(ScheduleStatus.init)
     }
@@ -267,22 +268,23 @@ extension Schedule.Timing {
 
 extension ScheduleStatus {
     init(_ row: SQLRow) {
-        name = row["name"]
-        executor = row["executor"]
-        payloadJSON = row["payload"]
-        queue = row["queue"]
-        priority = row["priority"]
-        maxAttempts = row["max_attempts"]
-        timeout = (row["timeout"] as Double?).map(Duration.init(storedSeconds:))
-        timing = Schedule.Timing.stored(
-            kind: row["kind"], start: row["start_at"], every: row["every"], times: row["times"], cron: row["cron"],
-            zone: row["time_zone"])
-        missed = Schedule.MissedPolicy(rawValue: row["missed"]) ?? .skip
-        catchUpLimit = row["catch_up_limit"]
-        paused = row["paused"]
-        nextRunAt = (row["next_run_at"] as Double?).map(Date.init(timeIntervalSince1970:))
-        made = row["made"]
-        createdAt = Date(timeIntervalSince1970: row["created_at"])
-        updatedAt = Date(timeIntervalSince1970: row["updated_at"])
+        self.init(
+            name: row["name"],
+            executor: row["executor"],
+            payloadJSON: row["payload"],
+            queue: row["queue"],
+            priority: row["priority"],
+            maxAttempts: row["max_attempts"],
+            timeout: (row["timeout"] as Double?).map(Duration.init(storedSeconds:)),
+            timing: Schedule.Timing.stored(
+                kind: row["kind"], start: row["start_at"], every: row["every"], times: row["times"], cron: row["cron"],
+                zone: row["time_zone"]),
+            missed: Schedule.MissedPolicy(rawValue: row["missed"]) ?? .skip,
+            catchUpLimit: row["catch_up_limit"],
+            paused: row["paused"],
+            nextRunAt: (row["next_run_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            made: row["made"],
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
     }
 }

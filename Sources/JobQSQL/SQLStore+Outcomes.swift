@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// Recording how attempts ended, with everything that follows from it in the same transaction:
 /// the event, the batch's counters (and its callbacks), and tracking sets.
@@ -16,13 +17,13 @@ extension SQLStore {
         // wake no worker.
         let audience: CommitAudience = outcomes.isEmpty ? .followers : .workersAndFollowers
         return try await write(.short, audience: audience) { db in
-            let recorded = try StoreSQL.recordCompletions(db, outcomes, starting: starting, workerID: workerID)
+            let recorded = try SharedSQL.recordCompletions(db, outcomes, starting: starting, workerID: workerID)
             return (recorded.refused, recorded.refusedStarts)
         }
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// What ``recordCompletions(_:_:starting:workerID:)`` refused: the ids whose outcome, and
     /// those whose start, the fence refused.
     struct RecordedCompletions: Sendable {
@@ -38,9 +39,9 @@ extension StoreSQL {
         workerID: String
     ) throws -> RecordedCompletions {
         // Read once the write lock is held: a start is stamped when it commits.
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         var recorded = RecordedCompletions()
-        var events = StoreSQL.PendingEvents(db, now: now)
+        var events = SharedSQL.PendingEvents(db, now: now)
         // A short job's start and its success often share a transaction (a slot runs
         // several jobs while one transaction is written): those are one UPDATE, not two.
         var startsWithSuccess: [JobID: ClaimedJob] = [:]
@@ -56,12 +57,12 @@ extension StoreSQL {
                 }
             }
         }
-        recorded.refusedStarts = try StoreSQL.markStarted(db, separateStarts, workerID: workerID, events: &events)
+        recorded.refusedStarts = try SharedSQL.markStarted(db, separateStarts, workerID: workerID, events: &events)
         if !outcomes.isEmpty {
             let facts = try StoreFacts.read(db)
-            let withDependents = try StoreSQL.jobsWithDependents(
+            let withDependents = try SharedSQL.jobsWithDependents(
                 db, outcomes.filter { $0.outcome.isSuccess && !$0.job.isMember }.map(\.job.id), facts: facts)
-            var selfContained: [StoreSQL.SelfContainedSuccess] = []
+            var selfContained: [SharedSQL.SelfContainedSuccess] = []
             for (job, outcome) in outcomes {
                 // An attempt whose start the fence just refused is not this worker's any more:
                 // its outcome must not land on whichever claim holds the job now.
@@ -70,20 +71,20 @@ extension StoreSQL {
                     continue
                 }
                 let start = startsWithSuccess[job.id]
-                if let success = StoreSQL.SelfContainedSuccess(
+                if let success = SharedSQL.SelfContainedSuccess(
                     job: job, outcome: outcome, start: start, facts: facts,
                     hasDependents: withDependents.contains(job.id))
                 {
                     selfContained.append(success)
                     continue
                 }
-                let done = try StoreSQL.record(
+                let done = try SharedSQL.record(
                     db, job: job, outcome: outcome, fence: .worker(workerID), facts: facts, events: &events,
                     start: start)
                 if !done { recorded.refused.insert(job.id) }
             }
             recorded.refused.formUnion(
-                try StoreSQL.recordSelfContainedSuccesses(db, selfContained, workerID: workerID, events: &events))
+                try SharedSQL.recordSelfContainedSuccesses(db, selfContained, workerID: workerID, events: &events))
             // A start written with its success was refused with it.
             recorded.refusedStarts.formUnion(recorded.refused.lazy.filter { startsWithSuccess[$0] != nil })
         }
@@ -91,7 +92,7 @@ extension StoreSQL {
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// Which attempt an outcome may change.
     enum Fence {
         /// Only this worker's running attempt (`job.attempt`): a worker recording its own work.
@@ -280,13 +281,13 @@ extension SQLStore {
     package func recordProgress(
         job: ClaimedJob, workerID: String, fraction: Double?, message: String?, dataJSON: String?
     ) async throws {
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         try await write(.short, audience: .followers) { db in
             try db.execute(
                 sql: """
                     UPDATE jobq_jobs SET progress = COALESCE(?, progress), progress_message = COALESCE(?, progress_message),
                         update_data = COALESCE(?, update_data)
-                    WHERE id = ? AND \(StoreSQL.runningAttempt(of: "?")) AND attempt = ?
+                    WHERE id = ? AND \(SharedSQL.runningAttempt(of: "?")) AND attempt = ?
                     """,
                 arguments: [fraction, message, dataJSON, job.id, workerID, job.attempt])
             guard db.changesCount > 0 else { return }
@@ -295,7 +296,7 @@ extension SQLStore {
             data.add("fraction", number: fraction)
             data.add("message", string: message)
             data.add("data", raw: dataJSON)
-            StoreSQL.appendEvent(
+            SharedSQL.appendEvent(
                 db, job: job.id, kind: .progress, queue: job.queue, executor: job.executor, batch: job.batch,
                 data: data.text, now: now)
         }

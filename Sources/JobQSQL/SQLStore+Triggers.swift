@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// Event triggers: stored tasks per event name; an emit makes their jobs, ordered by priority
 /// and by dependency edges between them, in one transaction.
@@ -12,7 +13,7 @@ extension SQLStore {
         let options = request.options
         let seconds = now.timeIntervalSince1970
         return try await write(.short) { db in
-            let siblings = try StoreSQL.triggers(db, event: trigger.event)
+            let siblings = try SharedSQL.triggers(db, event: trigger.event)
             let existed = siblings.contains { $0.task == trigger.task }
             let names = Set(siblings.map(\.task))
             if let missing = trigger.dependsOn.first(where: { !names.contains($0) }) {
@@ -22,7 +23,7 @@ extension SQLStore {
             }
             var graph = Dictionary(uniqueKeysWithValues: siblings.map { ($0.task, $0.dependsOn) })
             graph[trigger.task] = trigger.dependsOn
-            if let cycle = StoreSQL.cycle(through: trigger.task, in: graph) {
+            if let cycle = SharedSQL.cycle(through: trigger.task, in: graph) {
                 throw JobQueueError.invalidInput(
                     "trigger \(trigger.event)/\(trigger.task): dependsOn would make a cycle (\(cycle.joined(separator: " -> "))); "
                         + "a task cannot wait for itself, directly or through others")
@@ -40,63 +41,64 @@ extension SQLStore {
                 arguments: [
                     trigger.event, trigger.task, request.executor, JSONText.minified(request.payloadJSON),
                     options.queue, options.priority, options.maxAttempts,
-                    options.timeout?.inSeconds, StoreSQL.jsonArray(trigger.dependsOn), trigger.once, seconds, seconds
+                    options.timeout?.inSeconds, SharedSQL.jsonArray(trigger.dependsOn), trigger.once, seconds, seconds
                 ])
-            try StoreSQL.triggerEvent(
+            try SharedSQL.triggerEvent(
                 db, event: trigger.event, task: trigger.task, change: existed ? "replaced" : "added", now: seconds)
-            return try StoreSQL.trigger(db, event: trigger.event, task: trigger.task)!
+            return try SharedSQL.trigger(db, event: trigger.event, task: trigger.task)!
         }
     }
 
     package func triggers(event: String?) async throws -> [TriggerStatus] {
         try await read { db in
-            if let event { return try StoreSQL.triggers(db, event: event) }
+            if let event { return try SharedSQL.triggers(db, event: event) }
             return try db.fetchRows(sql: "SELECT * FROM jobq_triggers ORDER BY event, task").map(TriggerStatus.init)
         }
     }
 
     package func setTriggerPaused(event: String, task: String, paused: Bool, now: Date) async throws -> TriggerStatus {
         try await write(.short) { db in
-            guard let status = try StoreSQL.trigger(db, event: event, task: task) else {
-                throw StoreSQL.noTrigger(event, task)
+            guard let status = try SharedSQL.trigger(db, event: event, task: task) else {
+                throw SharedSQL.noTrigger(event, task)
             }
             guard status.paused != paused else { return status }
             let seconds = now.timeIntervalSince1970
             try db.execute(
                 sql: "UPDATE jobq_triggers SET paused = ?, updated_at = ? WHERE event = ? AND task = ?",
                 arguments: [paused, seconds, event, task])
-            try StoreSQL.triggerEvent(db, event: event, task: task, change: paused ? "paused" : "resumed", now: seconds)
-            return try StoreSQL.trigger(db, event: event, task: task)!
+            try SharedSQL.triggerEvent(
+                db, event: event, task: task, change: paused ? "paused" : "resumed", now: seconds)
+            return try SharedSQL.trigger(db, event: event, task: task)!
         }
     }
 
     /// Removes a trigger; the jobs it made stay. Refused while another task depends on it.
     package func removeTrigger(event: String, task: String, now: Date) async throws {
         try await write(.short) { db in
-            let siblings = try StoreSQL.triggers(db, event: event)
-            guard siblings.contains(where: { $0.task == task }) else { throw StoreSQL.noTrigger(event, task) }
+            let siblings = try SharedSQL.triggers(db, event: event)
+            guard siblings.contains(where: { $0.task == task }) else { throw SharedSQL.noTrigger(event, task) }
             if let dependent = siblings.first(where: { $0.dependsOn.contains(task) }) {
                 throw JobQueueError.invalidState(
                     "task \(event)/\(dependent.task) depends on \(task); remove \(dependent.task) first, "
                         + "or add it again without --depends-on \(task)")
             }
             try db.execute(sql: "DELETE FROM jobq_triggers WHERE event = ? AND task = ?", arguments: [event, task])
-            try StoreSQL.triggerEvent(db, event: event, task: task, change: "removed", now: now.timeIntervalSince1970)
+            try SharedSQL.triggerEvent(db, event: event, task: task, change: "removed", now: now.timeIntervalSince1970)
         }
     }
 
     /// Makes one job per active task of `event`, in one transaction, or (for a dedupe key seen
     /// within 24 hours) returns the jobs of that earlier emit and makes nothing.
     package func emit(event: String, payloadJSON: String, dedupe: String?, now: Date) async throws -> Emitted {
-        try StoreSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
+        try SharedSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
         let seconds = now.timeIntervalSince1970
         return try await write(.short) { db in
-            try StoreSQL.emit(event: event, payloadJSON: payloadJSON, dedupe: dedupe, db: db, now: seconds)
+            try SharedSQL.emit(event: event, payloadJSON: payloadJSON, dedupe: dedupe, db: db, now: seconds)
         }
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// Refuses a bad event name, dedupe key or payload before anything is written.
     package static func checkEmit(event: String, payloadJSON: String, dedupe: String?) throws {
         try Names.check(event, what: "event name")
@@ -163,7 +165,7 @@ extension StoreSQL {
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// How long a dedupe key of an emit is remembered.
     static let dedupeWindow: Double = 24 * 3600
 
@@ -227,19 +229,21 @@ extension StoreSQL {
 
 extension TriggerStatus {
     init(_ row: SQLRow) {
-        event = row["event"]
-        task = row["task"]
-        executor = row["executor"]
-        payloadJSON = row["payload"]
-        queue = row["queue"]
-        priority = row["priority"]
-        maxAttempts = row["max_attempts"]
-        timeout = (row["timeout"] as Double?).map(Duration.init(storedSeconds:))
-        dependsOn = (try? JSONDecoder.jobq.decode([String].self, from: Data((row["depends_on"] as String).utf8))) ?? []
-        once = row["once"]
-        ranOnceAt = (row["ran_once_at"] as Double?).map(Date.init(timeIntervalSince1970:))
-        paused = row["paused"]
-        createdAt = Date(timeIntervalSince1970: row["created_at"])
-        updatedAt = Date(timeIntervalSince1970: row["updated_at"])
+        self.init(
+            event: row["event"],
+            task: row["task"],
+            executor: row["executor"],
+            payloadJSON: row["payload"],
+            queue: row["queue"],
+            priority: row["priority"],
+            maxAttempts: row["max_attempts"],
+            timeout: (row["timeout"] as Double?).map(Duration.init(storedSeconds:)),
+            dependsOn: (try? JSONDecoder.jobq.decode([String].self, from: Data((row["depends_on"] as String).utf8)))
+                ?? [],
+            once: row["once"],
+            ranOnceAt: (row["ran_once_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            paused: row["paused"],
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// A tree node as the transactions that run a tree read it.
 package struct TreeNodeRow: Sendable {
@@ -116,11 +117,11 @@ extension WorkflowCompiler {
         var options = tree.root.options
         options.name = tree.root.name
         let request = try JobRequest(executor: tree.root.executor, payloadJSON: tree.inputJSON, options: options)
-        let placement = StoreSQL.Placement(
+        let placement = SharedSQL.Placement(
             workflow: workflow, group: group, position: 0, inputFrom: previous,
             edges: waitsFor.map { ($0.target, $0.contained ? DependencyPolicy.ignore.rawValue : nil) }, treeNode: root)
-        let job = try StoreSQL.insert(request, db: db, now: events.now, placement: placement)
-        if job.state != .waiting, let previous { try StoreSQL.applyPreviousInput(db, job: job.id, from: previous) }
+        let job = try SharedSQL.insert(request, db: db, now: events.now, placement: placement)
+        if job.state != .waiting, let previous { try SharedSQL.applyPreviousInput(db, job: job.id, from: previous) }
         return Compiled(
             reference: "group:\(group)", exits: [Predecessor(target: .group(group), contained: contained)],
             hasSteps: true)
@@ -150,7 +151,7 @@ extension WorkflowCompiler {
 
 // MARK: Running
 
-extension StoreSQL {
+extension SharedSQL {
     /// A job of a tree finished: on success its children are created (in this transaction),
     /// then it counts into its group; on failure its node's policy decides whether the tree
     /// fails or only this job's subtree.
@@ -310,7 +311,7 @@ package struct TreeExpansionFailure: Error {
     let message: String
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// The parameters of a tree's ready job.
     enum TreeJob: Int32, SQLParameter {
         case queue = 1
@@ -366,11 +367,11 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
     /// gets a group of its own around the job, at that position instead.
     mutating func insert(
         _ node: TreeNodeRow, payload: String, group: Int64, position: Int, path: String,
-        events: inout StoreSQL.PendingEvents
+        events: inout SharedSQL.PendingEvents
     ) throws {
         let (jobGroup, jobPosition) = try place(node, group: group, position: position, path: path)
-        typealias P = StoreSQL.TreeJob
-        let statement = try db.statement(sql: StoreSQL.treeJobSQL)
+        typealias P = SharedSQL.TreeJob
+        let statement = try db.statement(sql: SharedSQL.treeJobSQL)
         statement.bind(P.queue, node.queue)
         statement.bind(P.executor, node.executor)
         statement.bind(P.payload, payload)
@@ -405,7 +406,7 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
     /// the node's failure, handled by its policy like any other.
     mutating func insertFailed(
         _ node: TreeNodeRow, message: String, parentJob: JobID, group: Int64, position: Int, path: String,
-        events: inout StoreSQL.PendingEvents
+        events: inout SharedSQL.PendingEvents
     ) throws -> FinishedJob {
         let (jobGroup, jobPosition) = try place(node, group: group, position: position, path: path)
         var payload = JSONObjectBuilder()
@@ -446,8 +447,8 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
         group: Int64, position: Int
     ) {
         guard !node.leaf else { return (group, position) }
-        typealias P = StoreSQL.TreeGroup
-        let statement = try db.statement(sql: StoreSQL.treeGroupSQL)
+        typealias P = SharedSQL.TreeGroup
+        let statement = try db.statement(sql: SharedSQL.treeGroupSQL)
         statement.bind(P.workflow, workflow)
         statement.bind(P.parent, group)
         statement.bind(P.position, Int64(position))
@@ -465,7 +466,7 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
 
 // MARK: Completion
 
-extension StoreSQL {
+extension SharedSQL {
     /// Writes the `subtree` event of a tree group that finished (a job and everything below it),
     /// and for the tree's root group the `tree` event, exactly once, in the transaction of the
     /// last job below.

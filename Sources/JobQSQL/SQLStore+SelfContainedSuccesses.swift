@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// Successes that change nothing but their own row and event, recorded many to a statement.
 ///
@@ -9,7 +10,7 @@ import Foundation
 /// joined in as a VALUES list) does the same row work with the statement's setup shared.
 /// Each row keeps the worker's fence: only this worker's running attempt is changed, and the
 /// ids the UPDATE returns are the ones the fence accepted.
-extension StoreSQL {
+extension SharedSQL {
     /// A success ``record(_:job:outcome:fence:facts:events:reason:start:)`` would record with
     /// its own row and event alone.
     package struct SelfContainedSuccess {

@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// The SQL a store's transaction runs, the same for SQLite and for a database server, so that
 /// every state change and all its consequences are written once (the `SQLStore` extensions).
@@ -14,7 +15,7 @@ import Foundation
 /// ```
 ///
 /// A statement with more than a parameter or two names them (``SQLParameter``).
-package protocol SQLTransaction {
+package protocol SQLTransaction: DataMigrationStatements {
     associatedtype Statement: SQLStatement
 
     var dialect: SQLDialect { get }

@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// Jobs whose payload a store cannot read back: the one bad row a claim fails on, ended so the
 /// rest of its queue goes on.
@@ -34,11 +35,11 @@ extension SQLStore {
             after = last["id"]
         }
         guard !unreadable.isEmpty else { return [] }
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         return try await write { [unreadable] db in
             var ended: [JobID] = []
             var finished: [FinishedJob] = []
-            var events = StoreSQL.PendingEvents(db, now: now)
+            var events = SharedSQL.PendingEvents(db, now: now)
             for (id, problem) in unreadable {
                 let error =
                     "its payload holds \(problem), which no store can read back (stored before jobq refused such "
@@ -62,7 +63,7 @@ extension SQLStore {
                 finished.append(FinishedJob(job))
                 ended.append(id)
             }
-            try StoreSQL.settle(db, finished, facts: try StoreFacts.read(db), events: &events)
+            try SharedSQL.settle(db, finished, facts: try StoreFacts.read(db), events: &events)
             return ended
         }
     }

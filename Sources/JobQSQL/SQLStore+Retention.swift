@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// Retention: settings, the cleaner's batches, the lease that keeps cleaners one at a time, and
 /// the mark that tells followers events were deleted.
@@ -8,7 +9,7 @@ extension SQLStore {
     package func setRetention(_ retention: QueueRetention?, for queue: String, states: Set<JobState>) async throws {
         func stored(_ state: JobState) -> Double? {
             guard states.contains(state) else { return nil }
-            return retention.map { StoreSQL.storedKeep($0.keeps(state)) }
+            return retention.map { SharedSQL.storedKeep($0.keeps(state)) }
         }
         func given(_ state: JobState) -> Int { states.contains(state) ? 1 : 0 }
         let arguments: SQLArguments = [
@@ -31,8 +32,8 @@ extension SQLStore {
     /// The store's retention and every queue's own (queues without one are absent).
     package func retentionSettings() async throws -> (store: StoreRetention, queues: [String: QueueRetention]) {
         try await read { db in
-            let store = try StoreSQL.storeRetention(db)
-            let queues = try StoreSQL.ownRetentions(db, default: store.jobs)
+            let store = try SharedSQL.storeRetention(db)
+            let queues = try SharedSQL.ownRetentions(db, default: store.jobs)
             return (store, queues)
         }
     }
@@ -43,7 +44,7 @@ extension SQLStore {
                 ("keep_succeeded", retention.jobs.succeeded), ("keep_dead", retention.jobs.dead),
                 ("keep_cancelled", retention.jobs.cancelled), ("keep_events", retention.events)
             ] {
-                try StoreSQL.setSetting(db, name, StoreSQL.storedKeep(value))
+                try SharedSQL.setSetting(db, name, SharedSQL.storedKeep(value))
             }
         }
     }
@@ -52,7 +53,7 @@ extension SQLStore {
     /// holder's lease is still running. Returns whether `holder` holds it.
     package func acquireLease(_ name: String, holder: String, for duration: Duration) async throws -> Bool {
         try await write(.short, audience: .nobody) { db in
-            let now = StoreSQL.now()
+            let now = SharedSQL.now()
             try db.execute(
                 sql: """
                     INSERT INTO jobq_leases (name, holder, until) VALUES (?, ?, ?)
@@ -76,8 +77,8 @@ extension SQLStore {
     /// index of finished jobs, once per cleaner pass.
     package func retentionByQueue() async throws -> [(queue: String, retention: QueueRetention)] {
         try await read { db in
-            let store = try StoreSQL.storeRetention(db)
-            let own = try StoreSQL.ownRetentions(db, default: store.jobs)
+            let store = try SharedSQL.storeRetention(db)
+            let own = try SharedSQL.ownRetentions(db, default: store.jobs)
             let queues = try db.fetchAll(
                 String.self,
                 sql:
@@ -89,7 +90,7 @@ extension SQLStore {
 
     /// Deletes up to `limit` of `queue`'s jobs that ended in `state` before `cutoff`, oldest
     /// first, with their events and dependency rows, in one small transaction; never one that
-    /// something unfinished still refers to (``StoreSQL/unreferenced``). Returns how many.
+    /// something unfinished still refers to (``SharedSQL/unreferenced``). Returns how many.
     package func cleanFinished(queue: String, state: JobState, finishedBefore cutoff: Double, limit: Int)
         async throws -> Int
     {
@@ -104,12 +105,12 @@ extension SQLStore {
                 sql: """
                     SELECT id FROM jobq_jobs \(db.dialect.indexedBy("jobq_jobs_finished"))
                     WHERE queue = ? AND state = ? AND finished_at IS NOT NULL AND finished_at < ?
-                        AND \(StoreSQL.unreferenced(now: "?"))
+                        AND \(SharedSQL.unreferenced(now: "?"))
                     ORDER BY finished_at LIMIT ?
                     """,
-                arguments: [queue, state.rawValue, cutoff, StoreSQL.now(), limit])
+                arguments: [queue, state.rawValue, cutoff, SharedSQL.now(), limit])
             guard !ids.isEmpty else { return 0 }
-            try StoreSQL.deleteJobs(db, ids)
+            try SharedSQL.deleteJobs(db, ids)
             return ids.count
         }
     }
@@ -137,18 +138,19 @@ extension SQLStore {
             let oldest = try db.fetchRows(
                 sql: "SELECT id, created_at FROM jobq_events ORDER BY id LIMIT ?", arguments: [limit])
             guard let last = oldest.prefix(while: { $0.double(1) < cutoff }).last?.int64(0) else { return 0 }
-            return try StoreSQL.deleteEvents(db, where: "id <= ?", arguments: [last])
+            return try SharedSQL.deleteEvents(db, where: "id <= ?", arguments: [last])
         }
     }
 
     /// Deletes finished workflows (with their groups and trees) whose jobs are all gone.
     package func cleanFinishedWorkflows(finishedBefore cutoff: Double) async throws {
-        try await write(.short, audience: .nobody) { db in try StoreSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff)
+        try await write(.short, audience: .nobody) { db in
+            try SharedSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff)
         }
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// The stored form of a retention period: seconds, -1 for ever.
     static func storedKeep(_ period: Duration?) -> Double { period?.inSeconds ?? -1 }
 

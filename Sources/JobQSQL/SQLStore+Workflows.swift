@@ -1,16 +1,17 @@
 import Foundation
+import JobQCore
 
 /// Workflows: a submission compiles onto the dependency edges plus one row per group, in one
 /// transaction; reading, listing and cancelling them.
 extension SQLStore {
     package func submit(_ workflow: Workflow) async throws -> WorkflowID {
         let steps = try WorkflowValidation.validate(workflow)
-        let now = StoreSQL.now()
-        return try await write(steps <= 100 ? .short : .long) { db in try StoreSQL.submit(workflow, db: db, now: now) }
+        let now = SharedSQL.now()
+        return try await write(steps <= 100 ? .short : .long) { db in try SharedSQL.submit(workflow, db: db, now: now) }
     }
 
     package func workflow(_ id: WorkflowID) async throws -> WorkflowStatus? {
-        try await read { db in try StoreSQL.workflow(db, id) }
+        try await read { db in try SharedSQL.workflow(db, id) }
     }
 
     package func workflowOutcome(_ id: WorkflowID) async throws -> WorkflowOutcome? {
@@ -23,13 +24,13 @@ extension SQLStore {
             // What a step after the whole workflow would get as "previous", read in one snapshot.
             let result =
                 state == .succeeded
-                ? try StoreSQL.memberResult(db, "group:\(row["root_group"] as Int64? ?? 0)") : nil
+                ? try SharedSQL.memberResult(db, "group:\(row["root_group"] as Int64? ?? 0)") : nil
             return WorkflowOutcome(state: state, error: row["error"], resultJSON: result)
         }
     }
 
     package func workflows(state: WorkflowState?, limit: Int, before: WorkflowID?) async throws -> [WorkflowSummary] {
-        typealias P = StoreSQL.WorkflowFilter
+        typealias P = SharedSQL.WorkflowFilter
         return try await read { db in
             try db.fetchRows(
                 sql: """
@@ -61,13 +62,13 @@ extension SQLStore {
     /// Cancels a running workflow, or one of its groups (by name or path): running members are
     /// cancelled and members not started are dropped, at every depth, in one transaction.
     package func cancelWorkflow(_ id: WorkflowID, group: String?) async throws -> WorkflowStatus {
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         return try await write { db in
             guard
                 let workflow = try db.fetchRow(
                     sql: "SELECT state, root_group FROM jobq_workflows WHERE id = ?", arguments: [id])
             else {
-                throw StoreSQL.noWorkflow(id)
+                throw SharedSQL.noWorkflow(id)
             }
             guard workflow["state"] as String == WorkflowState.running.rawValue else {
                 throw JobQueueError.invalidState(
@@ -93,17 +94,17 @@ extension SQLStore {
                 }
                 target = match["id"]
             }
-            var events = StoreSQL.PendingEvents(db, now: now)
+            var events = SharedSQL.PendingEvents(db, now: now)
             var work: [FinishedJob] = []
-            try StoreSQL.finishGroup(
+            try SharedSQL.finishGroup(
                 db, target, as: .cancelled, cause: "cancelled by an operator", work: &work, events: &events)
-            try StoreSQL.settle(db, work, facts: try StoreFacts.read(db), events: &events)
-            return try StoreSQL.workflow(db, id)!
+            try SharedSQL.settle(db, work, facts: try StoreFacts.read(db), events: &events)
+            return try SharedSQL.workflow(db, id)!
         }
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// Everything a submission writes, in the transaction `db` (jobq's own, or the application's),
     /// for a workflow ``WorkflowValidation`` passed: the workflow, its groups, its first jobs and
     /// their events.
@@ -113,7 +114,7 @@ extension StoreSQL {
             sql:
                 "INSERT INTO jobq_workflows (name, state, context, created_at) VALUES (?, 'running', ?, ?) RETURNING id",
             arguments: [workflow.name, JSONText.minified(JSONValue.object(workflow.context).jsonText), now])!
-        var compiler = WorkflowCompiler(db: db, workflow: id, events: StoreSQL.PendingEvents(db, now: now))
+        var compiler = WorkflowCompiler(db: db, workflow: id, events: SharedSQL.PendingEvents(db, now: now))
         _ = try compiler.compile(workflow.root, parent: nil, position: 0, path: "$", waitsFor: [], tolerant: false)
         try db.execute(
             sql:
@@ -126,7 +127,7 @@ extension StoreSQL {
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     static func workflow(_ db: some SQLTransaction, _ id: WorkflowID) throws -> WorkflowStatus? {
         guard let row = try db.fetchRow(sql: "SELECT * FROM jobq_workflows WHERE id = ?", arguments: [id]) else {
             return nil
@@ -240,7 +241,7 @@ extension StoreSQL {
 package struct WorkflowCompiler<Transaction: SQLTransaction> {
     let db: Transaction
     let workflow: WorkflowID
-    var events: StoreSQL.PendingEvents
+    var events: SharedSQL.PendingEvents
 
     /// Something a member waits for, and whether its failure is contained by a `continue` group
     /// around it (then what waits for it runs anyway: the edge's policy is `ignore`).
@@ -298,7 +299,7 @@ package struct WorkflowCompiler<Transaction: SQLTransaction> {
         if !hasSteps {
             // Nothing will ever finish in it: it is complete now, and counts as succeeded.
             var work: [FinishedJob] = []
-            try StoreSQL.finishGroup(db, id, as: .succeeded, cause: nil, work: &work, events: &events)
+            try SharedSQL.finishGroup(db, id, as: .succeeded, cause: nil, work: &work, events: &events)
             return Compiled(reference: "group:\(id)", exits: waitsFor, hasSteps: false)
         }
         return Compiled(
@@ -308,12 +309,12 @@ package struct WorkflowCompiler<Transaction: SQLTransaction> {
     private mutating func compile(
         _ step: WorkflowStep, group: Int64, position: Int, waitsFor: [Predecessor], contained: Bool, previous: String?
     ) throws -> Compiled {
-        let placement = StoreSQL.Placement(
+        let placement = SharedSQL.Placement(
             workflow: workflow, group: group, position: position, inputFrom: previous,
             edges: waitsFor.map { ($0.target, $0.contained ? DependencyPolicy.ignore.rawValue : nil) })
-        let job = try StoreSQL.insert(step.request, db: db, now: events.now, placement: placement)
+        let job = try SharedSQL.insert(step.request, db: db, now: events.now, placement: placement)
         // Released at once (it follows only groups with no steps): its input is ready now.
-        if job.state != .waiting, let previous { try StoreSQL.applyPreviousInput(db, job: job.id, from: previous) }
+        if job.state != .waiting, let previous { try SharedSQL.applyPreviousInput(db, job: job.id, from: previous) }
         return Compiled(
             reference: "job:\(job.id)", exits: [Predecessor(target: .job(job.id), contained: contained)], hasSteps: true
         )
@@ -326,7 +327,7 @@ private enum WorkflowMember {
     case group(Int64)
 }
 
-extension StoreSQL {
+extension SharedSQL {
     /// The parameters of a page of workflows: a state or NULL for any, an id to list below or
     /// NULL for the newest, and how many.
     enum WorkflowFilter: Int32, SQLParameter {

@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// How a member (a job or a group) ended, as its group counts it.
 package enum GroupOutcome: String {
@@ -52,7 +53,7 @@ package struct SubtreeJobs: Sendable {
 /// Workflow groups: counters kept by the transactions that finish their members, completion
 /// decided by one comparison, failure handled by the group's policy, and the workflow finished
 /// with its top group.
-extension StoreSQL {
+extension SharedSQL {
     /// The parameters of statements about one group and the groups under it.
     enum GroupParameter: Int32, SQLParameter {
         case group = 1

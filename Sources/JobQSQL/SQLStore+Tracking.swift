@@ -1,11 +1,12 @@
 import Foundation
+import JobQCore
 
 /// Tracking sets: the firing is decided in the transaction that records a member's result.
 extension SQLStore {
     package func addTrackingSet(_ name: String, members: [TrackingMember]) async throws -> TrackingSetStatus {
         try Label.check(name, what: "a tracking set's name")
         guard !members.isEmpty else { throw JobQueueError.invalidInput("a tracking set needs at least one member") }
-        let now = StoreSQL.now()
+        let now = SharedSQL.now()
         return try await write { db in
             if try db.fetchOne(
                 Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM jobq_tracking_sets WHERE name = ?)", arguments: [name])
@@ -21,7 +22,7 @@ extension SQLStore {
                     sql: "INSERT INTO jobq_tracking_members (set_name, kind, member) VALUES (?, ?, ?)",
                     arguments: [name, member.kind, member.key])
             }
-            return try StoreSQL.trackingSets(db, name: name)[0]
+            return try SharedSQL.trackingSets(db, name: name)[0]
         }
     }
 
@@ -36,11 +37,11 @@ extension SQLStore {
     }
 
     package func trackingSets() async throws -> [TrackingSetStatus] {
-        try await read { db in try StoreSQL.trackingSets(db, name: nil) }
+        try await read { db in try SharedSQL.trackingSets(db, name: nil) }
     }
 }
 
-extension StoreSQL {
+extension SharedSQL {
     static func trackingSets(_ db: some SQLTransaction, name: String?) throws -> [TrackingSetStatus] {
         let sets = try db.fetchRows(
             sql: "SELECT * FROM jobq_tracking_sets WHERE CAST(? AS text) IS NULL OR name = ? ORDER BY name",

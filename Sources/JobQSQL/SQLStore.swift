@@ -1,4 +1,5 @@
 import Foundation
+import JobQCore
 
 /// A ``Store`` whose transactions are SQL (``SQLTransaction``): SQLite in a file, or a database
 /// server. Every state change, with all its consequences, is written once in this protocol's
@@ -25,7 +26,7 @@ package protocol SQLStore: Store {
         -> T
     /// Makes due scheduled and retrying jobs ready, inside a claim transaction.
     static func promoteDue(_ db: Transaction, now: Double) throws
-    /// Claims up to `limit` ready jobs of `queue` in claim order (``StoreSQL/claimOrder``),
+    /// Claims up to `limit` ready jobs of `queue` in claim order (``SharedSQL/claimOrder``),
     /// passing over jobs past their deadline to start, inside a claim transaction: the jobs
     /// `running` under `workerID`'s lease until `leaseUntil`, their start not yet marked.
     static func claimReady(_ db: Transaction, queue: String, limit: Int, workerID: String, leaseUntil: Double) throws
@@ -62,7 +63,7 @@ extension SQLStore {
 
 /// The SQL of every state change and its consequences, shared by all ``SQLStore``s: each
 /// function takes the transaction it runs in.
-package enum StoreSQL {
+package enum SharedSQL {
     /// Now, in Unix seconds: what a transaction stamps on the rows it writes.
     package static func now() -> Double { Date().timeIntervalSince1970 }
 }
