@@ -5,7 +5,7 @@ import JobQSQL
 /// The PostgreSQL store: jobq's rules (the `SQLStore` extensions) run in the server's
 /// transactions, and its hot path is its own — an enqueue of self-contained jobs, a claim and a
 /// worker's successes are each one statement that commits on its own
-/// (`SelfContainedEnqueue.swift`, `OneStatementClaim.swift`, `RecordSuccesses.swift`). Workers
+/// (`SelfContainedEnqueue.swift`, `ServerStore+Claim.swift`, `RecordSuccesses.swift`). Workers
 /// on many machines share it; each machine's processes learn of the others' commits through the
 /// server (``PostgresServer/otherCommitsWatch(for:)``).
 final class ServerStore: SQLStore {

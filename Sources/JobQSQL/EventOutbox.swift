@@ -73,3 +73,43 @@ extension SQLTransaction {
         return result
     }
 }
+
+extension SharedSQL {
+    /// Appends an event inside the caller's transaction.
+    static func appendEvent(
+        _ db: some SQLTransaction, job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?,
+        data: String?, now: Double, workflow: WorkflowID? = nil
+    ) {
+        db.outbox.append(
+            job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data, createdAt: now,
+            workflow: workflow)
+    }
+
+    /// A view of the transaction's outbox (``EventOutbox``) that stamps the events appended
+    /// through it with one time: the functions that write a state change's events take one.
+    struct PendingEvents {
+        let now: Double
+        private let outbox: EventOutbox
+
+        init(_ db: some SQLTransaction, now: Double) {
+            self.now = now
+            self.outbox = db.outbox
+        }
+
+        mutating func append(
+            job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?, data: String?,
+            workflow: WorkflowID? = nil
+        ) {
+            outbox.append(
+                job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data, createdAt: now,
+                workflow: workflow)
+        }
+
+        /// The `started` event of a claimed attempt.
+        mutating func append(startedOf job: ClaimedJob, workerID: String) {
+            append(
+                job: job.id, kind: .started, queue: job.queue, executor: job.executor, batch: job.batch,
+                data: job.startedEventData(workerID: workerID), workflow: job.workflowID)
+        }
+    }
+}
