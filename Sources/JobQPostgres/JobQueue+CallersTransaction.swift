@@ -24,8 +24,8 @@ import PostgresNIO
 /// emit takes it exclusively until the application's transaction ends, as jobq's own rule
 /// writes do: keep such transactions short.
 ///
-/// - Throws: ``JobQueueError/invalidState(_:)`` when the connection is not in a transaction;
-///   ``JobQueueError/invalidInput(_:)`` when it is to another database, or for a bad request.
+/// - Throws: `JobQueueError.invalidState` when the connection is not in a transaction;
+///   `JobQueueError.invalidInput` when it is to another database, or for a bad request.
 extension JobQueue {
     /// Enqueues one job for a typed executor in the application's transaction on `connection`.
     ///

@@ -19,6 +19,7 @@ extension JobQueue {
     ///   - url: `postgres://user[:password]@host[:port]/database[?sslmode=...]`. Without a
     ///     password in it, `PGPASSWORD` and then `~/.pgpass` are used. Never logged.
     ///   - migrations: Whether an older schema is migrated on open (the default) or refused.
+    ///   - logger: Where the store logs connection trouble and migrations.
     public convenience init(
         postgres url: String, migrations: SchemaMigrationPolicy = .applyPending,
         logger: Logger = Logger(label: "jobq.postgres")

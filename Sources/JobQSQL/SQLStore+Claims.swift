@@ -492,3 +492,50 @@ extension SharedSQL {
         return ClaimOutlook(claimable: statement.int64(0) != 0, nextDue: statement.optionalDouble(1))
     }
 }
+
+/// A queue's settings as every claim reads them from its row in `queues`: paused, and its
+/// limits (claimed by `SharedSQL.claimLimited`, `SQLStore+QueueLimits.swift`).
+package struct LimitedQueue: Sendable {
+    package let name: String
+    package let paused: Bool
+    package let concurrency: Int?
+    /// Starts per period (seconds).
+    package let rate: (starts: Int, period: Double)?
+    package let partitioning: QueuePartitioning?
+
+    /// The columns ``init(_:)`` reads, in the order a query selects them.
+    enum Column: Int32, SQLColumns { case name, paused, concurrencyLimit, rateLimit, ratePeriod, partitionBy }
+
+    static let columns = Column.list
+
+    init(_ row: some ColumnReader) {
+        typealias C = Column
+        name = row.string(C.name)
+        paused = row.int64(C.paused) != 0
+        concurrency = row.optionalInt64(C.concurrencyLimit).map(Int.init)
+        if let starts = row.optionalInt64(C.rateLimit), let period = row.optionalDouble(C.ratePeriod) {
+            rate = (Int(starts), period)
+        } else {
+            rate = nil
+        }
+        // A stored form this jobq cannot read would have been refused when it was set.
+        partitioning = row.optionalString(C.partitionBy).flatMap { try? QueuePartitioning(parsing: $0) }
+    }
+
+    var isLimited: Bool { concurrency != nil || rate != nil }
+
+    var limits: QueueLimits {
+        QueueLimits(
+            concurrency: concurrency,
+            rate: rate.map { RateLimit($0.starts, per: Duration(storedSeconds: $0.period)) },
+            partitionBy: partitioning)
+    }
+}
+
+extension SharedSQL {
+    /// Every queue with a setting claims must respect: paused, limited, or both.
+    static let queueSettingsSQL = """
+        SELECT \(LimitedQueue.columns) FROM jobq_queues
+        WHERE paused <> 0 OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL
+        """
+}

@@ -1,44 +1,6 @@
 import Foundation
 import JobQCore
 
-/// A queue's limits as claims read them from its row in `queues`.
-package struct LimitedQueue: Sendable {
-    package let name: String
-    package let paused: Bool
-    package let concurrency: Int?
-    /// Starts per period (seconds).
-    package let rate: (starts: Int, period: Double)?
-    package let partitioning: QueuePartitioning?
-
-    /// The columns ``init(_:)`` reads, in the order a query selects them.
-    enum Column: Int32, SQLColumns { case name, paused, concurrencyLimit, rateLimit, ratePeriod, partitionBy }
-
-    static let columns = Column.list
-
-    init(_ row: some ColumnReader) {
-        typealias C = Column
-        name = row.string(C.name)
-        paused = row.int64(C.paused) != 0
-        concurrency = row.optionalInt64(C.concurrencyLimit).map(Int.init)
-        if let starts = row.optionalInt64(C.rateLimit), let period = row.optionalDouble(C.ratePeriod) {
-            rate = (Int(starts), period)
-        } else {
-            rate = nil
-        }
-        // A stored form this jobq cannot read would have been refused when it was set.
-        partitioning = row.optionalString(C.partitionBy).flatMap { try? QueuePartitioning(parsing: $0) }
-    }
-
-    var isLimited: Bool { concurrency != nil || rate != nil }
-
-    var limits: QueueLimits {
-        QueueLimits(
-            concurrency: concurrency,
-            rate: rate.map { RateLimit($0.starts, per: Duration(storedSeconds: $0.period)) },
-            partitionBy: partitioning)
-    }
-}
-
 /// What a limited queue has room for at a moment, per partition (one partition, `''`, when the
 /// queue is not partitioned).
 struct QueueCapacity {
@@ -64,11 +26,6 @@ struct QueueCapacity {
 }
 
 extension SharedSQL {
-    /// Every queue with a setting claims must respect: paused, limited, or both.
-    static let queueSettingsSQL = """
-        SELECT \(LimitedQueue.columns) FROM jobq_queues
-        WHERE paused <> 0 OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL
-        """
 
     /// The text of a job's partition under `partitioning`, from the job's own partition or the
     /// payload member at the path bound at `path` (empty when it has neither: those jobs share

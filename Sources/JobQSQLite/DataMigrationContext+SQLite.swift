@@ -3,7 +3,7 @@ import JobQCore
 import JobQSQL
 
 extension DataMigrationContext {
-    /// ``DataMigrationContext/write(_:)`` for a step that wants GRDB's `Database` on a SQLite
+    /// `DataMigrationContext.write(_:)` for a step that wants GRDB's `Database` on a SQLite
     /// store (its query interface, records, `db.create(table:)`): the step's changes and its
     /// record commit together, or not at all.
     ///
@@ -13,8 +13,8 @@ extension DataMigrationContext {
     /// }
     /// ```
     ///
-    /// - Throws: ``JobQueueError/invalidInput(_:)`` on a store that is not SQLite (nothing is
-    ///   changed or recorded); use ``DataMigrationContext/write(_:)`` there.
+    /// - Throws: `JobQueueError.invalidInput` on a store that is not SQLite (nothing is
+    ///   changed or recorded); use `DataMigrationContext.write(_:)` there.
     @discardableResult
     public func writeSQLite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let (migrator, version) = (migrator, version)

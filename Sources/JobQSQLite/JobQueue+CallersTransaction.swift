@@ -21,9 +21,9 @@ import JobQSQL
 /// stays, even when the application goes on and commits its own rows. Workers, here and in other
 /// processes, are woken once the transaction commits; a rolled-back one wakes nobody.
 ///
-/// - Throws: ``JobQueueError/invalidState(_:)`` outside a write transaction;
-///   ``JobQueueError/invalidInput(_:)`` when `db` is a connection to another file, or for a bad
-///   request; ``JobQueueError/incompatibleStore(_:)`` when the file needs `jobq migrate up`.
+/// - Throws: `JobQueueError.invalidState` outside a write transaction;
+///   `JobQueueError.invalidInput` when `db` is a connection to another file, or for a bad
+///   request; `JobQueueError.incompatibleStore` when the file needs `jobq migrate up`.
 extension JobQueue {
     /// Enqueues one job for a typed executor in the application's transaction `db`.
     ///

@@ -15,13 +15,14 @@ extension JobQueue {
     /// ```
     ///
     /// - Parameters:
+    ///   - path: The store's file; created (readable by its owner only) when missing.
     ///   - durability: `.normal` (the default) survives process crashes; `.full` also survives
     ///     power loss, with an fsync per commit.
     ///   - migrations: Whether an older schema is migrated on open (the default) or refused.
     ///   - backupBeforeMigrating: Before migrating a store that holds data, write a consistent
     ///     copy next to it, named `<path>.v<old version>-<UTC time>.backup`.
-    /// - Throws: ``JobQueueError/storeUnavailable(_:)`` when the file is not a jobq store, its
-    ///   directory is missing or it is read-only; ``JobQueueError/incompatibleStore(_:)`` when
+    /// - Throws: `JobQueueError.storeUnavailable` when the file is not a jobq store, its
+    ///   directory is missing or it is read-only; `JobQueueError.incompatibleStore` when
     ///   its schema is newer than this jobq, was edited, or (with `.refuseIfPending`) is older.
     public convenience init(
         path: String, durability: Durability = .normal, migrations: SchemaMigrationPolicy = .applyPending,
@@ -34,8 +35,8 @@ extension JobQueue {
 
     /// Opens the store at `path` to read only, changing nothing in the file: no migration, no
     /// switch to WAL mode, no checkpoint; it works for a user who may only read the file. A
-    /// store that needs migrations is refused (``JobQueueError/incompatibleStore(_:)``), and
-    /// every write throws ``JobQueueError/storeUnavailable(_:)``.
+    /// store that needs migrations is refused (`JobQueueError.incompatibleStore`), and
+    /// every write throws `JobQueueError.storeUnavailable`.
     ///
     /// ```swift
     /// let snapshot = try JobQueue(readingOnly: "/var/lib/app/jobs.sqlite")

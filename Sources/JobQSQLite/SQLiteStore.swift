@@ -188,7 +188,7 @@ final class SQLiteStore: SQLStore {
         }
     }
 
-    /// Runs a write transaction, mapping SQLite errors to clear ``JobQueueError``s.
+    /// Runs a write transaction, mapping SQLite errors to clear `JobQueueError`s.
     ///
     /// A `.short` transaction, when no other write of this process is under way and no other
     /// process holds the write lock, runs right here on the calling thread: no hand-off to GRDB's

@@ -12,7 +12,7 @@ extension JobQueue {
     /// if !status.pending.isEmpty { print("run `jobq migrate up`") }
     /// ```
     ///
-    /// - Throws: ``JobQueueError/incompatibleStore(_:)`` for a store newer than this jobq or
+    /// - Throws: `JobQueueError.incompatibleStore` for a store newer than this jobq or
     ///   with an edited migration.
     public static func schemaStatus(path: String) throws -> SchemaStatus {
         guard FileManager.default.fileExists(atPath: path) else {
