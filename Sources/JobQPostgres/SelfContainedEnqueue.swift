@@ -210,8 +210,7 @@ private struct SelfContainedJobRow {
         timeout = options.timeout?.inSeconds
         name = options.name
         trace = request.traceContextJSON
-        eventData = SharedSQL.enqueuedEventData(
-            state: state, runAt: Date(timeIntervalSince1970: runAt), priority: priority, waitingFor: 0, lane: nil)
+        eventData = EventData.enqueued(state: state, runAt: runAt, priority: priority).text
     }
 }
 

@@ -77,11 +77,11 @@ extension SQLTransaction {
 extension SharedSQL {
     /// Appends an event inside the caller's transaction.
     static func appendEvent(
-        _ db: some SQLTransaction, job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?,
-        data: String?, now: Double, workflow: WorkflowID? = nil
+        _ db: some SQLTransaction, _ data: EventData, job: JobID?, queue: String?, executor: String?, batch: String?,
+        now: Double, workflow: WorkflowID? = nil
     ) {
         db.outbox.append(
-            job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data, createdAt: now,
+            job: job, kind: data.kind, queue: queue, executor: executor, batch: batch, data: data.text, createdAt: now,
             workflow: workflow)
     }
 
@@ -97,19 +97,27 @@ extension SharedSQL {
         }
 
         mutating func append(
-            job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?, data: String?,
+            _ data: EventData, job: JobID?, queue: String?, executor: String?, batch: String?,
+            workflow: WorkflowID? = nil
+        ) {
+            append(data.rendered, job: job, queue: queue, executor: executor, batch: batch, workflow: workflow)
+        }
+
+        /// The same with data rendered once for many events.
+        mutating func append(
+            _ data: RenderedEventData, job: JobID?, queue: String?, executor: String?, batch: String?,
             workflow: WorkflowID? = nil
         ) {
             outbox.append(
-                job: job, kind: kind, queue: queue, executor: executor, batch: batch, data: data, createdAt: now,
-                workflow: workflow)
+                job: job, kind: data.kind, queue: queue, executor: executor, batch: batch, data: data.text,
+                createdAt: now, workflow: workflow)
         }
 
         /// The `started` event of a claimed attempt.
         mutating func append(startedOf job: ClaimedJob, workerID: String) {
             append(
-                job: job.id, kind: .started, queue: job.queue, executor: job.executor, batch: job.batch,
-                data: job.startedEventData(workerID: workerID), workflow: job.workflowID)
+                .started(attempt: job.attempt, worker: workerID), job: job.id, queue: job.queue,
+                executor: job.executor, batch: job.batch, workflow: job.workflowID)
         }
     }
 }

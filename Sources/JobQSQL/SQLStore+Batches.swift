@@ -136,13 +136,9 @@ extension SharedSQL {
             sql:
                 "UPDATE jobq_batches SET state = 'fired', fired_at = ?, complete_job_id = ?, success_job_id = ? WHERE name = ?",
             arguments: [now, completeJob, successJob, name])
-        var data = JSONObjectBuilder()
-        data.add("name", string: name)
-        data.add("counts", raw: countsJSON(batch))
-        data.add("completeJob", int: completeJob.map(Int.init))
-        data.add("successJob", int: successJob.map(Int.init))
         appendEvent(
-            db, job: lastJob, kind: .batch, queue: nil, executor: nil, batch: name, data: data.text, now: now)
+            db, .batch(name: name, rawCounts: countsJSON(batch), completeJob: completeJob, successJob: successJob),
+            job: lastJob, queue: nil, executor: nil, batch: name, now: now)
     }
 
     static func countsJSON(_ batch: BatchStatus) -> String {

@@ -100,7 +100,7 @@ extension SharedSQL {
     /// Ends unfinished jobs by id (as `cancelled` or `dead`) with `error`, writing their events
     /// (`kind`, or the state's own); returns them for the caller to settle.
     static func end(
-        _ db: some SQLTransaction, jobs ids: [JobID], as state: JobState, error: String, kind: EventKind? = nil,
+        _ db: some SQLTransaction, jobs ids: [JobID], as state: JobState, error: String, kind: EventData.EndKind? = nil,
         events: inout PendingEvents
     ) throws -> [FinishedJob] {
         guard !ids.isEmpty else { return [] }
@@ -122,14 +122,9 @@ extension SharedSQL {
                 id: row["id"], queue: row["queue"], executor: row["executor"], batch: row["batch"],
                 workflowID: row["workflow_id"],
                 groupID: row["group_id"], lane: row["lane"], treeNode: row["tree_node"], state: state, error: error)
-            var data = JSONObjectBuilder()
-            data.add("from", string: row["state"])
-            data.add(state == .dead ? "error" : "reason", string: error)
             events.append(
-                job: job.id, kind: kind ?? (state == .dead ? .dead : .cancelled), queue: job.queue,
-                executor: job.executor,
-                batch: job.batch,
-                data: data.text, workflow: job.workflowID)
+                .ended(kind ?? (state == .dead ? .dead : .cancelled), from: row["state"], why: error), job: job.id,
+                queue: job.queue, executor: job.executor, batch: job.batch, workflow: job.workflowID)
             return job
         }
     }

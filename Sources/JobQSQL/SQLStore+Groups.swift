@@ -162,21 +162,16 @@ extension SharedSQL {
                 error: summary,
                 events: &events)
         } else {
-            var data = JSONObjectBuilder()
-            data.add("group", int: Int(id))
-            data.add("name", string: group["name"])
-            data.add("path", string: path)
-            data.add("kind", string: group["kind"])
-            data.add("state", string: outcome.rawValue)
-            data.add(
-                "counts",
-                raw:
-                    "{\"total\":\(counts.total),\"succeeded\":\(counts.succeeded),\"failed\":\(counts.failed),\"cancelled\":\(counts.cancelled)}"
-            )
-            if let failures { data.add("failures", raw: failures) }
-            data.add("error", string: summary)
+            var countsJSON = JSONObjectBuilder()
+            countsJSON.add("total", int: counts.total)
+            countsJSON.add("succeeded", int: counts.succeeded)
+            countsJSON.add("failed", int: counts.failed)
+            countsJSON.add("cancelled", int: counts.cancelled)
             events.append(
-                job: nil, kind: .group, queue: nil, executor: nil, batch: nil, data: data.text, workflow: workflow)
+                .group(
+                    id: id, name: group["name"], path: path, kind: group["kind"], state: outcome.rawValue,
+                    rawCounts: countsJSON.text, rawFailures: failures, error: summary),
+                job: nil, queue: nil, executor: nil, batch: nil, workflow: workflow)
         }
 
         try resolveDependents(
@@ -243,16 +238,11 @@ extension SharedSQL {
                     failures: nil, error: reason, events: &events)
                 continue
             }
-            var data = JSONObjectBuilder()
-            data.add("group", int: row["id"])
-            data.add("name", string: row["name"])
-            data.add("path", string: row["path"])
-            data.add("kind", string: row["kind"])
-            data.add("state", string: "cancelled")
-            data.add("error", string: reason)
             events.append(
-                job: nil, kind: .group, queue: nil, executor: nil, batch: nil, data: data.text,
-                workflow: row["workflow_id"])
+                .group(
+                    id: row["id"], name: row["name"], path: row["path"], kind: row["kind"], state: "cancelled",
+                    rawCounts: nil, rawFailures: nil, error: reason),
+                job: nil, queue: nil, executor: nil, batch: nil, workflow: row["workflow_id"])
         }
         return ended
     }
@@ -329,12 +319,9 @@ extension SharedSQL {
                     """,
                 arguments: [id]
             ).map { ($0["state"], String($0["n"] as Int)) })
-        var data = JSONObjectBuilder()
-        data.add("name", string: row["name"])
-        data.add("state", string: outcome.rawValue)
-        data.add("counts", raw: counts)
-        data.add("error", string: error)
-        events.append(job: nil, kind: .workflow, queue: nil, executor: nil, batch: nil, data: data.text, workflow: id)
+        events.append(
+            .workflow(name: row["name"], state: outcome.rawValue, rawCounts: counts, error: error), job: nil,
+            queue: nil, executor: nil, batch: nil, workflow: id)
     }
 
     // MARK: Passing results along

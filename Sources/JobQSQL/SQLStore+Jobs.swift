@@ -66,12 +66,10 @@ extension SQLStore {
                     """,
                 arguments: [now, id])
             let cancelled = Job(row!)
-            var data = JSONObjectBuilder()
-            data.add("from", string: job.state.rawValue)
             var events = SharedSQL.PendingEvents(db, now: now)
             events.append(
-                job: id, kind: .cancelled, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
-                workflow: job.workflowID)
+                .ended(.cancelled, from: job.state.rawValue, why: nil), job: id, queue: job.queue,
+                executor: job.executor, batch: job.batch, workflow: job.workflowID)
             try SharedSQL.settle(db, [FinishedJob(cancelled)], facts: try StoreFacts.read(db), events: &events)
             return cancelled
         }
@@ -106,12 +104,9 @@ extension SQLStore {
                     """,
                 arguments: [now, id])
             let retried = Job(row!)
-            var data = JSONObjectBuilder()
-            data.add("from", string: job.state.rawValue)
-            data.add("maxAttempts", int: retried.maxAttempts)
             SharedSQL.appendEvent(
-                db, job: id, kind: .retried, queue: job.queue, executor: job.executor, batch: job.batch,
-                data: data.text, now: now)
+                db, .retried(from: job.state.rawValue, maxAttempts: retried.maxAttempts), job: id, queue: job.queue,
+                executor: job.executor, batch: job.batch, now: now)
             if let batch = job.batch { try SharedSQL.batchMemberReopened(db, batch: batch, previous: job.state) }
             return retried
         }
@@ -294,13 +289,9 @@ extension SharedSQL {
                 arguments: [request.payloadJSON, request.options.priority, runAt, runAt, now, holder.id])
         else { return holder }
         let updated = Job(row)
-        var data = JSONObjectBuilder()
-        data.add("by", string: by)
-        data.add("runAt", date: Date(timeIntervalSince1970: runAt))
-        data.add("priority", int: request.options.priority)
         appendEvent(
-            db, job: holder.id, kind: .updated, queue: holder.queue, executor: holder.executor, batch: holder.batch,
-            data: data.text, now: now)
+            db, .updated(by: by, runAt: runAt, priority: request.options.priority), job: holder.id,
+            queue: holder.queue, executor: holder.executor, batch: holder.batch, now: now)
         return updated
     }
 }
@@ -397,24 +388,13 @@ extension SharedSQL {
         if let lane = options.lane { try setLaneTail(db, lane: lane, job: job.id) }
         if let batch = options.batch { try addToBatch(db, name: batch) }
         appendEvent(
-            db, job: job.id, kind: .enqueued, queue: job.queue, executor: job.executor, batch: job.batch,
-            data: enqueuedEventData(
-                state: state, runAt: job.runAt, priority: job.priority, waitingFor: unmet, lane: options.lane),
-            now: now, workflow: job.workflowID)
+            db,
+            .enqueued(
+                state: state, runAt: job.runAt.timeIntervalSince1970, priority: job.priority, waitingFor: unmet,
+                lane: options.lane),
+            job: job.id, queue: job.queue, executor: job.executor, batch: job.batch, now: now,
+            workflow: job.workflowID)
         return job
-    }
-
-    /// The data of a job's `enqueued` event.
-    package static func enqueuedEventData(state: JobState, runAt: Date, priority: Int, waitingFor: Int, lane: String?)
-        -> String
-    {
-        var data = JSONObjectBuilder()
-        data.add("state", string: state.rawValue)
-        data.add("runAt", date: runAt)
-        data.add("priority", int: priority)
-        if waitingFor > 0 { data.add("waitingFor", int: waitingFor) }
-        if let lane { data.add("lane", string: lane) }
-        return data.text
     }
 
     /// The parameters of a job's row as an enqueue inserts it.

@@ -20,13 +20,9 @@ extension SQLStore {
             try db.execute(sql: "UPDATE jobq_lanes SET halted_job_id = NULL WHERE name = ?", arguments: [name])
             let failed = try SharedSQL.existingJob(db, failedID)
             var events = SharedSQL.PendingEvents(db, now: now)
-            var data = JSONObjectBuilder()
-            data.add("lane", string: name)
-            data.add("state", string: "resumed")
-            data.add("job", int: Int(failedID))
             events.append(
-                job: failedID, kind: .lane, queue: failed.queue, executor: failed.executor, batch: failed.batch,
-                data: data.text)
+                .lane(name: name, change: .resumed, job: failedID), job: failedID, queue: failed.queue,
+                executor: failed.executor, batch: failed.batch)
             var work: [FinishedJob] = []
             try SharedSQL.resolveDependents(
                 of: .job(failedID), db, succeeded: false, failure: FinishedJob(failed), work: &work, events: &events)
@@ -83,23 +79,20 @@ extension SharedSQL {
             let row = try db.fetchRow(
                 sql: "SELECT tail_job_id, on_failure, halted_job_id FROM jobq_lanes WHERE name = ?", arguments: [lane])
         else { return }
-        var data = JSONObjectBuilder()
-        data.add("lane", string: lane)
+        let change: EventData.LaneChange
         if job.state != .succeeded, row["on_failure"] as String == LaneFailurePolicy.halt.rawValue,
             row["halted_job_id"] as JobID? == nil
         {
             try db.execute(sql: "UPDATE jobq_lanes SET halted_job_id = ? WHERE name = ?", arguments: [job.id, lane])
-            data.add("state", string: "halted")
-            data.add("error", string: job.failureText)
+            change = .halted(error: job.failureText)
         } else if row["tail_job_id"] as JobID? == job.id {
-            data.add("state", string: "drained")
+            change = .drained
         } else {
             return
         }
-        data.add("job", int: Int(job.id))
         events.append(
-            job: job.id, kind: .lane, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
-            workflow: job.workflowID)
+            .lane(name: lane, change: change, job: job.id), job: job.id, queue: job.queue, executor: job.executor,
+            batch: job.batch, workflow: job.workflowID)
     }
 
     /// Whether `job`'s failure is what holds the lane.

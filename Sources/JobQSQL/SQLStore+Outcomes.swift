@@ -178,10 +178,7 @@ extension SharedSQL {
     ) throws -> Bool {
         assert(start == nil || outcome.isSuccess, "only a success records its start in the same UPDATE")
         let now = events.now
-        var data = JSONObjectBuilder()
-        data.add("attempt", int: job.attempt)
-        data.add("reason", string: reason)
-        let kind: EventKind
+        let data: EventData
         let finalState: JobState?
         let update: Transaction.Statement
         switch outcome {
@@ -190,39 +187,34 @@ extension SharedSQL {
             update.bind(P.result, resultJSON)
             update.bind(P.finishedAt, now)
             update.bind(P.startedAt, start.map { $0.startTime ?? now })
-            kind = .succeeded
+            data = .succeeded(attempt: job.attempt, reason: reason, rawResult: resultJSON)
             finalState = .succeeded
-            data.add("result", raw: resultJSON)
         case .retry(let error, let at, let timedOut):
             update = try db.statement(sql: fence.sql(retryUpdate))
             update.bind(P.error, error)
             update.bind(P.runAt, at.timeIntervalSince1970)
-            kind = timedOut ? .timedOut : .failed
+            data = .retrying(
+                attempt: job.attempt, reason: reason, error: error, retryAt: at.timeIntervalSince1970,
+                timedOut: timedOut)
             finalState = nil
-            data.add("error", string: error)
-            data.add("willRetry", bool: true)
-            data.add("retryAt", date: at)
         case .dead(let error, let timedOut):
             update = try db.statement(sql: fence.sql(deadUpdate))
             update.bind(P.error, error)
             update.bind(P.finishedAt, now)
-            kind = .dead
+            data = .dead(attempt: job.attempt, reason: reason, error: error, timedOut: timedOut)
             finalState = .dead
-            data.add("error", string: error)
-            if timedOut { data.add("timedOut", bool: true) }
         case .released:
             update = try db.statement(sql: fence.sql(releasedUpdate))
-            kind = .released
+            data = .released(attempt: job.attempt, reason: reason)
             finalState = nil
         case .snoozed(let until, let checkpointJSON):
             update = try db.statement(sql: fence.sql(snoozedUpdate))
             update.bind(P.runAt, until.timeIntervalSince1970)
             update.bind(P.checkpoint, checkpointJSON)
-            kind = .snoozed
+            data = .snoozed(
+                attempt: job.attempt, reason: reason, until: until.timeIntervalSince1970, snoozes: job.snoozes + 1,
+                checkpoint: checkpointJSON != nil)
             finalState = nil
-            data.add("until", date: until)
-            data.add("snoozes", int: job.snoozes + 1)
-            data.add("checkpoint", bool: checkpointJSON != nil)
         }
         fence.bind(update, job: job)
         try update.run()
@@ -230,18 +222,12 @@ extension SharedSQL {
         if let start, case .worker(let workerID) = fence { events.append(startedOf: start, workerID: workerID) }
         // A timed-out attempt that dies says so twice: the attempt timed out, and the job is dead.
         if case .dead(let error, true) = outcome {
-            var timeout = JSONObjectBuilder()
-            timeout.add("attempt", int: job.attempt)
-            timeout.add("error", string: error)
-            timeout.add("willRetry", bool: false)
             events.append(
-                job: job.id, kind: .timedOut, queue: job.queue, executor: job.executor, batch: job.batch,
-                data: timeout.text,
-                workflow: job.workflowID)
+                .timedOutForGood(attempt: job.attempt, error: error), job: job.id, queue: job.queue,
+                executor: job.executor, batch: job.batch, workflow: job.workflowID)
         }
         events.append(
-            job: job.id, kind: kind, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
-            workflow: job.workflowID)
+            data, job: job.id, queue: job.queue, executor: job.executor, batch: job.batch, workflow: job.workflowID)
         if case .succeeded(_, let writes) = outcome, !writes.isEmpty, let workflow = job.workflowID {
             try writeShared(db, workflow: workflow, writes)
         }
@@ -291,14 +277,9 @@ extension SQLStore {
                     """,
                 arguments: [fraction, message, dataJSON, job.id, workerID, job.attempt])
             guard db.changesCount > 0 else { return }
-            var data = JSONObjectBuilder()
-            data.add("attempt", int: job.attempt)
-            data.add("fraction", number: fraction)
-            data.add("message", string: message)
-            data.add("data", raw: dataJSON)
             SharedSQL.appendEvent(
-                db, job: job.id, kind: .progress, queue: job.queue, executor: job.executor, batch: job.batch,
-                data: data.text, now: now)
+                db, .progress(attempt: job.attempt, fraction: fraction, message: message, rawData: dataJSON),
+                job: job.id, queue: job.queue, executor: job.executor, batch: job.batch, now: now)
         }
     }
 }
@@ -397,13 +378,9 @@ extension SharedSQL {
                 continue
             }
             if let start = success.start { events.append(startedOf: start, workerID: workerID) }
-            var data = JSONObjectBuilder()
-            data.add("attempt", int: job.attempt)
-            data.add("result", raw: success.resultJSON)
             events.append(
-                job: job.id, kind: .succeeded, queue: job.queue, executor: job.executor, batch: job.batch,
-                data: data.text,
-                workflow: job.workflowID)
+                .succeeded(attempt: job.attempt, rawResult: success.resultJSON), job: job.id, queue: job.queue,
+                executor: job.executor, batch: job.batch, workflow: job.workflowID)
         }
         return refused
     }

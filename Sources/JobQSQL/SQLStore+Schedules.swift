@@ -220,22 +220,16 @@ extension SharedSQL {
         defer { statement.reset() }
         guard try statement.step() else { return nil }
         let id = statement.int64(0)
-        var data = JSONObjectBuilder()
-        data.add("state", string: JobState.ready.rawValue)
-        data.add("runAt", date: Date(timeIntervalSince1970: now))
-        data.add("priority", int: schedule.priority)
-        data.add("schedule", string: schedule.name)
-        data.add("occurrence", date: Date(timeIntervalSince1970: occurrence))
         events.append(
-            job: id, kind: .enqueued, queue: schedule.queue, executor: schedule.executor, batch: nil, data: data.text)
+            .enqueued(
+                state: .ready, runAt: now, priority: schedule.priority, schedule: (schedule.name, occurrence)),
+            job: id, queue: schedule.queue, executor: schedule.executor, batch: nil)
         return id
     }
 
     static func scheduleEvent(_ db: some SQLTransaction, name: String, change: String, now: Double) throws {
-        var data = JSONObjectBuilder()
-        data.add("schedule", string: name)
-        data.add("change", string: change)
-        appendEvent(db, job: nil, kind: .schedule, queue: nil, executor: nil, batch: nil, data: data.text, now: now)
+        appendEvent(
+            db, .schedule(name: name, change: change), job: nil, queue: nil, executor: nil, batch: nil, now: now)
     }
 
     static func noSchedule(_ name: String) -> JobQueueError {

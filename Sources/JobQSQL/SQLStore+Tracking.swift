@@ -108,12 +108,9 @@ extension SharedSQL {
                     arguments: [set]
                 ).map { ($0["name"], ($0["latest_result"] as String?).map(JSONText.minified)) })
             try db.execute(sql: "UPDATE jobq_tracking_members SET fresh = 0 WHERE set_name = ?", arguments: [set])
-            var data = JSONObjectBuilder()
-            data.add("set", string: set)
-            data.add("round", int: round)
-            data.add("results", raw: results)
             appendEvent(
-                db, job: job, kind: .tracking, queue: nil, executor: nil, batch: nil, data: data.text, now: now)
+                db, .tracking(set: set, round: round, rawResults: results), job: job, queue: nil, executor: nil,
+                batch: nil, now: now)
         }
     }
 }

@@ -355,7 +355,7 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
     let workflow: WorkflowID
     let now: Double
     /// The `enqueued` event's data by priority: the same for every job one success creates.
-    private var enqueuedData: [Int: String] = [:]
+    private var enqueuedData: [Int: RenderedEventData] = [:]
 
     init(db: Transaction, workflow: WorkflowID, now: Double) {
         self.db = db
@@ -390,16 +390,11 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
         let data =
             enqueuedData[node.priority]
             ?? {
-                var data = JSONObjectBuilder()
-                data.add("state", string: JobState.ready.rawValue)
-                data.add("runAt", date: Date(timeIntervalSince1970: now))
-                data.add("priority", int: node.priority)
-                enqueuedData[node.priority] = data.text
-                return data.text
+                let data = EventData.enqueued(state: .ready, runAt: now, priority: node.priority).rendered
+                enqueuedData[node.priority] = data
+                return data
             }()
-        events.append(
-            job: id, kind: .enqueued, queue: node.queue, executor: node.executor, batch: nil, data: data,
-            workflow: workflow)
+        events.append(data, job: id, queue: node.queue, executor: node.executor, batch: nil, workflow: workflow)
     }
 
     /// A job of `node` that is dead from the start, carrying why its inputs could not be made:
@@ -424,16 +419,11 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
                 node.name, message,
                 workflow, jobGroup, jobPosition, node.id
             ])!
-        var enqueued = JSONObjectBuilder()
-        enqueued.add("state", string: JobState.dead.rawValue)
         events.append(
-            job: id, kind: .enqueued, queue: node.queue, executor: node.executor, batch: nil, data: enqueued.text,
+            .enqueued(state: .dead), job: id, queue: node.queue, executor: node.executor, batch: nil,
             workflow: workflow)
-        var dead = JSONObjectBuilder()
-        dead.add("attempt", int: 0)
-        dead.add("error", string: message)
         events.append(
-            job: id, kind: .dead, queue: node.queue, executor: node.executor, batch: nil, data: dead.text,
+            .dead(attempt: 0, error: message), job: id, queue: node.queue, executor: node.executor, batch: nil,
             workflow: workflow)
         return FinishedJob(
             id: id, queue: node.queue, executor: node.executor, batch: nil, workflowID: workflow, groupID: jobGroup,
@@ -481,32 +471,21 @@ extension SharedSQL {
         else { return }
         let job = try db.fetchOne(
             JobID.self, sql: "SELECT id FROM jobq_jobs WHERE group_id = ? AND group_position = 0", arguments: [group])
-        var data = JSONObjectBuilder()
-        data.add("group", int: Int(group))
-        data.add("node", string: row["path"])
-        data.add("path", string: path)
-        if let job { data.add("job", int: Int(job)) }
-        data.add("state", string: outcome.rawValue)
         // A subtree cancelled from above (jobs nil) is not counted: its tree's event counts all.
-        data.add("counts", raw: jobs?.json)
-        if let failures { data.add("failures", raw: failures) }
-        data.add("error", string: error)
         events.append(
-            job: job, kind: .subtree, queue: nil, executor: nil, batch: nil, data: data.text, workflow: workflow)
+            .subtree(
+                group: group, node: row["path"], path: path, job: job, state: outcome.rawValue, rawCounts: jobs?.json,
+                rawFailures: failures, error: error),
+            job: job, queue: nil, executor: nil, batch: nil, workflow: workflow)
         guard row["parent_id"] as Int64? == nil else { return }
         let jobs = try jobs ?? subtreeJobs(db, group: group)
 
-        var tree = JSONObjectBuilder()
-        tree.add("tree", int: row["tree_id"])
-        tree.add("group", int: Int(group))
-        tree.add("node", string: row["path"])
-        tree.add("path", string: path)
-        if let job { tree.add("job", int: Int(job)) }
-        tree.add("state", string: outcome.rawValue)
-        tree.add("counts", raw: jobs.json)
-        if jobs.failed + jobs.cancelled > 0 { tree.add("failures", raw: try treeFailuresJSON(db, group: group)) }
-        tree.add("error", string: error)
-        events.append(job: job, kind: .tree, queue: nil, executor: nil, batch: nil, data: tree.text, workflow: workflow)
+        let failures = jobs.failed + jobs.cancelled > 0 ? try treeFailuresJSON(db, group: group) : nil
+        events.append(
+            .tree(
+                tree: row["tree_id"], group: group, node: row["path"], path: path, job: job, state: outcome.rawValue,
+                rawCounts: jobs.json, rawFailures: failures, error: error),
+            job: job, queue: nil, executor: nil, batch: nil, workflow: workflow)
     }
 
     /// The jobs of a tree that died or were cancelled (dead ones first, at most 50), as a JSON

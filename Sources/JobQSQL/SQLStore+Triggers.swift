@@ -154,13 +154,9 @@ extension SharedSQL {
                     """,
                 arguments: [event, dedupe, ids, seconds])
         }
-        var data = JSONObjectBuilder()
-        data.add("event", string: event)
-        data.add("change", string: "emitted")
-        data.add("jobs", raw: ids)
-        data.add("dedupe", string: dedupe)
         appendEvent(
-            db, job: nil, kind: .trigger, queue: nil, executor: nil, batch: nil, data: data.text, now: seconds)
+            db, .triggerEmitted(event: event, rawJobs: ids, dedupe: dedupe), job: nil, queue: nil, executor: nil,
+            batch: nil, now: seconds)
         return Emitted(jobs: jobs, deduplicated: false)
     }
 }
@@ -215,11 +211,9 @@ extension SharedSQL {
 
     static func triggerEvent(_ db: some SQLTransaction, event: String, task: String, change: String, now: Double) throws
     {
-        var data = JSONObjectBuilder()
-        data.add("event", string: event)
-        data.add("task", string: task)
-        data.add("change", string: change)
-        appendEvent(db, job: nil, kind: .trigger, queue: nil, executor: nil, batch: nil, data: data.text, now: now)
+        appendEvent(
+            db, .trigger(event: event, task: task, change: change), job: nil, queue: nil, executor: nil, batch: nil,
+            now: now)
     }
 
     static func noTrigger(_ event: String, _ task: String) -> JobQueueError {

@@ -54,12 +54,9 @@ extension SQLStore {
                         arguments: [error, now, id])
                 else { continue }  // claimed or ended meanwhile
                 let job = Job(row)
-                var data = JSONObjectBuilder()
-                data.add("attempt", int: job.attempt)
-                data.add("error", string: error)
                 events.append(
-                    job: id, kind: .dead, queue: job.queue, executor: job.executor, batch: job.batch, data: data.text,
-                    workflow: job.workflowID)
+                    .dead(attempt: job.attempt, error: error), job: id, queue: job.queue, executor: job.executor,
+                    batch: job.batch, workflow: job.workflowID)
                 finished.append(FinishedJob(job))
                 ended.append(id)
             }

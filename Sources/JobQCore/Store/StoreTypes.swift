@@ -94,11 +94,6 @@ package struct ClaimedJob: Sendable, Hashable {
         isSuspect = row.int(C.unstartedDeliveries) > 0
     }
 
-    /// The data of its `started` event, the same in every store.
-    package func startedEventData(workerID: String) -> String {
-        "{\"attempt\":\(attempt),\"worker\":\(JSONText.string(workerID))}"
-    }
-
     /// Whether finishing it matters beyond its own row: a batch, a workflow group, a lane.
     package var isMember: Bool { batch != nil || groupID != nil || lane != nil }
 
