@@ -24,14 +24,16 @@ extension SQLStore {
                 sql: """
                     INSERT INTO jobq_batches (name, state, on_complete_executor, on_complete_payload, on_success_executor,
                         on_success_payload, callback_queue, created_at)
-                    VALUES (?, 'open', ?, ?, ?, ?, ?, ?)
+                    VALUES (\(CreateBatch.name), 'open', \(CreateBatch.completeExecutor), \(CreateBatch.completePayload), \(CreateBatch.successExecutor), \(CreateBatch.successPayload), \(CreateBatch.callbackQueue), \(CreateBatch.createdAt))
                     """,
-                arguments: [
-                    name, onComplete?.executor, onComplete.map { JSONText.minified($0.payloadJSON) },
-                    onSuccess?.executor,
-                    onSuccess.map { JSONText.minified($0.payloadJSON) },
-                    onComplete?.options.queue ?? onSuccess?.options.queue ?? JobOptions.defaultQueue, now
-                ])
+                arguments: CreateBatch.arguments([
+                    .name: name, .completeExecutor: onComplete?.executor,
+                    .completePayload: onComplete.map { JSONText.minified($0.payloadJSON) },
+                    .successExecutor: onSuccess?.executor,
+                    .successPayload: onSuccess.map { JSONText.minified($0.payloadJSON) },
+                    .callbackQueue: onComplete?.options.queue ?? onSuccess?.options.queue ?? JobOptions.defaultQueue,
+                    .createdAt: now
+                ]))
             return try SharedSQL.batch(db, name)!
         }
     }
@@ -134,8 +136,10 @@ extension SharedSQL {
             ? try enqueueCallback(executor: row["on_success_executor"], payload: row["on_success_payload"]) : nil
         try db.execute(
             sql:
-                "UPDATE jobq_batches SET state = 'fired', fired_at = ?, complete_job_id = ?, success_job_id = ? WHERE name = ?",
-            arguments: [now, completeJob, successJob, name])
+                "UPDATE jobq_batches SET state = 'fired', fired_at = \(FireBatch.firedAt), complete_job_id = \(FireBatch.completeJob), success_job_id = \(FireBatch.successJob) WHERE name = \(FireBatch.name)",
+            arguments: FireBatch.arguments([
+                .firedAt: now, .completeJob: completeJob, .successJob: successJob, .name: name
+            ]))
         appendEvent(
             db, .batch(name: name, rawCounts: countsJSON(batch), completeJob: completeJob, successJob: successJob),
             job: lastJob, queue: nil, executor: nil, batch: name, now: now)
@@ -165,4 +169,16 @@ extension SharedSQL {
         }
         return summary.text
     }
+}
+
+/// A new batch and its callbacks.
+private enum CreateBatch: Int32, SQLParameter, CaseIterable {
+    case name = 1
+    case completeExecutor, completePayload, successExecutor, successPayload, callbackQueue, createdAt
+}
+
+/// A batch fired, with its callback jobs.
+private enum FireBatch: Int32, SQLParameter, CaseIterable {
+    case firedAt = 1
+    case completeJob, successJob, name
 }

@@ -105,10 +105,10 @@ extension SQLStore {
                 db.fetchAll(
                     JobID.self,
                     sql: """
-                        UPDATE jobq_jobs SET lease_until = ? WHERE \(db.dialect.integer("id", in: "?"))
-                        AND \(SharedSQL.runningAttempt(of: "?")) RETURNING id
+                        UPDATE jobq_jobs SET lease_until = \(RenewLeases.leaseUntil) WHERE \(db.dialect.integer("id", in: "\(RenewLeases.ids)"))
+                        AND \(SharedSQL.runningAttempt(of: "\(RenewLeases.worker)")) RETURNING id
                         """,
-                    arguments: [leaseUntil, list, workerID]))
+                    arguments: RenewLeases.arguments([.leaseUntil: leaseUntil, .ids: list, .worker: workerID])))
         }
     }
 
@@ -236,9 +236,11 @@ extension SQLStore {
             try db.execute(
                 sql: """
                     INSERT INTO jobq_workers (id, host, pid, queues, concurrency, started_at, heartbeat_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    VALUES (\(RegisterWorker.id), \(RegisterWorker.host), \(RegisterWorker.pid), \(RegisterWorker.queues), \(RegisterWorker.concurrency), \(RegisterWorker.now), \(RegisterWorker.now))
                     """,
-                arguments: [id, host, pid, list, concurrency, now, now])
+                arguments: RegisterWorker.arguments([
+                    .id: id, .host: host, .pid: pid, .queues: list, .concurrency: concurrency, .now: now
+                ]))
         }
     }
 
@@ -538,4 +540,16 @@ extension SharedSQL {
         SELECT \(LimitedQueue.columns) FROM jobq_queues
         WHERE paused <> 0 OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL
         """
+}
+
+/// The leases a worker renews, of the jobs it still runs.
+private enum RenewLeases: Int32, SQLParameter, CaseIterable {
+    case leaseUntil = 1
+    case ids, worker
+}
+
+/// A worker's row.
+private enum RegisterWorker: Int32, SQLParameter, CaseIterable {
+    case id = 1
+    case host, pid, queues, concurrency, now
 }

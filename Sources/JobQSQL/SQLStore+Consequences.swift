@@ -113,10 +113,13 @@ extension SharedSQL {
         guard !rows.isEmpty else { return [] }
         try db.execute(
             sql: """
-                UPDATE jobq_jobs SET state = ?, error = ?, finished_at = ?, lease_until = NULL
-                WHERE \(db.dialect.integer("id", in: "?")) AND state NOT IN ('succeeded', 'dead', 'cancelled')
+                UPDATE jobq_jobs SET state = \(EndJobs.state), error = \(EndJobs.error), finished_at = \(EndJobs.finishedAt), lease_until = NULL
+                WHERE \(db.dialect.integer("id", in: "\(EndJobs.ids)")) AND state NOT IN ('succeeded', 'dead', 'cancelled')
                 """,
-            arguments: [state.rawValue, error, events.now, jsonArray(rows.map { $0["id"] as JobID })])
+            arguments: EndJobs.arguments([
+                .state: state.rawValue, .error: error, .finishedAt: events.now,
+                .ids: jsonArray(rows.map { $0["id"] as JobID })
+            ]))
         return rows.map { row in
             let job = FinishedJob(
                 id: row["id"], queue: row["queue"], executor: row["executor"], batch: row["batch"],
@@ -292,4 +295,10 @@ extension SharedSQL {
             try statement.run()
         }
     }
+}
+
+/// Unfinished jobs ended from outside their attempts.
+private enum EndJobs: Int32, SQLParameter, CaseIterable {
+    case state = 1
+    case error, finishedAt, ids
 }

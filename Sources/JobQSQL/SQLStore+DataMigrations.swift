@@ -18,8 +18,9 @@ extension SQLStore {
         let now = SharedSQL.now()
         try await write { db in
             try db.execute(
-                sql: "UPDATE jobq_data_migrations SET target_version = ?, updated_at = ? WHERE name = ?",
-                arguments: [target, now, name])
+                sql:
+                    "UPDATE jobq_data_migrations SET target_version = \(RetargetDataMigration.target), updated_at = \(RetargetDataMigration.now) WHERE name = \(RetargetDataMigration.name)",
+                arguments: RetargetDataMigration.arguments([.target: target, .now: now, .name: name]))
         }
     }
 
@@ -74,18 +75,22 @@ extension SharedSQL {
             try db.execute(
                 sql: """
                     INSERT INTO jobq_data_migrations (name, version, target_version, initialized_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?)
+                    VALUES (\(RecordDataMigration.name), \(RecordDataMigration.version), \(RecordDataMigration.target), \(RecordDataMigration.now), \(RecordDataMigration.now))
                     """,
-                arguments: [name, version, target, now, now])
+                arguments: RecordDataMigration.arguments([.name: name, .version: version, .target: target, .now: now]))
         } else {
             guard let recorded, recorded == version - 1 else { return false }
             try db.execute(
-                sql: "UPDATE jobq_data_migrations SET version = ?, target_version = ?, updated_at = ? WHERE name = ?",
-                arguments: [version, target, now, name])
+                sql:
+                    "UPDATE jobq_data_migrations SET version = \(AdvanceDataMigration.version), target_version = \(AdvanceDataMigration.target), updated_at = \(AdvanceDataMigration.now) WHERE name = \(AdvanceDataMigration.name)",
+                arguments: AdvanceDataMigration.arguments([.version: version, .target: target, .now: now, .name: name]))
         }
         try db.execute(
-            sql: "INSERT INTO jobq_data_migration_steps (name, version, outcome, applied_at) VALUES (?, ?, ?, ?)",
-            arguments: [name, version, outcome, now])
+            sql:
+                "INSERT INTO jobq_data_migration_steps (name, version, outcome, applied_at) VALUES (\(RecordDataMigrationStep.name), \(RecordDataMigrationStep.version), \(RecordDataMigrationStep.outcome), \(RecordDataMigrationStep.appliedAt))",
+            arguments: RecordDataMigrationStep.arguments([
+                .name: name, .version: version, .outcome: outcome, .appliedAt: now
+            ]))
         if let next { _ = try insert(next, db: db, now: now) }
         return true
     }
@@ -110,4 +115,28 @@ extension SQLTransaction {
             DataMigrationRow(columns: $0.names, values: $0.values)
         }
     }
+}
+
+/// A data migrator's new target.
+private enum RetargetDataMigration: Int32, SQLParameter, CaseIterable {
+    case target = 1
+    case now, name
+}
+
+/// A data migrator's first record.
+private enum RecordDataMigration: Int32, SQLParameter, CaseIterable {
+    case name = 1
+    case version, target, now
+}
+
+/// A data migrator's progress.
+private enum AdvanceDataMigration: Int32, SQLParameter, CaseIterable {
+    case version = 1
+    case target, now, name
+}
+
+/// One step of a data migrator.
+private enum RecordDataMigrationStep: Int32, SQLParameter, CaseIterable {
+    case name = 1
+    case version, outcome, appliedAt
 }

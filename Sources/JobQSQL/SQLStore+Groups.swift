@@ -134,11 +134,11 @@ extension SharedSQL {
         guard
             let group = try db.fetchRow(
                 sql: """
-                    UPDATE jobq_workflow_groups SET state = ?, finished_at = ? WHERE id = ? AND state = 'running'
+                    UPDATE jobq_workflow_groups SET state = \(FinishGroup.state), finished_at = \(FinishGroup.finishedAt) WHERE id = \(FinishGroup.id) AND state = 'running'
                     RETURNING workflow_id, parent_id, kind, name, path, on_failure, total, succeeded, failed, cancelled, tree_node,
                         jobs_succeeded, jobs_failed, jobs_cancelled
                     """,
-                arguments: [outcome.rawValue, events.now, id])
+                arguments: FinishGroup.arguments([.state: outcome.rawValue, .finishedAt: events.now, .id: id]))
         else { return }
         let workflow: WorkflowID = group["workflow_id"]
         let path: String = group["path"]
@@ -308,8 +308,10 @@ extension SharedSQL {
         guard
             let row = try db.fetchRow(
                 sql:
-                    "UPDATE jobq_workflows SET state = ?, finished_at = ?, error = ? WHERE id = ? AND state = 'running' RETURNING name",
-                arguments: [outcome.rawValue, events.now, error, id])
+                    "UPDATE jobq_workflows SET state = \(FinishWorkflow.state), finished_at = \(FinishWorkflow.finishedAt), error = \(FinishWorkflow.error) WHERE id = \(FinishWorkflow.id) AND state = 'running' RETURNING name",
+                arguments: FinishWorkflow.arguments([
+                    .state: outcome.rawValue, .finishedAt: events.now, .error: error, .id: id
+                ]))
         else { return }
         let counts = jsonObject(
             try db.fetchRows(
@@ -370,4 +372,16 @@ extension SharedSQL {
         }
         return "[" + (try members.map { try memberResult(db, $0) }).joined(separator: ",") + "]"
     }
+}
+
+/// A workflow group that finished.
+private enum FinishGroup: Int32, SQLParameter, CaseIterable {
+    case state = 1
+    case finishedAt, id
+}
+
+/// A workflow that finished.
+private enum FinishWorkflow: Int32, SQLParameter, CaseIterable {
+    case state = 1
+    case finishedAt, error, id
 }

@@ -129,15 +129,15 @@ extension SQLStore {
             try db.execute(
                 sql: """
                     INSERT INTO jobq_queues (name, paused, concurrency_limit, rate_limit, rate_period, partition_by)
-                    VALUES (?, 0, ?, ?, ?, ?)
+                    VALUES (\(SetLimits.queue), 0, \(SetLimits.concurrency), \(SetLimits.rateStarts), \(SetLimits.ratePeriod), \(SetLimits.partitionBy))
                     ON CONFLICT (name) DO UPDATE SET concurrency_limit = excluded.concurrency_limit,
                         rate_limit = excluded.rate_limit, rate_period = excluded.rate_period,
                         partition_by = excluded.partition_by
                     """,
-                arguments: [
-                    queue, limits.concurrency, limits.rate?.starts, limits.rate?.period.inSeconds,
-                    limits.partitionBy?.description
-                ])
+                arguments: SetLimits.arguments([
+                    .queue: queue, .concurrency: limits.concurrency, .rateStarts: limits.rate?.starts,
+                    .ratePeriod: limits.rate?.period.inSeconds, .partitionBy: limits.partitionBy?.description
+                ]))
             // Starts counted by other partitions (or by a rate no longer set) say nothing about
             // the new ones: the window starts afresh.
             if limits.rate == nil || previous != limits.partitionBy?.description {
@@ -168,10 +168,12 @@ extension SQLStore {
                 JobID.self,
                 sql: """
                     SELECT id FROM jobq_jobs
-                    WHERE finished_at IS NOT NULL AND finished_at < ? AND state IN (\(db.dialect.texts(in: "?")))
-                        AND \(SharedSQL.unreferenced(now: "?"))
+                    WHERE finished_at IS NOT NULL AND finished_at < \(FinishedBefore.cutoff) AND state IN (\(db.dialect.texts(in: "\(FinishedBefore.states)")))
+                        AND \(SharedSQL.unreferenced(now: "\(FinishedBefore.now)"))
                     """,
-                arguments: [cutoff.timeIntervalSince1970, SharedSQL.jsonArray(names), SharedSQL.now()])
+                arguments: FinishedBefore.arguments([
+                    .cutoff: cutoff.timeIntervalSince1970, .states: SharedSQL.jsonArray(names), .now: SharedSQL.now()
+                ]))
             // Events go with their jobs, so the feed never grows without bound; followers
             // behind them are told.
             for chunk in ids.chunks(of: 10_000) { try SharedSQL.deleteJobs(db, Array(chunk)) }
@@ -282,11 +284,15 @@ extension SharedSQL {
         guard
             let row = try db.fetchRow(
                 sql: """
-                    UPDATE jobq_jobs SET payload = \(db.dialect.json("?")), priority = ?, run_at = ?,
-                        state = CASE WHEN state = 'ready' AND ? > ? THEN 'scheduled' ELSE state END
-                    WHERE id = ? AND state IN ('waiting', 'scheduled', 'ready') RETURNING \(Job.columns)
+                    UPDATE jobq_jobs SET payload = \(db.dialect.json("\(ReplaceUniqueJob.payload)")), priority = \(ReplaceUniqueJob.priority), run_at = \(ReplaceUniqueJob.runAt),
+                        state = CASE WHEN state = 'ready' AND \(ReplaceUniqueJob.delays) <> 0 THEN 'scheduled' ELSE state END
+                    WHERE id = \(ReplaceUniqueJob.id) AND state IN ('waiting', 'scheduled', 'ready') RETURNING \(Job.columns)
                     """,
-                arguments: [request.payloadJSON, request.options.priority, runAt, runAt, now, holder.id])
+                arguments: ReplaceUniqueJob.arguments([
+                    .payload: request.payloadJSON, .priority: request.options.priority, .runAt: runAt,
+                    .delays: runAt > now,
+                    .id: holder.id
+                ]))
         else { return holder }
         let updated = Job(row)
         appendEvent(
@@ -480,4 +486,23 @@ extension JobRequest {
         options.unique == nil && options.lane == nil && options.after.isEmpty && options.batch == nil
             && options.partition == nil && options.expiresAt == nil
     }
+}
+
+/// A queue's limits.
+private enum SetLimits: Int32, SQLParameter, CaseIterable {
+    case queue = 1
+    case concurrency, rateStarts, ratePeriod, partitionBy
+}
+
+/// Finished jobs of some states, before a time, that nothing refers to.
+private enum FinishedBefore: Int32, SQLParameter, CaseIterable {
+    case cutoff = 1
+    case states, now
+}
+
+/// A unique job's payload, priority and run time, replaced by a later enqueue; `delays`: whether
+/// the new run time is in the future (a ready job becomes scheduled).
+private enum ReplaceUniqueJob: Int32, SQLParameter, CaseIterable {
+    case payload = 1
+    case priority, runAt, delays, id
 }

@@ -51,8 +51,11 @@ extension SharedSQL {
             arguments: [lane])
         guard let row else {
             try db.execute(
-                sql: "INSERT INTO jobq_lanes (name, on_failure, created_at) VALUES (?, ?, ?)",
-                arguments: [lane, (policy ?? .continue).rawValue, now])
+                sql:
+                    "INSERT INTO jobq_lanes (name, on_failure, created_at) VALUES (\(CreateLane.name), \(CreateLane.onFailure), \(CreateLane.createdAt))",
+                arguments: CreateLane.arguments([
+                    .name: lane, .onFailure: (policy ?? .continue).rawValue, .createdAt: now
+                ]))
             return nil
         }
         if let policy {
@@ -127,4 +130,10 @@ extension FinishedJob {
             groupID: job.groupID,
             lane: job.lane, treeNode: job.treeNode, state: job.state, error: job.error)
     }
+}
+
+/// A lane's row.
+private enum CreateLane: Int32, SQLParameter, CaseIterable {
+    case name = 1
+    case onFailure, createdAt
 }

@@ -271,11 +271,14 @@ extension SQLStore {
         try await write(.short, audience: .followers) { db in
             try db.execute(
                 sql: """
-                    UPDATE jobq_jobs SET progress = COALESCE(?, progress), progress_message = COALESCE(?, progress_message),
-                        update_data = COALESCE(?, update_data)
-                    WHERE id = ? AND \(SharedSQL.runningAttempt(of: "?")) AND attempt = ?
+                    UPDATE jobq_jobs SET progress = COALESCE(\(RecordProgress.fraction), progress), progress_message = COALESCE(\(RecordProgress.message), progress_message),
+                        update_data = COALESCE(\(RecordProgress.data), update_data)
+                    WHERE id = \(RecordProgress.id) AND \(SharedSQL.runningAttempt(of: "\(RecordProgress.worker)")) AND attempt = \(RecordProgress.attempt)
                     """,
-                arguments: [fraction, message, dataJSON, job.id, workerID, job.attempt])
+                arguments: RecordProgress.arguments([
+                    .fraction: fraction, .message: message, .data: dataJSON, .id: job.id, .worker: workerID,
+                    .attempt: job.attempt
+                ]))
             guard db.changesCount > 0 else { return }
             SharedSQL.appendEvent(
                 db, .progress(attempt: job.attempt, fraction: fraction, message: message, rawData: dataJSON),
@@ -433,4 +436,10 @@ extension SharedSQL {
                 """
         }
     }
+}
+
+/// A running attempt's progress.
+private enum RecordProgress: Int32, SQLParameter, CaseIterable {
+    case fraction = 1
+    case message, data, id, worker, attempt
 }

@@ -223,8 +223,11 @@ extension SharedSQL {
     ) throws {
         for (partition, count) in taken.sorted(by: { $0.key < $1.key }) where count > 0 {
             try db.execute(
-                sql: "INSERT INTO jobq_queue_starts (queue, partition_key, started_at, starts) VALUES (?, ?, ?, ?)",
-                arguments: [queue, partition, startedAt, count])
+                sql:
+                    "INSERT INTO jobq_queue_starts (queue, partition_key, started_at, starts) VALUES (\(RecordRateStarts.queue), \(RecordRateStarts.partition), \(RecordRateStarts.startedAt), \(RecordRateStarts.starts))",
+                arguments: RecordRateStarts.arguments([
+                    .queue: queue, .partition: partition, .startedAt: startedAt, .starts: count
+                ]))
         }
     }
 
@@ -244,6 +247,7 @@ extension SharedSQL {
                     SELECT EXISTS (SELECT 1 FROM jobq_jobs WHERE state = 'ready' AND queue = \(P.queue)
                         AND \(partition) NOT IN (\(d.texts(in: "\(P.full)"))))
                     """,
+                // The first three of the shared parameters, in their order.
                 arguments: [queue.name, partitionPath(d, queue.partitioning), jsonArray(capacity.full.sorted())])
             ?? false
         return (any, any ? nil : capacity.reopensAt)
@@ -305,4 +309,10 @@ extension PayloadPointer {
     var postgresPath: String {
         "{" + names.map { "\"\($0)\"" }.joined(separator: ",") + "}"
     }
+}
+
+/// Starts counted against a queue's rate.
+private enum RecordRateStarts: Int32, SQLParameter, CaseIterable {
+    case queue = 1
+    case partition, startedAt, starts
 }

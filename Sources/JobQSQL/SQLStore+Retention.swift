@@ -56,11 +56,13 @@ extension SQLStore {
             let now = SharedSQL.now()
             try db.execute(
                 sql: """
-                    INSERT INTO jobq_leases (name, holder, until) VALUES (?, ?, ?)
+                    INSERT INTO jobq_leases (name, holder, until) VALUES (\(TakeLease.name), \(TakeLease.holder), \(TakeLease.until))
                     ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
-                    WHERE jobq_leases.until < ? OR jobq_leases.holder = excluded.holder
+                    WHERE jobq_leases.until < \(TakeLease.now) OR jobq_leases.holder = excluded.holder
                     """,
-                arguments: [name, holder, now + duration.inSeconds, now])
+                arguments: TakeLease.arguments([
+                    .name: name, .holder: holder, .until: now + duration.inSeconds, .now: now
+                ]))
             return try db.fetchOne(String.self, sql: "SELECT holder FROM jobq_leases WHERE name = ?", arguments: [name])
                 == holder
         }
@@ -104,11 +106,13 @@ extension SQLStore {
                 JobID.self,
                 sql: """
                     SELECT id FROM jobq_jobs \(db.dialect.indexedBy("jobq_jobs_finished"))
-                    WHERE queue = ? AND state = ? AND finished_at IS NOT NULL AND finished_at < ?
-                        AND \(SharedSQL.unreferenced(now: "?"))
-                    ORDER BY finished_at LIMIT ?
+                    WHERE queue = \(ExpiredJobs.queue) AND state = \(ExpiredJobs.state) AND finished_at IS NOT NULL AND finished_at < \(ExpiredJobs.cutoff)
+                        AND \(SharedSQL.unreferenced(now: "\(ExpiredJobs.now)"))
+                    ORDER BY finished_at LIMIT \(ExpiredJobs.limit)
                     """,
-                arguments: [queue, state.rawValue, cutoff, SharedSQL.now(), limit])
+                arguments: ExpiredJobs.arguments([
+                    .queue: queue, .state: state.rawValue, .cutoff: cutoff, .now: SharedSQL.now(), .limit: limit
+                ]))
             guard !ids.isEmpty else { return 0 }
             try SharedSQL.deleteJobs(db, ids)
             return ids.count
@@ -122,9 +126,9 @@ extension SQLStore {
                 Int.self,
                 sql: """
                     SELECT COUNT(*) FROM jobq_jobs \(db.dialect.indexedBy("jobq_jobs_finished"))
-                    WHERE queue = ? AND state = ? AND finished_at IS NOT NULL AND finished_at < ?
+                    WHERE queue = \(CountExpiredJobs.queue) AND state = \(CountExpiredJobs.state) AND finished_at IS NOT NULL AND finished_at < \(CountExpiredJobs.cutoff)
                     """,
-                arguments: [queue, state.rawValue, cutoff]) ?? 0
+                arguments: CountExpiredJobs.arguments([.queue: queue, .state: state.rawValue, .cutoff: cutoff])) ?? 0
         }
     }
 
@@ -305,4 +309,22 @@ extension SharedSQL {
                 + "event still kept from the start (without --since) knowing some are gone; keep events longer with "
                 + "`jobq retention --events`")
     }
+}
+
+/// A lease taken or renewed by its holder.
+private enum TakeLease: Int32, SQLParameter, CaseIterable {
+    case name = 1
+    case holder, until, now
+}
+
+/// A page of jobs retention deletes.
+private enum ExpiredJobs: Int32, SQLParameter, CaseIterable {
+    case queue = 1
+    case state, cutoff, now, limit
+}
+
+/// How many jobs retention would delete.
+private enum CountExpiredJobs: Int32, SQLParameter, CaseIterable {
+    case queue = 1
+    case state, cutoff
 }

@@ -40,7 +40,9 @@ extension SQLStore {
         let request = schedule.request
         let options = request.options
         let seconds = now.timeIntervalSince1970
-        let timing: SQLArguments = [kind, start, every, times, cron, zone]
+        // Constants for the write's closure.
+        let timing = (start: start, every: every, times: times, cron: cron, zone: zone)
+        typealias P = AddSchedule
         return try await write(.short) { db in
             let existed =
                 try db.fetchOne(
@@ -51,7 +53,9 @@ extension SQLStore {
                 sql: """
                     INSERT INTO jobq_schedules (name, executor, payload, queue, priority, max_attempts, timeout, kind, start_at, every, times,
                         cron, time_zone, missed, catch_up_limit, paused, next_run_at, made, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?, ?)
+                    VALUES (\(P.name), \(P.executor), \(P.payload), \(P.queue), \(P.priority), \(P.maxAttempts), \(P.timeout),
+                        \(P.kind), \(P.start), \(P.every), \(P.times), \(P.cron), \(P.zone), \(P.missed), \(P.catchUpLimit), 0,
+                        \(P.nextRunAt), 0, \(P.now), \(P.now))
                     ON CONFLICT (name) DO UPDATE SET executor = excluded.executor, payload = excluded.payload, queue = excluded.queue,
                         priority = excluded.priority, max_attempts = excluded.max_attempts, timeout = excluded.timeout,
                         kind = excluded.kind, start_at = excluded.start_at, every = excluded.every, times = excluded.times,
@@ -59,11 +63,14 @@ extension SQLStore {
                         catch_up_limit = excluded.catch_up_limit, paused = 0, next_run_at = excluded.next_run_at, made = 0,
                         updated_at = excluded.updated_at
                     """,
-                arguments: [
-                    schedule.name, request.executor, JSONText.minified(request.payloadJSON), options.queue,
-                    options.priority, options.maxAttempts,
-                    options.timeout?.inSeconds
-                ] as SQLArguments + timing + [schedule.missed.rawValue, schedule.catchUpLimit, next, seconds, seconds])
+                arguments: P.arguments([
+                    .name: schedule.name, .executor: request.executor, .payload: JSONText.minified(request.payloadJSON),
+                    .queue: options.queue, .priority: options.priority, .maxAttempts: options.maxAttempts,
+                    .timeout: options.timeout?.inSeconds, .kind: kind, .start: timing.start, .every: timing.every,
+                    .times: timing.times, .cron: timing.cron, .zone: timing.zone, .missed: schedule.missed.rawValue,
+                    .catchUpLimit: schedule.catchUpLimit,
+                    .nextRunAt: next, .now: seconds
+                ]))
             try SharedSQL.scheduleEvent(db, name: schedule.name, change: existed ? "replaced" : "added", now: seconds)
             return try SharedSQL.schedule(db, schedule.name)!
         }
@@ -102,8 +109,12 @@ extension SQLStore {
                     ? waiting : ScheduleClock.occurrence(after: now, timing: status.timing, made: status.made)
             }
             try db.execute(
-                sql: "UPDATE jobq_schedules SET paused = ?, next_run_at = ?, updated_at = ? WHERE name = ?",
-                arguments: [paused, next?.timeIntervalSince1970, now.timeIntervalSince1970, name])
+                sql:
+                    "UPDATE jobq_schedules SET paused = \(PauseSchedule.paused), next_run_at = \(PauseSchedule.nextRunAt), updated_at = \(PauseSchedule.updatedAt) WHERE name = \(PauseSchedule.name)",
+                arguments: PauseSchedule.arguments([
+                    .paused: paused, .nextRunAt: next?.timeIntervalSince1970, .updatedAt: now.timeIntervalSince1970,
+                    .name: name
+                ]))
             try SharedSQL.scheduleEvent(
                 db, name: name, change: paused ? "paused" : "resumed", now: now.timeIntervalSince1970)
             return try SharedSQL.schedule(db, name)!
@@ -165,10 +176,11 @@ extension SQLStore {
                 let following = ScheduleClock.occurrence(after: now, timing: schedule.timing, made: total)
                 try db.execute(
                     sql:
-                        "UPDATE jobq_schedules SET next_run_at = ?, made = ?, updated_at = ? WHERE name = ? AND next_run_at = ?",
-                    arguments: [
-                        following?.timeIntervalSince1970, total, seconds, schedule.name, first.timeIntervalSince1970
-                    ])
+                        "UPDATE jobq_schedules SET next_run_at = \(AdvanceSchedule.nextRunAt), made = \(AdvanceSchedule.made), updated_at = \(AdvanceSchedule.updatedAt) WHERE name = \(AdvanceSchedule.name) AND next_run_at = \(AdvanceSchedule.previousRunAt)",
+                    arguments: AdvanceSchedule.arguments([
+                        .nextRunAt: following?.timeIntervalSince1970, .made: total, .updatedAt: seconds,
+                        .name: schedule.name, .previousRunAt: first.timeIntervalSince1970
+                    ]))
             }
             return made
         }
@@ -281,4 +293,23 @@ extension ScheduleStatus {
             createdAt: Date(timeIntervalSince1970: row["created_at"]),
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
     }
+}
+
+/// A schedule paused or resumed.
+private enum PauseSchedule: Int32, SQLParameter, CaseIterable {
+    case paused = 1
+    case nextRunAt, updatedAt, name
+}
+
+/// A schedule advanced past the occurrences it made.
+private enum AdvanceSchedule: Int32, SQLParameter, CaseIterable {
+    case nextRunAt = 1
+    case made, updatedAt, name, previousRunAt
+}
+
+/// A schedule's row, added or replaced.
+private enum AddSchedule: Int32, SQLParameter, CaseIterable {
+    case name = 1
+    case executor, payload, queue, priority, maxAttempts, timeout, kind, start, every, times, cron, zone
+    case missed, catchUpLimit, nextRunAt, now
 }

@@ -19,8 +19,9 @@ extension SQLStore {
                 sql: "INSERT INTO jobq_tracking_sets (name, created_at) VALUES (?, ?)", arguments: [name, now])
             for member in Set(members) {
                 try db.execute(
-                    sql: "INSERT INTO jobq_tracking_members (set_name, kind, member) VALUES (?, ?, ?)",
-                    arguments: [name, member.kind, member.key])
+                    sql:
+                        "INSERT INTO jobq_tracking_members (set_name, kind, member) VALUES (\(AddTrackingMember.set), \(AddTrackingMember.kind), \(AddTrackingMember.member))",
+                    arguments: AddTrackingMember.arguments([.set: name, .kind: member.kind, .member: member.key]))
             }
             return try SharedSQL.trackingSets(db, name: name)[0]
         }
@@ -113,4 +114,10 @@ extension SharedSQL {
                 batch: nil, now: now)
         }
     }
+}
+
+/// A member of a tracking set.
+private enum AddTrackingMember: Int32, SQLParameter, CaseIterable {
+    case set = 1
+    case kind, member
 }

@@ -110,9 +110,12 @@ extension WorkflowCompiler {
             Int64.self,
             sql: """
                 INSERT INTO jobq_workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total, tree_node)
-                VALUES (?, ?, ?, 'tree', ?, ?, 'continue', 'running', 1, ?) RETURNING id
+                VALUES (\(InsertTreeGroup.workflow), \(InsertTreeGroup.parent), \(InsertTreeGroup.position), 'tree', \(InsertTreeGroup.name), \(InsertTreeGroup.path), 'continue', 'running', 1, \(InsertTreeGroup.root)) RETURNING id
                 """,
-            arguments: [workflow, parent, position, tree.root.name, path, root])!
+            arguments: InsertTreeGroup.arguments([
+                .workflow: workflow, .parent: parent, .position: position, .name: tree.root.name, .path: path,
+                .root: root
+            ]))!
         try db.execute(sql: "UPDATE jobq_trees SET root_group = ? WHERE id = ?", arguments: [group, treeID])
         var options = tree.root.options
         options.name = tree.root.name
@@ -135,13 +138,15 @@ extension WorkflowCompiler {
             sql: """
                 INSERT INTO jobq_tree_nodes (tree_id, parent_id, position, name, path, executor, each_pointer, with_object, on_failure,
                     queue, priority, max_attempts, timeout, leaf)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                VALUES (\(InsertTreeNode.tree), \(InsertTreeNode.parent), \(InsertTreeNode.position), \(InsertTreeNode.name), \(InsertTreeNode.path), \(InsertTreeNode.executor), \(InsertTreeNode.each), \(InsertTreeNode.withObject), \(InsertTreeNode.onFailure), \(InsertTreeNode.queue), \(InsertTreeNode.priority), \(InsertTreeNode.maxAttempts), \(InsertTreeNode.timeout), \(InsertTreeNode.leaf)) RETURNING id
                 """,
-            arguments: [
-                tree, parent, position, node.name, path, node.executor, node.each, withObject, node.onFailure.rawValue,
-                node.options.queue, node.options.priority, node.options.maxAttempts, node.options.timeout?.inSeconds,
-                node.children.isEmpty
-            ])!
+            arguments: InsertTreeNode.arguments([
+                .tree: tree, .parent: parent, .position: position, .name: node.name, .path: path,
+                .executor: node.executor, .each: node.each, .withObject: withObject,
+                .onFailure: node.onFailure.rawValue, .queue: node.options.queue, .priority: node.options.priority,
+                .maxAttempts: node.options.maxAttempts, .timeout: node.options.timeout?.inSeconds,
+                .leaf: node.children.isEmpty
+            ]))!
         for (index, child) in node.children.enumerated() {
             _ = try insertNode(child, tree: tree, parent: id, position: index, path: "\(path)/\(child.name)")
         }
@@ -412,13 +417,13 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
             sql: """
                 INSERT INTO jobq_jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, finished_at,
                     name, error, workflow_id, group_id, group_position, tree_node)
-                VALUES (?, ?, ?, ?, 'dead', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                VALUES (\(InsertDeadTreeJob.queue), \(InsertDeadTreeJob.executor), \(InsertDeadTreeJob.payload), \(InsertDeadTreeJob.priority), 'dead', \(InsertDeadTreeJob.maxAttempts), \(InsertDeadTreeJob.now), \(InsertDeadTreeJob.timeout), \(InsertDeadTreeJob.now), \(InsertDeadTreeJob.now), \(InsertDeadTreeJob.name), \(InsertDeadTreeJob.error), \(InsertDeadTreeJob.workflow), \(InsertDeadTreeJob.group), \(InsertDeadTreeJob.position), \(InsertDeadTreeJob.node)) RETURNING id
                 """,
-            arguments: [
-                node.queue, node.executor, payload.text, node.priority, node.maxAttempts, now, node.timeout, now, now,
-                node.name, message,
-                workflow, jobGroup, jobPosition, node.id
-            ])!
+            arguments: InsertDeadTreeJob.arguments([
+                .queue: node.queue, .executor: node.executor, .payload: payload.text, .priority: node.priority,
+                .maxAttempts: node.maxAttempts, .now: now, .timeout: node.timeout, .name: node.name, .error: message,
+                .workflow: workflow, .group: jobGroup, .position: jobPosition, .node: node.id
+            ]))!
         events.append(
             .enqueued(state: .dead), job: id, queue: node.queue, executor: node.executor, batch: nil,
             workflow: workflow)
@@ -510,4 +515,23 @@ extension SharedSQL {
                 return item.text
             })
     }
+}
+
+/// A tree's group in its workflow.
+private enum InsertTreeGroup: Int32, SQLParameter, CaseIterable {
+    case workflow = 1
+    case parent, position, name, path, root
+}
+
+/// A node of a tree.
+private enum InsertTreeNode: Int32, SQLParameter, CaseIterable {
+    case tree = 1
+    case parent, position, name, path, executor, each, withObject, onFailure, queue, priority, maxAttempts, timeout,
+        leaf
+}
+
+/// A tree's job that is dead from the start.
+private enum InsertDeadTreeJob: Int32, SQLParameter, CaseIterable {
+    case queue = 1
+    case executor, payload, priority, maxAttempts, now, timeout, name, error, workflow, group, position, node
 }

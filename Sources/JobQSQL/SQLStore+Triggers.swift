@@ -32,17 +32,19 @@ extension SQLStore {
                 sql: """
                     INSERT INTO jobq_triggers (event, task, executor, payload, queue, priority, max_attempts, timeout, depends_on, once, paused,
                         created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+                    VALUES (\(AddTrigger.event), \(AddTrigger.task), \(AddTrigger.executor), \(AddTrigger.payload), \(AddTrigger.queue), \(AddTrigger.priority), \(AddTrigger.maxAttempts), \(AddTrigger.timeout), \(AddTrigger.dependsOn), \(AddTrigger.once), 0, \(AddTrigger.now), \(AddTrigger.now))
                     ON CONFLICT (event, task) DO UPDATE SET executor = excluded.executor, payload = excluded.payload,
                         queue = excluded.queue, priority = excluded.priority, max_attempts = excluded.max_attempts,
                         timeout = excluded.timeout, depends_on = excluded.depends_on, once = excluded.once, paused = 0,
                         updated_at = excluded.updated_at
                     """,
-                arguments: [
-                    trigger.event, trigger.task, request.executor, JSONText.minified(request.payloadJSON),
-                    options.queue, options.priority, options.maxAttempts,
-                    options.timeout?.inSeconds, SharedSQL.jsonArray(trigger.dependsOn), trigger.once, seconds, seconds
-                ])
+                arguments: AddTrigger.arguments([
+                    .event: trigger.event, .task: trigger.task, .executor: request.executor,
+                    .payload: JSONText.minified(request.payloadJSON), .queue: options.queue,
+                    .priority: options.priority, .maxAttempts: options.maxAttempts,
+                    .timeout: options.timeout?.inSeconds, .dependsOn: SharedSQL.jsonArray(trigger.dependsOn),
+                    .once: trigger.once, .now: seconds
+                ]))
             try SharedSQL.triggerEvent(
                 db, event: trigger.event, task: trigger.task, change: existed ? "replaced" : "added", now: seconds)
             return try SharedSQL.trigger(db, event: trigger.event, task: trigger.task)!
@@ -64,8 +66,9 @@ extension SQLStore {
             guard status.paused != paused else { return status }
             let seconds = now.timeIntervalSince1970
             try db.execute(
-                sql: "UPDATE jobq_triggers SET paused = ?, updated_at = ? WHERE event = ? AND task = ?",
-                arguments: [paused, seconds, event, task])
+                sql:
+                    "UPDATE jobq_triggers SET paused = \(PauseTrigger.paused), updated_at = \(PauseTrigger.updatedAt) WHERE event = \(PauseTrigger.event) AND task = \(PauseTrigger.task)",
+                arguments: PauseTrigger.arguments([.paused: paused, .updatedAt: seconds, .event: event, .task: task]))
             try SharedSQL.triggerEvent(
                 db, event: event, task: task, change: paused ? "paused" : "resumed", now: seconds)
             return try SharedSQL.trigger(db, event: event, task: task)!
@@ -149,10 +152,10 @@ extension SharedSQL {
         if let dedupe {
             try db.execute(
                 sql: """
-                    INSERT INTO jobq_trigger_emits (event, dedupe, job_ids, emitted_at) VALUES (?, ?, ?, ?)
+                    INSERT INTO jobq_trigger_emits (event, dedupe, job_ids, emitted_at) VALUES (\(RecordEmit.event), \(RecordEmit.dedupe), \(RecordEmit.jobs), \(RecordEmit.emittedAt))
                     ON CONFLICT (event, dedupe) DO UPDATE SET job_ids = excluded.job_ids, emitted_at = excluded.emitted_at
                     """,
-                arguments: [event, dedupe, ids, seconds])
+                arguments: RecordEmit.arguments([.event: event, .dedupe: dedupe, .jobs: ids, .emittedAt: seconds]))
         }
         appendEvent(
             db, .triggerEmitted(event: event, rawJobs: ids, dedupe: dedupe), job: nil, queue: nil, executor: nil,
@@ -240,4 +243,22 @@ extension TriggerStatus {
             createdAt: Date(timeIntervalSince1970: row["created_at"]),
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
     }
+}
+
+/// A trigger's row.
+private enum AddTrigger: Int32, SQLParameter, CaseIterable {
+    case event = 1
+    case task, executor, payload, queue, priority, maxAttempts, timeout, dependsOn, once, now
+}
+
+/// A trigger paused or resumed.
+private enum PauseTrigger: Int32, SQLParameter, CaseIterable {
+    case paused = 1
+    case updatedAt, event, task
+}
+
+/// An emit's jobs, kept for its dedupe key.
+private enum RecordEmit: Int32, SQLParameter, CaseIterable {
+    case event = 1
+    case dedupe, jobs, emittedAt
 }

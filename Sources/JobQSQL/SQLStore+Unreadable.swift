@@ -47,11 +47,11 @@ extension SQLStore {
                 guard
                     let row = try db.fetchRow(
                         sql: """
-                            UPDATE jobq_jobs SET state = 'dead', error = ?, finished_at = ?, lease_until = NULL
-                            WHERE id = ? AND state IN ('waiting', 'scheduled', 'ready', 'failed')
+                            UPDATE jobq_jobs SET state = 'dead', error = \(EndUnreadable.error), finished_at = \(EndUnreadable.finishedAt), lease_until = NULL
+                            WHERE id = \(EndUnreadable.id) AND state IN ('waiting', 'scheduled', 'ready', 'failed')
                             RETURNING \(Job.columns)
                             """,
-                        arguments: [error, now, id])
+                        arguments: EndUnreadable.arguments([.error: error, .finishedAt: now, .id: id]))
                 else { continue }  // claimed or ended meanwhile
                 let job = Job(row)
                 events.append(
@@ -64,4 +64,10 @@ extension SQLStore {
             return ended
         }
     }
+}
+
+/// A job whose row cannot be read, ended dead.
+private enum EndUnreadable: Int32, SQLParameter, CaseIterable {
+    case error = 1
+    case finishedAt, id
 }

@@ -38,7 +38,7 @@ extension SQLStore {
                         AND (CAST(\(P.before) AS bigint) IS NULL OR w.id < \(P.before))
                     ORDER BY w.id DESC LIMIT \(P.limit)
                     """,
-                arguments: [state?.rawValue, before, limit]
+                arguments: P.arguments([.state: state?.rawValue, .before: before, .limit: limit])
             ).map { row in
                 var counts: [String: Int] = [:]
                 for count in try db.fetchRows(
@@ -77,8 +77,9 @@ extension SQLStore {
             var target: Int64 = workflow["root_group"]
             if let group {
                 let matches = try db.fetchRows(
-                    sql: "SELECT id, state FROM jobq_workflow_groups WHERE workflow_id = ? AND (name = ? OR path = ?)",
-                    arguments: [id, group, group])
+                    sql:
+                        "SELECT id, state FROM jobq_workflow_groups WHERE workflow_id = \(FindGroup.workflow) AND (name = \(FindGroup.group) OR path = \(FindGroup.group))",
+                    arguments: FindGroup.arguments([.workflow: id, .group: group]))
                 guard let match = matches.first else {
                     throw JobQueueError.notFound(
                         "workflow \(id) has no group named or at '\(group)'; `jobq workflow show \(id)` lists its groups and paths"
@@ -112,8 +113,11 @@ extension SharedSQL {
         let id = try db.fetchOne(
             WorkflowID.self,
             sql:
-                "INSERT INTO jobq_workflows (name, state, context, created_at) VALUES (?, 'running', ?, ?) RETURNING id",
-            arguments: [workflow.name, JSONText.minified(JSONValue.object(workflow.context).jsonText), now])!
+                "INSERT INTO jobq_workflows (name, state, context, created_at) VALUES (\(InsertWorkflow.name), 'running', \(InsertWorkflow.context), \(InsertWorkflow.createdAt)) RETURNING id",
+            arguments: InsertWorkflow.arguments([
+                .name: workflow.name, .context: JSONText.minified(JSONValue.object(workflow.context).jsonText),
+                .createdAt: now
+            ]))!
         var compiler = WorkflowCompiler(db: db, workflow: id, events: SharedSQL.PendingEvents(db, now: now))
         _ = try compiler.compile(workflow.root, parent: nil, position: 0, path: "$", waitsFor: [], tolerant: false)
         try db.execute(
@@ -265,12 +269,12 @@ package struct WorkflowCompiler<Transaction: SQLTransaction> {
             Int64.self,
             sql: """
                 INSERT INTO jobq_workflow_groups (workflow_id, parent_id, position, kind, name, path, on_failure, state, total)
-                VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?) RETURNING id
+                VALUES (\(InsertGroup.workflow), \(InsertGroup.parent), \(InsertGroup.position), \(InsertGroup.kind), \(InsertGroup.name), \(InsertGroup.path), \(InsertGroup.onFailure), 'running', \(InsertGroup.total)) RETURNING id
                 """,
-            arguments: [
-                workflow, parent, position, group.kind.rawValue, group.name, path, group.onFailure.rawValue,
-                group.members.count
-            ])!
+            arguments: InsertGroup.arguments([
+                .workflow: workflow, .parent: parent, .position: position, .kind: group.kind.rawValue,
+                .name: group.name, .path: path, .onFailure: group.onFailure.rawValue, .total: group.members.count
+            ]))!
         let inner = tolerant || group.onFailure == .continue
         var current = waitsFor
         var previous: String?
@@ -330,8 +334,26 @@ private enum WorkflowMember {
 extension SharedSQL {
     /// The parameters of a page of workflows: a state or NULL for any, an id to list below or
     /// NULL for the newest, and how many.
-    enum WorkflowFilter: Int32, SQLParameter {
+    enum WorkflowFilter: Int32, SQLParameter, CaseIterable {
         case state = 1
         case before, limit
     }
+}
+
+/// A workflow's group by name or path.
+private enum FindGroup: Int32, SQLParameter, CaseIterable {
+    case workflow = 1
+    case group
+}
+
+/// A workflow's row.
+private enum InsertWorkflow: Int32, SQLParameter, CaseIterable {
+    case name = 1
+    case context, createdAt
+}
+
+/// A workflow group's row.
+private enum InsertGroup: Int32, SQLParameter, CaseIterable {
+    case workflow = 1
+    case parent, position, kind, name, path, onFailure, total
 }

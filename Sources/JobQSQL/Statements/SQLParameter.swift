@@ -27,3 +27,24 @@ extension SQLStatement {
     package func bind(_ parameter: some SQLParameter, _ value: Int64?) { bind(parameter.rawValue, value) }
     package func bind(_ parameter: some SQLParameter, _ value: String?) { bind(parameter.rawValue, value) }
 }
+
+extension SQLParameter where Self: CaseIterable {
+    /// A statement's arguments, each of its parameters set once by name, for the statements
+    /// run with an arguments array (`execute(sql:arguments:)`, `fetchRows`):
+    ///
+    /// ```swift
+    /// try db.execute(sql: "UPDATE trees SET jobs = \(Advance.jobs) WHERE id = \(Advance.tree)",
+    ///                arguments: Advance.arguments([.jobs: 3, .tree: id]))
+    /// ```
+    package static func arguments(_ values: KeyValuePairs<Self, (any SQLBindable)?>) -> SQLArguments {
+        var arguments = [SQLValue](repeating: .null, count: allCases.count)
+        var set = Set<Int32>()
+        for (parameter, value) in values {
+            arguments[Int(parameter.rawValue) - 1] = value?.sqlValue ?? .null
+            set.insert(parameter.rawValue)
+        }
+        precondition(
+            set.count == allCases.count && values.count == set.count, "set each parameter of \(Self.self) once")
+        return SQLArguments(arguments)
+    }
+}
