@@ -61,18 +61,28 @@ extension SQLStore {
 
 extension SharedSQL {
     static func batch(_ db: some SQLTransaction, _ name: String) throws -> BatchStatus? {
-        try db.fetchRow(sql: "SELECT * FROM jobq_batches WHERE name = ?", arguments: [name]).map(batchStatus)
+        try db.fetchRow(sql: "SELECT \(batchColumns) FROM jobq_batches WHERE name = ?", arguments: [name]).map(
+            batchStatus)
     }
 
-    /// A row of `batches` as its status.
-    static func batchStatus(_ row: SQLRow) -> BatchStatus {
-        BatchStatus(
-            name: row["name"], state: BatchStatus.State(rawValue: row["state"]) ?? .open, total: row["total"],
-            succeeded: row["succeeded"], dead: row["dead"], cancelled: row["cancelled"],
-            completeJobID: row["complete_job_id"], successJobID: row["success_job_id"],
-            createdAt: Date(timeIntervalSince1970: row["created_at"]),
-            closedAt: (row["closed_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
-            firedAt: (row["fired_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
+    /// The columns ``batchStatus(_:)`` reads, in the order a query selects them.
+    enum BatchColumn: Int32, SQLColumns {
+        case name, state, total, succeeded, dead, cancelled, completeJobID, successJobID, createdAt, closedAt, firedAt
+    }
+
+    static let batchColumns = BatchColumn.list
+
+    /// A row of `batches` selected with ``batchColumns``, as its status.
+    static func batchStatus(_ row: some ColumnReader) -> BatchStatus {
+        typealias C = BatchColumn
+        return BatchStatus(
+            name: row.string(C.name), state: BatchStatus.State(rawValue: row.string(C.state)) ?? .open,
+            total: row.int(C.total), succeeded: row.int(C.succeeded), dead: row.int(C.dead),
+            cancelled: row.int(C.cancelled), completeJobID: row.optionalInt64(C.completeJobID),
+            successJobID: row.optionalInt64(C.successJobID),
+            createdAt: Date(timeIntervalSince1970: row.double(C.createdAt)),
+            closedAt: row.optionalDouble(C.closedAt).map(Date.init(timeIntervalSince1970:)),
+            firedAt: row.optionalDouble(C.firedAt).map(Date.init(timeIntervalSince1970:)))
     }
 
     static func noBatch(_ name: String) -> JobQueueError {
@@ -120,7 +130,12 @@ extension SharedSQL {
     static func fireBatchIfDone(_ db: some SQLTransaction, name: String, lastJob: JobID?, now: Double) throws {
         guard let batch = try batch(db, name), batch.state == .closed, batch.pending <= 0 else { return }
         let summary = try batchSummary(db, batch)
-        let row = try db.fetchRow(sql: "SELECT * FROM jobq_batches WHERE name = ?", arguments: [name])!
+        let row = try db.fetchRow(
+            sql: """
+                SELECT callback_queue, on_complete_executor, on_complete_payload, on_success_executor, on_success_payload
+                FROM jobq_batches WHERE name = ?
+                """,
+            arguments: [name])!
         let queue: String = row["callback_queue"]
         func enqueueCallback(executor: String?, payload: String?) throws -> JobID? {
             guard let executor, let payload else { return nil }

@@ -106,7 +106,8 @@ extension SQLStore {
     package func batches(limit: Int) async throws -> [BatchStatus] {
         try await read { db in
             try db.fetchRows(
-                sql: "SELECT * FROM jobq_batches ORDER BY created_at DESC, name LIMIT ?", arguments: [limit]
+                sql: "SELECT \(SharedSQL.batchColumns) FROM jobq_batches ORDER BY created_at DESC, name LIMIT ?",
+                arguments: [limit]
             )
             .map(SharedSQL.batchStatus)
         }

@@ -78,7 +78,8 @@ extension SQLStore {
 
     package func schedules() async throws -> [ScheduleStatus] {
         try await read { db in
-            try db.fetchRows(sql: "SELECT * FROM jobq_schedules ORDER BY name").map(ScheduleStatus.init)
+            try db.fetchRows(sql: "SELECT \(ScheduleStatus.columns) FROM jobq_schedules ORDER BY name").map(
+                ScheduleStatus.init)
         }
     }
 
@@ -149,7 +150,7 @@ extension SQLStore {
         return try await write(.short) { db in
             let due = try db.fetchRows(
                 sql:
-                    "SELECT * FROM jobq_schedules WHERE paused = 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT 100",
+                    "SELECT \(ScheduleStatus.columns) FROM jobq_schedules WHERE paused = 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT 100",
                 arguments: [seconds]
             ).map(ScheduleStatus.init)
             var made: [JobID] = []
@@ -189,7 +190,8 @@ extension SQLStore {
 
 extension SharedSQL {
     static func schedule(_ db: some SQLTransaction, _ name: String) throws -> ScheduleStatus? {
-        try db.fetchRow(sql: "SELECT * FROM jobq_schedules WHERE name = ?", arguments: [name]).map(ScheduleStatus.init)
+        try db.fetchRow(sql: "SELECT \(ScheduleStatus.columns) FROM jobq_schedules WHERE name = ?", arguments: [name])
+            .map(ScheduleStatus.init)
     }
 
     /// The parameters of a schedule's job for one occurrence.
@@ -273,25 +275,36 @@ extension Schedule.Timing {
 }
 
 extension ScheduleStatus {
-    init(_ row: SQLRow) {
+    /// The columns ``init(_:)`` reads, in the order a query selects them (``columns``).
+    enum Column: Int32, SQLColumns {
+        case name, executor, payload, queue, priority, maxAttempts, timeout, kind, startAt, every, times, cron, timeZone
+        case missed, catchUpLimit, paused, nextRunAt, made, createdAt, updatedAt
+    }
+
+    static let columns = Column.list
+
+    /// Reads a row selected with ``columns``.
+    init(_ row: some ColumnReader) {
+        typealias C = Column
         self.init(
-            name: row["name"],
-            executor: row["executor"],
-            payloadJSON: row["payload"],
-            queue: row["queue"],
-            priority: row["priority"],
-            maxAttempts: row["max_attempts"],
-            timeout: (row["timeout"] as Double?).map(Duration.init(storedSeconds:)),
+            name: row.string(C.name),
+            executor: row.string(C.executor),
+            payloadJSON: row.string(C.payload),
+            queue: row.string(C.queue),
+            priority: row.int(C.priority),
+            maxAttempts: row.int(C.maxAttempts),
+            timeout: row.optionalDouble(C.timeout).map(Duration.init(storedSeconds:)),
             timing: Schedule.Timing.stored(
-                kind: row["kind"], start: row["start_at"], every: row["every"], times: row["times"], cron: row["cron"],
-                zone: row["time_zone"]),
-            missed: Schedule.MissedPolicy(rawValue: row["missed"]) ?? .skip,
-            catchUpLimit: row["catch_up_limit"],
-            paused: row["paused"],
-            nextRunAt: (row["next_run_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
-            made: row["made"],
-            createdAt: Date(timeIntervalSince1970: row["created_at"]),
-            updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+                kind: row.string(C.kind), start: row.optionalDouble(C.startAt), every: row.optionalDouble(C.every),
+                times: row.optionalInt64(C.times).map(Int.init), cron: row.optionalString(C.cron),
+                zone: row.string(C.timeZone)),
+            missed: Schedule.MissedPolicy(rawValue: row.string(C.missed)) ?? .skip,
+            catchUpLimit: row.int(C.catchUpLimit),
+            paused: row.int64(C.paused) != 0,
+            nextRunAt: row.optionalDouble(C.nextRunAt).map(Date.init(timeIntervalSince1970:)),
+            made: row.int(C.made),
+            createdAt: Date(timeIntervalSince1970: row.double(C.createdAt)),
+            updatedAt: Date(timeIntervalSince1970: row.double(C.updatedAt)))
     }
 }
 

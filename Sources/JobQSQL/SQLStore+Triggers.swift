@@ -54,7 +54,8 @@ extension SQLStore {
     package func triggers(event: String?) async throws -> [TriggerStatus] {
         try await read { db in
             if let event { return try SharedSQL.triggers(db, event: event) }
-            return try db.fetchRows(sql: "SELECT * FROM jobq_triggers ORDER BY event, task").map(TriggerStatus.init)
+            return try db.fetchRows(sql: "SELECT \(TriggerStatus.columns) FROM jobq_triggers ORDER BY event, task").map(
+                TriggerStatus.init)
         }
     }
 
@@ -203,12 +204,17 @@ extension SharedSQL {
     }
 
     static func triggers(_ db: some SQLTransaction, event: String) throws -> [TriggerStatus] {
-        try db.fetchRows(sql: "SELECT * FROM jobq_triggers WHERE event = ? ORDER BY task", arguments: [event]).map(
+        try db.fetchRows(
+            sql: "SELECT \(TriggerStatus.columns) FROM jobq_triggers WHERE event = ? ORDER BY task", arguments: [event]
+        ).map(
             TriggerStatus.init)
     }
 
     static func trigger(_ db: some SQLTransaction, event: String, task: String) throws -> TriggerStatus? {
-        try db.fetchRow(sql: "SELECT * FROM jobq_triggers WHERE event = ? AND task = ?", arguments: [event, task]).map(
+        try db.fetchRow(
+            sql: "SELECT \(TriggerStatus.columns) FROM jobq_triggers WHERE event = ? AND task = ?",
+            arguments: [event, task]
+        ).map(
             TriggerStatus.init)
     }
 
@@ -225,23 +231,32 @@ extension SharedSQL {
 }
 
 extension TriggerStatus {
-    init(_ row: SQLRow) {
+    /// The columns ``init(_:)`` reads, in the order a query selects them (``columns``).
+    enum Column: Int32, SQLColumns {
+        case event, task, executor, payload, queue, priority, maxAttempts, timeout, dependsOn, once, ranOnceAt, paused
+        case createdAt, updatedAt
+    }
+
+    static let columns = Column.list
+
+    /// Reads a row selected with ``columns``.
+    init(_ row: some ColumnReader) {
+        typealias C = Column
         self.init(
-            event: row["event"],
-            task: row["task"],
-            executor: row["executor"],
-            payloadJSON: row["payload"],
-            queue: row["queue"],
-            priority: row["priority"],
-            maxAttempts: row["max_attempts"],
-            timeout: (row["timeout"] as Double?).map(Duration.init(storedSeconds:)),
-            dependsOn: (try? JSONDecoder.jobq.decode([String].self, from: Data((row["depends_on"] as String).utf8)))
-                ?? [],
-            once: row["once"],
-            ranOnceAt: (row["ran_once_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
-            paused: row["paused"],
-            createdAt: Date(timeIntervalSince1970: row["created_at"]),
-            updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+            event: row.string(C.event),
+            task: row.string(C.task),
+            executor: row.string(C.executor),
+            payloadJSON: row.string(C.payload),
+            queue: row.string(C.queue),
+            priority: row.int(C.priority),
+            maxAttempts: row.int(C.maxAttempts),
+            timeout: row.optionalDouble(C.timeout).map(Duration.init(storedSeconds:)),
+            dependsOn: (try? JSONDecoder.jobq.decode([String].self, from: Data(row.string(C.dependsOn).utf8))) ?? [],
+            once: row.int64(C.once) != 0,
+            ranOnceAt: row.optionalDouble(C.ranOnceAt).map(Date.init(timeIntervalSince1970:)),
+            paused: row.int64(C.paused) != 0,
+            createdAt: Date(timeIntervalSince1970: row.double(C.createdAt)),
+            updatedAt: Date(timeIntervalSince1970: row.double(C.updatedAt)))
     }
 }
 

@@ -95,7 +95,7 @@ struct MetricsTests {
         options.cancellationCheckInterval = .milliseconds(20)
         let pool = WorkerPool(queue: queue, queues: [name], executors: [Moody()], options: options)
         let run = Task { try await pool.run() }
-        try await eventually(.seconds(10), "the job to start") { try await queue.job(job.id)?.state == .running }
+        try await eventually(.seconds(30), "the job to start") { try await queue.job(job.id)?.state == .running }
         try await queue.cancel(job.id)
         try await within(.seconds(10), "the pool to stop") { try await run.value }
         let labels = [("queue", name), ("executor", Moody.name)]
