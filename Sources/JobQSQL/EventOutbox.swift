@@ -121,3 +121,243 @@ extension SharedSQL {
         }
     }
 }
+
+/// The data of every event jobq writes, one case per kind (and per shape a kind takes): the
+/// vocabulary followers read as an event's `data` object, written in one place with its keys in
+/// order (``text``), and the kind of the event taken from its data (``kind``), so that no event
+/// is written with another kind's data. PostgreSQL's own statements that write events (the
+/// one-statement claim's `started`, the success function's `succeeded`) produce the same bytes;
+/// `EventBytesTests` compares every kind across the stores, and `EventVocabularyTests` against
+/// the recorded vocabulary.
+///
+/// Values marked `raw` are JSON text already (a result, counts, a list of failures).
+package enum EventData: Sendable {
+    // A job's life.
+    /// `waitingFor`: dependencies not met yet (0: none, left out); `schedule`: the schedule and
+    /// occurrence that made it. A job of a tree that is dead from the start says its state only.
+    case enqueued(
+        state: JobState, runAt: Double? = nil, priority: Int? = nil, waitingFor: Int = 0, lane: String? = nil,
+        schedule: (name: String, occurrence: Double)? = nil)
+    case started(attempt: Int, worker: String)
+    case progress(attempt: Int, fraction: Double?, message: String?, rawData: String?)
+    case succeeded(attempt: Int, reason: String? = nil, rawResult: String?)
+    /// A failed or timed-out attempt that will be retried (kind `failed` or `timedOut`).
+    case retrying(attempt: Int, reason: String? = nil, error: String, retryAt: Double, timedOut: Bool)
+    /// A timed-out attempt that ends the job (written before its `dead` event).
+    case timedOutForGood(attempt: Int, error: String)
+    case dead(attempt: Int, reason: String? = nil, error: String, timedOut: Bool = false)
+    case released(attempt: Int, reason: String?)
+    case snoozed(attempt: Int, reason: String? = nil, until: Double, snoozes: Int, checkpoint: Bool)
+    /// A job ended from outside its attempts: by an operator, a dependency's policy, a group or
+    /// a deadline (`expired`); `why` is the error of a `dead` one and the reason of the others.
+    case ended(EndKind, from: String, why: String?)
+    case retried(from: String, maxAttempts: Int)
+    /// An enqueue that met a unique job replaced (`by`) its payload, run time and priority.
+    case updated(by: String, runAt: Double, priority: Int)
+    // What jobs belong to.
+    case lane(name: String, change: LaneChange, job: JobID)
+    case batch(name: String, rawCounts: String, completeJob: JobID?, successJob: JobID?)
+    case tracking(set: String, round: Int, rawResults: String)
+    case group(
+        id: Int64, name: String?, path: String, kind: String, state: String, rawCounts: String?,
+        rawFailures: String?, error: String?)
+    case workflow(name: String?, state: String, rawCounts: String, error: String?)
+    case subtree(
+        group: Int64, node: String, path: String, job: JobID?, state: String, rawCounts: String?,
+        rawFailures: String?, error: String?)
+    case tree(
+        tree: Int64, group: Int64, node: String, path: String, job: JobID?, state: String, rawCounts: String,
+        rawFailures: String?, error: String?)
+    // Schedules and triggers.
+    case schedule(name: String, change: String)
+    case triggerEmitted(event: String, rawJobs: String, dedupe: String?)
+    case trigger(event: String, task: String, change: String)
+
+    /// The kinds of ``ended(_:from:why:)``.
+    package enum EndKind: Sendable {
+        case cancelled, dead, expired
+    }
+
+    /// What happened to a lane.
+    package enum LaneChange: Sendable {
+        case halted(error: String?)
+        case drained
+        case resumed
+    }
+
+    /// The event's kind.
+    package var kind: EventKind {
+        switch self {
+        case .enqueued: .enqueued
+        case .started: .started
+        case .progress: .progress
+        case .succeeded: .succeeded
+        case .retrying(_, _, _, _, let timedOut): timedOut ? .timedOut : .failed
+        case .timedOutForGood: .timedOut
+        case .dead: .dead
+        case .released: .released
+        case .snoozed: .snoozed
+        case .ended(let kind, _, _):
+            switch kind {
+            case .cancelled: .cancelled
+            case .dead: .dead
+            case .expired: .expired
+            }
+        case .retried: .retried
+        case .updated: .updated
+        case .lane: .lane
+        case .batch: .batch
+        case .tracking: .tracking
+        case .group: .group
+        case .workflow: .workflow
+        case .subtree: .subtree
+        case .tree: .tree
+        case .schedule: .schedule
+        case .triggerEmitted, .trigger: .trigger
+        }
+    }
+
+    /// The data as the JSON object stored with the event.
+    package var text: String {
+        var data = JSONObjectBuilder()
+        switch self {
+        case .enqueued(let state, let runAt, let priority, let waitingFor, let lane, let schedule):
+            data.add("state", string: state.rawValue)
+            data.add("runAt", date: runAt.map(Date.init(timeIntervalSince1970:)))
+            data.add("priority", int: priority)
+            if waitingFor > 0 { data.add("waitingFor", int: waitingFor) }
+            data.add("lane", string: lane)
+            if let schedule {
+                data.add("schedule", string: schedule.name)
+                data.add("occurrence", date: Date(timeIntervalSince1970: schedule.occurrence))
+            }
+        case .started(let attempt, let worker):
+            data.add("attempt", int: attempt)
+            data.add("worker", string: worker)
+        case .progress(let attempt, let fraction, let message, let rawData):
+            data.add("attempt", int: attempt)
+            data.add("fraction", number: fraction)
+            data.add("message", string: message)
+            data.add("data", raw: rawData)
+        case .succeeded(let attempt, let reason, let rawResult):
+            data.add("attempt", int: attempt)
+            data.add("reason", string: reason)
+            data.add("result", raw: rawResult)
+        case .retrying(let attempt, let reason, let error, let retryAt, _):
+            data.add("attempt", int: attempt)
+            data.add("reason", string: reason)
+            data.add("error", string: error)
+            data.add("willRetry", bool: true)
+            data.add("retryAt", date: Date(timeIntervalSince1970: retryAt))
+        case .timedOutForGood(let attempt, let error):
+            data.add("attempt", int: attempt)
+            data.add("error", string: error)
+            data.add("willRetry", bool: false)
+        case .dead(let attempt, let reason, let error, let timedOut):
+            data.add("attempt", int: attempt)
+            data.add("reason", string: reason)
+            data.add("error", string: error)
+            if timedOut { data.add("timedOut", bool: true) }
+        case .released(let attempt, let reason):
+            data.add("attempt", int: attempt)
+            data.add("reason", string: reason)
+        case .snoozed(let attempt, let reason, let until, let snoozes, let checkpoint):
+            data.add("attempt", int: attempt)
+            data.add("reason", string: reason)
+            data.add("until", date: Date(timeIntervalSince1970: until))
+            data.add("snoozes", int: snoozes)
+            data.add("checkpoint", bool: checkpoint)
+        case .ended(let kind, let from, let why):
+            data.add("from", string: from)
+            data.add(kind == .dead ? "error" : "reason", string: why)
+        case .retried(let from, let maxAttempts):
+            data.add("from", string: from)
+            data.add("maxAttempts", int: maxAttempts)
+        case .updated(let by, let runAt, let priority):
+            data.add("by", string: by)
+            data.add("runAt", date: Date(timeIntervalSince1970: runAt))
+            data.add("priority", int: priority)
+        case .lane(let name, let change, let job):
+            data.add("lane", string: name)
+            switch change {
+            case .halted(let error):
+                data.add("state", string: "halted")
+                data.add("error", string: error)
+            case .drained: data.add("state", string: "drained")
+            case .resumed: data.add("state", string: "resumed")
+            }
+            data.add("job", int: Int(job))
+        case .batch(let name, let rawCounts, let completeJob, let successJob):
+            data.add("name", string: name)
+            data.add("counts", raw: rawCounts)
+            data.add("completeJob", int: completeJob.map(Int.init))
+            data.add("successJob", int: successJob.map(Int.init))
+        case .tracking(let set, let round, let rawResults):
+            data.add("set", string: set)
+            data.add("round", int: round)
+            data.add("results", raw: rawResults)
+        case .group(let id, let name, let path, let kind, let state, let rawCounts, let rawFailures, let error):
+            data.add("group", int: Int(id))
+            data.add("name", string: name)
+            data.add("path", string: path)
+            data.add("kind", string: kind)
+            data.add("state", string: state)
+            data.add("counts", raw: rawCounts)
+            data.add("failures", raw: rawFailures)
+            data.add("error", string: error)
+        case .workflow(let name, let state, let rawCounts, let error):
+            data.add("name", string: name)
+            data.add("state", string: state)
+            data.add("counts", raw: rawCounts)
+            data.add("error", string: error)
+        case .subtree(let group, let node, let path, let job, let state, let rawCounts, let rawFailures, let error):
+            data.add("group", int: Int(group))
+            data.add("node", string: node)
+            data.add("path", string: path)
+            data.add("job", int: job.map(Int.init))
+            data.add("state", string: state)
+            data.add("counts", raw: rawCounts)
+            data.add("failures", raw: rawFailures)
+            data.add("error", string: error)
+        case .tree(
+            let tree, let group, let node, let path, let job, let state, let rawCounts, let rawFailures, let error):
+            data.add("tree", int: Int(tree))
+            data.add("group", int: Int(group))
+            data.add("node", string: node)
+            data.add("path", string: path)
+            data.add("job", int: job.map(Int.init))
+            data.add("state", string: state)
+            data.add("counts", raw: rawCounts)
+            data.add("failures", raw: rawFailures)
+            data.add("error", string: error)
+        case .schedule(let name, let change):
+            data.add("schedule", string: name)
+            data.add("change", string: change)
+        case .triggerEmitted(let event, let rawJobs, let dedupe):
+            data.add("event", string: event)
+            data.add("change", string: "emitted")
+            data.add("jobs", raw: rawJobs)
+            data.add("dedupe", string: dedupe)
+        case .trigger(let event, let task, let change):
+            data.add("event", string: event)
+            data.add("task", string: task)
+            data.add("change", string: change)
+        }
+        return data.text
+    }
+
+    /// The data rendered once, for a writer that appends many events with the same data (a
+    /// tree's jobs enqueued together).
+    package var rendered: RenderedEventData { RenderedEventData(kind: kind, text: text) }
+}
+
+/// An ``EventData`` rendered: its kind and its JSON text. Only ``EventData/rendered`` makes one.
+package struct RenderedEventData: Sendable {
+    package let kind: EventKind
+    package let text: String
+
+    fileprivate init(kind: EventKind, text: String) {
+        self.kind = kind
+        self.text = text
+    }
+}
