@@ -80,6 +80,10 @@ struct BenchCommand: AsyncParsableCommand {
         var baseline: String?
         var baselineValue: Double?
         var ratio: Double?
+        /// For a figure measured several times (``Measured``): the spread of the value and of
+        /// its baseline.
+        var spread: Double? = nil
+        var baselineSpread: Double? = nil
     }
 
     /// Pick-up latencies (ms) beside the cleaner deleting finished jobs, and on the same kind of
@@ -101,7 +105,7 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     /// A drain under limits against the same drain without them.
-    static func limitedDrainRow(_ workload: String, _ rate: Double, unlimited: Double) -> Row {
+    static func limitedDrainRow(_ workload: String, _ rate: Measured, unlimited: Measured) -> Row {
         Row(
             workload: workload, value: rate, unit: "jobs/s", baseline: "the same drain without a limit",
             baselineValue: unlimited, ratio: rate / unlimited)
@@ -138,9 +142,9 @@ struct BenchCommand: AsyncParsableCommand {
                 throw StoreLocation.withoutPostgres(url)
             #endif
         }
-        let enqueueCount = try size(enqueueJobs, 3_000, 300)
-        let bulkCount = try size(bulkJobs, 100_000, 5_000)
-        let drainCount = try size(drainJobs, 50_000, 1_000)
+        let enqueueCount = try size(enqueueJobs, 40_000, 300)
+        let bulkCount = try size(bulkJobs, 200_000, 5_000)
+        let drainCount = try size(drainJobs, 150_000, 1_000)
         let latencyCount = try size(latencyJobs, 200, 30)
         let idleFor = try size(idleSeconds, 20, 2)
         let finished = try size(finishedJobs, 1_000_000, 20_000)
@@ -166,39 +170,46 @@ struct BenchCommand: AsyncParsableCommand {
         // Each jobq figure is measured right after its raw baseline, so that the machine's drift
         // between the two is as small as it can be.
         progress("enqueue, and its raw baseline")
-        let rawSingle = try bench.raw(inserts: enqueueCount, insertBatch: 1)
-        let single = try await bench.enqueueOneAtATime(enqueueCount)
+        let rawSingle = try await measure { try bench.raw(inserts: enqueueCount, insertBatch: 1) }
+        let single = try await measure { try await bench.enqueueOneAtATime(enqueueCount) }
         progress("enqueue in the application's transaction")
-        let appOnly = try await bench.appTransactions(enqueueCount, withJob: false)
-        let appWithJob = try await bench.appTransactions(enqueueCount, withJob: true)
-        let rawBulk = try bench.raw(inserts: bulkCount, insertBatch: 1000)
-        let bulk = try await bench.enqueueInBulk(bulkCount)
+        let appOnly = try await measure { try await bench.appTransactions(enqueueCount, withJob: false) }
+        let appWithJob = try await measure { try await bench.appTransactions(enqueueCount, withJob: true) }
+        let rawBulk = try await measure { try bench.raw(inserts: bulkCount, insertBatch: 1000) }
+        let bulk = try await measure { try await bench.enqueueInBulk(bulkCount) }
         progress("raw claim+complete")
-        let rawCycle1 = try bench.raw(claimComplete: min(drainCount, 20_000), batch: 1)
+        let rawCycle1 = try await measure { try bench.raw(claimComplete: min(drainCount, 20_000), batch: 1) }
         // For reference: the job statements alone, without jobq's event rows.
-        let bareSingle = try bench.raw(inserts: enqueueCount, insertBatch: 1, events: false)
-        let bareCycle100 = try bench.raw(claimComplete: drainCount, batch: 100, events: false)
-        let rawCycle100 = try bench.raw(claimComplete: drainCount, batch: 100)
+        let bareSingle = try await measure { try bench.raw(inserts: enqueueCount, insertBatch: 1, events: false) }
+        let bareCycle100 = try await measure { try bench.raw(claimComplete: drainCount, batch: 100, events: false) }
+        let rawCycle100 = try await measure { try bench.raw(claimComplete: drainCount, batch: 100) }
         progress("the minimal raw queue (one table, one index)")
-        let minimal = try bench.minimalRaw(inserts: enqueueCount, drain: drainCount)
+        let minimalRuns = try await repeated { try bench.minimalRaw(inserts: enqueueCount, drain: drainCount) }
+        let minimalInserts = minimalRuns.measured(\.insertsPerSecond)
+        let minimalDrain = minimalRuns.measured(\.drainedPerSecond)
         progress("drain in-process")
-        let drain1 = try await bench.drainInProcess(drainCount, concurrency: 1)
-        let drain4 = try await bench.drainInProcess(drainCount, concurrency: 4)
+        let drain1 = try await measure { try await bench.drainInProcess(drainCount, concurrency: 1) }
+        let drain4 = try await measure { try await bench.drainInProcess(drainCount, concurrency: 4) }
         progress("drain through `jobq work`")
-        let drainProcess = try await bench.drainThroughWorkerProcess(drainCount)
+        let drainProcess = try await measure { try await bench.drainThroughWorkerProcess(drainCount) }
         progress("drain through `jobq work` under a concurrency limit that never binds")
-        let drainLimited = try await bench.drainThroughWorkerProcess(
-            drainCount, limits: QueueLimits(concurrency: Self.neverBinding))
+        let drainLimited = try await measure {
+            try await bench.drainThroughWorkerProcess(drainCount, limits: QueueLimits(concurrency: Self.neverBinding))
+        }
         progress("drain through `jobq work` limited to 5 at once per partition, over 1,000 partitions")
-        let drainPartitioned = try await bench.drainThroughWorkerProcess(
-            drainCount, limits: BenchWorkloads.partitionedLimits, partitions: 1000)
+        let drainPartitioned = try await measure {
+            try await bench.drainThroughWorkerProcess(
+                drainCount, limits: BenchWorkloads.partitionedLimits, partitions: 1000)
+        }
         progress("workflows: a parallel group of \(members), a sequence of \(sequence)")
-        let plainForGroup = try await bench.drainInProcess(members, concurrency: 4)
-        let group = try await bench.drainParallelGroup(members: members)
-        let steps = try await bench.runSequence(steps: sequence)
+        let plainForGroup = try await measure { try await bench.drainInProcess(members, concurrency: 4) }
+        let group = try await measure { try await bench.drainParallelGroup(members: members) }
+        let steps = try await measure { try await bench.runSequence(steps: sequence) }
         progress("a tree of 1 -> \(fanOut) -> \(fanOut * fanOut) jobs")
-        let plainForTree = try await bench.drainInProcess(treeJobs, concurrency: 4)
-        let tree = try await bench.runTree(fanOut: fanOut)
+        let plainForTree = try await measure { try await bench.drainInProcess(treeJobs, concurrency: 4) }
+        let treeRuns = try await repeated { try await bench.runTree(fanOut: fanOut) }
+        let tree = treeRuns.measured(\.jobsPerSecond)
+        let lastLeaf = treeRuns.measured(\.lastLeafToTreeEvent)
         progress("latency")
         let inProcess = try await bench.latency(latencyCount, crossProcess: false)
         let crossProcess = try await bench.latency(latencyCount, crossProcess: true)
@@ -255,10 +266,10 @@ struct BenchCommand: AsyncParsableCommand {
                 ratio: steps / rawCycle1),
             Row(
                 workload: "a tree of 1 -> \(fanOut) -> \(fanOut * fanOut) jobs, end to end (concurrency 4)",
-                value: tree.jobsPerSecond,
+                value: tree,
                 unit: "jobs/s", baseline: "plain drain of \(treeJobs) jobs, concurrency 4", baselineValue: plainForTree,
-                ratio: tree.jobsPerSecond / plainForTree),
-            Row(workload: "the tree's last leaf to its tree event", value: tree.lastLeafToTreeEvent, unit: "ms"),
+                ratio: tree / plainForTree),
+            Row(workload: "the tree's last leaf to its tree event", value: lastLeaf, unit: "ms"),
             Row(workload: "raw claim+complete, one job per transaction", value: rawCycle1, unit: "jobs/s"),
             Row(
                 workload: "raw single-insert commits, no event rows", value: bareSingle, unit: "jobs/s",
@@ -270,26 +281,26 @@ struct BenchCommand: AsyncParsableCommand {
         // The physical limit: every jobq figure against the smallest queue SQLite can be here.
         let limit = "minimal raw queue"
         rows += [
-            Row(workload: "minimal raw queue: single-insert commits", value: minimal.insertsPerSecond, unit: "jobs/s"),
+            Row(workload: "minimal raw queue: single-insert commits", value: minimalInserts, unit: "jobs/s"),
             Row(
-                workload: "minimal raw queue: claim+complete, batches of 100", value: minimal.drainedPerSecond,
+                workload: "minimal raw queue: claim+complete, batches of 100", value: minimalDrain,
                 unit: "jobs/s"),
             Row(
                 workload: "enqueue, one per transaction, vs the \(limit)", value: single, unit: "jobs/s",
-                baseline: "\(limit) single inserts", baselineValue: minimal.insertsPerSecond,
-                ratio: single / minimal.insertsPerSecond),
+                baseline: "\(limit) single inserts", baselineValue: minimalInserts,
+                ratio: single / minimalInserts),
             Row(
                 workload: "drain in-process, concurrency 1, vs the \(limit)", value: drain1, unit: "jobs/s",
-                baseline: "\(limit) claim+complete", baselineValue: minimal.drainedPerSecond,
-                ratio: drain1 / minimal.drainedPerSecond),
+                baseline: "\(limit) claim+complete", baselineValue: minimalDrain,
+                ratio: drain1 / minimalDrain),
             Row(
                 workload: "drain in-process, concurrency 4, vs the \(limit)", value: drain4, unit: "jobs/s",
-                baseline: "\(limit) claim+complete", baselineValue: minimal.drainedPerSecond,
-                ratio: drain4 / minimal.drainedPerSecond),
+                baseline: "\(limit) claim+complete", baselineValue: minimalDrain,
+                ratio: drain4 / minimalDrain),
             Row(
                 workload: "drain through `jobq work`, vs the \(limit)", value: drainProcess, unit: "jobs/s",
-                baseline: "\(limit) claim+complete", baselineValue: minimal.drainedPerSecond,
-                ratio: drainProcess / minimal.drainedPerSecond)
+                baseline: "\(limit) claim+complete", baselineValue: minimalDrain,
+                ratio: drainProcess / minimalDrain)
         ]
         rows += [
             Row(workload: "latency in-process p50", value: percentile(inProcess.roundTrip, 50), unit: "ms"),
@@ -350,15 +361,22 @@ struct BenchCommand: AsyncParsableCommand {
             print(String(decoding: try encoder.encode(["results": rows]), as: UTF8.self))
             return
         }
+        // A figure measured several times shows its median and spread: "67096 jobs/s ±4%".
+        func spread(_ value: Double?) -> String { value.map { String(format: " ±%.0f%%", $0 * 100) } ?? "" }
         var table = [["WORKLOAD", "JOBQ", "BASELINE", "RATIO"]]
         for row in rows {
             let fractional = ["ms", "MiB", "% of a core"].contains(row.unit)
-            let value = String(format: fractional ? "%.2f %@" : "%.0f %@", row.value, row.unit)
+            let value = String(format: fractional ? "%.2f %@" : "%.0f %@", row.value, row.unit) + spread(row.spread)
             let baseline =
-                row.baselineValue.map { String(format: fractional ? "%.2f (%@)" : "%.0f (%@)", $0, row.baseline ?? "") }
-                ?? ""
+                row.baselineValue.map {
+                    String(format: fractional ? "%.2f" : "%.0f", $0) + spread(row.baselineSpread)
+                        + " (\(row.baseline ?? ""))"
+                } ?? ""
             table.append([row.workload, value, baseline, row.ratio.map { String(format: "%.2f", $0) } ?? ""])
         }
         print(Table.render(table))
+        if runs > 1 {
+            print("Throughputs are the median of \(runs) runs, ± their spread ((max - min) / median).")
+        }
     }
 }

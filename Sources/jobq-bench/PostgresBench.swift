@@ -265,9 +265,12 @@
         }
 
         private func postgresRows(url: String, label: String) async throws -> [Row] {
-            let enqueueCount = try size(enqueueJobs, 2_000, 200)
-            let bulkCount = try size(bulkJobs, 20_000, 2_000)
-            let drainCount = try size(drainJobs, 10_000, 1_000)
+            // Sizes that keep each figure a couple of seconds long on a server on loopback; through
+            // the relay a one-at-a-time enqueue costs a round trip or more, so it enqueues a tenth.
+            let direct = label == "PostgreSQL"
+            let enqueueCount = max(1, try size(enqueueJobs, 6_000, 200) / (direct ? 1 : 10))
+            let bulkCount = try size(bulkJobs, 100_000, 2_000)
+            let drainCount = try size(drainJobs, 50_000, 1_000)
             let latencyCount = try size(latencyJobs, 200, 30)
             let finishedCount = try size(finishedJobs, 1_000_000, 20_000)
             let bench = try PostgresBench(url: url)
@@ -279,41 +282,57 @@
             }
             try await bench.prepare(connection)
             progress("enqueue, and the minimal queue's")
-            let minimalSingle = try await minimal.enqueueOneAtATime(enqueueCount)
-            try await minimal.reset()
-            let single = try await bench.enqueueOneAtATime(enqueueCount)
-            try await bench.reset(connection)
+            // Each figure's runs start from an empty store (the minimal queue's from an empty table).
+            func jobq(_ body: () async throws -> Double) async throws -> Measured {
+                try await measure {
+                    try await bench.reset(connection)
+                    return try await body()
+                }
+            }
+            func minimalQueue(_ body: () async throws -> Double) async throws -> Measured {
+                try await measure {
+                    try await minimal.reset()
+                    return try await body()
+                }
+            }
+            let minimalSingle = try await minimalQueue { try await minimal.enqueueOneAtATime(enqueueCount) }
+            let single = try await jobq { try await bench.enqueueOneAtATime(enqueueCount) }
             progress("enqueue in the application's transaction")
-            let appOnly = try await bench.appTransactions(enqueueCount, withJob: false, on: connection)
-            let appWithJob = try await bench.appTransactions(enqueueCount, withJob: true, on: connection)
-            try await bench.reset(connection)
-            let minimalBulk = try await minimal.enqueueInBulk(bulkCount)
-            try await minimal.reset()
-            let bulk = try await bench.enqueueInBulk(bulkCount)
-            try await bench.reset(connection)
+            let appOnly = try await jobq {
+                try await bench.appTransactions(enqueueCount, withJob: false, on: connection)
+            }
+            let appWithJob = try await jobq {
+                try await bench.appTransactions(enqueueCount, withJob: true, on: connection)
+            }
+            let minimalBulk = try await minimalQueue { try await minimal.enqueueInBulk(bulkCount) }
+            let bulk = try await jobq { try await bench.enqueueInBulk(bulkCount) }
             progress("the minimal queue's drain")
-            let minimalDrain = try await minimal.drain(drainCount)
+            let minimalDrain = try await minimalQueue { try await minimal.drain(drainCount) }
             try await minimal.reset()
-            var drains: [(processes: Int, rate: Double)] = []
+            var drains: [(processes: Int, rate: Measured)] = []
             for processes in [1, 2, 4] {
-                try await bench.reset(connection)
                 progress("drain with \(processes) `jobq work` process(es)")
                 drains.append(
                     (
                         processes,
-                        try await bench.drainWithWorkerProcesses(drainCount, processes: processes, on: connection)
+                        try await jobq {
+                            try await bench.drainWithWorkerProcesses(drainCount, processes: processes, on: connection)
+                        }
                     ))
             }
-            try await bench.reset(connection)
             progress("drain with 1 `jobq work` process under a concurrency limit that never binds")
+            // The limits are set after each run's reset, which empties the queues' settings too.
             let limits = try await bench.queue()
-            try await limits.setLimits(QueueLimits(concurrency: BenchCommand.neverBinding), for: "default")
-            let limitedDrain = try await bench.drainWithWorkerProcesses(drainCount, processes: 1, on: connection)
-            try await bench.reset(connection)
+            let limitedDrain = try await jobq {
+                try await limits.setLimits(QueueLimits(concurrency: BenchCommand.neverBinding), for: "default")
+                return try await bench.drainWithWorkerProcesses(drainCount, processes: 1, on: connection)
+            }
             progress("drain with 1 `jobq work` process, 5 at once per partition over 1,000 partitions")
-            try await limits.setLimits(BenchWorkloads.partitionedLimits, for: "default")
-            let partitionedDrain = try await bench.drainWithWorkerProcesses(
-                drainCount, processes: 1, partitions: 1000, on: connection)
+            let partitionedDrain = try await jobq {
+                try await limits.setLimits(BenchWorkloads.partitionedLimits, for: "default")
+                return try await bench.drainWithWorkerProcesses(
+                    drainCount, processes: 1, partitions: 1000, on: connection)
+            }
             try await limits.setLimits(QueueLimits(), for: "default")
             try await bench.reset(connection)
             progress("pick-up latency")
