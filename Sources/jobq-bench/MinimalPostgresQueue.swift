@@ -5,8 +5,8 @@
     /// The PostgreSQL baseline: a minimal queue in the same database, as a small PostgreSQL
     /// queue library builds one (one table, one partial index on the claim order; single
     /// enqueues of one statement; bulk enqueues of one statement over arrays; claims of 100 with
-    /// SKIP LOCKED and their completions in one statement over an array), driven from one
-    /// connection by the bench itself, each a prepared statement (as asyncpg, which PgQueuer
+    /// SKIP LOCKED and their completions in one statement over an array; drains on four
+    /// connections at once), driven by the bench itself, each a prepared statement (as asyncpg, which PgQueuer
     /// uses, prepares them). No events, no leases, no attempts, no fences: what a job costs the
     /// server at least, so that jobq's rows read as ratios to it.
     struct MinimalPostgresQueue {
@@ -70,18 +70,30 @@
         }
 
         /// Claims 100 in claim order with SKIP LOCKED, then completes them in one UPDATE, until
-        /// the queue is empty. Jobs per second.
-        func drain(_ count: Int) async throws -> Double {
+        /// the queue is empty, on this connection and on each of `others` at once (claims never
+        /// wait for each other), as a fast peer drains with a pool of connections: an upper
+        /// bound for jobq's drains with several processes. Jobs per second.
+        func drain(_ count: Int, alongside others: [PostgresConnection] = []) async throws -> Double {
             try await fill(count)
+            let logger = self.logger
             let start = ContinuousClock.now
-            var done = 0
-            while true {
-                var claimed: [Int64] = []
-                for try await (id, _) in try await connection.execute(Claim(), logger: logger) { claimed.append(id) }
-                if claimed.isEmpty { break }
-                _ = try await connection.execute(
-                    Complete(ids: claimed, now: Date().timeIntervalSince1970), logger: logger)
-                done += claimed.count
+            let done = try await withThrowingTaskGroup(of: Int.self) { group in
+                for connection in [connection] + others {
+                    group.addTask {
+                        var done = 0
+                        while true {
+                            var claimed: [Int64] = []
+                            for try await (id, _) in try await connection.execute(Claim(), logger: logger) {
+                                claimed.append(id)
+                            }
+                            if claimed.isEmpty { return done }
+                            _ = try await connection.execute(
+                                Complete(ids: claimed, now: Date().timeIntervalSince1970), logger: logger)
+                            done += claimed.count
+                        }
+                    }
+                }
+                return try await group.reduce(0, +)
             }
             guard done == count else {
                 throw MinimalQueueError(message: "the minimal queue drained \(done) of \(count) jobs")
