@@ -375,8 +375,8 @@ struct BenchCommand: AsyncParsableCommand {
             table.append([row.workload, value, baseline, row.ratio.map { String(format: "%.2f", $0) } ?? ""])
         }
         print(Table.render(table))
-        if runs > 1 {
-            print("Throughputs are the median of \(runs) runs, ± their spread ((max - min) / median).")
+        if rows.contains(where: { $0.spread != nil }) {
+            print("Figures with ± are the median of \(runs) runs, ± their spread ((max - min) / median).")
         }
     }
 }

@@ -21,6 +21,9 @@ struct Measured: Codable {
         return (high - low) / median
     }
 
+    /// The spread, when there was more than one run to spread.
+    var repeatedSpread: Double? { runs.count > 1 ? spread : nil }
+
     /// The ratio of the medians.
     static func / (lhs: Measured, rhs: Measured) -> Double { lhs.median / rhs.median }
 }
@@ -57,7 +60,7 @@ extension BenchCommand.Row {
     ) {
         self.init(
             workload: workload, value: value.median, unit: unit, baseline: baseline,
-            baselineValue: baselineValue?.median, ratio: ratio, spread: value.spread,
-            baselineSpread: baselineValue?.spread)
+            baselineValue: baselineValue?.median, ratio: ratio, spread: value.repeatedSpread,
+            baselineSpread: baselineValue?.repeatedSpread)
     }
 }
