@@ -311,25 +311,16 @@ package enum EventData: Sendable {
             data.add("counts", raw: rawCounts)
             data.add("error", string: error)
         case .subtree(let group, let node, let path, let job, let state, let rawCounts, let rawFailures, let error):
-            data.add("group", int: Int(group))
-            data.add("node", string: node)
-            data.add("path", string: path)
-            data.add("job", int: job.map(Int.init))
-            data.add("state", string: state)
-            data.add("counts", raw: rawCounts)
-            data.add("failures", raw: rawFailures)
-            data.add("error", string: error)
+            Self.addSubtree(
+                to: &data, group: group, node: node, path: path, job: job, state: state, rawCounts: rawCounts,
+                rawFailures: rawFailures, error: error)
         case .tree(
             let tree, let group, let node, let path, let job, let state, let rawCounts, let rawFailures, let error):
+            // A tree's end says what its root subtree's says, after the tree's id.
             data.add("tree", int: Int(tree))
-            data.add("group", int: Int(group))
-            data.add("node", string: node)
-            data.add("path", string: path)
-            data.add("job", int: job.map(Int.init))
-            data.add("state", string: state)
-            data.add("counts", raw: rawCounts)
-            data.add("failures", raw: rawFailures)
-            data.add("error", string: error)
+            Self.addSubtree(
+                to: &data, group: group, node: node, path: path, job: job, state: state, rawCounts: rawCounts,
+                rawFailures: rawFailures, error: error)
         case .schedule(let name, let change):
             data.add("schedule", string: name)
             data.add("change", string: change)
@@ -344,6 +335,20 @@ package enum EventData: Sendable {
             data.add("change", string: change)
         }
         return data.text
+    }
+
+    private static func addSubtree(
+        to data: inout JSONObjectBuilder, group: Int64, node: String, path: String, job: JobID?, state: String,
+        rawCounts: String?, rawFailures: String?, error: String?
+    ) {
+        data.add("group", int: Int(group))
+        data.add("node", string: node)
+        data.add("path", string: path)
+        data.add("job", int: job.map(Int.init))
+        data.add("state", string: state)
+        data.add("counts", raw: rawCounts)
+        data.add("failures", raw: rawFailures)
+        data.add("error", string: error)
     }
 
     /// The data rendered once, for a writer that appends many events with the same data (a
