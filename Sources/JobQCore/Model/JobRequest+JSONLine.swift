@@ -31,6 +31,10 @@ extension JobRequest {
     /// let request = try JobRequest(jsonLine: #"{"executor": "sum", "payload": {"a": 1, "b": 2}}"#)
     /// ```
     public init(jsonLine line: String) throws(JobQueueError) {
+        if let fields = Self.plainObject(line) {
+            try self.init(fields: fields, keys: Self.jsonLineKeys)
+            return
+        }
         let value: JSONValue
         do {
             value = try JSONDecoder.jobq.decode(JSONValue.self, from: Data(line.utf8))
@@ -42,6 +46,69 @@ extension JobRequest {
                 "expected a JSON object like {\"executor\": \"sum\", \"payload\": {\"a\": 1, \"b\": 2}}")
         }
         try self.init(fields: fields, keys: Self.jsonLineKeys)
+    }
+
+    /// The fields of a plain job line, read by jobq's own parser: an object whose strings have
+    /// no escapes or control characters, whose numbers are whole and fit 64 bits, with no key
+    /// twice and at most 64 levels deep — what a file of jobs nearly always holds. Foundation's
+    /// decoder costs a thrown error for every number of a `JSONValue` (it tries a string and an
+    /// object first), which made reading the lines most of `jobq enqueue --file`. For such a
+    /// line both give the same fields; any other line (and any invalid one) is nil here and
+    /// goes to Foundation's decoder, which reads it, or says what is wrong, as before.
+    static func plainObject(_ line: String) -> [String: JSONValue]? {
+        var depth = 0
+        var inString = false
+        for byte in line.utf8 {
+            if inString {
+                if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+                if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                if depth > 64 { return nil }
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+            default: break
+            }
+        }
+        guard let parsed = try? OrderedJSON.parse(line), case .object = parsed,
+            case .object(let fields)? = plainValue(parsed)
+        else { return nil }
+        return fields
+    }
+
+    /// `value` as a `JSONValue`, or nil when it is not plain (``plainObject(_:)``).
+    private static func plainValue(_ value: OrderedJSON) -> JSONValue? {
+        switch value {
+        case .null: return .null
+        case .bool(let flag): return .bool(flag)
+        case .string(_, let text): return .string(text)
+        case .number(let text):
+            // -?(0|[1-9][0-9]*), which Int64 reads exactly; fractions and exponents go to Foundation.
+            let digits = text.utf8.first == UInt8(ascii: "-") ? text.utf8.dropFirst() : text.utf8.dropFirst(0)
+            guard !digits.isEmpty, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                digits.first != UInt8(ascii: "0") || digits.count == 1, let integer = Int64(text)
+            else { return nil }
+            return .integer(integer)
+        case .array(let elements):
+            var values: [JSONValue] = []
+            values.reserveCapacity(elements.count)
+            for element in elements {
+                guard let plain = plainValue(element) else { return nil }
+                values.append(plain)
+            }
+            return .array(values)
+        case .object(let members):
+            var fields: [String: JSONValue] = [:]
+            fields.reserveCapacity(members.count)
+            for member in members {
+                guard fields[member.key] == nil, let plain = plainValue(member.value) else { return nil }
+                fields[member.key] = plain
+            }
+            return .object(fields)
+        }
     }
 
     /// A job from the fields of a JSON object, refusing keys outside `keys`.
