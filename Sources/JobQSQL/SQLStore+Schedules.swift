@@ -8,28 +8,20 @@ extension SQLStore {
     /// again; the jobs it made stay). Returns it as stored.
     package func addSchedule(_ schedule: Schedule, now: Date) async throws -> ScheduleStatus {
         try schedule.validate()
-        var start: Double?
-        var every: Double?
-        var times: Int?
-        var cron: String?
-        var zone = "UTC"
-        let kind: String
-        switch schedule.timing {
-        case .at(let date):
-            kind = "at"
-            start = date.timeIntervalSince1970
-        case .every(let interval, let count, let first):
-            kind = "every"
-            every = interval.inSeconds
-            times = count
-            start = (first ?? now.addingTimeInterval(interval.inSeconds)).timeIntervalSince1970
-        case .cron(let expression, let timeZone):
-            kind = "cron"
-            cron = expression.text
-            zone = timeZone.identifier
-        }
+        // The timing's columns, as stored.
+        let timing: (kind: String, start: Double?, every: Double?, times: Int?, cron: String?, zone: String) =
+            switch schedule.timing {
+            case .at(let date): ("at", date.timeIntervalSince1970, nil, nil, nil, "UTC")
+            case .every(let interval, let count, let first):
+                (
+                    "every", (first ?? now.addingTimeInterval(interval.inSeconds)).timeIntervalSince1970,
+                    interval.inSeconds, count, nil, "UTC"
+                )
+            case .cron(let expression, let timeZone): ("cron", nil, nil, nil, expression.text, timeZone.identifier)
+            }
         let stored = Schedule.Timing.stored(
-            kind: kind, start: start, every: every, times: times, cron: cron, zone: zone)
+            kind: timing.kind, start: timing.start, every: timing.every, times: timing.times, cron: timing.cron,
+            zone: timing.zone)
         // The first occurrence: an `at` in the past runs at once (as a missed one would).
         let next: Double? =
             switch stored {
@@ -40,8 +32,6 @@ extension SQLStore {
         let request = schedule.request
         let options = request.options
         let seconds = now.timeIntervalSince1970
-        // Constants for the write's closure.
-        let timing = (start: start, every: every, times: times, cron: cron, zone: zone)
         typealias P = AddSchedule
         return try await write(.short) { db in
             let existed =
@@ -66,7 +56,8 @@ extension SQLStore {
                 arguments: P.arguments([
                     .name: schedule.name, .executor: request.executor, .payload: JSONText.minified(request.payloadJSON),
                     .queue: options.queue, .priority: options.priority, .maxAttempts: options.maxAttempts,
-                    .timeout: options.timeout?.inSeconds, .kind: kind, .start: timing.start, .every: timing.every,
+                    .timeout: options.timeout?.inSeconds, .kind: timing.kind, .start: timing.start,
+                    .every: timing.every,
                     .times: timing.times, .cron: timing.cron, .zone: timing.zone, .missed: schedule.missed.rawValue,
                     .catchUpLimit: schedule.catchUpLimit,
                     .nextRunAt: next, .now: seconds
