@@ -51,10 +51,16 @@ extension SQLStore {
     /// Ends those of `ids` that are still overdue in one transaction; returns how many.
     private func expire(_ ids: [JobID], at now: Double) async throws -> Int {
         try await write { db in
-            // Read again under the write lock: a job may have started or finished meanwhile.
+            // Read again under the write lock: a job may have started or finished meanwhile. On
+            // a server, claims run beside this transaction: the rows read are locked (FOR UPDATE),
+            // so that a claim committing between this read and the UPDATE cannot have its
+            // running job ended as expired (the claim skips locked rows; a row claimed first is
+            // read again once its lock is released, found running, and left out).
             let still = Set(
                 try db.fetchAll(
-                    JobID.self, sql: SharedSQL.overdueSQL(limit: ids.count, among: ids.count),
+                    JobID.self,
+                    sql: SharedSQL.overdueSQL(limit: ids.count, among: ids.count)
+                        + (db.dialect == .postgres ? " FOR UPDATE" : ""),
                     arguments: SQLArguments([now.sqlValue] + ids.map(\.sqlValue))))
             let ending = ids.filter(still.contains)
             var events = SharedSQL.PendingEvents(db, now: now)
