@@ -150,6 +150,8 @@ let package = Package(
             name: "jobq-bench",
             dependencies: [
                 "JobQ",
+                // The raw baselines run jobq's own statements (the event outbox's counters).
+                "JobQSQL",
                 "JobQCommandLine",
                 "LatencyRelay",
                 .target(name: "JobQPostgres", condition: .when(traits: ["Postgres"])),

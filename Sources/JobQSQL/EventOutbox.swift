@@ -38,7 +38,15 @@ package final class EventOutbox {
     }
 
     /// Inserts the events appended so far, in order, and forgets them.
+    ///
+    /// On SQLite a job's `enqueued` event is read from the job's row at the job's id
+    /// (``SQLDialect/keepsEnqueuedEventInJobRow``), so jobs and events take ids from one counter:
+    /// the events' counter is brought up to the jobs' before the insert (these events come after
+    /// every job inserted so far) and the jobs' up to the events' after it (a job inserted later
+    /// comes after these events). Writes on SQLite run one at a time, so ids follow commit order.
     func write(_ db: some SQLTransaction) throws {
+        let sharesCounter = db.dialect.keepsEnqueuedEventInJobRow
+        if sharesCounter { try db.statement(sql: Self.levelCountersSQL).run() }
         for chunk in rows.chunks(of: Self.maximumRows) {
             let insert = try db.statement(sql: Self.insertSQL[chunk.count])
             for (offset, row) in chunk.enumerated() {
@@ -54,8 +62,15 @@ package final class EventOutbox {
             }
             try insert.run()
         }
+        if sharesCounter { try db.statement(sql: Self.levelCountersSQL).run() }
         rows.removeAll(keepingCapacity: true)
     }
+
+    /// Brings jobq_jobs' and jobq_events' AUTOINCREMENT counters up to the higher of the two.
+    package static let levelCountersSQL = """
+        UPDATE sqlite_sequence SET seq = (SELECT MAX(seq) FROM sqlite_sequence WHERE name IN ('jobq_jobs', 'jobq_events'))
+        WHERE name IN ('jobq_jobs', 'jobq_events')
+        """
 
     /// `insertSQL[n]` inserts n events.
     static let insertSQL: [String] = (0...maximumRows).map { count in

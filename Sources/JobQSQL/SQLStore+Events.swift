@@ -147,40 +147,51 @@ extension SharedSQL {
     static func events(_ db: some SQLTransaction, after position: EventPosition, filter: EventFilter, limit: Int)
         throws -> [JobEvent]
     {
-        var conditions = position.conditions
-        var arguments = position.arguments
+        // Event rows, and on SQLite the `enqueued` events kept in job rows
+        // (``SQLDialect/keepsEnqueuedEventInJobRow``), merged in id order: each part is read in
+        // its primary key's order, so the merge never sorts.
+        var rows = FeedPart(conditions: position.conditions, arguments: position.arguments, jobColumn: "job_id")
+        var jobRows: FeedPart? =
+            db.dialect.keepsEnqueuedEventInJobRow && (filter.kinds.isEmpty || filter.kinds.contains(.enqueued))
+            ? FeedPart(
+                conditions: position.conditions + ["enqueued_data IS NOT NULL", "id > \(enqueuedEventsAgedThrough)"],
+                arguments: position.arguments,
+                jobColumn: "id")
+            : nil
+        func require(_ condition: (_ jobColumn: String) -> String, _ value: some SQLBindable) {
+            rows.require(condition, value)
+            jobRows?.require(condition, value)
+        }
         if !filter.jobIDs.isEmpty {
-            conditions.append("\(db.dialect.integer("job_id", in: "?"))")
-            arguments += [jsonArray(filter.jobIDs.sorted())]
+            require({ db.dialect.integer($0, in: "?") }, jsonArray(filter.jobIDs.sorted()))
         }
-        if let executor = filter.executor {
-            conditions.append("executor = ?")
-            arguments += [executor]
-        }
-        if let queue = filter.queue {
-            conditions.append("queue = ?")
-            arguments += [queue]
-        }
-        if let batch = filter.batch {
-            conditions.append("batch = ?")
-            arguments += [batch]
-        }
-        if let workflow = filter.workflow {
-            conditions.append("workflow_id = ?")
-            arguments += [workflow]
-        }
+        if let executor = filter.executor { require({ _ in "executor = ?" }, executor) }
+        if let queue = filter.queue { require({ _ in "queue = ?" }, queue) }
+        if let batch = filter.batch { require({ _ in "batch = ?" }, batch) }
+        if let workflow = filter.workflow { require({ _ in "workflow_id = ?" }, workflow) }
         if !filter.kinds.isEmpty {
-            conditions.append("kind IN (\(db.dialect.texts(in: "?")))")
-            arguments += [jsonArray(filter.kinds.map(\.rawValue).sorted())]
+            rows.require(
+                { _ in "kind IN (\(db.dialect.texts(in: "?")))" }, jsonArray(filter.kinds.map(\.rawValue).sorted()))
         }
+        var sql = """
+            SELECT id, job_id, kind, queue, executor, batch, workflow_id, data, created_at FROM jobq_events
+            WHERE \(rows.conditions.joined(separator: " AND "))
+            """
+        var arguments = rows.arguments
+        if let jobRows {
+            sql += """
+
+                UNION ALL
+                SELECT id, id, 'enqueued', queue, executor, batch, workflow_id, enqueued_data, created_at FROM jobq_jobs
+                WHERE \(jobRows.conditions.joined(separator: " AND "))
+                """
+            arguments += jobRows.arguments
+        }
+        sql += " ORDER BY \(EventPosition.order(db.dialect)) LIMIT ?"
         arguments += [limit]
         // A cached statement (one SQL text per filter): a follower reads after every commit,
         // and preparing the query each time cost more than running it.
-        let statement = try db.statement(
-            sql: """
-                SELECT id, job_id, kind, queue, executor, batch, workflow_id, data, created_at FROM jobq_events
-                WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(EventPosition.order(db.dialect)) LIMIT ?
-                """)
+        let statement = try db.statement(sql: sql)
         defer { statement.reset() }
         statement.bind(arguments)
         var events: [JobEvent] = []
@@ -224,9 +235,34 @@ extension SharedSQL {
             CAST(CAST(pg_snapshot_xmax(pg_current_snapshot()) AS text) AS bigint) AS snapshot_end
         """
 
+    /// The newest id up to which the event cleaner deleted the feed by age, `enqueued` events
+    /// kept in job rows included: those of jobs still there are no longer read.
+    static let enqueuedEventsAgedThrough =
+        "coalesce((SELECT value FROM jobq_store_settings WHERE name = 'enqueued_events_aged_through'), 0)"
+
+    /// One part of the feed's read: a table's conditions and their arguments.
+    private struct FeedPart {
+        var conditions: [String]
+        var arguments: SQLArguments
+        /// The column holding the event's job id.
+        let jobColumn: String
+
+        mutating func require(_ condition: (_ jobColumn: String) -> String, _ value: some SQLBindable) {
+            conditions.append(condition(jobColumn))
+            arguments.append(value)
+        }
+    }
+
     static let newestEventSQL = DialectSQL { d in
         switch d {
-        case .sqlite: "SELECT MAX(id) FROM jobq_events"
+        // The newest event row or job (whose id is its `enqueued` event's,
+        // ``SQLDialect/keepsEnqueuedEventInJobRow``), or the newest event deleted, if later: a
+        // cursor there is past every event there is, and past every one deleted.
+        case .sqlite:
+            """
+            SELECT MAX(coalesce((SELECT MAX(id) FROM jobq_events), 0), coalesce((SELECT MAX(id) FROM jobq_jobs), 0),
+                CAST(coalesce((SELECT value FROM jobq_store_settings WHERE name = 'events_deleted_through'), 0) AS INTEGER))
+            """
         case .postgres:
             """
             SELECT id FROM jobq_events WHERE xact < ? ORDER BY xact DESC, id DESC LIMIT 1

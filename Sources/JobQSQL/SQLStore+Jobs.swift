@@ -358,6 +358,10 @@ extension SharedSQL {
         let insert = try db.statement(sql: insertJobSQL[db.dialect])
         let runAt = options.runAt?.timeIntervalSince1970 ?? now
         let state: JobState = unmet > 0 ? .waiting : runAt > now ? .scheduled : .ready
+        let event = NewJobEvent(
+            EventData.enqueued(
+                state: state, runAt: runAt, priority: options.priority, waitingFor: unmet, lane: options.lane
+            ).rendered, db.dialect)
         typealias P = InsertJob
         insert.bind(P.queue, options.queue)
         insert.bind(P.executor, request.executor)
@@ -387,18 +391,16 @@ extension SharedSQL {
         insert.bind(P.traceContext, request.traceContextJSON)
         insert.bind(P.partition, options.partition)
         insert.bind(P.expiresAt, options.expiresAt?.timeIntervalSince1970)
+        event.bind(to: insert, at: P.enqueuedData)
         guard try insert.step() else { throw JobQueueError.storeUnavailable("inserting a job returned no row") }
         let job = Job(insert)
         insert.reset()
         if !edges.isEmpty { try insertEdges(db, job: job.id, on: edges) }
         if let lane = options.lane { try setLaneTail(db, lane: lane, job: job.id) }
         if let batch = options.batch { try addToBatch(db, name: batch) }
-        appendEvent(
-            db,
-            .enqueued(
-                state: state, runAt: job.runAt.timeIntervalSince1970, priority: job.priority, waitingFor: unmet,
-                lane: options.lane),
-            job: job.id, queue: job.queue, executor: job.executor, batch: job.batch, now: now,
+        var events = PendingEvents(db, now: now)
+        event.append(
+            to: &events, job: job.id, queue: job.queue, executor: job.executor, batch: job.batch,
             workflow: job.workflowID)
         return job
     }
@@ -408,13 +410,13 @@ extension SharedSQL {
         case queue = 1
         case executor, payload, priority, state, maxAttempts, runAt, timeout, createdAt, name, batch
         case unmet, onDependencyFailure, failedDependencies, workflow, group, position, inputFrom, lane, treeNode
-        case uniqueKey, uniqueStates, uniquePeriod, traceContext, partition, expiresAt
+        case uniqueKey, uniqueStates, uniquePeriod, traceContext, partition, expiresAt, enqueuedData
     }
 
     static let insertJobSQL = DialectSQL { d in
         typealias P = InsertJob
-        return insertSQL(
-            "jobq_jobs",
+        return jobInsertSQL(
+            d,
             [
                 "queue": "\(P.queue)", "executor": "\(P.executor)", "payload": d.json("\(P.payload)"),
                 "priority": "\(P.priority)", "state": "\(P.state)", "max_attempts": "\(P.maxAttempts)",
@@ -427,7 +429,7 @@ extension SharedSQL {
                 "unique_hold": "\(P.uniqueKey)", "unique_states": "\(P.uniqueStates)",
                 "unique_for": "\(P.uniquePeriod)", "trace_context": "\(P.traceContext)",
                 "partition_key": "\(P.partition)", "expires_at": "\(P.expiresAt)"
-            ], returning: Job.columns)
+            ], enqueuedData: P.enqueuedData, returning: Job.columns)
     }
 
     /// Jobs per queue and state, each state counted from the partial index that holds it, so

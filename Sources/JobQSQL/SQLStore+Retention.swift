@@ -139,10 +139,31 @@ extension SQLStore {
         try await write(.short, audience: .nobody, lock: .shared) { db in
             // By id from the oldest, stopping at the first young one: ids follow time closely
             // enough, and the scan never walks the young rest of the feed.
+            // Where job rows hold their `enqueued` events, those are part of the feed's oldest too:
+            // the ones up to the last old event are hidden from then on (``SharedSQL/enqueuedEventsAgedThrough``).
+            let inJobRows = db.dialect.keepsEnqueuedEventInJobRow
             let oldest = try db.fetchRows(
-                sql: "SELECT id, created_at FROM jobq_events ORDER BY id LIMIT ?", arguments: [limit])
-            guard let last = oldest.prefix(while: { $0.double(1) < cutoff }).last?.int64(0) else { return 0 }
-            return try SharedSQL.deleteEvents(db, where: "id <= ?", arguments: [last])
+                sql: inJobRows
+                    ? """
+                    SELECT id, created_at, 0 FROM jobq_events
+                    UNION ALL
+                    SELECT id, created_at, 1 FROM jobq_jobs WHERE enqueued_data IS NOT NULL AND id > \(SharedSQL.enqueuedEventsAgedThrough)
+                    ORDER BY id LIMIT ?
+                    """ : "SELECT id, created_at, 0 FROM jobq_events ORDER BY id LIMIT ?",
+                arguments: [limit])
+            let old = oldest.prefix(while: { $0.double(1) < cutoff })
+            guard let last = old.last?.int64(0) else { return 0 }
+            let hidden = old.filter { $0.int64(2) == 1 }.count
+            if inJobRows {
+                try db.execute(
+                    sql: """
+                        INSERT INTO jobq_store_settings (name, value) VALUES ('enqueued_events_aged_through', ?)
+                        ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE jobq_store_settings.value < excluded.value
+                        """,
+                    arguments: [last])
+                if hidden > 0 { try SharedSQL.markEventsDeleted(db, through: last) }
+            }
+            return try SharedSQL.deleteEvents(db, where: "id <= ?", arguments: [last]) + hidden
         }
     }
 
@@ -239,11 +260,20 @@ extension SharedSQL {
     }
 
     /// Deletes jobs by id with their events and dependency rows, and records the newest event
-    /// deleted.
+    /// deleted: where a job's row holds its `enqueued` event (``SQLDialect/keepsEnqueuedEventInJobRow``),
+    /// at the job's id, which goes with the row.
     static func deleteJobs(_ db: some SQLTransaction, _ ids: [JobID]) throws {
         let list = jsonArray(ids)
         let d = db.dialect
         _ = try deleteEvents(db, where: d.integer("job_id", in: "?"), arguments: [list])
+        if d.keepsEnqueuedEventInJobRow,
+            let newest = try db.fetchOne(
+                Int64.self,
+                sql: "SELECT MAX(id) FROM jobq_jobs WHERE \(d.integer("id", in: "?")) AND enqueued_data IS NOT NULL",
+                arguments: [list])
+        {
+            try markEventsDeleted(db, through: newest)
+        }
         try db.execute(sql: "DELETE FROM jobq_dependencies WHERE \(d.integer("job_id", in: "?"))", arguments: [list])
         try db.execute(
             sql: "DELETE FROM jobq_dependencies WHERE \(d.integer("depends_on", in: "?"))", arguments: [list])
@@ -282,7 +312,7 @@ extension SharedSQL {
     }
 
     /// Records that events up to `id` may have been deleted: followers behind it are told.
-    private static func markEventsDeleted(_ db: some SQLTransaction, through id: Int64) throws {
+    static func markEventsDeleted(_ db: some SQLTransaction, through id: Int64) throws {
         try db.execute(
             sql: """
                 INSERT INTO jobq_store_settings (name, value) VALUES ('events_deleted_through', ?)

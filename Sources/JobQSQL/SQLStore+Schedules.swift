@@ -188,23 +188,23 @@ extension SharedSQL {
     /// The parameters of a schedule's job for one occurrence.
     enum OccurrenceJob: Int32, SQLParameter {
         case queue = 1
-        case executor, payload, priority, maxAttempts, now, timeout, schedule, occurrence
+        case executor, payload, priority, maxAttempts, now, timeout, schedule, occurrence, enqueuedData
     }
 
     /// A schedule's job for one occurrence, named after its schedule; nothing when that
     /// occurrence has its job already.
-    static let insertOccurrenceSQL: String = {
+    static let insertOccurrenceSQL = DialectSQL { d in
         typealias P = OccurrenceJob
-        let insert = insertSQL(
-            "jobq_jobs",
+        let insert = jobInsertSQL(
+            d,
             [
                 "queue": "\(P.queue)", "executor": "\(P.executor)", "payload": "\(P.payload)",
                 "priority": "\(P.priority)", "state": "'ready'", "max_attempts": "\(P.maxAttempts)",
                 "run_at": "\(P.now)", "timeout": "\(P.timeout)", "created_at": "\(P.now)", "name": "\(P.schedule)",
                 "schedule": "\(P.schedule)", "occurrence": "\(P.occurrence)"
-            ])
+            ], enqueuedData: P.enqueuedData)
         return insert + " ON CONFLICT (schedule, occurrence) WHERE schedule IS NOT NULL DO NOTHING RETURNING id"
-    }()
+    }
 
     /// One job for one occurrence; nil when that occurrence already has its job.
     static func insertOccurrence(
@@ -212,7 +212,11 @@ extension SharedSQL {
         events: inout PendingEvents
     ) throws -> JobID? {
         typealias P = OccurrenceJob
-        let statement = try db.statement(sql: insertOccurrenceSQL)
+        let statement = try db.statement(sql: insertOccurrenceSQL[db.dialect])
+        let event = NewJobEvent(
+            EventData.enqueued(
+                state: .ready, runAt: now, priority: schedule.priority, schedule: (schedule.name, occurrence)
+            ).rendered, db.dialect)
         statement.bind(P.queue, schedule.queue)
         statement.bind(P.executor, schedule.executor)
         statement.bind(P.payload, schedule.payloadJSON)
@@ -222,13 +226,12 @@ extension SharedSQL {
         statement.bind(P.timeout, schedule.timeout?.inSeconds)
         statement.bind(P.schedule, schedule.name)
         statement.bind(P.occurrence, occurrence)
+        event.bind(to: statement, at: P.enqueuedData)
         defer { statement.reset() }
         guard try statement.step() else { return nil }
         let id = statement.int64(0)
-        events.append(
-            .enqueued(
-                state: .ready, runAt: now, priority: schedule.priority, schedule: (schedule.name, occurrence)),
-            job: id, queue: schedule.queue, executor: schedule.executor, batch: nil)
+        event.append(
+            to: &events, job: id, queue: schedule.queue, executor: schedule.executor, batch: nil, workflow: nil)
         return id
     }
 

@@ -321,20 +321,21 @@ extension SharedSQL {
     enum TreeJob: Int32, SQLParameter {
         case queue = 1
         case executor, payload, priority, maxAttempts, now, timeout, name, workflow, group, position, node
+        case enqueuedData
     }
 
-    static let treeJobSQL: String = {
+    static let treeJobSQL = DialectSQL { d in
         typealias P = TreeJob
-        return insertSQL(
-            "jobq_jobs",
+        return jobInsertSQL(
+            d,
             [
                 "queue": "\(P.queue)", "executor": "\(P.executor)", "payload": "\(P.payload)",
                 "priority": "\(P.priority)", "state": "'ready'", "max_attempts": "\(P.maxAttempts)",
                 "run_at": "\(P.now)", "timeout": "\(P.timeout)", "created_at": "\(P.now)", "name": "\(P.name)",
                 "workflow_id": "\(P.workflow)", "group_id": "\(P.group)", "group_position": "\(P.position)",
                 "tree_node": "\(P.node)"
-            ], returning: "id")
-    }()
+            ], enqueuedData: P.enqueuedData, returning: "id")
+    }
 
     /// The parameters of the group around the job of a node with children.
     enum TreeGroup: Int32, SQLParameter {
@@ -376,7 +377,14 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
     ) throws {
         let (jobGroup, jobPosition) = try place(node, group: group, position: position, path: path)
         typealias P = SharedSQL.TreeJob
-        let statement = try db.statement(sql: SharedSQL.treeJobSQL)
+        let statement = try db.statement(sql: SharedSQL.treeJobSQL[db.dialect])
+        let event = SharedSQL.NewJobEvent(
+            enqueuedData[node.priority]
+                ?? {
+                    let data = EventData.enqueued(state: .ready, runAt: now, priority: node.priority).rendered
+                    enqueuedData[node.priority] = data
+                    return data
+                }(), db.dialect)
         statement.bind(P.queue, node.queue)
         statement.bind(P.executor, node.executor)
         statement.bind(P.payload, payload)
@@ -389,17 +397,11 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
         statement.bind(P.group, jobGroup)
         statement.bind(P.position, Int64(jobPosition))
         statement.bind(P.node, node.id)
+        event.bind(to: statement, at: P.enqueuedData)
         guard try statement.step() else { throw JobQueueError.storeUnavailable("inserting a tree job returned no row") }
         let id = statement.int64(0)
         statement.reset()
-        let data =
-            enqueuedData[node.priority]
-            ?? {
-                let data = EventData.enqueued(state: .ready, runAt: now, priority: node.priority).rendered
-                enqueuedData[node.priority] = data
-                return data
-            }()
-        events.append(data, job: id, queue: node.queue, executor: node.executor, batch: nil, workflow: workflow)
+        event.append(to: &events, job: id, queue: node.queue, executor: node.executor, batch: nil, workflow: workflow)
     }
 
     /// A job of `node` that is dead from the start, carrying why its inputs could not be made:
@@ -412,21 +414,27 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
         var payload = JSONObjectBuilder()
         payload.add("parentJob", int: Int(parentJob))
         payload.add("each", string: node.each)
-        let id = try db.fetchOne(
-            Int64.self,
-            sql: """
-                INSERT INTO jobq_jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, finished_at,
-                    name, error, workflow_id, group_id, group_position, tree_node)
-                VALUES (\(InsertDeadTreeJob.queue), \(InsertDeadTreeJob.executor), \(InsertDeadTreeJob.payload), \(InsertDeadTreeJob.priority), 'dead', \(InsertDeadTreeJob.maxAttempts), \(InsertDeadTreeJob.now), \(InsertDeadTreeJob.timeout), \(InsertDeadTreeJob.now), \(InsertDeadTreeJob.now), \(InsertDeadTreeJob.name), \(InsertDeadTreeJob.error), \(InsertDeadTreeJob.workflow), \(InsertDeadTreeJob.group), \(InsertDeadTreeJob.position), \(InsertDeadTreeJob.node)) RETURNING id
-                """,
-            arguments: InsertDeadTreeJob.arguments([
-                .queue: node.queue, .executor: node.executor, .payload: payload.text, .priority: node.priority,
-                .maxAttempts: node.maxAttempts, .now: now, .timeout: node.timeout, .name: node.name, .error: message,
-                .workflow: workflow, .group: jobGroup, .position: jobPosition, .node: node.id
-            ]))!
-        events.append(
-            .enqueued(state: .dead), job: id, queue: node.queue, executor: node.executor, batch: nil,
-            workflow: workflow)
+        typealias P = InsertDeadTreeJob
+        let statement = try db.statement(sql: InsertDeadTreeJob.sql[db.dialect])
+        let event = SharedSQL.NewJobEvent(EventData.enqueued(state: .dead).rendered, db.dialect)
+        statement.bind(P.queue, node.queue)
+        statement.bind(P.executor, node.executor)
+        statement.bind(P.payload, payload.text)
+        statement.bind(P.priority, node.priority)
+        statement.bind(P.maxAttempts, node.maxAttempts)
+        statement.bind(P.now, now)
+        statement.bind(P.timeout, node.timeout)
+        statement.bind(P.name, node.name)
+        statement.bind(P.error, message)
+        statement.bind(P.workflow, workflow)
+        statement.bind(P.group, jobGroup)
+        statement.bind(P.position, Int64(jobPosition))
+        statement.bind(P.node, node.id)
+        event.bind(to: statement, at: P.enqueuedData)
+        guard try statement.step() else { throw JobQueueError.storeUnavailable("inserting a tree job returned no row") }
+        let id = statement.int64(0)
+        statement.reset()
+        event.append(to: &events, job: id, queue: node.queue, executor: node.executor, batch: nil, workflow: workflow)
         events.append(
             .dead(attempt: 0, error: message), job: id, queue: node.queue, executor: node.executor, batch: nil,
             workflow: workflow)
@@ -531,7 +539,21 @@ private enum InsertTreeNode: Int32, SQLParameter, CaseIterable {
 }
 
 /// A tree's job that is dead from the start.
-private enum InsertDeadTreeJob: Int32, SQLParameter, CaseIterable {
+private enum InsertDeadTreeJob: Int32, SQLParameter {
     case queue = 1
     case executor, payload, priority, maxAttempts, now, timeout, name, error, workflow, group, position, node
+    case enqueuedData
+
+    static let sql = DialectSQL { d in
+        typealias P = InsertDeadTreeJob
+        return SharedSQL.jobInsertSQL(
+            d,
+            [
+                "queue": "\(P.queue)", "executor": "\(P.executor)", "payload": "\(P.payload)",
+                "priority": "\(P.priority)", "state": "'dead'", "max_attempts": "\(P.maxAttempts)",
+                "run_at": "\(P.now)", "timeout": "\(P.timeout)", "created_at": "\(P.now)", "finished_at": "\(P.now)",
+                "name": "\(P.name)", "error": "\(P.error)", "workflow_id": "\(P.workflow)", "group_id": "\(P.group)",
+                "group_position": "\(P.position)", "tree_node": "\(P.node)"
+            ], enqueuedData: P.enqueuedData, returning: "id")
+    }
 }

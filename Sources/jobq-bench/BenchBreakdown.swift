@@ -29,8 +29,7 @@ extension BenchCommand {
             )
         ]
         let insertVariants: [(String, Variant)] = [
-            ("without the enqueued event row", Variant(events: false)),
-            ("without the events_job index", Variant(droppedIndexes: ["jobq_events_job"]))
+            ("without the enqueued event (its data in the job row)", Variant(events: false))
         ]
         progress("jobq's statements raw, in full")
         let fullInsertsBefore = try bench.raw(inserts: inserts, variant: Variant())

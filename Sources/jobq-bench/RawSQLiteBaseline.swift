@@ -1,14 +1,17 @@
 import Foundation
 import GRDBSQLite
 import JobQ
+import JobQSQL
 
 /// The same statements jobq runs, driven straight through the SQLite C API, with no jobq code:
 /// what SQLite itself can do on this machine, measured in the same run as jobq.
 ///
-/// "The same statements" includes the event row jobq writes with every transition (enqueued,
-/// started, succeeded) and the few per-transaction statements (due jobs made ready and paused
-/// queues read before a claim; whether tracking sets exist before completions). With
-/// `events: false` it runs the job statements alone, which shows what the event feed costs.
+/// "The same statements" includes the event feed as jobq writes it (the `enqueued` event's data
+/// in the job's row, a `started` and a `succeeded` event row, with the statements that keep the
+/// jobs' and events' id counters level) and the few per-transaction statements (due jobs made
+/// ready and paused queues read before a claim; whether tracking sets exist before
+/// completions). With `events: false` it runs the job statements alone, which shows what the
+/// event feed costs.
 final class RawSQLite {
     private let connection: RawConnection
     let path: String
@@ -29,8 +32,9 @@ final class RawSQLite {
     private func prepare(_ sql: String) throws -> OpaquePointer? { try connection.prepare(sql) }
 
     private static let insertSQL = """
-        INSERT INTO jobq_jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch)
-        VALUES ('default', 'sum', json(?), 0, 'ready', 3, ?, NULL, ?, NULL, NULL) RETURNING id
+        INSERT INTO jobq_jobs (queue, executor, payload, priority, state, max_attempts, run_at, timeout, created_at, name, batch,
+            enqueued_data)
+        VALUES ('default', 'sum', json(?), 0, 'ready', 3, ?, NULL, ?, NULL, NULL, ?) RETURNING id
         """
     // jobq's SQLite claim: read the ready jobs in claim order, then mark the ids claimed, up to
     // 128 per UPDATE.
@@ -44,9 +48,6 @@ final class RawSQLite {
         WHERE id IN (\((0..<count).map { "?\(3 + $0)" }.joined(separator: ", "))) AND state = 'ready'
         """
     }
-    private static let eventSQL = """
-        INSERT INTO jobq_events (job_id, kind, queue, executor, batch, data, created_at) VALUES (?, ?, 'default', 'sum', NULL, ?, ?)
-        """
     private static let promoteSQL =
         "UPDATE jobq_jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?"
     private static let pausedSQL = "SELECT name FROM jobq_queues WHERE paused"
@@ -61,16 +62,6 @@ final class RawSQLite {
         """
     }
 
-    /// Appends one event row, as jobq does for every transition.
-    private func event(_ statement: OpaquePointer?, job: Int64, kind: String, data: String, now: Double) {
-        sqlite3_bind_int64(statement, 1, job)
-        sqlite3_bind_text(statement, 2, kind, -1, sqliteTransient)
-        sqlite3_bind_text(statement, 3, data, -1, sqliteTransient)
-        sqlite3_bind_double(statement, 4, now)
-        _ = sqlite3_step(statement)
-        sqlite3_reset(statement)
-    }
-
     /// Statements prepared once each, by their text (the multi-row ones by row count).
     private var cached: [String: OpaquePointer?] = [:]
 
@@ -81,8 +72,12 @@ final class RawSQLite {
         return statement
     }
 
-    /// Appends `events` rows as jobq does: one INSERT per 64 rows.
+    /// Appends `events` rows as jobq does: one INSERT per 64 rows, between the statements that
+    /// keep the jobs' and the events' id counters level.
     private func events(_ rows: [(job: Int64, data: String)], kind: String, now: Double) throws {
+        let level = try statement(EventOutbox.levelCountersSQL)
+        run(level)
+        defer { run(level) }
         // jobq writes a claim's or a completion batch's events with one INSERT of up to 64 rows.
         for chunk in rows.chunks(of: 64) {
             let statement = try self.statement(
@@ -107,15 +102,12 @@ final class RawSQLite {
         sqlite3_reset(statement)
     }
 
-    /// Inserts `count` jobs, `batch` per transaction, each with its `enqueued` event unless
-    /// `events` is false. Returns inserts per second.
+    /// Inserts `count` jobs, `batch` per transaction, each with its `enqueued` event's data in
+    /// its row (as jobq keeps it on SQLite) unless `events` is false. Returns inserts per second.
     func insert(count: Int, batch: Int, events: Bool = true) throws -> Double {
         let statement = try prepare(Self.insertSQL)
-        let eventInsert = try prepare(Self.eventSQL)
-        defer {
-            sqlite3_finalize(statement)
-            sqlite3_finalize(eventInsert)
-        }
+        defer { sqlite3_finalize(statement) }
+        let enqueuedData = #"{"state":"ready","runAt":"2026-11-21T17:00:00.000Z","priority":0}"#
         let payload = #"{"a":1,"b":2}"#
         let start = ContinuousClock.now
         var done = 0
@@ -126,14 +118,13 @@ final class RawSQLite {
                 sqlite3_bind_text(statement, 1, payload, -1, sqliteTransient)
                 sqlite3_bind_double(statement, 2, now)
                 sqlite3_bind_double(statement, 3, now)
-                var id: Int64 = 0
-                while sqlite3_step(statement) == SQLITE_ROW { id = sqlite3_column_int64(statement, 0) }
-                sqlite3_reset(statement)
                 if events {
-                    event(
-                        eventInsert, job: id, kind: "enqueued",
-                        data: #"{"state":"ready","runAt":"2026-11-21T17:00:00.000Z","priority":0}"#, now: now)
+                    sqlite3_bind_text(statement, 4, enqueuedData, -1, sqliteTransient)
+                } else {
+                    sqlite3_bind_null(statement, 4)
                 }
+                while sqlite3_step(statement) == SQLITE_ROW {}
+                sqlite3_reset(statement)
                 done += 1
             }
             try exec("COMMIT")

@@ -6,8 +6,56 @@ extension SharedSQL {
     package static func insertSQL(
         _ table: String, _ values: KeyValuePairs<String, String>, returning: String? = nil
     ) -> String {
+        insertSQL(table, Array(values), returning: returning)
+    }
+
+    private static func insertSQL(_ table: String, _ values: [(key: String, value: String)], returning: String?)
+        -> String
+    {
         let columns = values.map(\.key).joined(separator: ", ")
         let row = values.map(\.value).joined(separator: ", ")
         return "INSERT INTO \(table) (\(columns)) VALUES (\(row))" + (returning.map { " RETURNING \($0)" } ?? "")
+    }
+
+    /// A job's INSERT in `dialect`: `values`, and where the job's row keeps its `enqueued` event
+    /// (SQLite), the event's data at `enqueuedData` (bound by ``NewJobEvent/bind(to:at:)``).
+    static func jobInsertSQL(
+        _ dialect: SQLDialect, _ values: KeyValuePairs<String, String>, enqueuedData: some SQLParameter,
+        returning: String? = nil
+    ) -> String {
+        var columns = Array(values)
+        if dialect.keepsEnqueuedEventInJobRow { columns.append((key: "enqueued_data", value: "\(enqueuedData)")) }
+        return insertSQL("jobq_jobs", columns, returning: returning)
+    }
+
+    /// A new job's `enqueued` event: bound into the job's INSERT where the row keeps it
+    /// (``SQLDialect/keepsEnqueuedEventInJobRow``), appended as an event row once the job has its
+    /// id elsewhere. Every insert of a job goes through here, so the event is never written twice
+    /// or not at all.
+    struct NewJobEvent {
+        let data: RenderedEventData
+        let dialect: SQLDialect
+
+        init(_ data: RenderedEventData, _ dialect: SQLDialect) {
+            self.data = data
+            self.dialect = dialect
+        }
+
+        /// Before the INSERT runs: its `enqueued_data` parameter, where there is one.
+        func bind(to statement: some SQLStatement, at parameter: some SQLParameter) {
+            if dialect.keepsEnqueuedEventInJobRow { statement.bind(parameter, data.text) }
+        }
+
+        /// The value for an arguments array's `enqueued_data` parameter (NULL where unused).
+        var argument: String? { dialect.keepsEnqueuedEventInJobRow ? data.text : nil }
+
+        /// After the INSERT: the event row, where the store writes one.
+        func append(
+            to events: inout PendingEvents, job: JobID, queue: String, executor: String, batch: String?,
+            workflow: WorkflowID?
+        ) {
+            guard !dialect.keepsEnqueuedEventInJobRow else { return }
+            events.append(data, job: job, queue: queue, executor: executor, batch: batch, workflow: workflow)
+        }
     }
 }

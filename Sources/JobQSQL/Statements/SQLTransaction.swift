@@ -139,6 +139,13 @@ package enum SQLDialect: Sendable {
     case sqlite
     case postgres
 
+    /// Whether a job's `enqueued` event is read from the job's own row (its `enqueued_data`, at
+    /// the job's id in the feed) instead of written as a row of jobq_events: on SQLite, where it
+    /// saves two of the five pages a single enqueue writes, and where one writer at a time lets
+    /// jobs and events share one id counter (``EventOutbox``). PostgreSQL orders its feed by
+    /// writing transaction (``SharedSQL/EventPosition``) and writes the event row.
+    package var keepsEnqueuedEventInJobRow: Bool { self == .sqlite }
+
     /// `column` is one of the integers of a JSON array bound at `parameter`: `WHERE \(...)`.
     package func integer(_ column: String, in parameter: String) -> String {
         switch self {

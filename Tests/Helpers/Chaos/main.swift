@@ -442,10 +442,18 @@ let report = try { () throws -> [String: Int] in
     // Events the follower never saw or saw twice, and events it saw out of the feed's final
     // order (an event that appeared before one it had passed); on SQLite, whose ids have no
     // holes, also ids missing.
+    // (On SQLite a job's `enqueued` event is read from its row, at the job's id.)
     let allEvents = try db.ids(
-        onPostgres ? "SELECT id FROM jobq_events ORDER BY xact, id" : "SELECT id FROM jobq_events ORDER BY id")
+        onPostgres
+            ? "SELECT id FROM jobq_events ORDER BY xact, id"
+            : "SELECT id FROM jobq_events UNION ALL SELECT id FROM jobq_jobs WHERE enqueued_data IS NOT NULL ORDER BY id"
+    )
     // Events the cleaner deleted count as seen only if the follower saw them before.
-    let cleanedEvents = try db.ids("SELECT id FROM chaos_cleaned_events")
+    // (On SQLite a cleaned job's `enqueued` event, at its id, went with its row.)
+    let cleanedEvents = try db.ids(
+        onPostgres
+            ? "SELECT id FROM chaos_cleaned_events"
+            : "SELECT id FROM chaos_cleaned_events UNION ALL SELECT id FROM chaos_cleaned")
     let kept = Set(allEvents)
     let missed = kept.subtracting(seenEvents).count + Set(cleanedEvents).subtracting(seenEvents).count
     let seenTwice = seenInOrder.count - seenEvents.count

@@ -92,7 +92,7 @@ struct BenchTests {
         let names = rows.map { $0.workload.trimmingCharacters(in: .whitespaces) }
         for expected in [
             "minimal raw queue: single-insert commits", "jobq's statements raw, single-insert commits",
-            "without the enqueued event row",
+            "without the enqueued event (its data in the job row)",
             "jobq: enqueue, one per transaction", "jobq's statements raw, claim+complete in batches of 100",
             "without event rows",
             "without the stored result", "without the jobs_leases index", "without the jobs_finished index",

@@ -102,11 +102,24 @@ struct EventBytesTests {
 
         let time = try Regex(#""\d{4}-\d\d-\d\dT[0-9:.]+Z""#)
         let worker = try Regex(#""worker":"[^"]*""#)
-        return try await queue.events(after: 0, limit: 10_000).map { event in
+        let events = try await queue.events(after: 0, limit: 10_000)
+        // Jobs are named by their order of creation: the stores number them differently (on
+        // SQLite jobs and events share one id counter), in the data too.
+        let order = Dictionary(
+            uniqueKeysWithValues: Set(events.compactMap(\.jobID)).sorted().enumerated().map { ($1, $0 + 1) })
+        func job(_ id: Int64) -> String { order[id].map { "#\($0)" } ?? "\(id)" }
+        let jobInData = try Regex(#"("(?:job|completeJob|parentJob)":|"jobs":\[|")(\d+)(?=[,}\]"])"#)
+        return events.map { event in
             let data = (event.dataJSON ?? "null").replacing(time, with: "\"<time>\"").replacing(
-                worker, with: "\"worker\":\"<worker>\"")
+                worker, with: "\"worker\":\"<worker>\""
+            ).replacing(jobInData) { match in
+                let prefix = match.output[1].substring.map(String.init) ?? ""
+                let number = match.output[2].substring.flatMap { Int64($0) }
+                // A quoted number is a job only as an object's key (a batch's results).
+                return prefix + (number.map(job) ?? "")
+            }
             let place = [
-                event.jobID.map { "job \($0)" }, event.queue, event.executor, event.batch,
+                event.jobID.map { "job \(job($0))" }, event.queue, event.executor, event.batch,
                 event.workflowID.map { "workflow \($0)" }
             ].compactMap { $0 }.joined(separator: " ")
             return Told(kind: event.kind, text: "\(place): \(data)")

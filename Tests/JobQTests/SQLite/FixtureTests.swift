@@ -65,8 +65,9 @@ struct FixtureTests {
         #expect(after.4.filter { !$0.hasPrefix("sqlite_") } == [])
         #expect(after.3 == (version < SchemaMigration.prefixVersion ? SchemaMigration.prefixVersion : 0))
         #expect(after.1 == before.1, "every job kept its id, state, payload, result and attempts")
+        // Version 16 brings the jobs' counter up to the events' (they share it from then on).
         #expect(
-            after.2 == before.2,
+            (after.2 ?? 0) >= (before.2 ?? 0),
             "ids of pruned jobs are never handed out again (the rebuild of version 5 keeps the counter)")
 
         // The upgraded store works: its jobs can be read, retried and run.
