@@ -46,9 +46,6 @@ extension SharedSQL {
             if dialect.keepsEnqueuedEventInJobRow { statement.bind(parameter, data.text) }
         }
 
-        /// The value for an arguments array's `enqueued_data` parameter (NULL where unused).
-        var argument: String? { dialect.keepsEnqueuedEventInJobRow ? data.text : nil }
-
         /// After the INSERT: the event row, where the store writes one.
         func append(
             to events: inout PendingEvents, job: JobID, queue: String, executor: String, batch: String?,
