@@ -12,7 +12,8 @@ extension JobQueue {
         guard (1...1000).contains(query.limit) else {
             throw JobQueueError.invalidInput("limit must be from 1 to 1000, got \(query.limit)")
         }
-        return try await store.jobs(matching: query)
+        return try await store.jobs(
+            where: query.combinedFilter, page: JobPage(limit: query.limit, before: query.before, newestFirst: true))
     }
 
     /// Deletes a finished job (succeeded, dead or cancelled) and its events, as ``prune(olderThan:states:)``

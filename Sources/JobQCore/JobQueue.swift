@@ -117,7 +117,8 @@ public final class JobQueue: Sendable {
         async throws -> [Job]
     {
         guard limit >= 0 else { throw JobQueueError.invalidInput("limit must not be negative, got \(limit)") }
-        return try await store.jobs(queue: queue, state: state, limit: limit, afterID: id)
+        let query = JobQuery(queue: queue, state: state)
+        return try await store.jobs(where: query.combinedFilter, page: JobPage(limit: limit, after: id))
     }
 
     /// Counts per queue and state, paused flags, and the workers seen in the last `liveWithin`.

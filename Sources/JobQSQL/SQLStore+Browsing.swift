@@ -2,37 +2,34 @@ import Foundation
 import JobQCore
 
 extension SQLStore {
-    package func jobs(matching query: JobQuery) async throws -> [Job] {
-        try await read { db in
-            var conditions: [String] = []
-            var arguments: SQLArguments = []
-            if let queue = query.queue {
-                conditions.append("queue = ?")
-                arguments += [queue]
+    package func jobs(where filter: JobFilter, page: JobPage) async throws -> [Job] {
+        let now = SharedSQL.now()
+        return try await read { db in
+            var (condition, arguments) = FilterSQL.condition(filter, db.dialect, now: now)
+            if let after = page.after {
+                condition += " AND id > ?"
+                arguments.append(after)
             }
-            if let state = query.state {
-                conditions.append("state = ?")
-                arguments += [state.rawValue]
+            if let before = page.before {
+                condition += " AND id < ?"
+                arguments.append(before)
             }
-            if let executor = query.executor {
-                conditions.append("executor = ?")
-                arguments += [executor]
-            }
-            if let name = query.name {
-                conditions.append("name = ?")
-                arguments += [name]
-            }
-            if let before = query.before {
-                conditions.append("id < ?")
-                arguments += [before]
-            }
-            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-            arguments += [query.limit]
-            return try db.fetchRows(
-                sql: "SELECT \(Job.columns) FROM jobq_jobs \(whereClause) ORDER BY id DESC LIMIT ?",
-                arguments: arguments
-            )
-            .map { Job($0) }
+            arguments.append(page.limit)
+            let sql = """
+                SELECT \(Job.columns) FROM jobq_jobs WHERE \(condition)
+                ORDER BY id \(page.newestFirst ? "DESC" : "") LIMIT ?
+                """
+            return try db.fetchRows(sql: sql, arguments: arguments).map { Job($0) }
+        }
+    }
+
+    package func countJobs(where filter: JobFilter) async throws -> Int {
+        let now = SharedSQL.now()
+        return try await read { db in
+            let (condition, arguments) = FilterSQL.condition(filter, db.dialect, now: now)
+            return try db.fetchOne(
+                Int.self, sql: "SELECT COUNT(*) FROM jobq_jobs WHERE \(condition)", arguments: arguments)
+                ?? 0
         }
     }
 

@@ -25,30 +25,6 @@ extension SQLStore {
         }
     }
 
-    package func jobs(queue: String?, state: JobState?, limit: Int, afterID: JobID?) async throws -> [Job] {
-        try await read { db in
-            var conditions: [String] = []
-            var arguments: SQLArguments = []
-            if let queue {
-                conditions.append("queue = ?")
-                arguments += [queue]
-            }
-            if let state {
-                conditions.append("state = ?")
-                arguments += [state.rawValue]
-            }
-            if let afterID {
-                conditions.append("id > ?")
-                arguments += [afterID]
-            }
-            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-            arguments += [limit]
-            return try db.fetchRows(
-                sql: "SELECT \(Job.columns) FROM jobq_jobs \(whereClause) ORDER BY id LIMIT ?", arguments: arguments
-            ).map { Job($0) }
-        }
-    }
-
     /// Cancels a job that has not finished. A running job's worker notices within a fraction of
     /// a second, cancels the task, and its late result is refused by the completion fence.
     package func cancel(_ id: JobID) async throws -> Job {

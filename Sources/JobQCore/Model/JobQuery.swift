@@ -1,8 +1,9 @@
 /// Which jobs ``JobQueue/jobs(matching:)`` returns: newest first, filtered by any of queue,
-/// state, executor and name, one page at a time.
+/// state, executor and name and a ``JobFilter``, one page at a time.
 ///
 /// ```swift
 /// var query = JobQuery(state: .dead, executor: "mailer")
+/// query.filter = try JobFilter(#"/customer = "acme""#)
 /// let page = try await queue.jobs(matching: query)
 /// query.before = page.last?.id   // the next (older) page
 /// ```
@@ -16,6 +17,8 @@ public struct JobQuery: Sendable, Hashable {
     public var before: JobID?
     /// The most jobs returned, from 1 to 1000.
     public var limit: Int
+    /// Further terms every job returned matches (the dashboard's search box).
+    public var filter: JobFilter = .all
 
     public init(
         queue: String? = nil, state: JobState? = nil, executor: String? = nil, name: String? = nil,
@@ -28,6 +31,37 @@ public struct JobQuery: Sendable, Hashable {
         self.name = name
         self.before = before
         self.limit = limit
+    }
+
+    /// The fields as filter terms, then ``filter``'s.
+    package var combinedFilter: JobFilter {
+        var terms: [JobFilter.Term] = []
+        func add(_ field: JobFilter.TextField, _ value: String?) {
+            if let value { terms.append(JobFilter.Term(negated: false, condition: .textIn(field, [value]))) }
+        }
+        add(.queue, queue)
+        add(.state, state?.rawValue)
+        add(.executor, executor)
+        add(.name, name)
+        return JobFilter(expression: filter.expression, terms: terms + filter.terms)
+    }
+}
+
+/// One page of a store's read of jobs: how many, from where, in which direction.
+package struct JobPage: Sendable {
+    package var limit: Int
+    /// Only ids above this one.
+    package var after: JobID?
+    /// Only ids below this one.
+    package var before: JobID?
+    /// Highest id first (the dashboard's order) instead of lowest.
+    package var newestFirst: Bool
+
+    package init(limit: Int, after: JobID? = nil, before: JobID? = nil, newestFirst: Bool = false) {
+        self.limit = limit
+        self.after = after
+        self.before = before
+        self.newestFirst = newestFirst
     }
 }
 

@@ -275,10 +275,10 @@ final class RefusingStore: JobStore, Sendable {
 
     func enqueue(_ requests: [JobRequest]) async throws -> [Enqueued] { try await store.enqueue(requests) }
     func job(_ id: JobID) async throws -> Job? { try await store.job(id) }
-    func jobs(queue: String?, state: JobState?, limit: Int, afterID: JobID?) async throws -> [Job] {
-        try await store.jobs(queue: queue, state: state, limit: limit, afterID: afterID)
+    func jobs(where filter: JobFilter, page: JobPage) async throws -> [Job] {
+        try await store.jobs(where: filter, page: page)
     }
-    func jobs(matching query: JobQuery) async throws -> [Job] { try await store.jobs(matching: query) }
+    func countJobs(where filter: JobFilter) async throws -> Int { try await store.countJobs(where: filter) }
     func cancel(_ id: JobID) async throws -> Job { try await store.cancel(id) }
     func retry(_ id: JobID) async throws -> Job { try await store.retry(id) }
     func delete(_ id: JobID) async throws { try await store.delete(id) }

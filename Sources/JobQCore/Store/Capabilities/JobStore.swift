@@ -10,8 +10,9 @@ import Foundation
 package protocol JobStore: AnyObject, Sendable {
     func enqueue(_ requests: [JobRequest]) async throws -> [Enqueued]
     func job(_ id: JobID) async throws -> Job?
-    func jobs(queue: String?, state: JobState?, limit: Int, afterID: JobID?) async throws -> [Job]
-    func jobs(matching query: JobQuery) async throws -> [Job]
+    /// The jobs `filter` matches, one page in id order.
+    func jobs(where filter: JobFilter, page: JobPage) async throws -> [Job]
+    func countJobs(where filter: JobFilter) async throws -> Int
     func cancel(_ id: JobID) async throws -> Job
     func retry(_ id: JobID) async throws -> Job
     func delete(_ id: JobID) async throws
