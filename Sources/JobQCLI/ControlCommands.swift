@@ -6,28 +6,50 @@ import JobQCommandLine
 struct CancelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cancel",
-        abstract: "Cancel a job that has not finished. A running job's worker stops it within a lease renewal.")
+        abstract: "Cancel a job that has not finished, or every such job a filter matches. A running job's worker "
+            + "stops it within a lease renewal.",
+        discussion: """
+              jobq cancel 42
+              jobq cancel --where 'executor:mail state:ready,scheduled' --dry-run
+            """)
 
     @OptionGroup var store: StoreOptions
-    @Argument(help: "The job's id.") var id: Int64
+    @Argument(help: "The job's id.") var id: Int64?
+    @OptionGroup var selection: BulkSelection
 
     func run() async throws {
-        let job = try await store.open().cancel(id)
-        print("job \(job.id) cancelled")
+        switch try selection.target(id, verb: "cancel") {
+        case .one(let id):
+            let job = try await store.open().cancel(id)
+            print("job \(job.id) cancelled")
+        case .many(let filter):
+            try await BulkSelection.run(.cancel, filter, dryRun: selection.dryRun, on: try await store.open())
+        }
     }
 }
 
 struct RetryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "retry",
-        abstract: "Run a failed, dead or cancelled job again now (a dead job gets one more attempt).")
+        abstract: "Run a failed, dead or cancelled job again now (a dead job gets one more attempt), or every such "
+            + "job a filter matches.",
+        discussion: """
+              jobq retry 42
+              jobq retry --where 'state:dead /customer = "acme" finished<24h' --dry-run
+            """)
 
     @OptionGroup var store: StoreOptions
-    @Argument(help: "The job's id.") var id: Int64
+    @Argument(help: "The job's id.") var id: Int64?
+    @OptionGroup var selection: BulkSelection
 
     func run() async throws {
-        let job = try await store.open().retry(id)
-        print("job \(job.id) is ready (attempt \(job.attempt + 1) of \(job.maxAttempts) next)")
+        switch try selection.target(id, verb: "retry") {
+        case .one(let id):
+            let job = try await store.open().retry(id)
+            print("job \(job.id) is ready (attempt \(job.attempt + 1) of \(job.maxAttempts) next)")
+        case .many(let filter):
+            try await BulkSelection.run(.retry, filter, dryRun: selection.dryRun, on: try await store.open())
+        }
     }
 }
 

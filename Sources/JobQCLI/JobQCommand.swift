@@ -15,7 +15,8 @@ struct JobQCommand: AsyncParsableCommand {
         version: JobQVersion.current,
         subcommands: [
             DemoCommand.self, EnqueueCommand.self, WorkCommand.self, StatusCommand.self, ListCommand.self,
-            ShowCommand.self, CancelCommand.self, RetryCommand.self, PauseCommand.self, ResumeCommand.self,
+            ShowCommand.self, CancelCommand.self, RetryCommand.self, DeleteCommand.self, PauseCommand.self,
+            ResumeCommand.self,
             PruneCommand.self, MigrateCommand.self, EventsCommand.self, WaitCommand.self, BatchCommand.self,
             TrackCommand.self, WorkflowCommand.self, LaneCommand.self, ScheduleCommand.self, TriggerCommand.self,
             EmitCommand.self, DashboardCommand.self, QueueCommand.self, RetentionCommand.self

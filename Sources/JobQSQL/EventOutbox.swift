@@ -187,6 +187,9 @@ package enum EventData: Sendable {
     case schedule(name: String, change: String)
     case triggerEmitted(event: String, rawJobs: String, dedupe: String?)
     case trigger(event: String, task: String, change: String)
+    // Operators.
+    /// A bulk action ended; `skipped` counts refusals by reason.
+    case bulk(action: String, filter: String, matched: Int, changed: Int, skipped: [String: Int])
 
     /// The kinds of ``ended(_:from:why:)``.
     package enum EndKind: Sendable {
@@ -229,6 +232,7 @@ package enum EventData: Sendable {
         case .tree: .tree
         case .schedule: .schedule
         case .triggerEmitted, .trigger: .trigger
+        case .bulk: .bulk
         }
     }
 
@@ -348,6 +352,14 @@ package enum EventData: Sendable {
             data.add("event", string: event)
             data.add("task", string: task)
             data.add("change", string: change)
+        case .bulk(let action, let filter, let matched, let changed, let skipped):
+            data.add("action", string: action)
+            data.add("filter", string: filter)
+            data.add("matched", int: matched)
+            data.add("changed", int: changed)
+            var reasons = JSONObjectBuilder()
+            for (reason, count) in skipped.sorted(by: { $0.key < $1.key }) { reasons.add(reason, int: count) }
+            data.add("skipped", raw: reasons.text)
         }
         return data.text
     }

@@ -5,22 +5,34 @@ extension SQLStore {
     package func jobs(where filter: JobFilter, page: JobPage) async throws -> [Job] {
         let now = SharedSQL.now()
         return try await read { db in
-            var (condition, arguments) = FilterSQL.condition(filter, db.dialect, now: now)
-            if let after = page.after {
-                condition += " AND id > ?"
-                arguments.append(after)
-            }
-            if let before = page.before {
-                condition += " AND id < ?"
-                arguments.append(before)
-            }
-            arguments.append(page.limit)
-            let sql = """
-                SELECT \(Job.columns) FROM jobq_jobs WHERE \(condition)
-                ORDER BY id \(page.newestFirst ? "DESC" : "") LIMIT ?
-                """
+            let (sql, arguments) = Self.pageSQL(Job.columns, filter, page, db.dialect, now: now)
             return try db.fetchRows(sql: sql, arguments: arguments).map { Job($0) }
         }
+    }
+
+    package func jobIDs(where filter: JobFilter, page: JobPage) async throws -> [JobID] {
+        let now = SharedSQL.now()
+        return try await read { db in
+            let (sql, arguments) = Self.pageSQL("id", filter, page, db.dialect, now: now)
+            return try db.fetchAll(Int64.self, sql: sql, arguments: arguments)
+        }
+    }
+
+    private static func pageSQL(_ columns: String, _ filter: JobFilter, _ page: JobPage, _ d: SQLDialect, now: Double)
+        -> (String, SQLArguments)
+    {
+        var (condition, arguments) = FilterSQL.condition(filter, d, now: now)
+        for (bound, op) in [(page.after, ">"), (page.before, "<"), (page.through, "<=")] {
+            guard let bound else { continue }
+            condition += " AND id \(op) ?"
+            arguments.append(bound)
+        }
+        arguments.append(page.limit)
+        let sql = """
+            SELECT \(columns) FROM jobq_jobs WHERE \(condition)
+            ORDER BY id \(page.newestFirst ? "DESC" : "") LIMIT ?
+            """
+        return (sql, arguments)
     }
 
     package func countJobs(where filter: JobFilter) async throws -> Int {
@@ -34,34 +46,8 @@ extension SQLStore {
     }
 
     package func delete(_ id: JobID) async throws {
-        try await write { db in
-            let job = try SharedSQL.existingJob(db, id)
-            guard job.state.isFinal else {
-                throw JobQueueError.invalidState(
-                    "job \(id) is \(job.state.rawValue); only finished jobs can be deleted (cancel it first)")
-            }
-            if let workflow = job.workflowID {
-                throw JobQueueError.invalidState(
-                    "job \(id) is a step of workflow \(workflow), which still shows it; `jobq prune` removes a finished workflow's jobs with it"
-                )
-            }
-            if let lane = job.lane {
-                throw JobQueueError.invalidState(
-                    "job \(id) is in lane '\(lane)', whose order it keeps; retention and `jobq prune` delete it once "
-                        + "the lane no longer needs it")
-            }
-            let free = try db.fetchOne(
-                Bool.self,
-                sql: "SELECT EXISTS (SELECT 1 FROM jobq_jobs WHERE id = ? AND \(SharedSQL.unreferenced(now: "?")))",
-                arguments: [id, SharedSQL.now()])
-            guard free == true else {
-                throw JobQueueError.invalidState(
-                    "job \(id) is still referred to by unfinished work (a job waiting on it, a batch yet to fire, "
-                        + "a tracking set, or the unique key it holds); delete it once that is done")
-            }
-            // As retention and prune delete: followers behind its events are told.
-            try SharedSQL.deleteJobs(db, [id])
-        }
+        let now = SharedSQL.now()
+        try await write { db in try SharedSQL.delete(try SharedSQL.existingJob(db, id), db, now: now).orThrow() }
     }
 
     package func throughput(of queues: [String], since start: Date, interval: Double, buckets: Int) async throws

@@ -25,67 +25,16 @@ extension SQLStore {
         }
     }
 
-    /// Cancels a job that has not finished. A running job's worker notices within a fraction of
-    /// a second, cancels the task, and its late result is refused by the completion fence.
+    /// Cancels a job that has not finished (``SharedSQL/cancel(_:_:now:)``).
     package func cancel(_ id: JobID) async throws -> Job {
         let now = SharedSQL.now()
-        return try await write { db in
-            let job = try SharedSQL.existingJob(db, id)
-            guard !job.state.isFinal else {
-                throw JobQueueError.invalidState(
-                    "job \(id) is already \(job.state.rawValue); only unfinished jobs can be cancelled")
-            }
-            let row = try db.fetchRow(
-                sql: """
-                    UPDATE jobq_jobs SET state = 'cancelled', finished_at = ?, lease_until = NULL
-                    WHERE id = ? RETURNING \(Job.columns)
-                    """,
-                arguments: [now, id])
-            let cancelled = Job(row!)
-            var events = SharedSQL.PendingEvents(db, now: now)
-            events.append(
-                .ended(.cancelled, from: job.state.rawValue, why: nil), job: id, queue: job.queue,
-                executor: job.executor, batch: job.batch, workflow: job.workflowID)
-            try SharedSQL.settle(db, [FinishedJob(cancelled)], facts: try StoreFacts.read(db), events: &events)
-            return cancelled
-        }
+        return try await write { db in try SharedSQL.cancel(try SharedSQL.existingJob(db, id), db, now: now).orThrow() }
     }
 
-    /// Makes a failed, dead or cancelled job ready to run now. A dead job gets one more attempt
-    /// than it has used; its attempt count is kept as history.
+    /// Makes a failed, dead or cancelled job ready to run now (``SharedSQL/retry(_:_:now:)``).
     package func retry(_ id: JobID) async throws -> Job {
         let now = SharedSQL.now()
-        return try await write { db in
-            let job = try SharedSQL.existingJob(db, id)
-            guard [.failed, .dead, .cancelled].contains(job.state) else {
-                throw JobQueueError.invalidState(
-                    "job \(id) is \(job.state.rawValue); only failed, dead or cancelled jobs can be retried")
-            }
-            if let workflow = job.workflowID, job.state != .failed {
-                throw JobQueueError.invalidState(
-                    "job \(id) is a step of workflow \(workflow), which has counted its outcome; submit the workflow again instead"
-                )
-            }
-            if let key = job.uniqueKey, let holder = try SharedSQL.takeUniqueKey(db, key, now: now), holder.id != id {
-                throw JobQueueError.invalidState(
-                    "job \(id) has unique key '\(key)', which job \(holder.id) (\(holder.state.rawValue)) holds now; "
-                        + "cancel job \(holder.id) or let it finish, then retry job \(id)")
-            }
-            let row = try db.fetchRow(
-                sql: """
-                    UPDATE jobq_jobs SET state = 'ready', run_at = ?, finished_at = NULL, lease_until = NULL, unique_hold = unique_key,
-                        unstarted_deliveries = 0,
-                        worker_id = NULL, max_attempts = CASE WHEN max_attempts > attempt THEN max_attempts ELSE attempt + 1 END
-                    WHERE id = ? RETURNING \(Job.columns)
-                    """,
-                arguments: [now, id])
-            let retried = Job(row!)
-            SharedSQL.appendEvent(
-                db, .retried(from: job.state.rawValue, maxAttempts: retried.maxAttempts), job: id, queue: job.queue,
-                executor: job.executor, batch: job.batch, now: now)
-            if let batch = job.batch { try SharedSQL.batchMemberReopened(db, batch: batch, previous: job.state) }
-            return retried
-        }
+        return try await write { db in try SharedSQL.retry(try SharedSQL.existingJob(db, id), db, now: now).orThrow() }
     }
 
     package func setPaused(_ queue: String, paused: Bool) async throws {

@@ -54,13 +54,18 @@ package struct JobPage: Sendable {
     package var after: JobID?
     /// Only ids below this one.
     package var before: JobID?
+    /// Only ids up to this one.
+    package var through: JobID?
     /// Highest id first (the dashboard's order) instead of lowest.
     package var newestFirst: Bool
 
-    package init(limit: Int, after: JobID? = nil, before: JobID? = nil, newestFirst: Bool = false) {
+    package init(
+        limit: Int, after: JobID? = nil, before: JobID? = nil, through: JobID? = nil, newestFirst: Bool = false
+    ) {
         self.limit = limit
         self.after = after
         self.before = before
+        self.through = through
         self.newestFirst = newestFirst
     }
 }

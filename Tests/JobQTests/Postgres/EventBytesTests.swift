@@ -99,6 +99,9 @@ struct EventBytesTests {
                 event: "e", task: "go",
                 request: try JobRequest(executor: "echo", payloadJSON: "{}", options: .init(queue: "idle"))))
         _ = try await queue.emit("e", dedupe: "d")
+        // An operator's bulk action: a retry of a succeeded job is skipped, and says so.
+        _ = try await queue.perform(.retry, where: JobFilter("state:succeeded executor:echo"))
+        _ = try await queue.perform(.cancel, where: JobFilter(#"queue:idle /nothing = "here""#))
 
         let time = try Regex(#""\d{4}-\d\d-\d\dT[0-9:.]+Z""#)
         let worker = try Regex(#""worker":"[^"]*""#)

@@ -279,6 +279,15 @@ final class RefusingStore: JobStore, Sendable {
         try await store.jobs(where: filter, page: page)
     }
     func countJobs(where filter: JobFilter) async throws -> Int { try await store.countJobs(where: filter) }
+    func jobIDs(where filter: JobFilter, page: JobPage) async throws -> [JobID] {
+        try await store.jobIDs(where: filter, page: page)
+    }
+    func perform(_ action: BulkAction, on ids: [JobID], where filter: JobFilter, into report: BulkActionReport)
+        async throws -> BulkActionReport
+    {
+        try await store.perform(action, on: ids, where: filter, into: report)
+    }
+    func recordBulkAction(_ report: BulkActionReport) async throws { try await store.recordBulkAction(report) }
     func cancel(_ id: JobID) async throws -> Job { try await store.cancel(id) }
     func retry(_ id: JobID) async throws -> Job { try await store.retry(id) }
     func delete(_ id: JobID) async throws { try await store.delete(id) }

@@ -13,6 +13,14 @@ package protocol JobStore: AnyObject, Sendable {
     /// The jobs `filter` matches, one page in id order.
     func jobs(where filter: JobFilter, page: JobPage) async throws -> [Job]
     func countJobs(where filter: JobFilter) async throws -> Int
+    /// The ids of ``jobs(where:page:)``, read without holding up writers.
+    func jobIDs(where filter: JobFilter, page: JobPage) async throws -> [JobID]
+    /// One batch of a bulk action, in one transaction: of `ids`, the jobs `filter` still
+    /// matches, each acted on as the one-job action would; `report` with them added.
+    func perform(_ action: BulkAction, on ids: [JobID], where filter: JobFilter, into report: BulkActionReport)
+        async throws -> BulkActionReport
+    /// Writes the event that records a finished bulk action.
+    func recordBulkAction(_ report: BulkActionReport) async throws
     func cancel(_ id: JobID) async throws -> Job
     func retry(_ id: JobID) async throws -> Job
     func delete(_ id: JobID) async throws
