@@ -53,34 +53,6 @@ struct RetryCommand: AsyncParsableCommand {
     }
 }
 
-struct PauseCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "pause",
-        abstract: "Stop workers from claiming jobs on a queue. Running jobs finish; enqueueing still works.")
-
-    @OptionGroup var store: StoreOptions
-    @Argument(help: "The queue's name.") var queue: String
-
-    func run() async throws {
-        try await store.open().pause(queue: queue)
-        print("queue \(queue) paused")
-    }
-}
-
-struct ResumeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "resume",
-        abstract: "Let workers claim jobs on a paused queue again.")
-
-    @OptionGroup var store: StoreOptions
-    @Argument(help: "The queue's name.") var queue: String
-
-    func run() async throws {
-        try await store.open().resume(queue: queue)
-        print("queue \(queue) resumed")
-    }
-}
-
 struct PruneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "prune",

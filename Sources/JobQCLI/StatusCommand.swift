@@ -6,7 +6,8 @@ import JobQCommandLine
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show each queue's jobs by state, whether it is paused, its concurrency limit, and the live workers.")
+        abstract:
+            "Show each queue's jobs by state, what is paused and since when, the queues' limits, and the live workers.")
 
     @OptionGroup var store: StoreOptions
 
@@ -23,8 +24,9 @@ struct StatusCommand: AsyncParsableCommand {
         let states = JobState.allCases.map(\.rawValue)
         var rows = [["QUEUE", "PAUSED", "LIMIT"] + states.map { $0.uppercased() }]
         for entry in status.queues {
+            let paused = entry.pausedSince.map { "since " + isoString($0) } ?? (entry.paused ? "yes" : "no")
             rows.append(
-                [entry.name, entry.paused ? "yes" : "no", entry.limits.limitsAnything ? entry.limits.summary : "-"]
+                [entry.name, paused, entry.limits.limitsAnything ? entry.limits.summary : "-"]
                     + states.map { String(entry.counts[$0] ?? 0) })
         }
         if status.queues.isEmpty {
@@ -32,6 +34,14 @@ struct StatusCommand: AsyncParsableCommand {
                 "no jobs yet in \(store.location.description); add one with `jobq enqueue sum --param a=1 --param b=2`")
         } else {
             print(Table.render(rows))
+        }
+        if let since = status.allPausedSince {
+            print("every job is paused, since \(isoString(since)): no worker claims anything (`jobq resume --all`)")
+        }
+        for executor in status.pausedExecutors {
+            print(
+                "executor \(executor.name) is paused in every queue, since \(isoString(executor.since)) "
+                    + "(`jobq resume --executor \(executor.name)`)")
         }
         if status.runningWorkflows > 0 {
             print("\(status.runningWorkflows) running workflow(s); list them with `jobq workflow list --state running`")

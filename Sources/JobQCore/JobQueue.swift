@@ -158,12 +158,47 @@ public final class JobQueue: Sendable {
     /// enqueued.
     public func pause(queue: String) async throws {
         try Label.check(queue, what: "queue name")
-        try await store.setPaused(queue, paused: true)
+        try await store.setPaused(.queue(queue), paused: true)
     }
 
     /// Lets workers claim jobs on `queue` again.
     public func resume(queue: String) async throws {
-        try await store.setPaused(queue, paused: false)
+        try await store.setPaused(.queue(queue), paused: false)
+        wakeWorkers()
+    }
+
+    /// Stops every worker, on every machine, from claiming jobs of `executor` in any queue, from
+    /// its next claim on. Running jobs finish; jobs can still be enqueued; the executor's other
+    /// jobs wait in their queues, which go on serving the rest.
+    ///
+    /// ```swift
+    /// try await queue.pause(executor: "mail")     // stop sending emails now
+    /// try await queue.resume(executor: "mail")
+    /// ```
+    public func pause(executor: String) async throws {
+        try Label.check(executor, what: "executor name")
+        try await store.setPaused(.executor(executor), paused: true)
+    }
+
+    /// Lets workers claim jobs of `executor` again.
+    public func resume(executor: String) async throws {
+        try await store.setPaused(.executor(executor), paused: false)
+        wakeWorkers()
+    }
+
+    /// Stops every worker from claiming any job, until ``resumeAll()``; queue and executor pauses
+    /// are kept apart and hold again after it. Running jobs finish; jobs can still be enqueued.
+    ///
+    /// ```swift
+    /// try await queue.pauseAll()   // e.g. during a database migration
+    /// ```
+    public func pauseAll() async throws {
+        try await store.setPaused(.all, paused: true)
+    }
+
+    /// Ends ``pauseAll()``.
+    public func resumeAll() async throws {
+        try await store.setPaused(.all, paused: false)
         wakeWorkers()
     }
 

@@ -155,6 +155,7 @@ extension ServerStore {
                     SELECT id, priority, run_at FROM jobq_jobs
                     WHERE state = 'ready' AND queue = \(P.queue) AND (SELECT true FROM lock)
                         AND \(SharedSQL.notExpired(at: "CAST(\(P.now) AS double precision)"))
+                        AND \(SharedSQL.executorNotPaused)
                         AND NOT EXISTS (
                             SELECT 1 FROM jobq_queues WHERE name = \(P.queue)
                                 AND (paused <> 0 OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL))
@@ -271,7 +272,7 @@ extension ServerStore {
             lease_until = \(ClaimReady.leaseUntil), started_at = NULL
         WHERE id IN (
             SELECT id FROM jobq_jobs WHERE state = 'ready' AND queue = \(ClaimReady.queue)
-                AND \(SharedSQL.notExpired(at: "\(ClaimReady.now)"))
+                AND \(SharedSQL.notExpired(at: "\(ClaimReady.now)")) AND \(SharedSQL.executorNotPaused)
             ORDER BY \(SharedSQL.claimOrder) LIMIT \(ClaimReady.limit) FOR UPDATE SKIP LOCKED)
         RETURNING \(ClaimedJob.columns)
         """

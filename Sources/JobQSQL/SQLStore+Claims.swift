@@ -399,6 +399,14 @@ extension SharedSQL {
     /// deadline has passed, which the sweep (``SQLStore/expireOverdueJobs(skipping:)``) then ends.
     package static func notExpired(at now: String) -> String { "(expires_at IS NULL OR expires_at > \(now))" }
 
+    /// The claim's condition on pauses: the job's executor is not paused, nor the whole store
+    /// (``JobQueue/pause(executor:)``, ``JobQueue/pauseAll()``). Both subqueries are uncorrelated,
+    /// so a statement reads them once, and with nothing paused each is a read of an empty range.
+    package static let executorNotPaused = """
+        (executor NOT IN (SELECT name FROM jobq_paused_executors) \
+        AND NOT EXISTS (SELECT 1 FROM jobq_store_settings WHERE name = 'paused_all'))
+        """
+
     /// The parameters of the outlook's and the backlog's questions: the queues (a JSON array)
     /// and the time now.
     enum QueuesNow: Int32, SQLParameter {
@@ -410,11 +418,15 @@ extension SharedSQL {
         "queue IN (\(d.texts(in: "\(QueuesNow.queues)"))) AND queue NOT IN (SELECT name FROM jobq_queues WHERE paused <> 0)"
     }
 
+    /// ``unpaused(_:)`` and the job's executor claimable: what a claim could take (running jobs
+    /// of a paused executor are still work under way).
+    private static func claimable(_ d: SQLDialect) -> String { unpaused(d) + " AND " + executorNotPaused }
+
     // One EXISTS per state, each on the partial index that holds it (ready jobs by
     // jobs_claim_order, running ones by jobs_leases, due-able ones by jobs_due): never by
     // scanning a queue's history.
     private static func anyReady(_ d: SQLDialect) -> String {
-        "EXISTS (SELECT 1 FROM jobq_jobs WHERE state = 'ready' AND \(unpaused(d)))"
+        "EXISTS (SELECT 1 FROM jobq_jobs WHERE state = 'ready' AND \(claimable(d)))"
     }
     private static func anyRunning(_ d: SQLDialect) -> String {
         "EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_leases")) WHERE state = 'running' AND \(unpaused(d)))"
@@ -422,13 +434,13 @@ extension SharedSQL {
     private static func anyDue(_ d: SQLDialect) -> String {
         """
         EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed')
-            AND run_at <= \(QueuesNow.now) AND \(unpaused(d)))
+            AND run_at <= \(QueuesNow.now) AND \(claimable(d)))
         """
     }
     private static func anyWaiting(_ d: SQLDialect) -> String {
         """
-        EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(unpaused(d)))
-            OR EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_waiting")) WHERE state = 'waiting' AND \(unpaused(d)))
+        EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(claimable(d)))
+            OR EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_waiting")) WHERE state = 'waiting' AND \(claimable(d)))
         """
     }
 
@@ -437,7 +449,7 @@ extension SharedSQL {
     static let claimOutlookSQL = DialectSQL { d in
         """
         SELECT \(anyReady(d)) OR \(anyDue(d)),
-            (SELECT run_at FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(unpaused(d))
+            (SELECT run_at FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(claimable(d))
              ORDER BY run_at LIMIT 1)
         """
     }

@@ -37,12 +37,38 @@ extension SQLStore {
         return try await write { db in try SharedSQL.retry(try SharedSQL.existingJob(db, id), db, now: now).orThrow() }
     }
 
-    package func setPaused(_ queue: String, paused: Bool) async throws {
+    /// Claims read the pauses in their own statements (``SharedSQL/executorNotPaused``, the
+    /// queue settings): every worker's next claim obeys, on every machine. A pause keeps the
+    /// time it began when given again.
+    package func setPaused(_ target: PauseTarget, paused: Bool) async throws {
+        let now = SharedSQL.now()
         try await write { db in
-            try db.execute(
-                sql:
-                    "INSERT INTO jobq_queues (name, paused) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET paused = excluded.paused",
-                arguments: [queue, paused])
+            switch (target, paused) {
+            case (.queue(let queue), _):
+                try db.execute(
+                    sql: """
+                        INSERT INTO jobq_queues (name, paused, paused_at) VALUES (?, ?, ?)
+                        ON CONFLICT (name) DO UPDATE SET paused = excluded.paused,
+                            paused_at = CASE WHEN excluded.paused = 0 THEN NULL
+                                WHEN jobq_queues.paused <> 0 AND jobq_queues.paused_at IS NOT NULL THEN jobq_queues.paused_at
+                                ELSE excluded.paused_at END
+                        """,
+                    arguments: [queue, paused, paused ? now : nil])
+            case (.executor(let name), true):
+                try db.execute(
+                    sql:
+                        "INSERT INTO jobq_paused_executors (name, paused_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+                    arguments: [name, now])
+            case (.executor(let name), false):
+                try db.execute(sql: "DELETE FROM jobq_paused_executors WHERE name = ?", arguments: [name])
+            case (.all, true):
+                try db.execute(
+                    sql:
+                        "INSERT INTO jobq_store_settings (name, value) VALUES ('paused_all', ?) ON CONFLICT (name) DO NOTHING",
+                    arguments: [now])
+            case (.all, false):
+                try db.execute(sql: "DELETE FROM jobq_store_settings WHERE name = 'paused_all'")
+            }
         }
     }
 
@@ -132,13 +158,22 @@ extension SQLStore {
                 status.counts[row["state"], default: 0] += row["n"] as Int
                 queues[name] = status
             }
-            for row in try db.fetchRows(sql: "SELECT \(LimitedQueue.columns) FROM jobq_queues") {
+            for row in try db.fetchRows(sql: "SELECT \(LimitedQueue.columns), paused_at FROM jobq_queues") {
                 let settings = LimitedQueue(row)
                 var status = entry(settings.name)
                 status.paused = settings.paused
+                status.pausedSince = row.optionalDouble(LimitedQueue.Column.count).map(
+                    Date.init(timeIntervalSince1970:))
                 status.limits = settings.limits
                 queues[settings.name] = status
             }
+            let pausedExecutors = try db.fetchRows(
+                sql: "SELECT name, paused_at FROM jobq_paused_executors ORDER BY name"
+            ).map { row in
+                PausedExecutor(name: row.string(0), since: Date(timeIntervalSince1970: row.double(1)))
+            }
+            let pausedAll = try db.fetchOne(
+                Double.self, sql: "SELECT value FROM jobq_store_settings WHERE name = 'paused_all'")
             let workers = try db.fetchRows(
                 sql: "SELECT * FROM jobq_workers WHERE heartbeat_at >= ? ORDER BY started_at", arguments: [cutoff]
             ).map { row in
@@ -152,6 +187,7 @@ extension SQLStore {
             }
             return StoreStatus(
                 queues: queues.values.sorted { $0.name < $1.name }, workers: workers,
+                pausedExecutors: pausedExecutors, allPausedSince: pausedAll.map(Date.init(timeIntervalSince1970:)),
                 schemaVersion: try Self.schemaVersion(db),
                 runningWorkflows: try db.fetchOne(
                     Int.self, sql: "SELECT COUNT(*) FROM jobq_workflows WHERE state = 'running'") ?? 0)

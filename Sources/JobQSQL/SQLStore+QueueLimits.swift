@@ -169,7 +169,7 @@ extension SharedSQL {
         return """
             SELECT \(ClaimedJob.columns(attempt: "attempt + 1")), \(partition) FROM jobq_jobs
             WHERE state = 'ready' AND queue = \(P.queue) AND \(partition) NOT IN (\(d.texts(in: "\(P.full)")))
-                AND \(notExpired(at: "\(P.now)"))
+                AND \(notExpired(at: "\(P.now)")) AND \(executorNotPaused)
             ORDER BY \(claimOrder) LIMIT \(P.limit)
             """
     }

@@ -100,6 +100,7 @@ extension SQLiteStore {
     static let claimReadSQL = """
         SELECT \(ClaimedJob.columns(attempt: "attempt + 1")) FROM jobq_jobs
         WHERE state = 'ready' AND queue = \(ClaimRead.queue) AND \(SharedSQL.notExpired(at: "\(ClaimRead.now)"))
+            AND \(SharedSQL.executorNotPaused)
         ORDER BY \(SharedSQL.claimOrder) LIMIT \(ClaimRead.limit)
         """
 

@@ -128,6 +128,9 @@ package enum AttemptOutcome: Sendable {
 public struct QueueStatus: Sendable, Hashable, Codable {
     public var name: String
     public var paused: Bool
+    /// When the queue was paused (nil when it is not, or was paused by a jobq before 0.17's
+    /// schema, which did not keep the time).
+    public var pausedSince: Date?
     /// What the queue allows across every worker (``JobQueue/setLimits(_:for:)``); no limits
     /// when never set.
     public var limits: QueueLimits = QueueLimits()
@@ -172,10 +175,19 @@ public struct StoreStatus: Sendable, Hashable, Codable {
     public var schemaVersion: Int
     /// Workflows not finished yet.
     public var runningWorkflows: Int
+    /// Executors whose jobs no worker claims, in any queue (``JobQueue/pause(executor:)``).
+    public var pausedExecutors: [PausedExecutor]
+    /// When the whole store was paused (``JobQueue/pauseAll()``); nil when it is not.
+    public var allPausedSince: Date?
 
-    package init(queues: [QueueStatus], workers: [WorkerStatus], schemaVersion: Int, runningWorkflows: Int) {
+    package init(
+        queues: [QueueStatus], workers: [WorkerStatus], pausedExecutors: [PausedExecutor] = [],
+        allPausedSince: Date? = nil, schemaVersion: Int, runningWorkflows: Int
+    ) {
         self.queues = queues
         self.workers = workers
+        self.pausedExecutors = pausedExecutors
+        self.allPausedSince = allPausedSince
         self.schemaVersion = schemaVersion
         self.runningWorkflows = runningWorkflows
     }

@@ -33,7 +33,9 @@ extension Dashboard {
                 ["<a href=\"/jobs\(HTML.query([("queue", name)]))\">\(HTML.escape(name))</a>"] + counts + [
                     recent.map { Self.sparkline($0) } ?? "",
                     Self.limit(queueStatus.limits, usages[name]),
-                    queueStatus.paused ? HTML.badge("paused") : "<span class=\"muted\">no</span>",
+                    queueStatus.paused
+                        ? HTML.badge("paused") + (queueStatus.pausedSince.map { " since " + HTML.time($0) } ?? "")
+                        : "<span class=\"muted\">no</span>",
                     pause
                 ])
         }
@@ -45,8 +47,20 @@ extension Dashboard {
                 HTML.time(worker.heartbeatAt)
             ])
         }
+        // What no queue row shows: the whole store, and executors paused in every queue.
+        var pauses: [String] = []
+        if let since = status.allPausedSince {
+            pauses.append(
+                "\(HTML.badge("paused")) Every job is paused, since \(HTML.time(since)): no worker claims anything.")
+        }
+        for executor in status.pausedExecutors {
+            pauses.append(
+                "\(HTML.badge("paused")) Executor <code>\(HTML.escape(executor.name))</code> is paused in every queue, "
+                    + "since \(HTML.time(executor.since)).")
+        }
+        let pauseNotes = pauses.map { "<p class=\"summary\">\($0)</p>" }.joined()
         let body = """
-            <p class="summary">\(status.queues.count) queue(s), \(status.runningWorkflows) running workflow(s), \(status.workers.count) live worker(s), schema version \(status.schemaVersion).</p>
+            \(pauseNotes)<p class="summary">\(status.queues.count) queue(s), \(status.runningWorkflows) running workflow(s), \(status.workers.count) live worker(s), schema version \(status.schemaVersion).</p>
             \(Pages.table(["Queue"] + states.map(\.rawValue) + ["Last hour", "Limit", "Paused", ""], rows, empty: "No jobs yet: enqueue one with `jobq enqueue`."))
             <h2>Workers</h2>
             \(Pages.table(["Worker", "Host", "PID", "Queues", "Concurrency", "Started", "Heartbeat"], workers, empty: "No worker has sent a heartbeat in the last 30 seconds."))

@@ -184,6 +184,19 @@ struct DashboardTests {
             let page = try await dashboard.get(path)
             #expect(!page.body.contains(DashboardFixture.hostile), "\(path) shows stored text escaped")
         }
+        // What is paused, and since when: an executor's name is shown escaped.
+        try await fixture.queue.pause(executor: DashboardFixture.hostile)
+        try await fixture.queue.pause(queue: "idle")
+        try await fixture.queue.pauseAll()
+        let paused = try await dashboard.get("/").body
+        #expect(paused.contains("Every job is paused, since <time "), "\(paused)")
+        #expect(paused.contains("is paused in every queue, since <time "))
+        #expect(!paused.contains(DashboardFixture.hostile), "the executor's name is escaped")
+        #expect(paused.contains(#"<span class="badge state-paused">paused</span> since <time "#), "queue idle")
+        try await fixture.queue.resumeAll()
+        try await fixture.queue.resume(executor: DashboardFixture.hostile)
+        try await fixture.queue.resume(queue: "idle")
+
         #expect(try await dashboard.get("/assets/dashboard.js").body.contains("EventSource"))
         #expect(try await dashboard.get("/assets/dashboard.css").header("Content-Type") == "text/css; charset=utf-8")
     }

@@ -11,7 +11,8 @@ package protocol StoreAdministration: AnyObject, Sendable {
     /// The file the store lives in; nil for a store in memory or on a server.
     var path: String? { get }
 
-    func setPaused(_ queue: String, paused: Bool) async throws
+    /// Pauses or resumes claims of a queue's jobs, an executor's (in every queue), or all.
+    func setPaused(_ target: PauseTarget, paused: Bool) async throws
     func setLimits(_ limits: QueueLimits, for queue: String) async throws
     func limitUsage(of queue: String, partitions: Int) async throws -> QueueLimitUsage?
     func status(liveWithin: TimeInterval) async throws -> StoreStatus

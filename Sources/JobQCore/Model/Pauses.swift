@@ -1,0 +1,24 @@
+import Foundation
+
+/// What a pause stops claims of: one queue's jobs, one executor's jobs in every queue, or every
+/// job of the store.
+///
+/// ```swift
+/// try await queue.pause(executor: "mail")   // PauseTarget.executor("mail")
+/// ```
+package enum PauseTarget: Sendable, Hashable {
+    case queue(String)
+    case executor(String)
+    case all
+}
+
+/// An executor whose jobs no worker claims (``JobQueue/pause(executor:)``), and since when.
+public struct PausedExecutor: Sendable, Hashable, Codable {
+    public var name: String
+    public var since: Date
+
+    package init(name: String, since: Date) {
+        self.name = name
+        self.since = since
+    }
+}
