@@ -86,6 +86,7 @@ public struct Dashboard: Sendable {
         router.add(middleware: DashboardGuard<Context>(dashboard: self))
         addPageRoutes(to: router)
         addActionRoutes(to: router)
+        addBulkRoutes(to: router)
         addStreamRoute(to: router)
         router.get("assets/dashboard.css") { _, _ in Self.asset(DashboardAssets.css, type: "text/css; charset=utf-8") }
         router.get("assets/dashboard.js") { _, _ in

@@ -2,8 +2,9 @@
 
 Run by the Swift test DashboardBrowserTests with a `jobq dashboard` process already serving a
 store: it loads the queues page, sees a job enqueued by another process arrive without a
-reload, opens a dead job, clicks Retry and sees it become ready, and writes screenshots of the
-main pages. Exits non-zero, saying what it saw, when anything is not as expected.
+reload, opens a dead job, clicks Retry and sees it become ready, searches the jobs page with the
+filter language, retries every match after a confirmation that shows the count, and writes
+screenshots of the main pages. Exits non-zero, saying what it saw, when anything is not as expected.
 """
 import argparse
 import json
@@ -38,6 +39,8 @@ def main():
     parser.add_argument("--dead", required=True)
     parser.add_argument("--workflow", required=True)
     parser.add_argument("--shots", required=True)
+    parser.add_argument("--bulk-filter", required=True)
+    parser.add_argument("--bulk-count", required=True)
     args = parser.parse_args()
     os.makedirs(args.shots, exist_ok=True)
 
@@ -78,6 +81,26 @@ def main():
         wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "dl.fields .badge").text == "ready")
         seen["after_retry"] = driver.find_element(By.CSS_SELECTOR, "dl.fields .badge").text
         assert driver.current_url.endswith("/jobs/" + args.dead), driver.current_url
+
+        # Search, see how many match, retry them all after a confirmation that shows the count.
+        driver.get(args.base + "/jobs")
+        box = wait.until(lambda d: d.find_element(By.NAME, "where"))
+        box.clear()
+        box.send_keys(args.bulk_filter)
+        box.submit()
+        matches = args.bulk_count + " jobs match."
+        wait.until(lambda d: matches in d.find_element(By.TAG_NAME, "body").text)
+        seen["search_value"] = driver.find_element(By.NAME, "where").get_attribute("value")
+        assert seen["search_value"] == args.bulk_filter, seen["search_value"]
+        driver.save_screenshot(os.path.join(args.shots, "search.png"))
+        wait.until(lambda d: click(d, By.PARTIAL_LINK_TEXT, "Retry all"))
+        seen["confirm"] = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "p.confirm").text)
+        assert (args.bulk_count + " jobs now") in seen["confirm"], seen["confirm"]
+        driver.save_screenshot(os.path.join(args.shots, "bulk-confirm.png"))
+        button = "Retry " + args.bulk_count + " jobs"
+        wait.until(lambda d: click(d, By.XPATH, "//button[normalize-space()='" + button + "']"))
+        seen["bulk_result"] = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "p.summary").text)
+        assert seen["bulk_result"].startswith("Retried " + args.bulk_count + " of " + args.bulk_count), seen["bulk_result"]
 
         for name, path in [("jobs", "/jobs"), ("workflow", "/workflows/" + args.workflow), ("schedules", "/schedules")]:
             driver.get(args.base + path)

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Which jobs an operator means, written as terms that must all hold: a job's fields and
-/// members of its payload, the same language in the Swift API and `jobq list --where`.
+/// members of its payload, the same language in the Swift API, `jobq list --where` and the
+/// dashboard's search box.
 ///
 /// ```swift
 /// let filter = try JobFilter(#"state:dead executor:mail /customer = "acme" finished<24h"#)

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import JobQCore
+import JobQWebText
 
 extension Dashboard {
     func addPageRoutes<Context: RequestContext>(to router: Router<Context>) {
@@ -74,8 +75,10 @@ extension Dashboard {
     }
 
     /// A query parameter: nil when absent or empty.
+    /// A query parameter, decoded as a browser's GET form encodes it (a space as `+`, a plus as
+    /// `%2B`), so that a search typed into a form arrives as typed.
     static func parameter(_ request: Request, _ name: String) -> String? {
-        guard let value = request.uri.queryParameters.get(name), !value.isEmpty else { return nil }
+        guard let value = FormBody.parse(request.uri.query ?? "")[name], !value.isEmpty else { return nil }
         return value
     }
 

@@ -45,7 +45,11 @@ enum Pages {
         html(
             page(
                 title: "\(status.code) \(status.reasonPhrase)", section: "", dashboard: dashboard,
-                body: "<p class=\"error\">\(HTML.escape(message))</p><p><a href=\"/\">Back to the queues</a></p>"),
+                // A message of several lines (a filter's, with a caret under the place) keeps them.
+                body: (message.contains("\n")
+                    ? "<pre class=\"error\">\(HTML.escape(message))</pre>"
+                    : "<p class=\"error\">\(HTML.escape(message))</p>")
+                    + "<p><a href=\"/\">Back to the queues</a></p>"),
             status: status)
     }
 

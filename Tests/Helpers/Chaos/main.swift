@@ -375,6 +375,15 @@ func unfinished() throws -> Int {
 // order, so resuming after the last id seen must miss none.
 let follower = EventFollower(db: db, onPostgres: onPostgres)
 var batchClosed = false
+// Operators at work beside the kills: the `sleep` executor (plain jobs, the limited queue's, the
+// trees' words) paused for about fifteen rounds at a time, and a bulk retry of the doomed jobs that
+// died, itself killed mid-way now and then and run again.
+let pausedExecutor = "sleep"
+var pauseWindows: [(from: Double, to: Double)] = []
+var pausedSince: Double?
+var pauseRounds = 0
+var bulkRetries: [(process: Process, killed: Bool)] = []
+@MainActor func bulkRunning() -> Bool { bulkRetries.last.map { $0.process.isRunning } ?? false }
 while true {
     Thread.sleep(forTimeInterval: Double(options.killEvery) / 1000 * Double.random(in: 0.5...1.5, using: &random))
     let victim = Int.random(in: 0..<workers.count, using: &random)
@@ -392,12 +401,40 @@ while true {
         appProducerCount += 1
     }
     let producing = producers.contains { $0.isRunning } || appProducers.contains { $0.isRunning }
+    // The first pause and the first bulk retry early, so that a short run has them too; the
+    // first bulk retry is never killed, so that one runs to its end.
+    if pausedSince == nil, pauseWindows.isEmpty ? kills >= 2 : producing && kills % 15 == 5 {
+        precondition(
+            run(["pause", "--executor", pausedExecutor], log: "operator.log").waitUntilExitAndStatus() == 0)
+        pausedSince = Date().timeIntervalSince1970
+        pauseRounds = 0
+    } else if let since = pausedSince {
+        pauseRounds += 1
+        if pauseRounds >= 15 {
+            // Claims may take its jobs again once this commits: the window ends before it.
+            pauseWindows.append((since, Date().timeIntervalSince1970))
+            precondition(
+                run(["resume", "--executor", pausedExecutor], log: "operator.log").waitUntilExitAndStatus() == 0)
+            pausedSince = nil
+        }
+    }
+    if bulkRunning(), bulkRetries.count > 1, Bool.random(using: &random) {
+        let last = bulkRetries.count - 1
+        kill(bulkRetries[last].process.processIdentifier, SIGKILL)
+        bulkRetries[last].process.waitUntilExit()
+        bulkRetries[last].killed = true
+    } else if !bulkRunning(), bulkRetries.isEmpty ? kills >= 3 : producing && kills % 7 == 3 {
+        let process = run(
+            ["retry", "--where", #"state:dead /message = "doomed""#], log: "bulk-\(bulkRetries.count).log")
+        bulkRetries.append((process, false))
+    }
     if !producing, !batchClosed {
         precondition(run(["batch", "close", "chaos"], log: "setup.log").waitUntilExitAndStatus() == 0)
         batchClosed = true
     }
     let scheduleDone = try store.int("SELECT made FROM jobq_schedules WHERE name = 'chaos-tick'") == scheduleTimes
-    if !producing, scheduleDone, try unfinished() == 0 { break }
+    let operating = pausedSince != nil || bulkRunning()
+    if !producing, !operating, scheduleDone, try unfinished() == 0 { break }
     if Date().timeIntervalSince(started) > 600 {
         print("chaos: gave up after 10 minutes")
         break
@@ -433,11 +470,29 @@ let report = try { () throws -> [String: Int] in
                 WHERE (jobq_jobs.id IS NULL AND json_each.value NOT IN (SELECT id FROM chaos_cleaned))
                     OR jobq_jobs.state NOT IN ('succeeded', 'dead', 'cancelled')
                 """, [ackedList]) ?? -1
+    // A job ends once per time it was made to run again (a bulk retry's `retried`), no more.
     figures["duplicates"] =
         try db.int(
             """
-            SELECT COUNT(*) FROM (SELECT job_id FROM jobq_events WHERE kind IN ('succeeded', 'dead') GROUP BY job_id HAVING COUNT(*) > 1) AS twice
+            SELECT COUNT(*) FROM (SELECT job_id, SUM(CASE WHEN kind = 'retried' THEN 0 ELSE 1 END) AS ends,
+                SUM(CASE WHEN kind = 'retried' THEN 1 ELSE 0 END) AS retries
+                FROM jobq_events WHERE kind IN ('succeeded', 'dead', 'retried') GROUP BY job_id) AS t
+            WHERE ends > 1 + retries
             """) ?? -1
+    figures["retried"] = try db.int("SELECT COUNT(*) FROM jobq_events WHERE kind = 'retried'") ?? -1
+    figures["bulkEvents"] = try db.int("SELECT COUNT(*) FROM jobq_events WHERE kind = 'bulk'") ?? -1
+    // Attempts of the paused executor that started while it was paused (after a grace of 2 s
+    // for jobs claimed ahead before the pause, which start from a worker's buffer).
+    var pausedStarts = 0
+    for window in pauseWindows where window.to > window.from + 2 {
+        pausedStarts +=
+            try db.int(
+                """
+                SELECT COUNT(*) FROM jobq_events WHERE kind = 'started' AND executor = '\(pausedExecutor)'
+                    AND created_at > \(window.from + 2) AND created_at < \(window.to)
+                """) ?? -1
+    }
+    figures["pausedStarts"] = pausedStarts
     figures["overAttempts"] = try db.int("SELECT COUNT(*) FROM jobq_jobs WHERE attempt > max_attempts") ?? -1
     // Events the follower never saw or saw twice, and events it saw out of the feed's final
     // order (an event that appeared before one it had passed); on SQLite, whose ids have no
@@ -652,8 +707,15 @@ for key in [
     "cleanedTooEarly", "treesWithWrongJobs",
     "triggerOrder",
     "triggerUnlinked", "uniqueOverlaps", "burned", "deadNeverStarted", "appLost", "rolledBackJobs", "ordersWithoutJob",
-    "appDuplicates", "expiredRan", "unservedNotExpired"
+    "appDuplicates", "expiredRan", "unservedNotExpired", "pausedStarts"
 ] where figure(key) != 0 { broken.append(key) }
+// Every bulk retry that was not killed ended well; each wrote its `bulk` event.
+let bulkFinished = bulkRetries.filter { !$0.killed }
+if bulkFinished.contains(where: { $0.process.terminationStatus != 0 }) || figure("bulkEvents") != bulkFinished.count
+    || pauseWindows.isEmpty
+{
+    broken.append("operators")
+}
 if figure("appOrders") < figure("appAcked") || figure("appAcked") == 0 { broken.append("appOrders") }
 // Every workflow recovers from the kills: its flaky steps succeed on a retry, its doomed ones are
 // contained by `continue` groups.
@@ -701,7 +763,11 @@ line +=
     + "lost \(figure("appLost")), rolled-back jobs run \(figure("rolledBackJobs")), orders without their job \(figure("ordersWithoutJob")), "
     + "twice \(figure("appDuplicates"))), "
 line +=
-    "expired \(figure("expired")) (ran anyway \(figure("expiredRan")), unserved jobs not expired \(figure("unservedNotExpired"))), \(elapsed)"
+    "expired \(figure("expired")) (ran anyway \(figure("expiredRan")), unserved jobs not expired \(figure("unservedNotExpired"))), "
+line +=
+    "executor paused \(pauseWindows.count) times (its jobs started while paused \(figure("pausedStarts"))), "
+    + "bulk retries \(bulkRetries.count) (killed \(bulkRetries.filter(\.killed).count), jobs retried \(figure("retried")), "
+    + "bulk events \(figure("bulkEvents"))), \(elapsed)"
 if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(onPostgres ? "the database" : db)" }
 print(line)
 if producerFailures != 0 {

@@ -42,6 +42,16 @@ struct DashboardBrowserTests {
                 try WorkflowStep(
                     executor: "echo", payloadJSON: #"{"done":true}"#, options: .init(queue: "web", name: "publish"))
             })
+        // Dead jobs for the search and the bulk retry: three of customer acme, one of bob.
+        var bulk: [JobID] = []
+        for customer in ["acme", "bob", "acme", "acme"] {
+            bulk.append(
+                try await queue.enqueue(
+                    try JobRequest(
+                        executor: "fail", payloadJSON: #"{"customer":"\#(customer)","message":"quota"}"#,
+                        options: .init(queue: "web", maxAttempts: 1))
+                ).id)
+        }
         try await work(queue, queues: ["web"])
         _ = try await queue.addSchedule(
             Schedule(
@@ -59,12 +69,16 @@ struct DashboardBrowserTests {
                 encoding: .utf8),
             arguments: [
                 "--base", base, "--jobq", CLI.binary.path, "--db", store.path, "--dead", "\(dead.id)", "--workflow",
-                "\(workflow)", "--shots", shots
+                "\(workflow)", "--shots", shots, "--bulk-filter", #"state:dead /customer = "acme""#, "--bulk-count", "3"
             ])
         #expect(output.contains(#""ok": true"#), "\(output)")
         #expect(output.contains(#""after_retry": "ready""#))
         #expect(try await queue.job(dead.id)?.state == .ready, "the click retried the job in the store")
-        for name in ["queues", "job", "jobs", "workflow", "schedules"] {
+        #expect(output.contains(#""bulk_result": "Retried 3 of 3 matching jobs.""#), "\(output)")
+        for (index, id) in bulk.enumerated() {
+            #expect(try await queue.job(id)?.state == (index == 1 ? .dead : .ready), "job \(id) after the bulk retry")
+        }
+        for name in ["queues", "job", "jobs", "workflow", "schedules", "search", "bulk-confirm"] {
             #expect(FileManager.default.fileExists(atPath: "\(shots)/\(name).png"), "screenshot \(name).png")
         }
         kill(dashboard.processIdentifier, SIGTERM)

@@ -1,0 +1,87 @@
+import Foundation
+import Hummingbird
+import JobQCore
+import JobQWebText
+
+extension Dashboard {
+    /// Retry, cancel or delete every job a filter matches: a confirmation page that shows the
+    /// count (GET), then the action (POST, with the form token) and what it did.
+    func addBulkRoutes<Context: RequestContext>(to router: Router<Context>) {
+        router.get("/jobs/bulk") { request, context -> Response in
+            do {
+                return try await bulkConfirmation(request).response(fragment: false, dashboard: self)
+            } catch {
+                return try failure(error, request: request, context: context)
+            }
+        }
+        router.post("/jobs/bulk") { request, context -> Response in
+            do {
+                let form = try await Self.form(request)
+                guard let given = form["csrf"], constantTimeEqual(given, formToken) else {
+                    return Pages.error(
+                        .forbidden, "Refused: the form token is missing or stale. Reload the page and try again.",
+                        dashboard: self)
+                }
+                let action = try Self.bulkAction(form["action"])
+                let filter = try JobFilter(try Self.field(form, "filter"))
+                let report = try await queue.perform(action, where: filter)
+                return Pages.html(
+                    Pages.page(
+                        title: "\(action.rawValue.capitalized) done", section: "/jobs", dashboard: self,
+                        body: Self.bulkReport(report)))
+            } catch {
+                return try failure(error, request: request, context: context)
+            }
+        }
+    }
+
+    private func bulkConfirmation(_ request: Request) async throws -> PageContent {
+        let action = try Self.bulkAction(Self.parameter(request, "action"))
+        guard let text = Self.parameter(request, "filter") else {
+            throw BadRequest(message: "a bulk action needs a filter: search the jobs page first")
+        }
+        let filter = try JobFilter(text)
+        let count = try await queue.count(where: filter)
+        let verb = action.rawValue
+        let back = "/jobs" + HTML.query([("where", text)])
+        guard count > 0 else {
+            return PageContent(
+                title: "Nothing to \(verb)", section: "/jobs", live: nil,
+                body: "<p>No job matches <code>\(HTML.escape(text))</code>.</p><p><a href=\"\(back)\">Back</a></p>")
+        }
+        let body = """
+            <p class="confirm">\(verb.capitalized) every job matching <code>\(HTML.escape(text))</code>: <strong>\(count)</strong> job\(count == 1 ? "" : "s") now. Jobs the action refuses (\(Self.refusals(action))) are skipped and counted.</p>
+            \(Pages.action("/jobs/bulk", "\(verb.capitalized) \(count) job\(count == 1 ? "" : "s")", fields: ["action": verb, "filter": text], dashboard: self))
+            <p><a href="\(back)">Cancel</a></p>
+            """
+        return PageContent(title: "\(verb.capitalized) \(count) jobs?", section: "/jobs", live: nil, body: body)
+    }
+
+    private static func refusals(_ action: BulkAction) -> String {
+        switch action {
+        case .retry: "jobs not failed, dead or cancelled"
+        case .cancel: "jobs already finished"
+        case .delete: "unfinished jobs, workflow steps, lane members"
+        }
+    }
+
+    static func bulkAction(_ text: String?) throws -> BulkAction {
+        guard let text, let action = BulkAction(rawValue: text) else {
+            throw BadRequest(
+                message: "the action must be one of \(BulkAction.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return action
+    }
+
+    static func bulkReport(_ report: BulkActionReport) -> String {
+        let past = ["retry": "Retried", "cancel": "Cancelled", "delete": "Deleted"][report.action.rawValue] ?? ""
+        var body =
+            "<p class=\"summary\">\(past) <strong>\(report.changed)</strong> of \(report.matched) matching job\(report.matched == 1 ? "" : "s").</p>"
+        let rows = report.skippedByReason.sorted { $0.value > $1.value }.map { reason, count in
+            Pages.row(["\(count)", HTML.escape(reason), HTML.escape(report.exampleRefusals[reason] ?? "")])
+        }
+        if !rows.isEmpty { body += Pages.table(["Skipped", "Why", "For example"], rows, empty: "") }
+        body += "<p><a href=\"/jobs\(HTML.query([("where", report.filter)]))\">The jobs it matched</a></p>"
+        return body
+    }
+}
