@@ -18,7 +18,10 @@ extension JobQueue {
     /// only; running it again finds what is left, so it can be rerun safely. When it ends it
     /// writes one ``EventKind/bulk`` event with its report.
     ///
-    /// - Parameter progress: Called after each batch commits.
+    /// - Parameters:
+    ///   - action: What each matching job gets.
+    ///   - filter: Which jobs (``JobFilter``).
+    ///   - progress: Called after each batch commits.
     public func perform(
         _ action: BulkAction, where filter: JobFilter, progress: (@Sendable (BulkActionProgress) -> Void)? = nil
     ) async throws -> BulkActionReport {

@@ -15,6 +15,7 @@ extension JobQueue {
     /// ```
     ///
     /// - Parameters:
+    ///   - filter: Which jobs (``JobFilter``).
     ///   - limit: At most this many jobs, from 0 to 10,000.
     ///   - id: Only jobs with a greater id: the last id of the previous page.
     /// - Throws: ``JobQueueError/invalidInput(_:)`` for a limit out of range.
