@@ -7,3 +7,12 @@ CREATE TABLE jobq_paused_executors (
     name      text PRIMARY KEY,
     paused_at double precision NOT NULL
 );
+
+-- Indexes an operator added on payload members (`jobq index add /customer`), so that filters
+-- on them (`/customer = "acme"`) look jobs up instead of reading every one: the pointer, and
+-- the name of the expression index made for it.
+CREATE TABLE jobq_payload_indexes (
+    pointer    text PRIMARY KEY,
+    index_name text NOT NULL,
+    created_at double precision NOT NULL
+);

@@ -18,6 +18,8 @@ final class ServerStore: SQLStore {
 
     var path: String? { nil }
 
+    func indexReference(_ name: String) -> String { server.settings.schemaNames.quotedSchema + "." + name }
+
     func write<T: Sendable>(
         _ length: TransactionLength, audience: CommitAudience, lock: WriteLock,
         _ body: @escaping @Sendable (ServerTransaction) throws -> T

@@ -45,8 +45,9 @@ package enum FilterSQL {
             arguments.append(now - age.inSeconds)
             return "\(column(field)) \(reversed(order)) ?"
         case .payloadExists(let pointer):
-            arguments.append(path(pointer, d))
-            return d == .sqlite ? "json_type(payload, ?) IS NOT NULL" : "(payload #> CAST(? AS text[])) IS NOT NULL"
+            return d == .sqlite
+                ? "json_type(payload, \(literal(pointer.sqlitePath))) IS NOT NULL"
+                : "\(memberJSON(pointer)) IS NOT NULL"
         case .payloadEquals(let pointer, let value):
             return payload(pointer, .equal, value, d, &arguments)
         case .payloadCompare(let pointer, let order, let value):
@@ -56,51 +57,62 @@ package enum FilterSQL {
 
     /// A payload member compared as JSON: a type test first, so that the string "7" never
     /// equals the number 7 and a missing member matches nothing.
+    ///
+    /// The member's path is written into the statement (the pointer was checked: no quote,
+    /// backslash or control character; a `'` is doubled), not bound: an expression index on the
+    /// member (``SQLStore/addPayloadIndex(_:)``) serves only a query that names the same path.
+    /// Values are always bound.
     private static func payload(
         _ pointer: PayloadPointer, _ order: F.Order, _ value: F.JSONScalar, _ d: SQLDialect,
         _ arguments: inout SQLArguments
     ) -> String {
-        let path = path(pointer, d)
+        let member = memberText(pointer, d)
+        let type =
+            d == .sqlite ? "json_type(payload, \(literal(pointer.sqlitePath)))" : "json_typeof(\(memberJSON(pointer)))"
         let op = order.rawValue
         switch (d, value) {
-        case (.sqlite, .null):
-            arguments.append(path)
-            return "json_type(payload, ?) = 'null'"
-        case (.sqlite, .bool(let flag)):
-            arguments.append(path)
-            return "json_type(payload, ?) = '\(flag ? "true" : "false")'"
+        case (.sqlite, .null): return "\(type) = 'null'"
+        case (.sqlite, .bool(let flag)): return "\(type) = '\(flag ? "true" : "false")'"
         case (.sqlite, .string(let text)):
-            arguments += [path, path, text]
-            return "json_type(payload, ?) = 'text' AND json_extract(payload, ?) \(op) ?"
+            arguments.append(text)
+            return "\(type) = 'text' AND \(member) \(op) ?"
         case (.sqlite, .number(let text)):
-            arguments += [path, path]
             // A whole number binds as an integer, keeping every digit of a 64-bit id.
             if let integer = Int64(text) { arguments.append(integer) } else { arguments.append(Double(text) ?? 0) }
-            return "json_type(payload, ?) IN ('integer', 'real') AND json_extract(payload, ?) \(op) ?"
-        case (.postgres, .null):
-            arguments.append(path)
-            return "json_typeof(payload #> CAST(? AS text[])) = 'null'"
-        case (.postgres, .bool(let flag)):
-            arguments += [path, path]
-            return "json_typeof(payload #> CAST(? AS text[])) = 'boolean' AND payload #>> CAST(? AS text[]) = '\(flag)'"
+            return "\(type) IN ('integer', 'real') AND \(member) \(op) ?"
+        case (.postgres, .null): return "\(type) = 'null'"
+        case (.postgres, .bool(let flag)): return "\(type) = 'boolean' AND \(member) = '\(flag)'"
         case (.postgres, .string(let text)):
-            arguments += [path, path, text]
-            // Byte order, as SQLite compares text: the database's collation may differ.
-            return
-                "json_typeof(payload #> CAST(? AS text[])) = 'string' AND (payload #>> CAST(? AS text[])) COLLATE \"C\" \(op) ?"
+            arguments.append(text)
+            // Equality as the index has it; order by bytes, as SQLite compares text (the
+            // database's collation may differ).
+            return order == .equal
+                ? "\(type) = 'string' AND \(member) = ?" : "\(type) = 'string' AND \(member) COLLATE \"C\" \(op) ?"
         case (.postgres, .number(let text)):
-            arguments += [path, path, text]
+            arguments.append(text)
             // CASE, not AND: PostgreSQL may evaluate AND's sides in either order, and a member
             // holding a string must never reach the numeric cast.
-            return """
-                CASE WHEN json_typeof(payload #> CAST(? AS text[])) = 'number' \
-                THEN CAST(payload #>> CAST(? AS text[]) AS numeric) \(op) CAST(? AS numeric) ELSE FALSE END
-                """
+            return
+                "CASE WHEN \(type) = 'number' THEN CAST(\(member) AS numeric) \(op) CAST(? AS numeric) ELSE FALSE END"
         }
     }
 
-    private static func path(_ pointer: PayloadPointer, _ d: SQLDialect) -> String {
-        d == .sqlite ? pointer.sqlitePath : pointer.postgresPath
+    /// The member's value as the expression index on it has it: SQLite's `json_extract`, the
+    /// text of PostgreSQL's `#>>`.
+    package static func memberText(_ pointer: PayloadPointer, _ d: SQLDialect) -> String {
+        switch d {
+        case .sqlite: "json_extract(payload, \(literal(pointer.sqlitePath)))"
+        case .postgres: "(payload #>> \(literal(pointer.postgresPath)))"
+        }
+    }
+
+    private static func memberJSON(_ pointer: PayloadPointer) -> String {
+        "(payload #> \(literal(pointer.postgresPath)))"
+    }
+
+    /// An SQL string literal.
+    private static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
     private static func oneOf(_ column: String, count: Int) -> String {

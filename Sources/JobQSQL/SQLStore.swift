@@ -37,6 +37,9 @@ package protocol SQLStore: Store {
         -> [ClaimedJob]
     /// The store's schema version, as its migrator numbers it.
     static func schemaVersion(_ db: Transaction) throws -> Int
+    /// An index of jobq's tables, by `name`, as a statement that drops it refers to it: a
+    /// server store qualifies it with its schema.
+    func indexReference(_ name: String) -> String
 }
 
 extension SQLStore {

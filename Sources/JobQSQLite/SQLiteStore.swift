@@ -11,6 +11,8 @@ import Synchronization
 final class SQLiteStore: SQLStore {
     let writer: any DatabaseWriter
     let path: String?
+
+    func indexReference(_ name: String) -> String { name }
     /// Called after every committed write of this process, e.g. to wake event subscribers.
     let commitObservers = Callbacks()
     /// Whether the schema was found current in an application's transaction (checked once).

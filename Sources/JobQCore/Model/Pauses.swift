@@ -12,6 +12,18 @@ package enum PauseTarget: Sendable, Hashable {
     case all
 }
 
+/// A payload member with an index of its own (``JobQueue/addPayloadIndex(_:)``).
+public struct PayloadIndex: Sendable, Hashable, Codable {
+    /// The member, as a JSON pointer: `/customer`.
+    public var pointer: String
+    public var createdAt: Date
+
+    package init(pointer: String, createdAt: Date) {
+        self.pointer = pointer
+        self.createdAt = createdAt
+    }
+}
+
 /// An executor whose jobs no worker claims (``JobQueue/pause(executor:)``), and since when.
 public struct PausedExecutor: Sendable, Hashable, Codable {
     public var name: String

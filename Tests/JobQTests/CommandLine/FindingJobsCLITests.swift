@@ -41,6 +41,20 @@ struct FindingJobsCLITests {
         #expect(table.stdout.contains("billing"))
     }
 
+    @Test(arguments: TestStore.all) func indexAddListAndRemove(kind: TestStore) async throws {
+        let db = try await kind.location()
+        let added = try await CLI.run(["index", "add", "/customer"], db: db)
+        #expect(added.status == 0 && added.stdout.hasPrefix("payload member /customer is indexed"), "\(added.stderr)")
+        let listed = try await CLI.run(["index", "list", "--json"], db: db)
+        #expect(listed.stdout.hasPrefix(#"{"pointer":"/customer","createdAt":""#), "\(listed.stdout)")
+        let bad = try await CLI.run(["index", "add", "customer"], db: db)
+        #expect(bad.status == 2 && bad.stderr.contains("JSON pointer"), "\(bad.stderr)")
+        #expect(try await CLI.run(["index", "remove", "/customer"], db: db).status == 0)
+        let missing = try await CLI.run(["index", "remove", "/customer"], db: db)
+        #expect(missing.status != 0 && missing.stderr.contains("no index on the payload member"), "\(missing.stderr)")
+        #expect(try await CLI.run(["index", "list"], db: db).stdout.hasPrefix("no payload member is indexed"))
+    }
+
     @Test func aBadFilterSaysWhereAndExitsTwoBeforeOpeningTheStore() async throws {
         let dir = TestScratch.url("filter-cli")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

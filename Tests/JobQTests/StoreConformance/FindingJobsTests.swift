@@ -99,6 +99,58 @@ struct FindingJobsTests {
         }
     }
 
+    /// With indexes on the members the table compares, every expression matches the same jobs,
+    /// and an equality on an indexed member is looked up by its index.
+    @Test(arguments: TestStore.all) func payloadIndexesChangeNoAnswerAndServeLookups(store: TestStore) async throws {
+        let queue = try await store.open()
+        let ids = try await Self.fill(queue)
+        for pointer in ["/customer", "/amount", "/vip", "/note", "/nested/id"] {
+            try await queue.addPayloadIndex(pointer)
+        }
+        let again = try await queue.addPayloadIndex("/customer")
+        #expect(
+            try await queue.payloadIndexes().map(\.pointer) == ["/amount", "/customer", "/nested/id", "/note", "/vip"])
+        #expect(try await queue.payloadIndexes().first { $0.pointer == "/customer" } == again, "adding twice keeps one")
+        for (expression, expected) in Self.table(ids) {
+            let found = try await queue.jobs(where: try JobFilter(expression), limit: 100).map(\.id)
+            #expect(found == expected.map { ids[$0] }, "\(store) with indexes: \(expression)")
+        }
+
+        let filter = try JobFilter(#"/customer = "acme""#)
+        let sqlStore = try #require(queue.store as? any SQLStore)
+        let plan = try await Self.plan(sqlStore, filter)
+        #expect(plan.contains(SQLiteStore.indexName("/customer")), "\(store): \(plan)")
+
+        try await queue.removePayloadIndex("/customer")
+        #expect(try await queue.payloadIndexes().count == 4)
+        #expect(!(try await Self.plan(sqlStore, filter)).contains(SQLiteStore.indexName("/customer")))
+        await #expect(throws: JobQueueError.self) { try await queue.removePayloadIndex("/customer") }
+        await #expect(throws: JobQueueError.self) { try await queue.addPayloadIndex("customer") }
+        await #expect(throws: JobQueueError.self) { try await queue.addPayloadIndex("/items/0") }
+        #expect(try await queue.jobs(where: filter).map(\.id) == [ids[0], ids[1], ids[7]])
+    }
+
+    /// The store's plan for a count by `filter`, one line per step. PostgreSQL is told to
+    /// prefer indexes: its planner reads a table of eight rows whole, index or not.
+    private static func plan(_ store: any SQLStore, _ filter: JobFilter) async throws -> String {
+        try await Self.plan(store, filter, now: SharedSQL.now())
+    }
+
+    private static func plan<S: SQLStore>(_ store: S, _ filter: JobFilter, now: Double) async throws -> String {
+        try await store.write { db in
+            let (condition, arguments) = FilterSQL.condition(filter, db.dialect, now: now)
+            let sql = "SELECT COUNT(*) FROM jobq_jobs WHERE \(condition)"
+            switch db.dialect {
+            case .sqlite:
+                return try db.fetchRows(sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0.string(3) }
+                    .joined(separator: "\n")
+            case .postgres:
+                try db.execute(sql: "SET LOCAL enable_seqscan = off")
+                return try db.fetchAll(String.self, sql: "EXPLAIN " + sql, arguments: arguments).joined(separator: "\n")
+            }
+        }
+    }
+
     @Test(arguments: TestStore.all) func pagesFollowIDOrderAndTheDashboardQueryCombinesItsFields(store: TestStore)
         async throws
     {

@@ -14,6 +14,11 @@ package protocol StoreAdministration: AnyObject, Sendable {
     /// Pauses or resumes claims of a queue's jobs, an executor's (in every queue), or all.
     func setPaused(_ target: PauseTarget, paused: Bool) async throws
     func setLimits(_ limits: QueueLimits, for queue: String) async throws
+    /// An expression index on a payload member (a JSON pointer), and its record; the existing
+    /// one when there is one already.
+    func addPayloadIndex(_ pointer: String) async throws -> PayloadIndex
+    func removePayloadIndex(_ pointer: String) async throws
+    func payloadIndexes() async throws -> [PayloadIndex]
     func limitUsage(of queue: String, partitions: Int) async throws -> QueueLimitUsage?
     func status(liveWithin: TimeInterval) async throws -> StoreStatus
     func backlog(queues: [String]) async throws -> Int
