@@ -215,6 +215,12 @@ struct BenchCommand: AsyncParsableCommand {
         let crossProcess = try await bench.latency(latencyCount, crossProcess: true)
         progress("latency across processes beside the cleaner deleting \(finished) finished jobs")
         let besideCleaner = try await bench.latencyBesideCleaner(latencyCount, finished: finished)
+        let bulkDead = finished / 10
+        progress("latency across processes beside a bulk retry of \(bulkDead) dead jobs")
+        let besideBulk = try await bench.latencyBesideBulkRetry(latencyCount, dead: bulkDead)
+        let searched = finished / 5
+        progress("a count by payload member among \(searched) jobs, without and with its index")
+        let byPayload = try await bench.findByPayloadMember(jobs: searched)
         #if os(Linux)
             progress("latency of the minimal raw queue across processes")
             let rawLatency: MinimalRawLatency.Samples? = try await MinimalRawLatency.measure(
@@ -308,6 +314,19 @@ struct BenchCommand: AsyncParsableCommand {
             Row(workload: "latency across processes p50", value: percentile(crossProcess.roundTrip, 50), unit: "ms"),
             Row(workload: "latency across processes p99", value: percentile(crossProcess.roundTrip, 99), unit: "ms"),
             besideCleaner.row("latency across processes", finished: finished),
+            Row(
+                workload: "latency across processes p99 beside `jobq retry --where` of \(bulkDead) dead jobs"
+                    + (besideBulk.overlapped ? "" : " (the retry finished before the last sample)"),
+                value: percentile(besideBulk.during, 99), unit: "ms", baseline: "the same store, no bulk action (p99)",
+                baselineValue: percentile(besideBulk.quiet, 99),
+                ratio: percentile(besideBulk.during, 99) / percentile(besideBulk.quiet, 99)),
+            Row(
+                workload: "bulk retry beside a worker, `jobq retry --where` start to exit",
+                value: besideBulk.retriedPerSecond, unit: "jobs/s"),
+            Row(
+                workload: "count by payload member (/customer, 1 in 1,000 of \(searched) jobs), with its index",
+                value: byPayload.withIndex, unit: "ms", baseline: "the same count without the index",
+                baselineValue: byPayload.withoutIndex, ratio: byPayload.withIndex / byPayload.withoutIndex),
             Row(
                 workload: "latency across processes, enqueue to done in the worker, p50",
                 value: percentile(crossProcess.pickedUpAndDone, 50), unit: "ms"),

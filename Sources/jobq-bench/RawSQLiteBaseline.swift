@@ -208,17 +208,24 @@ final class RawSQLite {
 
     /// Fills the store fast with generated rows (setup for the large-store workloads, not a
     /// measurement): `count` jobs in `state`, run at `runAt` offset from now.
-    func fill(count: Int, state: String, runAtOffset: Double) throws {
+    /// Inserts `count` jobs of `queue` in `state` (a succeeded or dead one finished a minute
+    /// ago); `payload` is an SQL expression of the row number `i`.
+    func fill(
+        count: Int, state: String, runAtOffset: Double, queue: String = "default",
+        payload: String = #"'{"a":' || i || ',"b":1}'"#
+    ) throws {
         let now = Date().timeIntervalSince1970
-        let finished = state == "succeeded" ? "\(now - 60)" : "NULL"
+        let ended = state == "succeeded" || state == "dead"
+        let finished = ended ? "\(now - 60)" : "NULL"
         let result = state == "succeeded" ? #"'{"sum":3}'"# : "NULL"
+        let error = state == "dead" ? "'failed on purpose'" : "NULL"
         try exec("BEGIN IMMEDIATE")
         try exec(
             """
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(count))
-            INSERT INTO jobq_jobs (queue, executor, payload, priority, state, attempt, max_attempts, run_at, created_at, finished_at, result)
-            SELECT 'default', 'sum', '{"a":' || i || ',"b":1}', 0, '\(state)', \(state == "succeeded" ? 1 : 0), 3,
-                \(now + runAtOffset), \(now), \(finished), \(result) FROM n
+            INSERT INTO jobq_jobs (queue, executor, payload, priority, state, attempt, max_attempts, run_at, created_at, finished_at, result, error)
+            SELECT '\(queue)', 'sum', \(payload), 0, '\(state)', \(ended ? (state == "dead" ? 3 : 1) : 0), 3,
+                \(now + runAtOffset), \(now), \(finished), \(result), \(error) FROM n
             """)
         try exec("COMMIT")
         // Fold the fill into the database file now, so that the workload measured next does not

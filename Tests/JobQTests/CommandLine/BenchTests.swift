@@ -47,11 +47,17 @@ struct BenchTests {
         #expect(names.contains("drain through `jobq work`, queue limited to 1000000 at once (never binds)"))
         #expect(names.contains("a sequence of 20 steps, one hand-off each"))
         #expect(names.contains("a tree of 1 -> 5 -> 25 jobs, end to end (concurrency 4)"))
+        #expect(names.contains("bulk retry beside a worker, `jobq retry --where` start to exit"))
+        #expect(
+            names.contains { $0.hasPrefix("latency across processes p99 beside `jobq retry --where` of 200 dead jobs") }
+        )
+        #expect(names.contains("count by payload member (/customer, 1 in 1,000 of 400 jobs), with its index"))
         #if os(Linux)
             // 18 throughput ratios (one the enqueue in the application's transaction), 2 latency ratios
-            // to the minimal raw queue across processes, 1 beside the cleaner.
+            // to the minimal raw queue across processes, 1 beside the cleaner, 1 beside a bulk
+            // retry, 1 for a count by payload member with its index against without.
             #expect(
-                report.results.filter { $0.ratio != nil }.count == 21,
+                report.results.filter { $0.ratio != nil }.count == 23,
                 "every throughput figure has a ratio to its baseline")
             for latencyLimit in [
                 "minimal raw queue round trip across processes, p50", "minimal raw queue one way across processes, p50",

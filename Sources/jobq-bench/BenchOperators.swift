@@ -1,0 +1,77 @@
+import Foundation
+import JobQ
+import JobQCommandLine
+
+/// What operators' tools cost: pick-up latency while a bulk retry runs beside the workers, and
+/// a search by payload member with and without its index.
+extension BenchWorkloads {
+    struct BulkRetryLatency {
+        /// Round trips (ms) sampled while the bulk retry ran, and on the same store without it.
+        var during: [Double]
+        var quiet: [Double]
+        /// Whether the retry still had jobs left when the last sample was taken.
+        var overlapped: Bool
+        /// Jobs the retry changed per second, start to exit.
+        var retriedPerSecond: Double
+    }
+
+    /// Pick-up latency across processes (as ``latency(_:crossProcess:path:workerArguments:ready:)``)
+    /// while `jobq retry --where 'queue:bulk'` makes `dead` dead jobs of another queue ready in a
+    /// third process, against the same store with nothing else running.
+    mutating func latencyBesideBulkRetry(_ count: Int, dead: Int) async throws -> BulkRetryLatency {
+        func store() throws -> String {
+            let path = freshPath()
+            _ = try open(path)
+            try rawStore(path).fill(count: dead, state: "dead", runAtOffset: -3600, queue: "bulk")
+            return path
+        }
+        let quiet = try await latency(count, crossProcess: true, path: try store())
+        let path = try store()
+        let queue = try open(path)
+        let started = ContinuousClock.now
+        let retry = try BenchChild(["--db", path] + workerFlags + ["retry", "--where", "queue:bulk"])
+        let during = try await latency(count, crossProcess: true, path: path) {
+            // The samples start once the retry has committed its first batch.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
+                if try await queue.count(where: JobFilter("queue:bulk state:ready")) > 0 { return }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            throw CLIError.failure("bench: the bulk retry changed nothing within 60s")
+        }
+        let left = try await queue.count(where: JobFilter("queue:bulk state:dead"))
+        let (status, _) = await retry.wait()
+        guard status == 0 else { throw CLIError.failure("bench: `jobq retry --where` exited \(status)") }
+        let elapsed = (ContinuousClock.now - started).inSeconds
+        return BulkRetryLatency(
+            during: during.roundTrip, quiet: quiet.roundTrip, overlapped: left > 0,
+            retriedPerSecond: Double(dead) / elapsed)
+    }
+
+    /// Milliseconds to count the jobs of one customer in 1,000 among `jobs` (`/customer = "c7"`),
+    /// without an index on `/customer` and with one: the median of 5 counts each.
+    mutating func findByPayloadMember(jobs: Int) async throws -> (withoutIndex: Double, withIndex: Double) {
+        let path = freshPath()
+        let queue = try open(path)
+        try rawStore(path).fill(
+            count: jobs, state: "succeeded", runAtOffset: -3600,
+            payload: #"'{"a":' || i || ',"b":1,"customer":"c' || (i % 1000) || '"}'"#)
+        let filter = try JobFilter(#"/customer = "c7""#)
+        let expected = jobs >= 7 ? (jobs - 7) / 1000 + 1 : 0
+        func timed() async throws -> Double {
+            var samples: [Double] = []
+            for _ in 0..<5 {
+                let start = ContinuousClock.now
+                let found = try await queue.count(where: filter)
+                samples.append((ContinuousClock.now - start).inSeconds * 1000)
+                guard found == expected else {
+                    throw CLIError.failure("bench: counted \(found) jobs of customer c7, expected \(expected)")
+                }
+            }
+            return percentile(samples, 50)
+        }
+        let without = try await timed()
+        try await queue.addPayloadIndex("/customer")
+        return (without, try await timed())
+    }
+}
