@@ -6,7 +6,7 @@ extension SQLStore {
         let now = SharedSQL.now()
         return try await read { db in
             let (sql, arguments) = Self.pageSQL(Job.columns, filter, page, db.dialect, now: now)
-            return try db.fetchRows(sql: sql, arguments: arguments).map { Job($0) }
+            return try db.fetchRowsOnce(sql: sql, arguments: arguments).map { Job($0) }
         }
     }
 
@@ -14,7 +14,9 @@ extension SQLStore {
         let now = SharedSQL.now()
         return try await read { db in
             let (sql, arguments) = Self.pageSQL("id", filter, page, db.dialect, now: now)
-            return try db.fetchAll(Int64.self, sql: sql, arguments: arguments)
+            return try db.fetchRowsOnce(sql: sql, arguments: arguments).compactMap {
+                $0.values.first.flatMap(Int64.from)
+            }
         }
     }
 
@@ -39,9 +41,9 @@ extension SQLStore {
         let now = SharedSQL.now()
         return try await read { db in
             let (condition, arguments) = FilterSQL.condition(filter, db.dialect, now: now)
-            return try db.fetchOne(
-                Int.self, sql: "SELECT COUNT(*) FROM jobq_jobs WHERE \(condition)", arguments: arguments)
-                ?? 0
+            let rows = try db.fetchRowsOnce(
+                sql: "SELECT COUNT(*) FROM jobq_jobs WHERE \(condition)", arguments: arguments)
+            return rows.first?.values.first.flatMap(Int.from) ?? 0
         }
     }
 

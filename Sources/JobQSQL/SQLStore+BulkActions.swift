@@ -13,10 +13,10 @@ extension SQLStore {
             // are acted on (a job retried and finished since is not the job that was meant).
             var (condition, arguments) = FilterSQL.condition(filter, db.dialect, now: now)
             arguments.append(SharedSQL.jsonArray(ids))
-            let matching = try db.fetchAll(
-                Int64.self,
+            let matching = try db.fetchRowsOnce(
                 sql: "SELECT id FROM jobq_jobs WHERE \(condition) AND \(db.dialect.integer("id", in: "?")) ORDER BY id",
-                arguments: arguments)
+                arguments: arguments
+            ).compactMap { $0.values.first.flatMap(Int64.from) }
             for id in matching {
                 report.matched += 1
                 switch try SharedSQL.act(action, on: id, db, now: now) {

@@ -23,7 +23,11 @@ package protocol SQLTransaction: DataMigrationStatements {
     /// so the hot path prepares each of its statements once.
     func statement(sql: String) throws -> Statement
     func execute(sql: String, arguments: SQLArguments) throws
+    /// On SQLite from the connection's statement cache, as ``statement(sql:)``.
     func fetchRows(sql: String, arguments: SQLArguments) throws -> [SQLRow]
+    /// ``fetchRows(sql:arguments:)`` for a text made from outside input (a ``JobFilter``): its
+    /// statement is not kept, so that many different searches cannot grow the cache.
+    func fetchRowsOnce(sql: String, arguments: SQLArguments) throws -> [SQLRow]
     /// Rows the last INSERT, UPDATE or DELETE changed.
     var changesCount: Int { get }
     /// The events this transaction has appended and not yet written: one per transaction value.
@@ -31,6 +35,11 @@ package protocol SQLTransaction: DataMigrationStatements {
 }
 
 extension SQLTransaction {
+    /// Where statements are not cached anyway: as ``fetchRows(sql:arguments:)``.
+    package func fetchRowsOnce(sql: String, arguments: SQLArguments) throws -> [SQLRow] {
+        try fetchRows(sql: sql, arguments: arguments)
+    }
+
     package func execute(sql: String) throws { try execute(sql: sql, arguments: []) }
 
     package func fetchRows(sql: String) throws -> [SQLRow] { try fetchRows(sql: sql, arguments: []) }

@@ -408,6 +408,15 @@ while true {
             run(["pause", "--executor", pausedExecutor], log: "operator.log").waitUntilExitAndStatus() == 0)
         pausedSince = Date().timeIntervalSince1970
         pauseRounds = 0
+        // Probes: jobs of the paused executor made after the pause, which no worker can have
+        // claimed ahead before it; none may start before the resume.
+        for probe in 0..<3 {
+            precondition(
+                run(
+                    ["enqueue", pausedExecutor, "--payload", #"{"seconds": 0.01}"#, "--max-attempts", "10"],
+                    log: "probe-\(pauseWindows.count)-\(probe).txt"
+                ).waitUntilExitAndStatus() == 0)
+        }
     } else if let since = pausedSince {
         pauseRounds += 1
         if pauseRounds >= 15 {
@@ -481,15 +490,21 @@ let report = try { () throws -> [String: Int] in
             """) ?? -1
     figures["retried"] = try db.int("SELECT COUNT(*) FROM jobq_events WHERE kind = 'retried'") ?? -1
     figures["bulkEvents"] = try db.int("SELECT COUNT(*) FROM jobq_events WHERE kind = 'bulk'") ?? -1
-    // Attempts of the paused executor that started while it was paused (after a grace of 2 s
-    // for jobs claimed ahead before the pause, which start from a worker's buffer).
+    // Probes of the paused executor (made after each pause began) that started before its
+    // resume. (Jobs claimed ahead into a worker's buffer before a pause still start: they are
+    // not claims.)
     var pausedStarts = 0
-    for window in pauseWindows where window.to > window.from + 2 {
+    for (index, window) in pauseWindows.enumerated() {
+        let probes = (0..<3).flatMap { ids(in: "probe-\(index)-\($0).txt") }
+        guard probes.count == 3 else {
+            pausedStarts += 1000
+            continue
+        }
         pausedStarts +=
             try db.int(
                 """
-                SELECT COUNT(*) FROM jobq_events WHERE kind = 'started' AND executor = '\(pausedExecutor)'
-                    AND created_at > \(window.from + 2) AND created_at < \(window.to)
+                SELECT COUNT(*) FROM jobq_events WHERE kind = 'started'
+                    AND job_id IN (\(probes.map(String.init).joined(separator: ", "))) AND created_at < \(window.to)
                 """) ?? -1
     }
     figures["pausedStarts"] = pausedStarts
@@ -765,7 +780,7 @@ line +=
 line +=
     "expired \(figure("expired")) (ran anyway \(figure("expiredRan")), unserved jobs not expired \(figure("unservedNotExpired"))), "
 line +=
-    "executor paused \(pauseWindows.count) times (its jobs started while paused \(figure("pausedStarts"))), "
+    "executor paused \(pauseWindows.count) times (its jobs made during a pause that started before the resume \(figure("pausedStarts"))), "
     + "bulk retries \(bulkRetries.count) (killed \(bulkRetries.filter(\.killed).count), jobs retried \(figure("retried")), "
     + "bulk events \(figure("bulkEvents"))), \(elapsed)"
 if !ok { line += " -- FAILED (\(broken.joined(separator: ", "))), store kept at \(onPostgres ? "the database" : db)" }
