@@ -1,6 +1,7 @@
 import Foundation
 import JobQ
 import JobQCommandLine
+import Synchronization
 
 /// What operators' tools cost: pick-up latency while a bulk retry runs beside the workers, and
 /// a search by payload member with and without its index.
@@ -28,10 +29,12 @@ extension BenchWorkloads {
         let quiet = try await latency(count, crossProcess: true, path: try store())
         let path = try store()
         let queue = try open(path)
-        let started = ContinuousClock.now
-        let retry = try BenchChild(["--db", path] + workerFlags + ["retry", "--where", "queue:bulk"])
+        let arguments = ["--db", path] + workerFlags + ["retry", "--where", "queue:bulk"]
+        let run = Mutex<(child: BenchChild?, started: ContinuousClock.Instant)>((nil, .now))
         let during = try await latency(count, crossProcess: true, path: path) {
-            // The samples start once the retry has committed its first batch.
+            // Started once the worker is up; the samples start once it has committed a batch.
+            let child = try BenchChild(arguments)
+            run.withLock { $0 = (child, .now) }
             let deadline = ContinuousClock.now + .seconds(60)
             while ContinuousClock.now < deadline {
                 if try await queue.count(where: JobFilter("queue:bulk state:ready")) > 0 { return }
@@ -40,6 +43,8 @@ extension BenchWorkloads {
             throw CLIError.failure("bench: the bulk retry changed nothing within 60s")
         }
         let left = try await queue.count(where: JobFilter("queue:bulk state:dead"))
+        let (child, started) = run.withLock { $0 }
+        guard let retry = child else { throw CLIError.failure("bench: the bulk retry never started") }
         let (status, _) = await retry.wait()
         guard status == 0 else { throw CLIError.failure("bench: `jobq retry --where` exited \(status)") }
         let elapsed = (ContinuousClock.now - started).inSeconds

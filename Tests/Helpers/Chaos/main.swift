@@ -573,15 +573,20 @@ let report = try { () throws -> [String: Int] in
             "SELECT COUNT(*) FROM jobq_jobs WHERE executor = 'echo' AND workflow_id IS NULL AND schedule IS NULL")
         ?? -1
     figures["jobs"] = try db.int("SELECT COUNT(*) FROM jobq_jobs") ?? -1
-    // Deadlines to start: an expired job never started (no attempt, no `started` event) and is
-    // cancelled; every job of the unserved queue expired.
+    // Deadlines to start: an expired job is cancelled, never succeeded, and started no attempt
+    // after it expired (one may have started in time, lost its lease to a kill, and expired
+    // before its retry could start: a deadline to start counts for retries too); every job of
+    // the unserved queue expired.
     figures["expired"] = try db.int("SELECT COUNT(*) FROM jobq_events WHERE kind = 'expired'") ?? -1
     figures["expiredRan"] =
         try db.int(
             """
             SELECT COUNT(*) FROM jobq_jobs j WHERE EXISTS (SELECT 1 FROM jobq_events e WHERE e.job_id = j.id AND e.kind = 'expired')
-                AND (j.state != 'cancelled' OR j.attempt > 0
-                    OR EXISTS (SELECT 1 FROM jobq_events e WHERE e.job_id = j.id AND e.kind IN ('started', 'succeeded')))
+                AND (j.state != 'cancelled'
+                    OR EXISTS (SELECT 1 FROM jobq_events e WHERE e.job_id = j.id AND (e.kind = 'succeeded'
+                        OR (e.kind = 'started' AND e.created_at > (SELECT MIN(x.created_at) FROM jobq_events x
+                            WHERE x.job_id = j.id AND x.kind = 'expired'))))
+                    OR (j.attempt > 0 AND NOT EXISTS (SELECT 1 FROM jobq_events e WHERE e.job_id = j.id AND e.kind = 'started')))
             """) ?? -1
     figures["unservedNotExpired"] =
         try db.int(
@@ -724,9 +729,11 @@ for key in [
     "triggerUnlinked", "uniqueOverlaps", "burned", "deadNeverStarted", "appLost", "rolledBackJobs", "ordersWithoutJob",
     "appDuplicates", "expiredRan", "unservedNotExpired", "pausedStarts"
 ] where figure(key) != 0 { broken.append(key) }
-// Every bulk retry that was not killed ended well; each wrote its `bulk` event.
+// Every bulk retry that was not killed ended well and wrote its `bulk` event (one killed after
+// its last commit may have written its own too).
 let bulkFinished = bulkRetries.filter { !$0.killed }
-if bulkFinished.contains(where: { $0.process.terminationStatus != 0 }) || figure("bulkEvents") != bulkFinished.count
+if bulkFinished.contains(where: { $0.process.terminationStatus != 0 }) || figure("bulkEvents") < bulkFinished.count
+    || figure("bulkEvents") > bulkRetries.count
     || pauseWindows.isEmpty
 {
     broken.append("operators")
