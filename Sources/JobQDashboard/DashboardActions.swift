@@ -72,16 +72,22 @@ extension Dashboard {
         router.post(path) { request, context -> Response in
             do {
                 let form = try await Self.form(request)
-                guard let given = form["csrf"], constantTimeEqual(given, formToken) else {
-                    return Pages.error(
-                        .forbidden, "Refused: the form token is missing or stale. Reload the page and try again.",
-                        dashboard: self)
-                }
+                if let refusal = tokenRefusal(form) { return refusal }
                 return Response(status: .seeOther, headers: [.location: try await perform(context, form)])
             } catch {
                 return try failure(error, request: request, context: context)
             }
         }
+    }
+
+    /// A 403 for a form without this dashboard's form token; nil when it carries it.
+    func tokenRefusal(_ form: [String: String]) -> Response? {
+        guard let given = form["csrf"], constantTimeEqual(given, formToken) else {
+            return Pages.error(
+                .forbidden, "Refused: the form token is missing or stale. Reload the page and try again.",
+                dashboard: self)
+        }
+        return nil
     }
 
     static func field(_ form: [String: String], _ name: String) throws -> String {

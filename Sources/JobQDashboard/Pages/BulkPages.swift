@@ -17,11 +17,7 @@ extension Dashboard {
         router.post("/jobs/bulk") { request, context -> Response in
             do {
                 let form = try await Self.form(request)
-                guard let given = form["csrf"], constantTimeEqual(given, formToken) else {
-                    return Pages.error(
-                        .forbidden, "Refused: the form token is missing or stale. Reload the page and try again.",
-                        dashboard: self)
-                }
+                if let refusal = tokenRefusal(form) { return refusal }
                 let action = try Self.bulkAction(form["action"])
                 let filter = try JobFilter(try Self.field(form, "filter"))
                 let report = try await queue.perform(action, where: filter)
