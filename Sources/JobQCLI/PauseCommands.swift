@@ -36,7 +36,8 @@ struct PauseCommand: AsyncParsableCommand {
         commandName: "pause",
         abstract: "Stop workers from claiming a queue's jobs, an executor's jobs in every queue, or every job.",
         discussion: """
-            Every worker on every machine obeys from its next claim. Running jobs finish; \
+            Every worker on every machine obeys from its next claim, and hands back the jobs it \
+            claimed ahead and has not started within about half a second. Running jobs finish; \
             enqueueing still works. `jobq status` shows what is paused and since when.
               jobq pause mail-queue
               jobq pause --executor mail      # stop sending emails now, whatever the queue

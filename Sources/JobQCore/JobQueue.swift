@@ -168,7 +168,8 @@ public final class JobQueue: Sendable {
     }
 
     /// Stops every worker, on every machine, from claiming jobs of `executor` in any queue, from
-    /// its next claim on. Running jobs finish; jobs can still be enqueued; the executor's other
+    /// its next claim on; jobs a worker claimed ahead and has not started are handed back within
+    /// about half a second. Running jobs finish; jobs can still be enqueued; the executor's other
     /// jobs wait in their queues, which go on serving the rest.
     ///
     /// ```swift

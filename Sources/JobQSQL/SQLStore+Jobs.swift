@@ -72,6 +72,21 @@ extension SQLStore {
         }
     }
 
+    package func pausedClaims() async throws -> PausedClaims {
+        try await read(.short) { db in
+            let rows = try db.fetchRows(
+                sql: """
+                    SELECT name, 0 FROM jobq_paused_executors
+                    UNION ALL SELECT name, 1 FROM jobq_store_settings WHERE name = 'paused_all'
+                    """)
+            var paused = PausedClaims(all: false, executors: [])
+            for row in rows {
+                if row.int64(1) == 1 { paused.all = true } else { paused.executors.insert(row.string(0)) }
+            }
+            return paused
+        }
+    }
+
     package func setLimits(_ limits: QueueLimits, for queue: String) async throws {
         // A limit raised or removed may let waiting jobs run: workers are told.
         try await write { db in

@@ -12,6 +12,22 @@ package enum PauseTarget: Sendable, Hashable {
     case all
 }
 
+/// The executors paused in every queue, and whether everything is: what a worker reads to hand
+/// back the jobs of paused executors it claimed ahead before the pause.
+package struct PausedClaims: Sendable, Hashable {
+    package var all: Bool
+    package var executors: Set<String>
+
+    package init(all: Bool, executors: Set<String>) {
+        self.all = all
+        self.executors = executors
+    }
+
+    package var pausesAnything: Bool { all || !executors.isEmpty }
+
+    package func holds(_ executor: String) -> Bool { all || executors.contains(executor) }
+}
+
 /// A payload member with an index of its own (``JobQueue/addPayloadIndex(_:)``).
 public struct PayloadIndex: Sendable, Hashable, Codable {
     /// The member, as a JSON pointer: `/customer`.

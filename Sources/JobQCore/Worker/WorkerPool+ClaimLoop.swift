@@ -92,9 +92,28 @@ extension WorkerPool {
     /// Releases every buffered job: their attempts never start, and their leases are given
     /// back through the batcher (unless a job was cancelled meanwhile: then nothing is written).
     private func releaseBuffered() {
+        handBack { $0.takeAllBuffered() }
+    }
+
+    /// Releases the buffered jobs of executors paused since they were claimed (or of every
+    /// executor, the store paused): a pause then holds back what this worker claimed ahead
+    /// too, within a maintenance pass, instead of seconds of such work starting after it.
+    /// Reads the pauses only while something is buffered.
+    func releasePausedBuffered() async {
+        guard state.withLock({ $0.bufferedCount > 0 }),
+            let paused = try? await queue.store.pausedClaims(), paused.pausesAnything
+        else { return }
+        let released = handBack { $0.takeBuffered { paused.holds($0.executor) } }
+        if released > 0 { logger.info("handed back \(released) claimed-ahead job(s) of paused executors") }
+    }
+
+    /// Releases the buffered jobs `take` removes: their attempts never start and their leases
+    /// go back through the batcher (a job cancelled while it waited keeps that reason: nothing
+    /// is written for it). Returns how many.
+    @discardableResult
+    private func handBack(_ take: (inout PoolState) -> [BufferedJob]) -> Int {
         let buffered = state.withLock { state in
-            state.takeAllBuffered().map { entry in
-                // A job cancelled while it waited keeps that reason (nothing to write).
+            take(&state).map { entry in
                 let interruption = state.running[entry.job.id]?.interruption ?? .shutdown
                 _ = state.interrupt([entry.job.id], because: .shutdown)
                 return (entry, interruption)
@@ -106,6 +125,7 @@ extension WorkerPool {
                 entry.job, race: entry.race,
                 outcome: outcome(of: entry.job, end: .interrupted, interruption: interruption))
         }
+        return buffered.count
     }
 
     /// Claims from the queues not backed off. A queue whose claim fails is backed off

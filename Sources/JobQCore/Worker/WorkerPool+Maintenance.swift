@@ -5,7 +5,8 @@ extension WorkerPool {
     /// The pool's background duties until cancelled: wake the claim loop when a scheduled or
     /// retrying job falls due (every poll interval when that is not known), renew the leases of
     /// running jobs (and notice jobs cancelled or taken over), heartbeat the worker row,
-    /// reclaim expired leases of dead or hung workers, and end jobs past their deadline to start.
+    /// reclaim expired leases of dead or hung workers, end jobs past their deadline to start, and
+    /// hand back claimed-ahead jobs of executors paused since.
     ///
     /// Every commit to the store wakes the claim loop (this process's through the queue's wake
     /// handlers, other processes' through the store's ``OtherCommitsWatch``; a store in memory
@@ -59,6 +60,7 @@ extension WorkerPool {
                     logger.error("reclaiming expired leases failed: \(error)")
                 }
                 await expireOverdueJobs(&refusedExpiries)
+                await releasePausedBuffered()
             }
         }
     }

@@ -271,6 +271,17 @@ struct PoolState: Sendable {
         return job
     }
 
+    /// Takes the buffered jobs `leaving` picks (their executor was paused), keeping the order
+    /// of the rest: the taken ones are to be released.
+    mutating func takeBuffered(where leaving: (ClaimedJob) -> Bool) -> [BufferedJob] {
+        let waiting = buffer[bufferStart...]
+        let taken = waiting.filter { leaving($0.job) }
+        guard !taken.isEmpty else { return [] }
+        buffer = waiting.filter { !leaving($0.job) }
+        bufferStart = 0
+        return taken
+    }
+
     /// Empties the buffer (shutdown, job limit): the jobs are to be released.
     mutating func takeAllBuffered() -> [BufferedJob] {
         defer {

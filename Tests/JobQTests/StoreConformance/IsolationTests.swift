@@ -297,6 +297,7 @@ final class RefusingStore: JobStore, Sendable {
         try await store.claim(queues: queues, limit: limit, workerID: workerID, lease: lease, startingNow: startingNow)
     }
     func claimOutlook(queues: [String]) async throws -> ClaimOutlook { try await store.claimOutlook(queues: queues) }
+    func pausedClaims() async throws -> PausedClaims { try await store.pausedClaims() }
     func claimOutlookHere(queues: [String]) -> ClaimOutlook? { store.claimOutlookHere(queues: queues) }
     func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool {
         try await store.hasUnfinishedWork(queues: queues, includingFuture: includingFuture)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import JobQCore
@@ -48,6 +49,52 @@ struct PauseTests {
         #expect(try await queue.status().pausedExecutors.isEmpty)
     }
 
+    /// A job a worker claimed ahead before its executor was paused is handed back (released, its
+    /// attempt not counted, no `started` event) within a maintenance pass, not run after the pause.
+    @Test(arguments: TestStore.all) func jobsClaimedAheadBeforeAPauseAreHandedBack(store: TestStore) async throws {
+        let queue = try await store.open()
+        var ids: [JobID] = []
+        for index in 0..<3 {
+            ids.append(
+                try await queue.enqueue(
+                    try JobRequest(
+                        executor: Gated.name, payloadJSON: "{\"n\":\(index)}", options: .init(queue: "gated"))
+                ).id)
+        }
+        let gate = Gate()
+        let pool = WorkerPool(
+            queue: queue, queues: ["gated"], concurrency: 1, executors: [Gated(gate: gate)],
+            options: quickOptions(stopWhen: .never))
+        let running = Task { try await pool.run() }
+        defer { running.cancel() }
+        // One job runs (held at the gate) and one waits in the worker's buffer: both `running`.
+        try await eventually(.seconds(15), "one job running and one claimed ahead") {
+            try await queue.count(where: JobFilter("state:running")) == 2
+        }
+        try await queue.pause(executor: Gated.name)
+        try await eventually(.seconds(15), "the claimed-ahead job handed back") {
+            try await queue.count(where: JobFilter("state:ready")) == 2
+        }
+        gate.open()
+        try await eventually(.seconds(15), "the running job to finish") {
+            try await queue.count(where: JobFilter("state:succeeded")) == 1
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await queue.count(where: JobFilter("state:ready")) == 2, "nothing more starts while paused")
+        let handedBack = try await queue.jobs(where: JobFilter("state:ready"))
+        #expect(handedBack.allSatisfy { $0.attempt == 0 })
+        let events = try await queue.events(after: 0, limit: 1000)
+        for job in handedBack {
+            #expect(!events.contains { $0.jobID == job.id && $0.kind == .started })
+        }
+        #expect(events.contains { $0.kind == .released && handedBack.map(\.id).contains($0.jobID ?? 0) })
+
+        try await queue.resume(executor: Gated.name)
+        try await eventually(.seconds(15), "every job to run once resumed") {
+            try await queue.count(where: JobFilter("state:succeeded")) == 3
+        }
+    }
+
     @Test(arguments: TestStore.all) func pausingEverythingStopsEveryClaimAndKeepsTheOtherPauses(store: TestStore)
         async throws
     {
@@ -79,4 +126,20 @@ struct PauseTests {
         try await queue.resume(queue: "b")
         #expect(try await queue.status().queues.first { $0.name == "b" }?.pausedSince == nil)
     }
+}
+
+/// Holds its jobs until ``Gate/open()``.
+struct Gated: Executor {
+    static let name = "gated"
+    let gate: Gate
+    func run(_ input: JSONValue, context: JobContext) async throws -> JSONValue {
+        while !gate.isOpen { try await Task.sleep(for: .milliseconds(10)) }
+        return input
+    }
+}
+
+final class Gate: Sendable {
+    private let state = Mutex(false)
+    var isOpen: Bool { state.withLock { $0 } }
+    func open() { state.withLock { $0 = true } }
 }

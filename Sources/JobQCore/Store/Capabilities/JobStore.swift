@@ -27,6 +27,8 @@ package protocol JobStore: AnyObject, Sendable {
 
     func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int) async throws
         -> [ClaimedJob]
+    /// What is paused in every queue (``PausedClaims``): one small read.
+    func pausedClaims() async throws -> PausedClaims
     /// Whether a claim would find a job now, and when the next scheduled job falls due.
     func claimOutlook(queues: [String]) async throws -> ClaimOutlook
     /// The same, on the calling thread, if it can be had without waiting; nil otherwise (the
