@@ -418,8 +418,11 @@ extension SharedSQL {
         "queue IN (\(d.texts(in: "\(QueuesNow.queues)"))) AND queue NOT IN (SELECT name FROM jobq_queues WHERE paused <> 0)"
     }
 
-    /// ``unpaused(_:)`` and the job's executor claimable: what a claim could take (running jobs
-    /// of a paused executor are still work under way).
+    /// ``unpaused(_:)`` and the job's executor claimable: what a claim could take. Only the
+    /// ready question needs it (else a paused executor's ready jobs would look claimable and an
+    /// idle worker would claim nothing again and again); due, waiting and running jobs of a
+    /// paused executor are asked about without it, sparing the outlook, asked on every wake-up,
+    /// three more pairs of subqueries (a due one is made ready by the next claim, then passed over).
     private static func claimable(_ d: SQLDialect) -> String { unpaused(d) + " AND " + executorNotPaused }
 
     // One EXISTS per state, each on the partial index that holds it (ready jobs by
@@ -434,13 +437,13 @@ extension SharedSQL {
     private static func anyDue(_ d: SQLDialect) -> String {
         """
         EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed')
-            AND run_at <= \(QueuesNow.now) AND \(claimable(d)))
+            AND run_at <= \(QueuesNow.now) AND \(unpaused(d)))
         """
     }
     private static func anyWaiting(_ d: SQLDialect) -> String {
         """
-        EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(claimable(d)))
-            OR EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_waiting")) WHERE state = 'waiting' AND \(claimable(d)))
+        EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(unpaused(d)))
+            OR EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_waiting")) WHERE state = 'waiting' AND \(unpaused(d)))
         """
     }
 
@@ -449,7 +452,7 @@ extension SharedSQL {
     static let claimOutlookSQL = DialectSQL { d in
         """
         SELECT \(anyReady(d)) OR \(anyDue(d)),
-            (SELECT run_at FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(claimable(d))
+            (SELECT run_at FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(unpaused(d))
              ORDER BY run_at LIMIT 1)
         """
     }
