@@ -84,7 +84,9 @@ extension WorkerPool {
                         break
                     }
                 }
-                if await wakeups.next() == nil { break }
+                // A wait ended by cancellation goes round once more: the top of the loop
+                // interrupts what runs and releases what is buffered.
+                if await wakeups.next() == nil, !Task.isCancelled { break }
             }
         }
     }
@@ -139,9 +141,14 @@ extension WorkerPool {
             let open = state.withLock { $0.claimBackoff.open(queues, at: now) }
             guard !open.isEmpty else { break }
             do {
-                jobs += try await queue.store.claim(
-                    queues: open, limit: limit - jobs.count, workerID: workerID, lease: options.lease,
-                    startingNow: max(0, startingNow - jobs.count))
+                // Shielded from this task's cancellation: what a claim commits is this pool's to
+                // release (``uncancelled(_:)``).
+                let (store, workerID, lease) = (queue.store, workerID, options.lease)
+                let (wanted, starting) = (limit - jobs.count, max(0, startingNow - jobs.count))
+                jobs += try await uncancelled {
+                    try await store.claim(
+                        queues: open, limit: wanted, workerID: workerID, lease: lease, startingNow: starting)
+                }
                 state.withLock { $0.claimBackoff.succeeded(open) }
                 break
             } catch {

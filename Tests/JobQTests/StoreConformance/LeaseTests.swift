@@ -184,6 +184,34 @@ struct LeaseTests {
         #expect(released.attempt == 0)
     }
 
+    /// Cancelled while jobs wait in its buffer, the pool releases them without starting them:
+    /// no `started` event, no attempt used.
+    @Test(arguments: TestStore.all) func cancellingThePoolTaskReleasesBufferedJobsUnstarted(store: TestStore)
+        async throws
+    {
+        let queue = try await store.open()
+        let jobs = try await queue.enqueue(
+            contentsOf: (0..<6).map { _ in try JobRequest(SleepExecutor.self, .init(seconds: 30)) })
+        var options = quickOptions(stopWhen: .never)
+        options.prefetch = 3
+        let pool = WorkerPool(queue: queue, concurrency: 2, executors: BuiltinExecutors.all, options: options)
+        let running = Task { try await pool.run() }
+        // The pool claims ahead as many as it has slots.
+        try await eventually(.seconds(30), "two jobs running and two claimed ahead") {
+            try await queue.jobs(state: .running).count == 4 && pool.statistics.running == 2
+        }
+        running.cancel()
+        try await within(.seconds(25), "the pool to stop") { try await running.value }
+        let after = try await queue.jobs()
+        #expect(after.count == jobs.count)
+        #expect(
+            after.allSatisfy { $0.state == .ready && $0.attempt == 0 }, "\(after.map { ($0.id, $0.state, $0.attempt) })"
+        )
+        let started = try await queue.events(after: 0, filter: EventFilter(kinds: [.started]))
+        #expect(started.count == 2, "only the running jobs had started: \(started.map(\.jobID))")
+        #expect(pool.statistics.released == 4)
+    }
+
     @Test(arguments: TestStore.all) func anotherPoolReclaimsAJobWhoseWorkerStoppedRenewing(store: TestStore)
         async throws
     {
