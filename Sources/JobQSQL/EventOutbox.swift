@@ -26,6 +26,13 @@ package final class EventOutbox {
     package init() {}
 
     var isEmpty: Bool { rows.isEmpty }
+    /// Events appended and not written yet.
+    var count: Int { rows.count }
+
+    /// Forgets the events appended after the first `count` (their writes were rolled back).
+    func truncate(to count: Int) {
+        rows.removeSubrange(min(count, rows.count)...)
+    }
 
     func append(
         job: JobID?, kind: EventKind, queue: String?, executor: String?, batch: String?, data: String?,
@@ -86,6 +93,26 @@ extension SQLTransaction {
         let result = try body(self)
         if !outbox.isEmpty { try outbox.write(self) }
         return result
+    }
+}
+
+extension SQLTransaction {
+    /// Runs `body` in a savepoint: when it throws, what it wrote is undone (its rows, and the
+    /// events it appended to the outbox) and its error rethrown, and the transaction goes on
+    /// without it. For a part that must not take the rest down with it.
+    package func inSavepoint<T>(_ body: () throws -> T) throws -> T {
+        let events = outbox.count
+        try execute(sql: "SAVEPOINT jobq_part")
+        do {
+            let result = try body()
+            try execute(sql: "RELEASE jobq_part")
+            return result
+        } catch {
+            outbox.truncate(to: events)
+            try execute(sql: "ROLLBACK TO jobq_part")
+            try execute(sql: "RELEASE jobq_part")
+            throw error
+        }
     }
 }
 

@@ -20,68 +20,78 @@ extension SQLStore {
         // Jobs made ready here are claimed here or found by other workers' own clocks.
         // Shared: a claim takes only ready rows no other claim holds (SKIP LOCKED on a server).
         return try await write(.short, audience: startingNow > 0 ? .followers : .nobody, lock: .shared) { db in
-            // The lease starts when the claim commits, not before it waited for the write lock:
-            // a claim delayed past its lease would otherwise be born expired and reclaimable.
-            let now = SharedSQL.now()
-            let leaseUntil = now + lease.inSeconds
-            try Self.promoteDue(db, now: now)
-            let settings = try db.statement(sql: SharedSQL.queueSettingsSQL)
-            var paused: Set<String> = []
-            var limited: [String: LimitedQueue] = [:]
-            while try settings.step() {
-                let queue = LimitedQueue(settings)
-                if queue.paused { paused.insert(queue.name) } else if queue.isLimited { limited[queue.name] = queue }
-            }
-            settings.reset()
-            var claimed: [ClaimedJob] = []
-            claimed.reserveCapacity(limit)
-            var rateStarts: [(queue: String, taken: [String: Int])] = []
-            for queue in queues where claimed.count < limit && !paused.contains(queue) {
-                // Said by queue, so that the pool backs off this queue and claims the others
-                // (the transaction rolls back: nothing of this claim was committed).
-                do {
-                    let left = limit - claimed.count
-                    guard let limits = limited[queue] else {
-                        claimed += try Self.claimReady(
-                            db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
-                        continue
-                    }
-                    let (jobs, taken) = try SharedSQL.claimLimited(
-                        Self.self, db, limits, limit: left, startingNow: max(0, startingNow - claimed.count),
-                        workerID: workerID,
-                        leaseUntil: leaseUntil)
-                    claimed += jobs
-                    if limits.rate != nil, !jobs.isEmpty { rateStarts.append((queue, taken)) }
-                } catch {
-                    throw QueueClaimFailure.wrapping(error, queue: queue, claimedBefore: [])
-                }
-            }
-            // Workflow steps see the shared context as it is when they start.
-            if claimed.contains(where: { $0.workflowID != nil }) {
-                let context = try db.statement(sql: "SELECT context FROM jobq_workflows WHERE id = ?")
-                for index in claimed.indices {
-                    guard let workflow = claimed[index].workflowID else { continue }
-                    context.bind(1, workflow)
-                    if try context.step() { claimed[index].sharedJSON = context.optionalString(0) }
-                    context.reset()
-                }
-            }
-            let starting = min(startingNow, claimed.count)
-            if starting > 0 {
-                // Stamped now, not when the transaction began: a claim of a limited queue may
-                // have waited for the queue's row lock while the jobs it took places from
-                // finished, and a start must not precede the finish that made room for it. A
-                // rate's starts are stamped by the clock its window is counted with.
-                let stamp = rateStarts.isEmpty ? SharedSQL.now() : try SharedSQL.clock(db)
-                var events = SharedSQL.PendingEvents(db, now: stamp)
-                _ = try SharedSQL.markStarted(db, claimed[..<starting], workerID: workerID, events: &events)
-                for (queue, taken) in rateStarts {
-                    try SharedSQL.recordRateStarts(db, queue: queue, taken: taken, startedAt: stamp)
-                }
-                for index in 0..<starting { claimed[index].startRecorded = true }
-            }
-            return claimed
+            try Self.claim(
+                db, ClaimRequest(queues: queues, limit: limit, lease: lease, startingNow: startingNow),
+                workerID: workerID)
         }
+    }
+
+    /// The claim of ``claimInTransaction(queues:limit:workerID:lease:startingNow:)`` inside the
+    /// caller's write transaction (its own, or one that records completions first).
+    static func claim(_ db: Transaction, _ request: ClaimRequest, workerID: String) throws -> [ClaimedJob] {
+        let (queues, limit, lease, startingNow) = (request.queues, request.limit, request.lease, request.startingNow)
+        guard limit > 0 else { return [] }
+        // The lease starts when the claim commits, not before it waited for the write lock:
+        // a claim delayed past its lease would otherwise be born expired and reclaimable.
+        let now = SharedSQL.now()
+        let leaseUntil = now + lease.inSeconds
+        try Self.promoteDue(db, now: now)
+        let settings = try db.statement(sql: SharedSQL.queueSettingsSQL)
+        var paused: Set<String> = []
+        var limited: [String: LimitedQueue] = [:]
+        while try settings.step() {
+            let queue = LimitedQueue(settings)
+            if queue.paused { paused.insert(queue.name) } else if queue.isLimited { limited[queue.name] = queue }
+        }
+        settings.reset()
+        var claimed: [ClaimedJob] = []
+        claimed.reserveCapacity(limit)
+        var rateStarts: [(queue: String, taken: [String: Int])] = []
+        for queue in queues where claimed.count < limit && !paused.contains(queue) {
+            // Said by queue, so that the pool backs off this queue and claims the others
+            // (the transaction rolls back: nothing of this claim was committed).
+            do {
+                let left = limit - claimed.count
+                guard let limits = limited[queue] else {
+                    claimed += try Self.claimReady(
+                        db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
+                    continue
+                }
+                let (jobs, taken) = try SharedSQL.claimLimited(
+                    Self.self, db, limits, limit: left, startingNow: max(0, startingNow - claimed.count),
+                    workerID: workerID,
+                    leaseUntil: leaseUntil)
+                claimed += jobs
+                if limits.rate != nil, !jobs.isEmpty { rateStarts.append((queue, taken)) }
+            } catch {
+                throw QueueClaimFailure.wrapping(error, queue: queue, claimedBefore: [])
+            }
+        }
+        // Workflow steps see the shared context as it is when they start.
+        if claimed.contains(where: { $0.workflowID != nil }) {
+            let context = try db.statement(sql: "SELECT context FROM jobq_workflows WHERE id = ?")
+            for index in claimed.indices {
+                guard let workflow = claimed[index].workflowID else { continue }
+                context.bind(1, workflow)
+                if try context.step() { claimed[index].sharedJSON = context.optionalString(0) }
+                context.reset()
+            }
+        }
+        let starting = min(startingNow, claimed.count)
+        if starting > 0 {
+            // Stamped now, not when the transaction began: a claim of a limited queue may
+            // have waited for the queue's row lock while the jobs it took places from
+            // finished, and a start must not precede the finish that made room for it. A
+            // rate's starts are stamped by the clock its window is counted with.
+            let stamp = rateStarts.isEmpty ? SharedSQL.now() : try SharedSQL.clock(db)
+            var events = SharedSQL.PendingEvents(db, now: stamp)
+            _ = try SharedSQL.markStarted(db, claimed[..<starting], workerID: workerID, events: &events)
+            for (queue, taken) in rateStarts {
+                try SharedSQL.recordRateStarts(db, queue: queue, taken: taken, startedAt: stamp)
+            }
+            for index in 0..<starting { claimed[index].startRecorded = true }
+        }
+        return claimed
     }
 
     /// Extends the leases of the given jobs that this worker still holds, and returns their

@@ -21,6 +21,29 @@ extension SQLStore {
             return (recorded.refused, recorded.refusedStarts)
         }
     }
+
+    /// ``recordInTransaction(_:starting:workerID:)`` and then, in the same transaction, the claim
+    /// of ``claimInTransaction(queues:limit:workerID:lease:startingNow:)``: one commit where a
+    /// worker refilling its buffer took two, and a job the completions made ready (a
+    /// sequence's next step) is claimed by the commit that unlocked it. The claim runs in a
+    /// savepoint: when it fails (one queue's rows, say), it alone is undone and reported, and
+    /// the completions commit.
+    package func recordInTransaction(
+        _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String,
+        claiming request: ClaimRequest
+    ) async throws -> CompletionReport {
+        let audience: CommitAudience = outcomes.isEmpty ? .followers : .workersAndFollowers
+        return try await write(.short, audience: audience) { db in
+            let recorded = try SharedSQL.recordCompletions(db, outcomes, starting: starting, workerID: workerID)
+            var report = CompletionReport(refusedOutcomes: recorded.refused, refusedStarts: recorded.refusedStarts)
+            do {
+                report.claimed = try db.inSavepoint { try Self.claim(db, request, workerID: workerID) }
+            } catch {
+                report.claimFailure = error
+            }
+            return report
+        }
+    }
 }
 
 extension SharedSQL {

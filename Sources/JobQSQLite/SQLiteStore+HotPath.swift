@@ -24,6 +24,15 @@ extension SQLiteStore {
         try await recordInTransaction(outcomes, starting: starting, workerID: workerID)
     }
 
+    var claimsWithCompletions: Bool { true }
+
+    func complete(
+        _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String,
+        claiming request: ClaimRequest
+    ) async throws -> CompletionReport {
+        try await recordInTransaction(outcomes, starting: starting, workerID: workerID, claiming: request)
+    }
+
     /// Commits are serial, so the feed's order is its ids' order: one read per page.
     func events(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> [JobEvent] {
         try await eventsInOneRead(after: cursor, filter: filter, limit: limit)

@@ -76,6 +76,32 @@ final class CompletionBatcher: Sendable {
     }
     private let handler = Mutex<HandlerBox?>(nil)
 
+    /// What became of a claim asked for with a transaction.
+    enum ClaimResult: Sendable {
+        /// The claim took these jobs (maybe none), committed with the completions.
+        case claimed([ClaimedJob])
+        /// The claim failed and was undone alone; the completions are committed.
+        case failed(any Error)
+        /// The transaction failed: nothing was claimed.
+        case notMade
+    }
+
+    /// The pool's side of claims made with completions (``JobStore/claimsWithCompletions``):
+    /// `ask` says, just before a transaction is written, what to claim with it (nil: nothing);
+    /// `handle` gets what that claim did, before the transaction's outcomes are reported.
+    private final class ClaimerBox: Sendable {
+        let ask: @Sendable () -> ClaimRequest?
+        let handle: @Sendable (ClaimRequest, ClaimResult) -> Void
+        init(
+            ask: @escaping @Sendable () -> ClaimRequest?,
+            handle: @escaping @Sendable (ClaimRequest, ClaimResult) -> Void
+        ) {
+            self.ask = ask
+            self.handle = handle
+        }
+    }
+    private let claimer = Mutex<ClaimerBox?>(nil)
+
     init(store: any JobStore, workerID: String, logger: Logger) {
         self.store = store
         self.workerID = workerID
@@ -86,6 +112,15 @@ final class CompletionBatcher: Sendable {
     func onRecorded(_ handler: @escaping Handler) {
         let box = HandlerBox(handler)
         self.handler.withLock { $0 = box }
+    }
+
+    /// Lets each transaction claim for the pool too, when the store can (see ``ClaimerBox``).
+    func claimWithCompletions(
+        ask: @escaping @Sendable () -> ClaimRequest?, handle: @escaping @Sendable (ClaimRequest, ClaimResult) -> Void
+    ) {
+        guard store.claimsWithCompletions else { return }
+        let box = ClaimerBox(ask: ask, handle: handle)
+        claimer.withLock { $0 = box }
     }
 
     /// Queues one outcome for the next transaction. `moreComing` says other jobs are about to
@@ -220,16 +255,27 @@ final class CompletionBatcher: Sendable {
                 return
             }
             let result: Result<Set<JobID>, any Error>
+            let claim = claimer.withLock { $0 }
+            let request = claim?.ask()
             do {
                 // A refused start mark needs nothing here: the job was cancelled or taken over,
                 // which the pool's ownership checks notice and stop.
-                let refused = try await store.complete(
-                    batch.map { ($0.job, $0.outcome) }, starting: starts.map(\.job), workerID: workerID)
+                let outcomes = batch.map { ($0.job, $0.outcome) }
+                let refused: (outcomes: Set<JobID>, starts: Set<JobID>)
+                if let request {
+                    let report = try await store.complete(
+                        outcomes, starting: starts.map(\.job), workerID: workerID, claiming: request)
+                    refused = (report.refusedOutcomes, report.refusedStarts)
+                    claim?.handle(request, report.claimFailure.map { .failed($0) } ?? .claimed(report.claimed))
+                } else {
+                    refused = try await store.complete(outcomes, starting: starts.map(\.job), workerID: workerID)
+                }
                 result = .success(refused.outcomes)
                 noteRefused(starts, refused: refused.starts, batch: batch)
                 state.withLock { $0.failures = 0 }
                 settleStarts(starts)
             } catch {
+                if let request { claim?.handle(request, .notMade) }
                 var unwritten = (items: batch, starts: starts)
                 if StoreErrorKind(of: error) == .permanent {
                     // One item's data, most likely: retried as it is, the batch would fail

@@ -30,7 +30,6 @@ extension WorkerPool {
             }
             // After a claim that came back short, the next round first checks with a cheap read
             // that there is something to claim, so idle pools do not take the write lock.
-            var idle = false
             while true {
                 if Task.isCancelled {
                     interruptAll()
@@ -60,6 +59,7 @@ extension WorkerPool {
                     let wanted = concurrency + prefetch - buffered - active
                     var claimed: [BufferedJob] = []
                     if buffered <= refillThreshold, wanted > 0 {
+                        let idle = state.withLock { $0.lastClaimShort }
                         var worthClaiming = !idle || signal.takeWorkHint()
                         if !worthClaiming {
                             let open = state.withLock { $0.claimBackoff.open(queues, at: .now) }
@@ -67,16 +67,32 @@ extension WorkerPool {
                             worthClaiming = outlook?.claimable ?? true
                             if !worthClaiming { state.withLock { $0.nextDue = .known(outlook?.nextDue) } }
                         }
-                        if worthClaiming {
-                            // What falls due next may change with what this claim takes.
-                            state.withLock { $0.nextDue = .unknown }
+                        // Not while a claim made with completions is written: its jobs come
+                        // with a wake-up.
+                        let mayClaim =
+                            worthClaiming
+                            && state.withLock { state in
+                                guard !state.claimInFlight else { return false }
+                                state.claimInFlight = true
+                                // What falls due next may change with what this claim takes.
+                                state.nextDue = .unknown
+                                return true
+                            }
+                        if mayClaim {
                             // Jobs that go to free slots at once have their start recorded by the
                             // claim itself; the rest start through the completion batcher.
                             claimed = await claim(
                                 limit: wanted, startingNow: buffered == 0 ? max(0, concurrency - active) : 0)
                         }
-                        idle = claimed.count < wanted
-                        state.withLock { $0.appendToBuffer(claimed) }
+                        state.withLock { state in
+                            if mayClaim {
+                                state.claimInFlight = false
+                                state.lastClaimShort = claimed.count < wanted
+                            } else if !worthClaiming {
+                                state.lastClaimShort = true
+                            }
+                            state.appendToBuffer(claimed)
+                        }
                         startSlots()
                     }
                     let (nowActive, nowBuffered) = state.withLock { ($0.active, $0.bufferedCount) }
@@ -87,6 +103,12 @@ extension WorkerPool {
                 // A wait ended by cancellation goes round once more: the top of the loop
                 // interrupts what runs and releases what is buffered.
                 if await wakeups.next() == nil, !Task.isCancelled { break }
+            }
+            // A claim made with completions may still hand jobs over: from now on they are
+            // released as they come, with whatever is still buffered.
+            handBack { state in
+                state.claimingEnded = true
+                return state.takeAllBuffered()
             }
         }
     }
@@ -113,7 +135,7 @@ extension WorkerPool {
     /// go back through the batcher (a job cancelled while it waited keeps that reason: nothing
     /// is written for it). Returns how many.
     @discardableResult
-    private func handBack(_ take: (inout PoolState) -> [BufferedJob]) -> Int {
+    func handBack(_ take: (inout PoolState) -> [BufferedJob]) -> Int {
         let buffered = state.withLock { state in
             take(&state).map { entry in
                 let interruption = state.running[entry.job.id]?.interruption ?? .shutdown
@@ -152,16 +174,11 @@ extension WorkerPool {
                 state.withLock { $0.claimBackoff.succeeded(open) }
                 break
             } catch {
-                let failure = error as? QueueClaimFailure
-                jobs += failure?.claimed ?? []
-                let kind = StoreErrorKind(of: error)
-                let delay = state.withLock { $0.claimBackoff.failed(queue: failure?.queue, kind: kind, at: now) }
-                let what = failure?.queue.map { "claims from queue '\($0)'" } ?? "claims"
-                logger.error(
-                    "claim failed: \(failure.map { "\($0.underlying)" } ?? "\(error)"); \(what) wait \(DurationParser.format(delay)) (\(kind == .transient ? "a transient error" : "a permanent error: the data must change first"))"
-                )
-                guard let failed = failure?.queue else { break }
-                if kind == .permanent { await endUnreadableJobs(of: failed) }
+                jobs += (error as? QueueClaimFailure)?.claimed ?? []
+                // A queue's failure: the other queues are claimed again at once.
+                let (failed, forGood) = noteClaimFailure(error, at: now)
+                guard let failed else { break }
+                if forGood { await endUnreadableJobs(of: failed) }
             }
         }
         let claimed = jobs.map { (job: $0, race: AttemptRace()) }
@@ -173,9 +190,22 @@ extension WorkerPool {
         return claimed
     }
 
+    /// Backs off what a failed claim names (its queue, or every queue) and says so. Returns the
+    /// queue it names, and whether it failed for good (its unreadable jobs are then to be ended).
+    func noteClaimFailure(_ error: any Error, at now: ContinuousClock.Instant) -> (queue: String?, forGood: Bool) {
+        let failure = error as? QueueClaimFailure
+        let kind = StoreErrorKind(of: error)
+        let delay = state.withLock { $0.claimBackoff.failed(queue: failure?.queue, kind: kind, at: now) }
+        let what = failure?.queue.map { "claims from queue '\($0)'" } ?? "claims"
+        logger.error(
+            "claim failed: \(failure.map { "\($0.underlying)" } ?? "\(error)"); \(what) wait \(DurationParser.format(delay)) (\(kind == .transient ? "a transient error" : "a permanent error: the data must change first"))"
+        )
+        return (failure?.queue, kind == .permanent)
+    }
+
     /// After a claim of `queue` failed for good: ends the jobs whose payload no store can read
     /// back (the usual cause), and lets the queue be claimed again at once if there were any.
-    private func endUnreadableJobs(of queue: String) async {
+    func endUnreadableJobs(of queue: String) async {
         do {
             let ended = try await self.queue.store.endUnreadableJobs(queue: queue)
             guard !ended.isEmpty else { return }

@@ -121,6 +121,9 @@ public final class WorkerPool: Service, Sendable {
         }
         try await register()
         completions.onRecorded { [weak self] items, refused in self?.recorded(items, refused: refused) }
+        completions.claimWithCompletions(
+            ask: { [weak self] in self?.claimToMakeWithCompletions() },
+            handle: { [weak self] request, result in self?.claimedWithCompletions(request, result) })
         let signal = self.signal
         let alarm = SchedulerAlarm()
         let wakeID = queue.addWakeHandler {
@@ -244,6 +247,13 @@ struct PoolState: Sendable {
     var averageRunSeconds: Double?
     /// Queues held back after failed claims.
     var claimBackoff = ClaimBackoff()
+    /// A claim is being written (the claim loop's, or one with completions): no other starts.
+    var claimInFlight = false
+    /// The last claim came back with fewer jobs than it asked for: the claim loop looks (a
+    /// read) before it claims again.
+    var lastClaimShort = false
+    /// The claim loop has ended: jobs a claim hands over now are released at once.
+    var claimingEnded = false
 
     var bufferedCount: Int { buffer.count - bufferStart }
 

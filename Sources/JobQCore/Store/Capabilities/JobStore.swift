@@ -38,6 +38,16 @@ package protocol JobStore: AnyObject, Sendable {
     func complete(
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>)
+    /// Whether ``complete(_:starting:workerID:claiming:)`` claims in the completions'
+    /// transaction; when false the worker claims in transactions of its own only.
+    var claimsWithCompletions: Bool { get }
+    /// Records outcomes and starts as ``complete(_:starting:workerID:)`` does and, in the same
+    /// transaction, claims as ``claim(queues:limit:workerID:lease:startingNow:)`` does. A claim
+    /// that fails is undone alone and reported; it never undoes the completions.
+    func complete(
+        _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String,
+        claiming: ClaimRequest
+    ) async throws -> CompletionReport
     func recordProgress(job: ClaimedJob, workerID: String, fraction: Double?, message: String?, dataJSON: String?)
         async throws
     func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID>
@@ -52,6 +62,18 @@ package protocol JobStore: AnyObject, Sendable {
 }
 
 extension JobStore {
+    /// A store claims in transactions of its own unless it says otherwise.
+    package var claimsWithCompletions: Bool { false }
+
+    /// Without a claim of its own: the completions alone, and no jobs claimed.
+    package func complete(
+        _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String,
+        claiming: ClaimRequest
+    ) async throws -> CompletionReport {
+        let refused = try await complete(outcomes, starting: starting, workerID: workerID)
+        return CompletionReport(refusedOutcomes: refused.outcomes, refusedStarts: refused.starts)
+    }
+
     package func claim(queues: [String], limit: Int, workerID: String, lease: Duration) async throws -> [ClaimedJob] {
         try await claim(queues: queues, limit: limit, workerID: workerID, lease: lease, startingNow: .max)
     }
