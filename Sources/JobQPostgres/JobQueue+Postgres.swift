@@ -50,6 +50,12 @@ extension JobQueue {
         postgres settings: PostgresSettings, migrations: SchemaMigrationPolicy = .applyPending,
         logger: Logger = Logger(label: "jobq.postgres")
     ) async throws {
+        guard ConnectionLayout.allowed.contains(settings.connections) else {
+            throw JobQueueError.invalidInput(
+                "PostgresSettings.connections is \(settings.connections); give \(ConnectionLayout.allowed.lowerBound) to \(ConnectionLayout.allowed.upperBound) "
+                    + "(connections one process opens at most; 3 by default)")
+        }
+        try PostgresSettings.checkApplicationName(settings.applicationName)
         switch migrations {
         case .applyPending:
             try await PostgresSchema.migrate(settings, logger: logger)

@@ -16,6 +16,9 @@ struct PostgresCommitWatch: OtherCommitsWatch {
     /// Where the hub's probe is sent: its own channel, except in the test that plays a pooler
     /// which drops notifications.
     var probeChannel: String?
+    /// Whether the process's LISTEN connection is used (its connection budget allows one);
+    /// otherwise only the poll finds other processes' commits.
+    var listens = true
 
     /// The payload of a notification on the work channel that says only that jobs finished
     /// (for workers waiting for the queues to empty); work that may be claimable has none.
@@ -40,13 +43,15 @@ struct PostgresCommitWatch: OtherCommitsWatch {
         onReport: @escaping @Sendable (CommitReport) -> Void
     ) async {
         let poll = max(pollInterval, .seconds(1))
-        let hub = PostgresNotificationHub.shared(settings: settings, logger: logger, probeChannel: probeChannel)
-        let subscription = hub.subscribe(
+        let hub =
+            listens
+            ? PostgresNotificationHub.shared(settings: settings, logger: logger, probeChannel: probeChannel) : nil
+        let subscription = hub?.subscribe(
             .init(channel: channel, logger: logger) { payload in
                 // Jobs that finished make no work: a waiting pool looks before it claims.
                 if !isBusy() { onReport(payload == Self.finishedPayload ? .seen : .announced) }
             })
-        defer { hub.unsubscribe(subscription) }
+        defer { if let hub, let subscription { hub.unsubscribe(subscription) } }
         // The poll, whether or not notifications arrive.
         while !Task.isCancelled {
             try? await Task.sleep(for: poll)

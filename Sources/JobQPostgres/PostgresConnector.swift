@@ -51,7 +51,9 @@ package struct PostgresConnector: Sendable {
         // constant, so they name tables bare: ``SchemaNames/unqualified(_:)``); every other
         // statement names its tables with the schema and reads no search_path.
         configuration.options.additionalStartupParameters =
-            settings.timeouts.startupParameters + [("search_path", settings.schemaNames.quotedSchema)]
+            settings.timeouts.startupParameters + [
+                ("search_path", settings.schemaNames.quotedSchema), ("application_name", settings.applicationName)
+            ]
         return configuration
     }
 
@@ -90,14 +92,20 @@ package struct PostgresConnector: Sendable {
     /// `CancellationError`.
     package func connect() async throws -> PostgresConnection {
         let connection: PostgresConnection
-        do {
-            connection = try await PostgresConnection.connect(
-                configuration: try configuration(), id: Self.ids.next(), logger: logger)
-        } catch {
-            // Cancelled before the socket connected, postgres-nio fails with
-            // `clientClosedConnection`: the caller's cancellation, not the server's fault.
-            if error is CancellationError || Task.isCancelled { throw CancellationError() }
-            throw unavailable(error)
+        var refusals = RefusalWait(connector: self)
+        while true {
+            do {
+                connection = try await PostgresConnection.connect(
+                    configuration: try configuration(), id: Self.ids.next(), logger: logger)
+                refusals.connected()
+                break
+            } catch {
+                // Cancelled before the socket connected, postgres-nio fails with
+                // `clientClosedConnection`: the caller's cancellation, not the server's fault.
+                if error is CancellationError || Task.isCancelled { throw CancellationError() }
+                guard let pause = refusals.pause(after: error) else { throw unavailable(error) }
+                try await Task.sleep(for: pause)
+            }
         }
         // postgres-nio closes the socket of a connect cancelled during its handshake, yet returns
         // the connection when the handshake won the race; a query on it then never answers (its
@@ -112,18 +120,30 @@ package struct PostgresConnector: Sendable {
 
     /// ``connect()`` on a thread that may block (never one of Swift concurrency's).
     package func connectBlocking() throws -> PostgresConnection {
-        do {
-            return try PostgresConnection.connect(
-                on: PostgresConnection.defaultEventLoopGroup.any(), configuration: try configuration(),
-                id: Self.ids.next(), logger: logger
-            ).wait()
-        } catch {
-            throw unavailable(error)
+        var refusals = RefusalWait(connector: self)
+        while true {
+            do {
+                let connection = try PostgresConnection.connect(
+                    on: PostgresConnection.defaultEventLoopGroup.any(), configuration: try configuration(),
+                    id: Self.ids.next(), logger: logger
+                ).wait()
+                refusals.connected()
+                return connection
+            } catch {
+                guard let pause = refusals.pause(after: error) else { throw unavailable(error) }
+                Thread.sleep(forTimeInterval: pause.inSeconds)
+            }
         }
     }
 
     private func unavailable(_ error: any Error) -> any Error {
         if error is JobQueueError { return error }
+        if RefusalWait.isRefusedForNow(error) {
+            return JobQueueError.storeUnavailable(
+                "PostgreSQL at \(settings) refused new connections for \(DurationParser.format(RefusalWait.limit)): \(Self.explain(error)). "
+                    + "The server has none to spare (max_connections, or the role's or database's CONNECTION LIMIT): "
+                    + "give each process fewer (connections= in the URL), run fewer processes, or raise the limit")
+        }
         return JobQueueError.storeUnavailable(
             "cannot connect to PostgreSQL at \(settings): \(Self.explain(error)). Check that the server runs and accepts "
                 + "this user and database, and the password (URL, PGPASSWORD or ~/.pgpass)")

@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// The connection is opened for the first subscriber and closed after the last one leaves. On
 /// each connect the hub probes whether notifications arrive at all (a notification it sends
-/// from a second connection must come back within a second); where they do not (PgBouncer in
+/// must come back within a second); where they do not (PgBouncer in
 /// transaction pooling), every subscriber is told once and relies on its poll. It asks the
 /// connection for an answer every 10 s (a LISTEN connection whose server went away hears
 /// nothing and says nothing), and after a reconnect tells every subscriber once, for what it
@@ -154,9 +154,11 @@ final class PostgresNotificationHub: Sendable {
             return state.listening
         }
         guard let channels else { throw CancellationError() }
+        let probeListening = Flag()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await connection.listen(on: Self.probeListenChannel) { notifications in
+                    _ = probeListening.setForTheFirstTime()
                     for try await notification in notifications where notification.payload == probe {
                         _ = heard.setForTheFirstTime()
                     }
@@ -164,7 +166,13 @@ final class PostgresNotificationHub: Sendable {
             }
             for channel in channels { startListening(on: connection, channel: channel) }
             if reconnected { deliverToAll() }  // whatever came while the connection was down
-            try await sendProbe(probe)
+            // A session hears only what is sent after its LISTEN: the probe waits for it (on a
+            // busy machine the LISTEN can still be queued when the probe would go).
+            let listenDeadline = ContinuousClock.now + .seconds(5)
+            while !probeListening.isSet, ContinuousClock.now < listenDeadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            try await sendProbe(probe, on: connection)
             try await Task.sleep(for: .seconds(1))
             let arrive = heard.isSet
             let subscribers = state.withLock { state in
@@ -238,9 +246,9 @@ final class PostgresNotificationHub: Sendable {
         connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
-    private func sendProbe(_ payload: String) async throws {
-        let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
-        defer { Task { try? await connection.close() } }
+    /// Sent on the LISTEN connection itself (a session hears its own notifications), so that
+    /// the hub stays within the process's connection budget.
+    private func sendProbe(_ payload: String, on connection: PostgresConnection) async throws {
         try await connection.query("SELECT pg_notify(\(probeChannel), \(payload))", logger: logger)
     }
 }

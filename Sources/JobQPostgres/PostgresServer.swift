@@ -20,40 +20,40 @@ import Synchronization
 /// concerns (``PostgresCommitWatch/channel(for:)``): idle workers on other machines when it may
 /// have made work claimable, event followers when it wrote events.
 ///
-/// Each connection has a serial queue of its own whose thread blocks on the network: jobq's SQL
-/// is synchronous, and Swift concurrency's few threads must never block. The hot path does
-/// not go through them: self-contained enqueues, claims, and start marks with self-contained successes are one
-/// statement each, sent from Swift concurrency on a connection of their own each
+/// The writer connection has a serial queue of its own whose thread blocks on the network:
+/// jobq's SQL is synchronous, and Swift concurrency's few threads must never block; so do the
+/// readers'. The hot path does not go through them when the connection budget allows
+/// (``ConnectionLayout``): self-contained enqueues, claims, and start marks with self-contained
+/// successes are one statement each, sent from Swift concurrency on connections of their own
 /// (``AutocommitLine``), so that a worker's claims and completions overlap. Transactions (rules,
-/// which hold the exclusive lock and so run one at a time anyway) use one writer connection.
+/// which hold the exclusive lock and so run one at a time anyway) use the writer connection.
 final class PostgresServer: Sendable {
     let settings: PostgresSettings
     let logger: Logger
-    private let writers: [SessionSlot]
+    let layout: ConnectionLayout
+    private let writer: SessionSlot
+    /// Read transactions' connections; empty when reads go to the writer's.
     private let readers: [SessionSlot]
-    /// Statements that commit on their own (self-contained enqueues; claims), sent from Swift concurrency.
-    private let enqueueLine: DirectSession
-    private let claimLine: DirectSession
-    private let completionLine: DirectSession
-    private let nextWriter = Atomic<Int>(0)
+    /// Statements that commit on their own, sent from Swift concurrency; empty when they go to
+    /// the writer's connection.
+    private let lines: [DirectSession]
     private let nextReader = Atomic<Int>(0)
 
     /// The key of the advisory lock every write transaction holds: "jobe" in ASCII.
     static let writeLockKey: Int64 = 0x6A6F_6265
 
-    init(settings: PostgresSettings, logger: Logger, writers: Int = 1, readers: Int = 2) {
+    init(settings: PostgresSettings, logger: Logger) {
         self.settings = settings
         self.logger = logger
+        layout = ConnectionLayout(budget: settings.connections)
         let connector = PostgresConnector(settings: settings, logger: logger)
-        self.writers = (0..<max(1, writers)).map {
-            SessionSlot(name: "jobq.postgres.writer\($0)", connector: connector)
-        }
-        self.readers = (0..<max(1, readers)).map {
-            SessionSlot(name: "jobq.postgres.reader\($0)", connector: connector)
-        }
-        enqueueLine = DirectSession(name: "jobq.postgres.enqueues", connector: connector)
-        claimLine = DirectSession(name: "jobq.postgres.claims", connector: connector)
-        completionLine = DirectSession(name: "jobq.postgres.completions", connector: connector)
+        writer = SessionSlot(name: "jobq.postgres.writer", connector: connector)
+        readers = (0..<layout.readers).map { SessionSlot(name: "jobq.postgres.reader\($0)", connector: connector) }
+        let names =
+            layout.lines == 1
+            ? ["statements"]
+            : layout.lines == 2 ? ["enqueues+completions", "claims"] : ["enqueues", "claims", "completions"]
+        lines = names.prefix(layout.lines).map { DirectSession(name: "jobq.postgres.\($0)", connector: connector) }
     }
 
     var dialect: SQLDialect { .postgres }
@@ -61,22 +61,30 @@ final class PostgresServer: Sendable {
     func write<T: Sendable>(
         audience: CommitAudience, lock: WriteLock, _ body: @escaping @Sendable (PostgresSession) throws -> T
     ) async throws -> T {
-        let slot = writers[nextWriter.add(1, ordering: .relaxed).oldValue % writers.count]
-        return try await slot.transaction(begin: "BEGIN", prelude: Self.prelude(audience, lock), body)
+        try await writer.transaction(begin: "BEGIN", prelude: Self.prelude(audience, lock), body)
     }
 
     func autocommit<Text: StatementText>(_ text: Text.Type, _ values: [SQLValue], line: AutocommitLine)
         async throws -> StatementResult
     {
-        settings.preparesStatements
-            ? try await session(for: line).run(text, values) : try await session(for: line).run(Text.sql, values)
+        guard let session = session(for: line) else {
+            // No connection of their own in this budget: on the writer's, between its transactions.
+            return try await writer.statement(Text.sql, values)
+        }
+        return settings.preparesStatements
+            ? try await session.run(text, values) : try await session.run(Text.sql, values)
     }
 
-    private func session(for line: AutocommitLine) -> DirectSession {
-        switch line {
-        case .enqueues: enqueueLine
-        case .claims: claimLine
-        case .completions: completionLine
+    /// The connection of `line` in this layout, nil when it has none.
+    private func session(for line: AutocommitLine) -> DirectSession? {
+        switch (lines.count, line) {
+        case (0, _): nil
+        case (1, _): lines[0]
+        case (2, .claims): lines[1]
+        case (2, _): lines[0]
+        case (_, .enqueues): lines[0]
+        case (_, .claims): lines[1]
+        case (_, .completions): lines[2]
         }
     }
 
@@ -111,7 +119,7 @@ final class PostgresServer: Sendable {
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (PostgresSession) throws -> T) async throws -> T {
-        let slot = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
+        let slot = readers.isEmpty ? writer : readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
         return try await slot.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", prelude: nil, body)
     }
 
@@ -121,14 +129,14 @@ final class PostgresServer: Sendable {
     }
 
     func otherCommitsWatch(for interest: CommitInterest) -> (any OtherCommitsWatch)? {
-        PostgresCommitWatch(settings: settings, logger: logger, channel: PostgresCommitWatch.channel(for: interest))
+        PostgresCommitWatch(
+            settings: settings, logger: logger, channel: PostgresCommitWatch.channel(for: interest),
+            listens: layout.listens)
     }
 
     func close() {
-        enqueueLine.close()
-        claimLine.close()
-        completionLine.close()
-        for writer in writers { writer.close() }
+        for line in lines { line.close() }
+        writer.close()
         for reader in readers { reader.close() }
     }
 
@@ -150,6 +158,24 @@ private final class SessionSlot: @unchecked Sendable {
         queue = DispatchQueue(label: name)
         self.name = name
         self.connector = connector
+    }
+
+    /// Runs one statement that commits on its own, between transactions.
+    func statement(_ sql: String, _ values: [SQLValue]) async throws -> StatementResult {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(
+                    with: Result {
+                        let session = try self.connected()
+                        do {
+                            return try session.run(sql, values)
+                        } catch {
+                            if session.isClosed { self.drop() }
+                            throw error
+                        }
+                    })
+            }
+        }
     }
 
     /// Runs `body` after `begin` and `prelude`, then commits.

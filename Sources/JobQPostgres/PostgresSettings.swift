@@ -56,6 +56,22 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
     /// that does not keep prepared statements, e.g. PgBouncer before 1.21 or without
     /// `max_prepared_statements`).
     public var preparesStatements = true
+    /// How many connections one process opens to the server at most (`connections=N` in the
+    /// URL, 1 to 64; 3 by default), and how they are spent (one listening for wake-ups, one for
+    /// transactions, the rest for the hot path's single statements and for readers: see the
+    /// article "Moving to PostgreSQL"). With 1 there is no LISTEN connection, and other
+    /// processes' work is found by polling, about once a second.
+    ///
+    /// ```swift
+    /// var settings = try PostgresSettings(url: "postgres://jobq@db/jobs?connections=2")
+    /// settings.connections = 5
+    /// ```
+    public var connections = ConnectionLayout.defaultBudget
+    /// The name jobq's connections show in `pg_stat_activity` (`application_name=` in the URL, as
+    /// in libpq; `jobq` by default): printable ASCII, at most 63 characters.
+    public var applicationName = PostgresSettings.defaultApplicationName
+    /// ``applicationName`` unless the URL says otherwise.
+    public static let defaultApplicationName = "jobq"
     /// The schema that holds jobq's tables, so that they sit beside the application's own in
     /// one database (`schema=` in the URL; `jobq` by default). `jobq migrate up` creates it and
     /// moves the tables of a store made before schemas (in `public`) into it.
@@ -101,8 +117,20 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         var timeouts = Timeouts()
         var prepares = true
         var schema = Self.defaultSchema
+        var connections = ConnectionLayout.defaultBudget
+        var applicationName = Self.defaultApplicationName
         for item in components.queryItems ?? [] {
             switch item.name {
+            case "application_name":
+                applicationName = item.value ?? ""
+                try Self.checkApplicationName(applicationName)
+            case "connections":
+                guard let count = Int(item.value ?? ""), ConnectionLayout.allowed.contains(count) else {
+                    throw JobQueueError.invalidInput(
+                        "connections=\(item.value ?? "") in the PostgreSQL URL is not a whole number from \(ConnectionLayout.allowed.lowerBound) to \(ConnectionLayout.allowed.upperBound) "
+                            + "(connections one process opens at most; 3 by default)")
+                }
+                connections = count
             case "schema":
                 schema = item.value ?? ""
                 try Self.checkSchema(schema)
@@ -136,7 +164,7 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
             default:
                 guard try timeouts.read(item.name, item.value ?? "") else {
                     throw JobQueueError.invalidInput(
-                        "the PostgreSQL URL parameter '\(item.name)' is not supported; jobq reads schema, sslmode, sslrootcert, prepare, "
+                        "the PostgreSQL URL parameter '\(item.name)' is not supported; jobq reads schema, sslmode, sslrootcert, prepare, connections, application_name, "
                             + Timeouts.parameterNames.joined(separator: ", "))
                 }
             }
@@ -153,6 +181,8 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         self.timeouts = timeouts
         self.preparesStatements = prepares
         self.schema = schema
+        self.connections = connections
+        self.applicationName = applicationName
         defaultRootCertificatePath = environment["HOME"].map { $0 + "/.postgresql/root.crt" }
         if let password = components.password {
             self.password = password
@@ -163,6 +193,17 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
             self.password = file.flatMap {
                 Self.passwordFromFile($0, host: host, port: self.port, database: database, user: user)
             }
+        }
+    }
+
+    /// Refuses an application name PostgreSQL would not show as given: empty, over 63
+    /// characters (it cuts it), or other than printable ASCII (it shows `?` instead).
+    static func checkApplicationName(_ name: String) throws {
+        guard !name.isEmpty, name.utf8.count <= 63, name.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) })
+        else {
+            throw JobQueueError.invalidInput(
+                "application_name=\(Label.shown(name)) in the PostgreSQL URL: give 1 to 63 printable ASCII characters, "
+                    + "or leave it out for 'jobq'")
         }
     }
 
@@ -198,6 +239,12 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         }
         parameters += timeouts.urlParameters
         if !preparesStatements { parameters.append("prepare=off") }
+        if connections != ConnectionLayout.defaultBudget { parameters.append("connections=\(connections)") }
+        if applicationName != Self.defaultApplicationName {
+            parameters.append(
+                "application_name=\(applicationName.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? applicationName)"
+            )
+        }
         let tlsPart = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
         let hostPart = host.contains(":") ? "[\(host)]" : host
         return

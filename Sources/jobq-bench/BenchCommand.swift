@@ -36,6 +36,12 @@ struct BenchCommand: AsyncParsableCommand {
     )
     var breakdown = false
 
+    @Flag(
+        help:
+            "Instead of the workloads: only pick-up across processes, jobq's (enqueue to done in the worker) beside the minimal raw queue's one way, p50 and p99 (a quick look at the wake-up path)."
+    )
+    var pickUpOnly = false
+
     @Option(
         help: ArgumentHelp(
             "A PostgreSQL database to bench (postgres://...) instead of scratch SQLite files.",
@@ -165,6 +171,23 @@ struct BenchCommand: AsyncParsableCommand {
             let rows = try await costBreakdown(&bench, inserts: enqueueCount, drain: drainCount, progress: progress)
             try output(rows)
             return
+        }
+        if pickUpOnly {
+            #if os(Linux)
+                progress("latency across processes, jobq and the minimal raw queue")
+                let jobq = try await bench.latency(latencyCount, crossProcess: true).pickedUpAndDone
+                let raw = try await MinimalRawLatency.measure(path: bench.freshPath(), count: latencyCount).oneWay
+                let limit = "the minimal raw queue one way across processes"
+                try output([
+                    Row(workload: "enqueue to done in the worker, p50", value: percentile(jobq, 50), unit: "ms"),
+                    Row(workload: "enqueue to done in the worker, p99", value: percentile(jobq, 99), unit: "ms"),
+                    Row(workload: "\(limit), p50", value: percentile(raw, 50), unit: "ms"),
+                    Row(workload: "\(limit), p99", value: percentile(raw, 99), unit: "ms")
+                ])
+                return
+            #else
+                throw CLIError.usage("--pick-up-only needs Linux (the minimal raw queue's wake-up uses inotify)")
+            #endif
         }
 
         // Each jobq figure is measured right after its raw baseline, so that the machine's drift

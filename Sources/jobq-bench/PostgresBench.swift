@@ -117,13 +117,17 @@
         }
 
         /// jobq: `processes` `jobq work --concurrency 4` processes drain `count` jobs. Jobs per second.
+        /// With `connections`, each process opens that many connections at most (the URL's
+        /// `connections=`) instead of the default.
         func drainWithWorkerProcesses(
-            _ count: Int, processes: Int, partitions: Int? = nil, on connection: PostgresConnection
+            _ count: Int, processes: Int, partitions: Int? = nil, connections: Int? = nil,
+            on connection: PostgresConnection
         ) async throws -> Double {
             try await backlog(count, partitions: partitions)
+            let workerURL = connections.map { url + (url.contains("?") ? "&" : "?") + "connections=\($0)" } ?? url
             let start = ContinuousClock.now
             let children = try (0..<processes).map { _ in
-                try BenchChild(["--db", url, "work", "--until-empty", "--concurrency", "4", "--no-scheduler"])
+                try BenchChild(["--db", workerURL, "work", "--until-empty", "--concurrency", "4", "--no-scheduler"])
             }
             var statuses: [Int32] = []
             for child in children { statuses.append(await child.wait().status) }
@@ -340,6 +344,21 @@
                     drainCount, processes: 1, partitions: 1000, on: connection)
             }
             try await limits.setLimits(QueueLimits(), for: "default")
+            // The connection budget: the default (3) is the first drain above.
+            var budgets: [(connections: Int, rate: Measured)] = []
+            if label == "PostgreSQL" {
+                for connections in [1, 2, 7] {
+                    progress("drain with 1 `jobq work` process opening at most \(connections) connection(s)")
+                    budgets.append(
+                        (
+                            connections,
+                            try await jobq {
+                                try await bench.drainWithWorkerProcesses(
+                                    drainCount, processes: 1, connections: connections, on: connection)
+                            }
+                        ))
+                }
+            }
             try await bench.reset(connection)
             progress("pick-up latency")
             let latency = try await bench.pickUpLatency(latencyCount, on: connection)
@@ -383,6 +402,14 @@
                 BenchCommand.limitedDrainRow(
                     "\(label): drain with 1 `jobq work` process, 5 at once per partition of 1,000 (payload member /c)",
                     partitionedDrain, unlimited: drains[0].rate))
+            for budget in budgets {
+                rows.append(
+                    Row(
+                        workload:
+                            "\(label): drain with 1 `jobq work` process, at most \(budget.connections) connection(s) (connections=\(budget.connections))",
+                        value: budget.rate, unit: "jobs/s", baseline: "the same with the default 3",
+                        baselineValue: drains[0].rate, ratio: budget.rate / drains[0].rate))
+            }
             rows += [
                 Row(
                     workload: "\(label): enqueue committed to done in an idle worker process, p50",

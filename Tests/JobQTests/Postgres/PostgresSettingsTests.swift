@@ -64,6 +64,44 @@ struct PostgresSettingsTests {
         }
     }
 
+    /// A process opens 3 connections unless the URL says `connections=N` (1 to 64), spent as
+    /// ``ConnectionLayout`` says; a value out of range is refused with the range.
+    @Test func theConnectionBudgetIsThreeUnlessTheURLSaysOtherwise() throws {
+        let standard = try PostgresSettings(url: "postgres://me@h/db", environment: [:])
+        #expect(standard.connections == 3 && standard.description == "postgres://me@h:5432/db")
+        let two = try PostgresSettings(url: "postgres://me@h/db?connections=2", environment: [:])
+        #expect(two.connections == 2 && two.description == "postgres://me@h:5432/db?connections=2")
+        #expect(try PostgresSettings(url: two.description, environment: [:]) == two)
+        for value in ["0", "65", "-1", "three", ""] {
+            #expect {
+                try PostgresSettings(url: "postgres://me@h/db?connections=\(value)", environment: [:])
+            } throws: { error in
+                "\(error)".contains("connections=\(value)") && "\(error)".contains("1 to 64")
+            }
+        }
+        let layouts = (1...8).map { ConnectionLayout(budget: $0) }
+        #expect(layouts.map(\.total) == Array(1...8), "a layout opens at most its budget")
+        #expect(layouts.map(\.listens) == [false] + Array(repeating: true, count: 7))
+        #expect(layouts.map(\.lines) == [0, 0, 1, 2, 3, 3, 3, 3])
+        #expect(layouts.map(\.readers) == [0, 0, 0, 0, 0, 1, 2, 3])
+    }
+
+    /// jobq's connections show as `jobq` in `pg_stat_activity` unless the URL names another
+    /// application; a name PostgreSQL would cut or mangle is refused.
+    @Test func connectionsAreNamedJobqUnlessTheURLNamesAnother() throws {
+        #expect(try PostgresSettings(url: "postgres://me@h/db", environment: [:]).applicationName == "jobq")
+        let named = try PostgresSettings(url: "postgres://me@h/db?application_name=billing-worker", environment: [:])
+        #expect(named.applicationName == "billing-worker")
+        #expect(named.description == "postgres://me@h:5432/db?application_name=billing-worker")
+        for value in ["", String(repeating: "a", count: 64), "caf%C3%A9", "a%0Ab"] {
+            #expect {
+                try PostgresSettings(url: "postgres://me@h/db?application_name=\(value)", environment: [:])
+            } throws: { error in
+                "\(error)".contains("application_name=") && "\(error)".contains("printable ASCII")
+            }
+        }
+    }
+
     /// jobq's tables live in a schema of their own: `jobq` unless the URL names another, kept
     /// as given (quoted) and refused when PostgreSQL would not keep it.
     @Test func theSchemaIsJobqUnlessTheURLNamesAnother() throws {
@@ -124,7 +162,7 @@ struct PostgresSettingsTests {
         ("postgres://h/db", "names no user"),
         ("postgres://me@h", "names no database"),
         ("postgres://me@h/db?sslmode=always", "sslmode=always"),
-        ("postgres://me@h/db?application_name=x", "'application_name' is not supported"),
+        ("postgres://me@h/db?fallback_application_name=x", "'fallback_application_name' is not supported"),
         ("postgres://me@h/db?statement_timeout=soon", "statement_timeout=soon in the PostgreSQL URL is not a duration"),
         ("postgres://me@h/db?lock_timeout=-5", "lock_timeout=-5 in the PostgreSQL URL is not a duration"),
         ("postgres://me@h/db?idle_in_transaction_session_timeout=2d", "is longer than a day"),

@@ -28,7 +28,11 @@ struct ChaosTests {
         await child.wait()
         let line = try String(contentsOfFile: out, encoding: .utf8)
         print(line)
-        #expect(child.terminationStatus == 0, "\(line)")
+        let errors = (try? String(contentsOfFile: scratch.appendingPathComponent("err").path, encoding: .utf8)) ?? ""
+        #expect(
+            child.terminationStatus == 0,
+            "\(child.terminationReason == .uncaughtSignal ? "killed by signal" : "exit status") \(child.terminationStatus): \(line)\n\(errors.suffix(3000))"
+        )
         #expect(line.contains("jobs \(jobs)/\(jobs) acknowledged"))
         #expect(line.contains("attempts burned by jobs that never started: 0 "))
         #expect(line.contains("lost 0, duplicates 0, over-attempts 0, event gaps 0, batch firings 1 (callbacks 1)"))
