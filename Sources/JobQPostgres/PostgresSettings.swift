@@ -59,8 +59,8 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
     /// How many connections one process opens to the server at most (`connections=N` in the
     /// URL, 1 to 64; 3 by default), and how they are spent (one listening for wake-ups, one for
     /// transactions, the rest for the hot path's single statements and for readers: see the
-    /// article "Moving to PostgreSQL"). With 1 there is no LISTEN connection, and other
-    /// processes' work is found by polling, about once a second.
+    /// article "PostgreSQL"). With 1 there is no LISTEN connection, and other processes' work is
+    /// found by polling, about once a second.
     ///
     /// ```swift
     /// var settings = try PostgresSettings(url: "postgres://jobq@db/jobs?connections=2")
