@@ -172,14 +172,15 @@ final class PostgresNotificationHub: Sendable {
             while !probeListening.isSet, ContinuousClock.now < listenDeadline {
                 try await Task.sleep(for: .milliseconds(5))
             }
-            try await sendProbe(probe, on: connection)
-            try await Task.sleep(for: .seconds(1))
-            let arrive = heard.isSet
-            let subscribers = state.withLock { state in
-                state.notificationsArrive = arrive
-                return Array(state.subscribers.values)
+            if await sendProbe(probe) {
+                try await Task.sleep(for: .seconds(1))
+                let arrive = heard.isSet
+                let subscribers = state.withLock { state in
+                    state.notificationsArrive = arrive
+                    return Array(state.subscribers.values)
+                }
+                if !arrive { for subscriber in subscribers { warn(subscriber) } }
             }
-            if !arrive { for subscriber in subscribers { warn(subscriber) } }
             while !Task.isCancelled {
                 try await Task.sleep(for: .seconds(10))
                 try await checkAlive(connection)
@@ -246,10 +247,27 @@ final class PostgresNotificationHub: Sendable {
         connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
-    /// Sent on the LISTEN connection itself (a session hears its own notifications), so that
-    /// the hub stays within the process's connection budget.
-    private func sendProbe(_ payload: String, on connection: PostgresConnection) async throws {
-        try await connection.query("SELECT pg_notify(\(probeChannel), \(payload))", logger: logger)
+    /// Sent from a second connection, for a moment: behind a pooler in transaction mode a
+    /// notification the LISTEN connection sent itself can come back to it (its server session
+    /// is still attached when the NOTIFY commits) while others' never do, so only another
+    /// connection's tells. That connection is named `<application_name>-probe` in
+    /// `pg_stat_activity` and is not waited for: a server that refuses it (too many
+    /// connections) leaves the question open rather than holding up the LISTEN.
+    /// Returns whether the probe was sent.
+    private func sendProbe(_ payload: String) async -> Bool {
+        var probing = settings
+        probing.applicationName = String(settings.applicationName.prefix(57)) + "-probe"
+        do {
+            let connection = try await PostgresConnection.connect(
+                configuration: try PostgresConnector(settings: probing, logger: logger).configuration(), id: 0,
+                logger: logger)
+            defer { Task { try? await connection.close() } }
+            try await connection.query("SELECT pg_notify(\(probeChannel), \(payload))", logger: logger)
+            return true
+        } catch {
+            logger.debug("the LISTEN probe could not be sent: \(PostgresConnector.explain(error))")
+            return false
+        }
     }
 }
 

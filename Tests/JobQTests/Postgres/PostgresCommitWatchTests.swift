@@ -151,7 +151,7 @@ extension PostgresCommitWatchTests {
                 settings,
                 """
                 SELECT count(*)::int FROM pg_stat_activity
-                WHERE datname = current_database() AND (query LIKE 'LISTEN%' OR query = 'SELECT pg_notify($1, $2)')
+                WHERE datname = current_database() AND query LIKE 'LISTEN%'
                 """, as: Int.self
             ).first ?? -1
         }
