@@ -86,6 +86,16 @@ public enum PostgresSchema {
         on connection: PostgresConnection, names: SchemaNames, logger: Logger,
         migrations: [PostgresMigration] = PostgresMigration.postgres
     ) async throws -> Report {
+        // Up to date already (every open but the first after an upgrade): read without setting
+        // or locking anything, so that opening through a pooler in transaction mode leaves no
+        // session setting or session lock behind on a server connection others then get.
+        if let (version, pending) = try? await check(
+            on: connection, names: names, logger: logger, migrations: migrations),
+            version > 0, pending.isEmpty,
+            !(try await hasStoreInPublic(on: connection, names: names, logger: logger))
+        {
+            return Report(fromVersion: version, toVersion: version, applied: [])
+        }
         // A migration may build an index over millions of rows, and a second process waits here
         // for the first to finish: neither is bounded like the hot path's statements.
         try await run(connection, logger, "SET statement_timeout = 0")

@@ -56,6 +56,12 @@ struct BenchCommand: AsyncParsableCommand {
             valueName: "ms"))
     var roundTripMs: Double = 1
 
+    @Option(
+        help: ArgumentHelp(
+            "With --db: also drain and pick up through this pooler's URL to the same database (PgBouncer in transaction mode; add prepare=off before PgBouncer 1.21).",
+            valueName: "url"))
+    var pooler: String?
+
     /// The minimal raw queue's worker, run by the bench itself in a child process.
     @Option(help: .hidden) var minimalRawWorker: String?
 

@@ -119,12 +119,14 @@
         /// jobq: `processes` `jobq work --concurrency 4` processes drain `count` jobs. Jobs per second.
         /// With `connections`, each process opens that many connections at most (the URL's
         /// `connections=`) instead of the default.
+        /// With `through`, the workers connect through that URL (a pooler's, to the same database).
         func drainWithWorkerProcesses(
-            _ count: Int, processes: Int, partitions: Int? = nil, connections: Int? = nil,
+            _ count: Int, processes: Int, partitions: Int? = nil, connections: Int? = nil, through: String? = nil,
             on connection: PostgresConnection
         ) async throws -> Double {
             try await backlog(count, partitions: partitions)
-            let workerURL = connections.map { url + (url.contains("?") ? "&" : "?") + "connections=\($0)" } ?? url
+            let base = through ?? url
+            let workerURL = connections.map { base + (base.contains("?") ? "&" : "?") + "connections=\($0)" } ?? base
             let start = ContinuousClock.now
             let children = try (0..<processes).map { _ in
                 try BenchChild(["--db", workerURL, "work", "--until-empty", "--concurrency", "4", "--no-scheduler"])
@@ -148,12 +150,12 @@
         /// The worker is started with `workerArguments` too, and the samples begin once `ready`
         /// returns.
         func pickUpLatency(
-            _ count: Int, workerArguments: [String] = [], ready: (@Sendable () async throws -> Void)? = nil,
-            on connection: PostgresConnection
+            _ count: Int, workerArguments: [String] = [], through: String? = nil,
+            ready: (@Sendable () async throws -> Void)? = nil, on connection: PostgresConnection
         ) async throws -> [Double] {
             let queue = try await queue()
             let child = try BenchChild(
-                ["--db", url, "work", "--concurrency", "4", "--no-scheduler"] + workerArguments)
+                ["--db", through ?? url, "work", "--concurrency", "4", "--no-scheduler"] + workerArguments)
             try await ready?()
             var samples: [Double] = []
             for index in 0...count {
@@ -359,6 +361,16 @@
                         ))
                 }
             }
+            var pooled: (drain: Measured, pickUp: [Double])?
+            if label == "PostgreSQL", let pooler {
+                progress("drain with 1 `jobq work` process through the pooler")
+                let drain = try await jobq {
+                    try await bench.drainWithWorkerProcesses(drainCount, processes: 1, through: pooler, on: connection)
+                }
+                try await bench.reset(connection)
+                progress("pick-up latency through the pooler")
+                pooled = (drain, try await bench.pickUpLatency(min(latencyCount, 30), through: pooler, on: connection))
+            }
             try await bench.reset(connection)
             progress("pick-up latency")
             let latency = try await bench.pickUpLatency(latencyCount, on: connection)
@@ -419,6 +431,20 @@
                     value: percentile(latency, 99), unit: "ms")
             ]
             if let besideCleaner { rows.append(besideCleaner.row("\(label): pick-up", finished: finishedCount)) }
+            if let pooled {
+                rows += [
+                    Row(
+                        workload: "\(label): drain with 1 `jobq work` process through the pooler (--pooler)",
+                        value: pooled.drain, unit: "jobs/s", baseline: "the same drain direct",
+                        baselineValue: drains[0].rate, ratio: pooled.drain / drains[0].rate),
+                    Row(
+                        workload:
+                            "\(label): enqueue committed to done in an idle worker process through the pooler, p50 (no LISTEN: the 1 s poll)",
+                        value: percentile(pooled.pickUp, 50), unit: "ms", baseline: "the same direct",
+                        baselineValue: percentile(latency, 50),
+                        ratio: percentile(latency, 50) / percentile(pooled.pickUp, 50))
+                ]
+            }
             return rows
         }
     }

@@ -9,9 +9,20 @@ import Testing
 /// default `max_connections`) drain a backlog to the end: each opens at most 3 (the default
 /// budget), the ones refused wait with backoff and say so once, none crashes or spins, and
 /// every job runs once.
+///
+/// Forty debug-built processes starve the timing-sensitive tests that run beside them, so this
+/// one runs alone: `.ci/run` runs it in a second `swift test` with `JOBQ_TEST_RUN_ALONE=1` after
+/// the suite passed; the suite itself lists it as skipped, saying so.
 @Suite("PostgreSQL: forty workers against a connection limit")
 struct ConnectionLimitProcessTests {
-    @Test func fortyWorkersShareAHundredConnections() async throws {
+    static let runsAlone = ProcessInfo.processInfo.environment["JOBQ_TEST_RUN_ALONE"] == "1"
+
+    @Test(
+        .enabled(
+            if: runsAlone,
+            "forty processes: run alone with JOBQ_TEST_RUN_ALONE=1 swift test --filter ConnectionLimitProcessTests (.ci/run does)"
+        ))
+    func fortyWorkersShareAHundredConnections() async throws {
         guard let url = PostgresTestServer.url else {
             Issue.record("no PostgreSQL server: set JOBQ_TEST_POSTGRES_URL (scripts/postgres.sh start)")
             return
@@ -36,7 +47,7 @@ struct ConnectionLimitProcessTests {
         let scratch = TestScratch.url("connection-limit")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let jobs = 3000
+        let jobs = 1200
         let file = scratch.appendingPathComponent("jobs.jsonl")
         try String(repeating: #"{"executor":"sleep","payload":{"seconds":0.05}}"# + "\n", count: jobs)
             .write(to: file, atomically: true, encoding: .utf8)

@@ -22,7 +22,7 @@ struct StoreTests {
         let payload = #"{"blob":""# + String(repeating: "x", count: 3000) + #""}"#
         for _ in 0..<500 { try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: payload)) }
         #expect(size(store.path + "-wal") > 1000 * 4096, "the writes did not grow the WAL as expected")
-        try await EventProcessTests.waitFor("the WAL to be copied into the database file", timeout: 10) {
+        try await EventProcessTests.waitFor("the WAL to be copied into the database file", timeout: 30) {
             size(store.path) > fileBefore + 500 * 3000
         }
         // Commits that never pause: the WAL still stops growing (the inline checkpoint at 2000

@@ -1,0 +1,99 @@
+import Foundation
+import JobQ
+import Logging
+import Testing
+
+@testable import JobQCore
+@testable import JobQPostgres
+
+/// jobq behind Debian's PgBouncer in transaction pooling (`scripts/pgbouncer.sh`, started by
+/// CI), with `prepare=off`: a named subset of what the store does (enqueue, claim, completion,
+/// a dependent, a workflow, a limited queue, the event feed, the cleaner), and wake-ups, which
+/// fall back to the poll because LISTEN needs a session of its own.
+@Suite("PostgreSQL through PgBouncer")
+struct PgBouncerTests {
+    static let url = ProcessInfo.processInfo.environment["JOBQ_TEST_PGBOUNCER_URL"]
+
+    /// A fresh database (made directly) and its settings through the pooler; nil, after saying
+    /// so, when there is no pooler to test through.
+    static func throughPooler() async throws -> (direct: PostgresSettings, pooled: PostgresSettings)? {
+        guard PostgresTestServer.available else { return nil }
+        guard let url else {
+            Issue.record("no PgBouncer: set JOBQ_TEST_PGBOUNCER_URL (scripts/pgbouncer.sh start)")
+            return nil
+        }
+        let direct = try await PostgresTestDatabases.shared.fresh()
+        var pooled = try PostgresSettings(url: url)
+        pooled.database = direct.database
+        #expect(!pooled.preparesStatements, "the pooler's URL says prepare=off")
+        return (direct, pooled)
+    }
+
+    @Test func theHotPathAndWhatFollowsFromItWorkThroughThePooler() async throws {
+        guard let (_, pooled) = try await Self.throughPooler() else { return }
+        let queue = try await JobQueue(postgres: pooled, logger: PostgresTestServer.logger)
+        let first = try await queue.enqueue(SumExecutor.self, .init(a: 1, b: 2))
+        let batch = try await queue.enqueue(
+            contentsOf: try (0..<20).map { try JobRequest(SumExecutor.self, .init(a: $0, b: 1)) })
+        let dependent = try await queue.enqueue(SumExecutor.self, .init(a: 5, b: 5), options: .init(after: [first.id]))
+        try await queue.setLimits(QueueLimits(concurrency: 1), for: "limited")
+        let limited = try await queue.enqueue(
+            contentsOf: try (0..<5).map {
+                try JobRequest(SumExecutor.self, .init(a: $0, b: 0), options: .init(queue: "limited"))
+            })
+        let workflow = try await queue.submit(
+            try Workflow {
+                try WorkflowStep(executor: "sum", payloadJSON: #"{"a":1,"b":1}"#, options: .init(name: "one"))
+                try WorkflowStep(executor: "sum", payloadJSON: #"{"a":2,"b":2}"#, options: .init(name: "two"))
+            })
+        _ = try await work(queue, queues: ["default", "limited"])
+        for job in [first] + batch + [dependent] + limited {
+            let stored = try #require(try await queue.job(job.id))
+            #expect(stored.state == .succeeded && stored.attempt == 1, "\(stored)")
+        }
+        #expect(try await queue.job(first.id)?.resultJSON == #"{"sum":3}"#)
+        #expect(try await queue.workflow(workflow)?.state == .succeeded)
+        // The feed: each job enqueued, started and succeeded, in that order, once.
+        var kinds: [JobID: [EventKind]] = [:]
+        for event in try await queue.events(after: 0, limit: 1000) {
+            if let id = event.jobID { kinds[id, default: []].append(event.kind) }
+        }
+        #expect(kinds[first.id] == [.enqueued, .started, .succeeded])
+        #expect(kinds[dependent.id] == [.enqueued, .started, .succeeded])
+        // The cleaner deletes what its retention lets go.
+        try await queue.setRetention(QueueRetention(succeeded: .milliseconds(1)), for: "limited")
+        try await Task.sleep(for: .milliseconds(20))
+        let cleaned = try await queue.clean()
+        #expect(cleaned.jobs == limited.count, "\(cleaned)")
+        #expect(try await queue.job(limited[0].id) == nil)
+    }
+
+    /// LISTEN needs a session, which transaction pooling does not keep: the probe finds that
+    /// notifications do not arrive, an idle worker says so once and finds new work by its poll
+    /// (about a second) instead.
+    @Test func anIdleWorkerBehindThePoolerFindsNewWorkByItsPoll() async throws {
+        guard let (_, pooled) = try await Self.throughPooler() else { return }
+        let log = LogRecorder()
+        let logger = Logger(label: "test") { _ in log }
+        let queue = try await JobQueue(postgres: pooled, logger: logger)
+        let producer = try await JobQueue(postgres: pooled, logger: PostgresTestServer.logger)
+        let pool = WorkerPool(
+            queue: queue, executors: BuiltinExecutors.all, options: quickOptions(stopWhen: .never), logger: logger)
+        let running = Task { try await pool.run() }
+        defer { running.cancel() }
+        try await eventually(.seconds(10), "the worker to find that notifications do not arrive") {
+            log.messages.contains { $0.contains("notifications do not arrive") }
+        }
+        for round in 0..<3 {
+            let job = try await producer.enqueue(SumExecutor.self, .init(a: round, b: 1))
+            let start = ContinuousClock.now
+            try await eventually(.seconds(10), "job \(round) to run") {
+                try await producer.job(job.id)?.state == .succeeded
+            }
+            #expect(ContinuousClock.now - start < .seconds(3), "found by the poll, about a second")
+        }
+        #expect(log.messages.filter { $0.contains("notifications do not arrive") }.count == 1)
+        running.cancel()
+        _ = try await within(.seconds(20), "the pool to stop") { try? await running.value }
+    }
+}
