@@ -116,7 +116,8 @@ final class PostgresNotificationHub: Sendable {
         var first = true
         while !Task.isCancelled {
             do {
-                let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
+                // The server itself when the URL names it for LISTEN (behind a pooler).
+                let connection = try await PostgresConnector(settings: settings.forListening, logger: logger).connect()
                 try await withTaskCancellationHandler {
                     try await serve(connection, reconnected: !first, generation: generation)
                 } onCancel: {

@@ -67,6 +67,17 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
     /// settings.connections = 5
     /// ```
     public var connections = ConnectionLayout.defaultBudget
+    /// Where the LISTEN connection goes instead of ``host`` and ``port`` (`listen_host=` and
+    /// `listen_port=` in the URL): behind a pooler in transaction mode, which cannot keep a
+    /// LISTEN, name the server itself here and workers are woken at once rather than by their
+    /// poll. Same user, password and database; nil: ``host`` and ``port``.
+    ///
+    /// ```swift
+    /// let settings = try PostgresSettings(url: "postgres://jobq@pgbouncer:6432/jobs?prepare=off&listen_host=db.internal&listen_port=5432")
+    /// ```
+    public var listenHost: String?
+    /// The LISTEN connection's port when it differs from ``port`` (see ``listenHost``).
+    public var listenPort: Int?
     /// The name jobq's connections show in `pg_stat_activity` (`application_name=` in the URL, as
     /// in libpq; `jobq` by default): printable ASCII, at most 63 characters.
     public var applicationName = PostgresSettings.defaultApplicationName
@@ -119,8 +130,23 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         var schema = Self.defaultSchema
         var connections = ConnectionLayout.defaultBudget
         var applicationName = Self.defaultApplicationName
+        var listenHost: String?
+        var listenPort: Int?
         for item in components.queryItems ?? [] {
             switch item.name {
+            case "listen_host":
+                guard let value = item.value, !value.isEmpty else {
+                    throw JobQueueError.invalidInput(
+                        "listen_host in the PostgreSQL URL is empty: name the server the LISTEN connection goes to directly"
+                    )
+                }
+                listenHost = value
+            case "listen_port":
+                guard let port = Int(item.value ?? ""), (1...65535).contains(port) else {
+                    throw JobQueueError.invalidInput(
+                        "listen_port=\(item.value ?? "") in the PostgreSQL URL is not a port (1 to 65535)")
+                }
+                listenPort = port
             case "application_name":
                 applicationName = item.value ?? ""
                 try Self.checkApplicationName(applicationName)
@@ -164,7 +190,7 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
             default:
                 guard try timeouts.read(item.name, item.value ?? "") else {
                     throw JobQueueError.invalidInput(
-                        "the PostgreSQL URL parameter '\(item.name)' is not supported; jobq reads schema, sslmode, sslrootcert, prepare, connections, application_name, "
+                        "the PostgreSQL URL parameter '\(item.name)' is not supported; jobq reads schema, sslmode, sslrootcert, prepare, connections, application_name, listen_host, listen_port, "
                             + Timeouts.parameterNames.joined(separator: ", "))
                 }
             }
@@ -183,6 +209,8 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         self.schema = schema
         self.connections = connections
         self.applicationName = applicationName
+        self.listenHost = listenHost
+        self.listenPort = listenPort
         defaultRootCertificatePath = environment["HOME"].map { $0 + "/.postgresql/root.crt" }
         if let password = components.password {
             self.password = password
@@ -194,6 +222,16 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
                 Self.passwordFromFile($0, host: host, port: self.port, database: database, user: user)
             }
         }
+    }
+
+    /// These settings with the LISTEN connection's host and port (``listenHost``).
+    var forListening: PostgresSettings {
+        var direct = self
+        direct.host = listenHost ?? host
+        direct.port = listenPort ?? port
+        direct.listenHost = nil
+        direct.listenPort = nil
+        return direct
     }
 
     /// Refuses an application name PostgreSQL would not show as given: empty, over 63
@@ -240,6 +278,12 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         parameters += timeouts.urlParameters
         if !preparesStatements { parameters.append("prepare=off") }
         if connections != ConnectionLayout.defaultBudget { parameters.append("connections=\(connections)") }
+        if let listenHost {
+            parameters.append(
+                "listen_host=\(listenHost.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? listenHost)"
+            )
+        }
+        if let listenPort { parameters.append("listen_port=\(listenPort)") }
         if applicationName != Self.defaultApplicationName {
             parameters.append(
                 "application_name=\(applicationName.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? applicationName)"

@@ -96,4 +96,44 @@ struct PgBouncerTests {
         running.cancel()
         _ = try await within(.seconds(20), "the pool to stop") { try? await running.value }
     }
+
+    /// With `listen_host`/`listen_port` naming the server itself, the LISTEN connection goes
+    /// around the pooler: notifications arrive (no warning) and an idle worker behind the pooler
+    /// starts each new job at once, well inside its 1 s poll.
+    @Test func aDirectListenConnectionWakesAWorkerBehindThePooler() async throws {
+        guard let (direct, pooled) = try await Self.throughPooler() else { return }
+        var listening = pooled
+        listening.listenHost = direct.host
+        listening.listenPort = direct.port
+        #expect(try PostgresSettings(url: listening.description) == listening, "\(listening)")
+        let log = LogRecorder()
+        let logger = Logger(label: "test") { _ in log }
+        let queue = try await JobQueue(postgres: listening, logger: logger)
+        let producer = try await JobQueue(postgres: pooled, logger: PostgresTestServer.logger)
+        let pool = WorkerPool(
+            queue: queue, executors: BuiltinExecutors.all, options: quickOptions(stopWhen: .never), logger: logger)
+        let running = Task { try await pool.run() }
+        defer { running.cancel() }
+        // The first job waits for the worker to start and listen.
+        let warmUp = try await producer.enqueue(SumExecutor.self, .init(a: 0, b: 0))
+        try await eventually(.seconds(10), "the worker to start") {
+            try await producer.job(warmUp.id)?.state == .succeeded
+        }
+        try await Task.sleep(for: .milliseconds(1500))  // the probe's second, and idle
+        var waits: [Duration] = []
+        for round in 0..<5 {
+            let job = try await producer.enqueue(SumExecutor.self, .init(a: round, b: 1))
+            let start = ContinuousClock.now
+            try await eventually(.seconds(10), "job \(round) to run") {
+                try await producer.job(job.id)?.state == .succeeded
+            }
+            waits.append(ContinuousClock.now - start)
+            try await Task.sleep(for: .milliseconds(Int.random(in: 100...400)))
+        }
+        // Woken by the notification: most of them far inside the poll's second.
+        #expect(waits.sorted()[2] < .milliseconds(300), "median wait \(waits.sorted()[2]) of \(waits)")
+        #expect(!log.messages.contains { $0.contains("notifications do not arrive") }, "\(log.messages)")
+        running.cancel()
+        _ = try await within(.seconds(20), "the pool to stop") { try? await running.value }
+    }
 }

@@ -86,6 +86,29 @@ struct PostgresSettingsTests {
         #expect(layouts.map(\.readers) == [0, 0, 0, 0, 0, 1, 2, 3])
     }
 
+    /// `listen_host`/`listen_port` send the LISTEN connection elsewhere (around a pooler), with
+    /// the same user and database; the rest of the settings keep the pooler's address.
+    @Test func theListenConnectionMayGoToAnotherAddress() throws {
+        let settings = try PostgresSettings(
+            url: "postgres://me@pooler:6432/db?prepare=off&listen_host=db.internal&listen_port=5432", environment: [:])
+        #expect(settings.host == "pooler" && settings.port == 6432)
+        #expect(settings.listenHost == "db.internal" && settings.listenPort == 5432)
+        let listening = settings.forListening
+        #expect(listening.host == "db.internal" && listening.port == 5432 && listening.database == "db")
+        #expect(try PostgresSettings(url: settings.description, environment: [:]) == settings)
+        let plain = try PostgresSettings(url: "postgres://me@h/db", environment: [:]).forListening
+        #expect(plain.host == "h" && plain.port == 5432)
+        for (value, message) in [
+            ("listen_host=", "listen_host"), ("listen_port=0", "listen_port=0"), ("listen_port=x", "listen_port=x")
+        ] {
+            #expect {
+                try PostgresSettings(url: "postgres://me@h/db?\(value)", environment: [:])
+            } throws: { error in
+                "\(error)".contains(message)
+            }
+        }
+    }
+
     /// jobq's connections show as `jobq` in `pg_stat_activity` unless the URL names another
     /// application; a name PostgreSQL would cut or mangle is refused.
     @Test func connectionsAreNamedJobqUnlessTheURLNamesAnother() throws {
