@@ -37,6 +37,29 @@ struct ConnectionLayout: Equatable, Sendable {
         readers = max(0, budget - 5)
     }
 
+    /// The single-statement lines' names, in index order.
+    var lineNames: [String] {
+        switch lines {
+        case 0: []
+        case 1: ["statements"]
+        case 2: ["enqueues+completions", "claims"]
+        default: ["enqueues", "claims", "completions"]
+        }
+    }
+
+    /// Which line a kind of statement goes on; nil when it goes on the writer's connection.
+    func line(for kind: AutocommitLine) -> Int? {
+        switch (lines, kind) {
+        case (0, _): nil
+        case (1, _): 0
+        case (2, .claims): 1
+        case (2, _): 0
+        case (_, .enqueues): 0
+        case (_, .claims): 1
+        case (_, .completions): 2
+        }
+    }
+
     /// Connections this layout opens at most.
     var total: Int { (listens ? 1 : 0) + 1 + lines + readers }
 }

@@ -49,11 +49,7 @@ final class PostgresServer: Sendable {
         let connector = PostgresConnector(settings: settings, logger: logger)
         writer = SessionSlot(name: "jobq.postgres.writer", connector: connector)
         readers = (0..<layout.readers).map { SessionSlot(name: "jobq.postgres.reader\($0)", connector: connector) }
-        let names =
-            layout.lines == 1
-            ? ["statements"]
-            : layout.lines == 2 ? ["enqueues+completions", "claims"] : ["enqueues", "claims", "completions"]
-        lines = names.prefix(layout.lines).map { DirectSession(name: "jobq.postgres.\($0)", connector: connector) }
+        lines = layout.lineNames.map { DirectSession(name: "jobq.postgres.\($0)", connector: connector) }
     }
 
     var dialect: SQLDialect { .postgres }
@@ -77,15 +73,7 @@ final class PostgresServer: Sendable {
 
     /// The connection of `line` in this layout, nil when it has none.
     private func session(for line: AutocommitLine) -> DirectSession? {
-        switch (lines.count, line) {
-        case (0, _): nil
-        case (1, _): lines[0]
-        case (2, .claims): lines[1]
-        case (2, _): lines[0]
-        case (_, .enqueues): lines[0]
-        case (_, .claims): lines[1]
-        case (_, .completions): lines[2]
-        }
+        layout.line(for: line).map { lines[$0] }
     }
 
     /// The lock, and the notifications for `audience`, in one round trip.

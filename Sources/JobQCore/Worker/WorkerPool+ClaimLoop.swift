@@ -49,16 +49,11 @@ extension WorkerPool {
                     }
                 } else {
                     startSlots()
-                    let (active, buffered, prefetch, refillThreshold) = state.withLock { state in
-                        (
-                            state.active, state.bufferedCount,
-                            state.prefetch(maximum: options.prefetch, concurrency: concurrency),
-                            state.refillThreshold(maximum: options.prefetch, concurrency: concurrency)
-                        )
+                    let refill = state.withLock {
+                        $0.refill(maximumPrefetch: options.prefetch, concurrency: concurrency)
                     }
-                    let wanted = concurrency + prefetch - buffered - active
                     var claimed: [BufferedJob] = []
-                    if buffered <= refillThreshold, wanted > 0 {
+                    if let (wanted, startingNow) = refill {
                         let idle = state.withLock { $0.lastClaimShort }
                         var worthClaiming = !idle || signal.takeWorkHint()
                         if !worthClaiming {
@@ -81,8 +76,7 @@ extension WorkerPool {
                         if mayClaim {
                             // Jobs that go to free slots at once have their start recorded by the
                             // claim itself; the rest start through the completion batcher.
-                            claimed = await claim(
-                                limit: wanted, startingNow: buffered == 0 ? max(0, concurrency - active) : 0)
+                            claimed = await claim(limit: wanted, startingNow: startingNow)
                         }
                         state.withLock { state in
                             if mayClaim {
@@ -181,13 +175,7 @@ extension WorkerPool {
                 if forGood { await endUnreadableJobs(of: failed) }
             }
         }
-        let claimed = jobs.map { (job: $0, race: AttemptRace()) }
-        state.withLock { state in
-            for (job, race) in claimed {
-                state.running[job.id] = PoolState.RunningJob(job: job, race: race, interruption: nil)
-            }
-        }
-        return claimed
+        return state.withLock { $0.hold(jobs) }
     }
 
     /// Backs off what a failed claim names (its queue, or every queue) and says so. Returns the

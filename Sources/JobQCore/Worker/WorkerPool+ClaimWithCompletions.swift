@@ -14,20 +14,14 @@ extension WorkerPool {
         let jobLimit = options.maximumJobs ?? Int.max
         let now = ContinuousClock.now
         return state.withLock { state in
-            guard !state.claimingEnded, !state.claimInFlight, state.drainDeadline == nil, state.started < jobLimit
+            guard !state.claimingEnded, !state.claimInFlight, state.drainDeadline == nil, state.started < jobLimit,
+                let (wanted, startingNow) = state.refill(maximumPrefetch: options.prefetch, concurrency: concurrency)
             else { return nil }
-            let prefetch = state.prefetch(maximum: options.prefetch, concurrency: concurrency)
-            let threshold = state.refillThreshold(maximum: options.prefetch, concurrency: concurrency)
-            let (active, buffered) = (state.active, state.bufferedCount)
-            let wanted = concurrency + prefetch - buffered - active
-            guard buffered <= threshold, wanted > 0 else { return nil }
             let open = state.claimBackoff.open(queues, at: now)
             guard !open.isEmpty else { return nil }
             state.claimInFlight = true
             state.nextDue = .unknown
-            return ClaimRequest(
-                queues: open, limit: wanted, lease: options.lease,
-                startingNow: buffered == 0 ? max(0, concurrency - active) : 0)
+            return ClaimRequest(queues: open, limit: wanted, lease: options.lease, startingNow: startingNow)
         }
     }
 
@@ -37,18 +31,14 @@ extension WorkerPool {
     func claimedWithCompletions(_ request: ClaimRequest, _ result: CompletionBatcher.ClaimResult) {
         switch result {
         case .claimed(let jobs):
-            let entries = jobs.map { (job: $0, race: AttemptRace()) }
             let stopping = state.withLock { state in
                 state.claimInFlight = false
                 state.lastClaimShort = jobs.count < request.limit
-                for (job, race) in entries {
-                    state.running[job.id] = PoolState.RunningJob(job: job, race: race, interruption: nil)
-                }
-                state.appendToBuffer(entries)
+                state.appendToBuffer(state.hold(jobs))
                 return state.claimingEnded || state.drainDeadline != nil
             }
             if stopping { handBack { $0.takeAllBuffered() } }
-            signal.poke(workArrived: !entries.isEmpty)
+            signal.poke(workArrived: !jobs.isEmpty)
         case .failed(let error):
             state.withLock { $0.claimInFlight = false }
             let (failed, forGood) = noteClaimFailure(error, at: .now)

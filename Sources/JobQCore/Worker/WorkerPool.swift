@@ -325,6 +325,28 @@ struct PoolState: Sendable {
     func refillThreshold(maximum: Int, concurrency: Int) -> Int {
         max(concurrency, prefetch(maximum: maximum, concurrency: concurrency) / 2)
     }
+
+    /// The claim the buffer wants now, nil when it is full enough: enough jobs for every slot
+    /// and the prefetch, the first `startingNow` of them going to free slots at once (their
+    /// start recorded by the claim) when nothing is buffered. The one rule of the claim loop and
+    /// of claims made with completions.
+    func refill(maximumPrefetch: Int, concurrency: Int) -> (wanted: Int, startingNow: Int)? {
+        let prefetch = prefetch(maximum: maximumPrefetch, concurrency: concurrency)
+        let wanted = concurrency + prefetch - bufferedCount - active
+        guard bufferedCount <= refillThreshold(maximum: maximumPrefetch, concurrency: concurrency), wanted > 0
+        else { return nil }
+        return (wanted, bufferedCount == 0 ? max(0, concurrency - active) : 0)
+    }
+
+    /// Holds jobs a claim took: registered as this pool's (leases renewed, shutdown releases
+    /// them), each with the race its attempt will run under.
+    mutating func hold(_ jobs: [ClaimedJob]) -> [BufferedJob] {
+        jobs.map { job in
+            let race = AttemptRace()
+            running[job.id] = RunningJob(job: job, race: race, interruption: nil)
+            return (job: job, race: race)
+        }
+    }
     var drainDeadline: ContinuousClock.Instant?
     var stats = WorkerPool.Statistics()
     /// When the next scheduled or retrying job falls due, as the last look at the store said;

@@ -29,6 +29,21 @@ struct PgBouncerTests {
         return (direct, pooled)
     }
 
+    /// A worker pool on `worker`, its log recorded, and a producer on `producer`.
+    static func idleWorker(worker: PostgresSettings, producer: PostgresSettings) async throws -> (
+        log: LogRecorder, producer: JobQueue, running: Task<Void, any Error>
+    ) {
+        let log = LogRecorder()
+        let logger = Logger(label: "test") { _ in log }
+        let queue = try await JobQueue(postgres: worker, logger: logger)
+        let pool = WorkerPool(
+            queue: queue, executors: BuiltinExecutors.all, options: quickOptions(stopWhen: .never), logger: logger)
+        return (
+            log, try await JobQueue(postgres: producer, logger: PostgresTestServer.logger),
+            Task { try await pool.run() }
+        )
+    }
+
     @Test func theHotPathAndWhatFollowsFromItWorkThroughThePooler() async throws {
         guard let (_, pooled) = try await Self.throughPooler() else { return }
         let queue = try await JobQueue(postgres: pooled, logger: PostgresTestServer.logger)
@@ -73,13 +88,7 @@ struct PgBouncerTests {
     /// (about a second) instead.
     @Test func anIdleWorkerBehindThePoolerFindsNewWorkByItsPoll() async throws {
         guard let (_, pooled) = try await Self.throughPooler() else { return }
-        let log = LogRecorder()
-        let logger = Logger(label: "test") { _ in log }
-        let queue = try await JobQueue(postgres: pooled, logger: logger)
-        let producer = try await JobQueue(postgres: pooled, logger: PostgresTestServer.logger)
-        let pool = WorkerPool(
-            queue: queue, executors: BuiltinExecutors.all, options: quickOptions(stopWhen: .never), logger: logger)
-        let running = Task { try await pool.run() }
+        let (log, producer, running) = try await Self.idleWorker(worker: pooled, producer: pooled)
         defer { running.cancel() }
         try await eventually(.seconds(10), "the worker to find that notifications do not arrive") {
             log.messages.contains { $0.contains("notifications do not arrive") }
@@ -106,13 +115,7 @@ struct PgBouncerTests {
         listening.listenHost = direct.host
         listening.listenPort = direct.port
         #expect(try PostgresSettings(url: listening.description) == listening, "\(listening)")
-        let log = LogRecorder()
-        let logger = Logger(label: "test") { _ in log }
-        let queue = try await JobQueue(postgres: listening, logger: logger)
-        let producer = try await JobQueue(postgres: pooled, logger: PostgresTestServer.logger)
-        let pool = WorkerPool(
-            queue: queue, executors: BuiltinExecutors.all, options: quickOptions(stopWhen: .never), logger: logger)
-        let running = Task { try await pool.run() }
+        let (log, producer, running) = try await Self.idleWorker(worker: listening, producer: pooled)
         defer { running.cancel() }
         // The first job waits for the worker to start and listen.
         let warmUp = try await producer.enqueue(SumExecutor.self, .init(a: 0, b: 0))
