@@ -6,6 +6,8 @@
 #   scripts/postgres.sh stop    # stops it and deletes the cluster
 #   scripts/postgres.sh ca      # prints the CA certificate the server's TLS certificate is
 #                               # signed with (for sslmode=verify-ca/verify-full tests)
+#   scripts/postgres.sh restart|halt|resume   # a fast restart; a stop keeping the cluster; a start
+#                               # of a halted one
 #
 # The tests read the URL from JOBQ_TEST_POSTGRES_URL:
 #   export JOBQ_TEST_POSTGRES_URL="$(scripts/postgres.sh start)"; swift test; scripts/postgres.sh stop
@@ -49,7 +51,8 @@ start)
         DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openssl >/dev/null
     fi
     tls=""
-    if command -v openssl >/dev/null; then
+    # JOBQ_PG_TLS=off: no certificates (a cluster of a test's own, which needs none).
+    if command -v openssl >/dev/null && [ "${JOBQ_PG_TLS:-on}" != off ]; then
         openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=jobq test CA" \
             -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
             -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
@@ -65,8 +68,9 @@ start)
     # processes, never the machine, so they check the same with it, and a DROP DATABASE (which
     # waits for a checkpoint) no longer stalls for a minute on a busy CI disk. Benches leave it on.
     fsync="-c fsync=${JOBQ_PG_FSYNC:-on}"
-    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=1000 $fsync $tls" start >/dev/null
+    # Kept for `halt`/`resume`/`restart`, which start the same server again.
+    echo "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=1000 $fsync $tls" >"$dir/options"
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o "$(cat "$dir/options")" start >/dev/null
     as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres jobq_test
     # Plain connections for the tests (sslmode=disable): TLS is for the tests that ask for it,
     # and a TLS handshake on every test connection would slow the whole suite.
@@ -74,6 +78,18 @@ start)
     ;;
 ca)
     [ -f "$dir/ca.crt" ] && echo "$dir/ca.crt"
+    ;;
+# For the tests of a server going away under jobq (on a cluster of their own: JOBQ_PG_DIR and
+# JOBQ_PG_PORT): a fast shutdown (sessions ended, 57P01) and start; or a stop and a later start.
+restart)
+    as_owner "$(find_bin)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m fast -w -o "$(cat "$dir/options")" \
+        restart >/dev/null
+    ;;
+halt)
+    as_owner "$(find_bin)/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+    ;;
+resume)
+    as_owner "$(find_bin)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o "$(cat "$dir/options")" start >/dev/null
     ;;
 stop)
     bin="$(find_bin)"
@@ -83,7 +99,7 @@ stop)
     rm -rf "$dir"
     ;;
 *)
-    echo "usage: scripts/postgres.sh start|stop|ca" >&2
+    echo "usage: scripts/postgres.sh start|stop|ca|restart|halt|resume" >&2
     exit 2
     ;;
 esac

@@ -58,10 +58,11 @@ struct StoreOptions: ParsableArguments {
 }
 
 #if Postgres
-    /// postgres-nio's own logging stays quiet unless something is wrong.
+    /// postgres-nio's own logging stays quiet unless something is wrong; jobq's says when the
+    /// server is back after an outage (at `notice`).
     let postgresLogger: Logger = {
         var logger = Logger(label: "jobq.postgres")
-        logger.logLevel = .warning
+        logger.logLevel = .notice
         return logger
     }()
 #endif

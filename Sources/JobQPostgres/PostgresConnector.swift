@@ -138,15 +138,27 @@ package struct PostgresConnector: Sendable {
 
     private func unavailable(_ error: any Error) -> any Error {
         if error is JobQueueError { return error }
-        if RefusalWait.isRefusedForNow(error) {
+        if ServerOutage.isRefusedForNow(error) {
             return JobQueueError.storeUnavailable(
                 "PostgreSQL at \(settings) refused new connections for \(DurationParser.format(RefusalWait.limit)): \(Self.explain(error)). "
                     + "The server has none to spare (max_connections, or the role's or database's CONNECTION LIMIT): "
                     + "give each process fewer (connections= in the URL), run fewer processes, or raise the limit")
         }
+        if ServerOutage.connectMayWork(after: error, settings: settings) {
+            return JobQueueError.storeUnavailable(
+                "PostgreSQL at \(settings) was out of reach for \(DurationParser.format(RefusalWait.limit)): \(Self.explain(error, otherwise: "08001")). "
+                    + "Check that the server runs; this process goes on trying")
+        }
         return JobQueueError.storeUnavailable(
-            "cannot connect to PostgreSQL at \(settings): \(Self.explain(error)). Check that the server runs and accepts "
+            "cannot connect to PostgreSQL at \(settings): \(Self.explain(error, otherwise: "08001")). Check that the server runs and accepts "
                 + "this user and database, and the password (URL, PGPASSWORD or ~/.pgpass)")
+    }
+
+    /// ``explain(_:)``, with `state` as the SQLSTATE when the server gave none (a connection
+    /// that failed or never opened: class 08, what callers tell an outage by).
+    static func explain(_ error: any Error, otherwise state: String) -> String {
+        let said = explain(error)
+        return said.contains("(SQLSTATE ") ? said : said + " (SQLSTATE \(state))"
     }
 
     /// What a postgres-nio error says, without anything the server could echo of the password.

@@ -115,9 +115,11 @@ final class PostgresNotificationHub: Sendable {
     private func run(generation: Int) async {
         var first = true
         while !Task.isCancelled {
+            var opened: ContinuousClock.Instant?
             do {
                 // The server itself when the URL names it for LISTEN (behind a pooler).
                 let connection = try await PostgresConnector(settings: settings.forListening, logger: logger).connect()
+                opened = .now
                 try await withTaskCancellationHandler {
                     try await serve(connection, reconnected: !first, generation: generation)
                 } onCancel: {
@@ -127,9 +129,15 @@ final class PostgresNotificationHub: Sendable {
                 return
             } catch {
                 if Task.isCancelled { return }
-                logger.warning(
-                    "listening for PostgreSQL notifications failed: \(PostgresConnector.explain(error)); retrying in 1s"
-                )
+                if ServerOutage.isOutage(error) {
+                    ServerOutage.noteFailure(
+                        error, connection: "jobq.postgres.listen", opened: opened, logger: logger,
+                        settings: settings.forListening)
+                } else {
+                    logger.warning(
+                        "listening for PostgreSQL notifications failed: \(PostgresConnector.explain(error)); retrying in 1s"
+                    )
+                }
                 try? await Task.sleep(for: .seconds(1))
             }
             first = false

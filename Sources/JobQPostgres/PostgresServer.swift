@@ -158,7 +158,7 @@ private final class SessionSlot: @unchecked Sendable {
                         do {
                             return try session.run(sql, values)
                         } catch {
-                            if session.isClosed { self.drop() }
+                            if session.isClosed { self.drop(after: error) }
                             throw error
                         }
                     })
@@ -189,7 +189,7 @@ private final class SessionSlot: @unchecked Sendable {
                 // administrator): nothing of this transaction was sent, so it starts again on a
                 // new one.
                 guard session.isClosed else { throw error }
-                drop()
+                drop(after: nil)
                 session = try connected()
                 _ = try session.run(begin, [])
             }
@@ -199,31 +199,34 @@ private final class SessionSlot: @unchecked Sendable {
             return result
         } catch {
             if session.isClosed {
-                drop()
+                drop(after: error)
             } else if (try? session.run("ROLLBACK", [])) == nil {
                 try? session.connection.close().wait()
-                drop()
+                drop(after: error)
             }
             throw error
         }
     }
 
-    /// Forgets a lost or abandoned connection; the next transaction opens a new one and says so.
-    private func drop() {
+    /// Forgets a lost or abandoned connection (`error` is why; nil when it was found closed
+    /// while idle), and says so once per outage; the next transaction opens a new one.
+    private func drop(after error: (any Error)?) {
+        let opened = session?.opened
         session = nil
         lostEarlier = true
+        ServerOutage.noteFailure(
+            error, connection: name, opened: opened, logger: connector.logger, settings: connector.settings)
     }
 
     private func connected() throws -> PostgresSession {
         if let session {
             if !session.isClosed { return session }
-            drop()
+            drop(after: nil)
         }
         if lostEarlier {
             // Ended by the server (idle_in_transaction_session_timeout, a restart), by the
-            // network, or given up by the client's deadline.
-            connector.logger.warning(
-                "the PostgreSQL connection \(name) was lost; opening a new one to \(connector.settings)")
+            // network, or given up by the client's deadline; said once by the outage.
+            connector.logger.debug("opening a new PostgreSQL connection \(name) to \(connector.settings)")
         }
         let session = PostgresSession(
             connection: try connector.connectBlocking(), names: connector.settings.schemaNames,
@@ -274,8 +277,8 @@ private final class DirectSession: Sendable {
         } catch {
             // A connection that failed (closed by the watchdog, by the server, by the network)
             // is given up at once, even while its close is still under way.
-            if !PostgresStoreError.isServerAnswer(error) {
-                drop(session)
+            if !PostgresStoreError.isServerAnswer(error) || ServerOutage.isConnectionLost(error) {
+                drop(session, after: error)
                 session.close()
             }
             throw PostgresStoreError.from(error, sql: sql)
@@ -283,18 +286,21 @@ private final class DirectSession: Sendable {
     }
 
     private func connected() async throws -> PostgresSession {
-        let (current, lost) = state.withLock { state -> (PostgresSession?, Bool) in
+        let (current, lost, closed) = state.withLock { state -> (PostgresSession?, Bool, PostgresSession?) in
+            var closed: PostgresSession?
             if let session = state.session, session.isClosed {
                 state.session = nil
                 state.lost = true
+                closed = session
             }
-            return (state.session, state.lost)
+            return (state.session, state.lost, closed)
         }
         if let current { return current }
-        if lost {
-            connector.logger.warning(
-                "the PostgreSQL connection \(name) was lost; opening a new one to \(connector.settings)")
+        if let closed {
+            ServerOutage.noteFailure(
+                nil, connection: name, opened: closed.opened, logger: connector.logger, settings: connector.settings)
         }
+        if lost { connector.logger.debug("opening a new PostgreSQL connection \(name) to \(connector.settings)") }
         let session = PostgresSession(
             connection: try await connector.connect(), names: connector.settings.schemaNames,
             logger: connector.logger,
@@ -310,12 +316,16 @@ private final class DirectSession: Sendable {
         return kept
     }
 
-    private func drop(_ session: PostgresSession) {
-        state.withLock { state in
-            if state.session === session {
-                state.session = nil
-                state.lost = true
-            }
+    private func drop(_ session: PostgresSession, after error: any Error) {
+        let dropped = state.withLock { state in
+            guard state.session === session else { return false }
+            state.session = nil
+            state.lost = true
+            return true
+        }
+        if dropped {
+            ServerOutage.noteFailure(
+                error, connection: name, opened: session.opened, logger: connector.logger, settings: connector.settings)
         }
     }
 

@@ -11,6 +11,8 @@ import Synchronization
 final class PostgresSession: @unchecked Sendable {
     // Unchecked: a session is only ever used on its own serial queue (see `PostgresServer`).
     let connection: PostgresConnection
+    /// When the connection opened (a lost one opened before an outage ended was cut by it).
+    let opened = ContinuousClock.now
     private let logger: Logger
     private let inFlight = InFlightStatement()
     private let watchdog: RepeatedTask?
@@ -210,6 +212,7 @@ enum PostgresStoreError {
                 "PostgreSQL refused a statement: \(message) (SQLSTATE \(state)) in: \(sql.prefix(300))")
         }
         return JobQueueError.storeUnavailable(
-            "PostgreSQL connection failed: \(PostgresConnector.explain(error)); check that the server runs")
+            "PostgreSQL connection failed: \(PostgresConnector.explain(error, otherwise: "08006")); check that the server runs"
+        )
     }
 }

@@ -51,6 +51,10 @@ final class ServerStore: SQLStore {
         server.otherCommitsWatch(for: interest)
     }
 
+    var reclaimsHeldOff: Bool {
+        ServerOutage.outOfReach(within: ServerOutage.reclaimHold, settings: server.settings)
+    }
+
     /// A look at the server costs a round trip; the claim loop looks itself.
     func claimOutlookHere(queues: [String]) -> ClaimOutlook? { nil }
 

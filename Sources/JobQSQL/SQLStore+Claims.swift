@@ -144,6 +144,7 @@ extension SQLStore {
     /// dead when that was their last attempt. Returns how many were reclaimed.
     package func reclaimExpiredLeases() async throws -> Int {
         let now = SharedSQL.now()
+        guard !reclaimsHeldOff else { return 0 }
         let anyExpired = try await read { db in
             try db.fetchOne(
                 Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM jobq_jobs WHERE state = 'running' AND lease_until < ?)",
@@ -151,6 +152,8 @@ extension SQLStore {
         }
         guard anyExpired else { return 0 }
         return try await write { db in
+            // Asked again here: a write that waited for the server to come back runs after it.
+            guard !self.reclaimsHeldOff else { return 0 }
             let expired = try db.fetchRows(
                 sql: """
                     SELECT \(ClaimedJob.columns), worker_id, started_at FROM jobq_jobs

@@ -40,6 +40,14 @@ package protocol SQLStore: Store {
     /// An index of jobq's tables, by `name`, as a statement that drops it refers to it: a
     /// server store qualifies it with its schema.
     func indexReference(_ name: String) -> String
+    /// Whether this process finds the store out of reach, or did a moment ago (a server
+    /// restarting): expired leases then wait to be reclaimed, since the workers holding them
+    /// were cut off too and renew them once it answers. A file store is never out of reach.
+    var reclaimsHeldOff: Bool { get }
+}
+
+extension SQLStore {
+    package var reclaimsHeldOff: Bool { false }
 }
 
 extension SQLStore {

@@ -1,3 +1,5 @@
+import Logging
+
 /// Whether a store error is worth retrying as it is.
 ///
 /// Transient: the connection was lost, a lock or statement timed out, the transaction was
@@ -44,10 +46,34 @@ package enum StoreErrorKind: Sendable, Equatable {
         }
     }
 
+    /// Whether `error` is the store out of reach: a connection lost or never opened (SQLSTATE
+    /// class 08), the server ending sessions (57P01 shutting down, 57P02 after a crash), starting
+    /// (57P03) or out of connections (53300). A store out of reach says so itself, once per
+    /// outage, so callers log the failures it causes at `debug`: one outage fails every
+    /// statement in flight at once, and a line each would bury what happened.
+    package static func isOutage(_ error: any Error) -> Bool {
+        let message: String
+        switch error {
+        case let failure as QueueClaimFailure: return isOutage(failure.underlying)
+        case JobQueueError.storeUnavailable(let said): message = said
+        default: return false
+        }
+        guard let state = sqlState(in: message) else { return false }
+        return state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300"].contains(state)
+    }
+
     /// The SQLSTATE PostgreSQL's refusals carry in jobq's message: "... (SQLSTATE 22021) in: ...".
     static func sqlState(in message: String) -> String? {
         guard let range = message.range(of: "(SQLSTATE ") else { return nil }
         let code = message[range.upperBound...].prefix(5)
         return code.count == 5 ? String(code) : nil
+    }
+}
+
+extension Logger {
+    /// Logs a failed store operation at `level`, or at `debug` when the store is out of reach
+    /// (``StoreErrorKind/isOutage(_:)``: the store said that itself, once).
+    package func storeFailure(_ level: Logger.Level, _ error: any Error, _ message: @autoclosure () -> Logger.Message) {
+        log(level: StoreErrorKind.isOutage(error) ? .debug : level, message())
     }
 }

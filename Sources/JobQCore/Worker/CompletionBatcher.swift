@@ -298,7 +298,8 @@ final class CompletionBatcher: Sendable {
                         state.starts = unwritten.starts + state.starts
                     }
                     let backoff = min(Self.maximumBackoff, .milliseconds(50) * (1 << min(failures - 1, 10)))
-                    logger.error(
+                    logger.storeFailure(
+                        .error, error,
                         "could not record \(unwritten.items.count) outcome(s) and \(unwritten.starts.count) start(s) (\(error)); the jobs stay held and the write is tried again in \(DurationParser.format(backoff)) (failure \(failures) in a row)"
                     )
                     try? await Task.sleep(for: backoff)

@@ -44,20 +44,24 @@ final class AttemptRace: Sendable {
 
     private let state = Mutex(State.pending)
 
-    func resolve(_ end: End) {
-        let continuation: CheckedContinuation<End, Never>? = state.withLock { state in
+    /// Returns whether `end` won: false when the race was already decided (an executor that
+    /// finished a moment before its job was found cancelled or taken over).
+    @discardableResult
+    func resolve(_ end: End) -> Bool {
+        let (won, continuation) = state.withLock { state -> (Bool, CheckedContinuation<End, Never>?) in
             switch state {
             case .pending:
                 state = .resolved(end)
-                return nil
+                return (true, nil)
             case .waiting(let continuation):
                 state = .consumed
-                return continuation
+                return (true, continuation)
             case .resolved, .consumed:
-                return nil
+                return (false, nil)
             }
         }
         continuation?.resume(returning: end)
+        return won
     }
 
     var isResolved: Bool {

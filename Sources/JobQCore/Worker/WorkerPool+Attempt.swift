@@ -126,7 +126,8 @@ extension WorkerPool {
             let refused = try await queue.store.complete([], starting: [job], workerID: workerID)
             return refused.starts.contains(job.id) ? .refused : .recorded
         } catch {
-            logger.error(
+            logger.storeFailure(
+                .error, error,
                 "job \(job.id): could not record its start before running it (\(error)); it goes back to its queue unstarted"
             )
             return .failed
@@ -174,7 +175,8 @@ extension WorkerPool {
         for item in items {
             if case .failure(let error) = refused {
                 // The lease will expire and the job will run again: at-least-once, never lost.
-                logger.error(
+                logger.storeFailure(
+                    .error, error,
                     "job \(item.job.id): could not record the outcome (\(error)); it will run again when its lease expires"
                 )
             } else if refusedIDs.contains(item.job.id) {

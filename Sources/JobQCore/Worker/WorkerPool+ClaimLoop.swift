@@ -185,7 +185,8 @@ extension WorkerPool {
         let kind = StoreErrorKind(of: error)
         let delay = state.withLock { $0.claimBackoff.failed(queue: failure?.queue, kind: kind, at: now) }
         let what = failure?.queue.map { "claims from queue '\($0)'" } ?? "claims"
-        logger.error(
+        logger.storeFailure(
+            .error, error,
             "claim failed: \(failure.map { "\($0.underlying)" } ?? "\(error)"); \(what) wait \(DurationParser.format(delay)) (\(kind == .transient ? "a transient error" : "a permanent error: the data must change first"))"
         )
         return (failure?.queue, kind == .permanent)

@@ -22,7 +22,8 @@ extension WorkerPool {
                         ])
                 }
             } catch {
-                logger.warning("the cleaner could not finish its pass: \(error); trying again in \(interval)")
+                logger.storeFailure(
+                    .warning, error, "the cleaner could not finish its pass: \(error); trying again in \(interval)")
             }
         }
     }

@@ -57,7 +57,7 @@ extension WorkerPool {
                         signal.poke(workArrived: true)
                     }
                 } catch {
-                    logger.error("reclaiming expired leases failed: \(error)")
+                    logger.storeFailure(.error, error, "reclaiming expired leases failed: \(error)")
                 }
                 await expireOverdueJobs(&refusedExpiries)
                 await releasePausedBuffered()
@@ -84,7 +84,8 @@ extension WorkerPool {
                 )
             }
         } catch {
-            logger.error("ending jobs past their deadline to start failed: \(error); trying again shortly")
+            logger.storeFailure(
+                .error, error, "ending jobs past their deadline to start failed: \(error); trying again shortly")
         }
     }
 
@@ -93,7 +94,9 @@ extension WorkerPool {
         do {
             metrics?.record(try await queue.status())
         } catch {
-            logger.warning("reading job counts for the jobq_queue_jobs gauge failed: \(error); trying again later")
+            logger.storeFailure(
+                .warning, error, "reading job counts for the jobq_queue_jobs gauge failed: \(error); trying again later"
+            )
         }
     }
 
@@ -104,13 +107,21 @@ extension WorkerPool {
         guard !ids.isEmpty, let lost = try? await queue.store.lostJobs(ids, workerID: workerID), !lost.isEmpty else {
             return
         }
-        let races = state.withLock { $0.interrupt(lost, because: .lost) }
-        for race in races { race.resolve(.interrupted) }
-        if !races.isEmpty {
-            logger.info(
-                "stopping \(races.count) job(s) that were cancelled or taken over: \(lost.sorted().map(String.init).joined(separator: ", "))"
-            )
+        stop(lost)
+    }
+
+    /// Stops the attempts of `lost` jobs (cancelled or taken over) that are still running. A job
+    /// whose executor finished a moment before, its outcome on its way to the store, is not
+    /// stopped nor said: its outcome is fenced like any other.
+    private func stop(_ lost: some Sequence<JobID>) {
+        let races = state.withLock { state in
+            lost.compactMap { id in state.interrupt([id], because: .lost).first.map { (id, $0) } }
         }
+        let stopped = races.filter { $0.1.resolve(.interrupted) }.map(\.0)
+        guard !stopped.isEmpty else { return }
+        logger.info(
+            "stopping \(stopped.count) job(s) that were cancelled or taken over: \(stopped.sorted().map(String.init).joined(separator: ", "))"
+        )
     }
 
     private func renewLeases() async {
@@ -127,15 +138,10 @@ extension WorkerPool {
             let owned = try await queue.store.renewLeases(held, workerID: workerID, lease: options.lease)
             let lost = watched.filter { !owned.contains($0) }
             guard !lost.isEmpty else { return }
-            let races = state.withLock { $0.interrupt(lost, because: .lost) }
-            for race in races { race.resolve(.interrupted) }
-            if !races.isEmpty {
-                logger.info(
-                    "stopping \(races.count) job(s) that were cancelled or taken over: \(lost.map(String.init).joined(separator: ", "))"
-                )
-            }
+            stop(lost)
         } catch {
-            logger.error("renewing leases failed: \(error); jobs keep running and the renewal is retried")
+            logger.storeFailure(
+                .error, error, "renewing leases failed: \(error); jobs keep running and the renewal is retried")
         }
     }
 }

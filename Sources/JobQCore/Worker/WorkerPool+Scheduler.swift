@@ -23,7 +23,7 @@ extension WorkerPool {
                     }
                 }
             } catch {
-                logger.error("the scheduler could not run due schedules: \(error)")
+                logger.storeFailure(.error, error, "the scheduler could not run due schedules: \(error)")
                 wait = .seconds(1)
             }
             guard wait > .zero else { continue }

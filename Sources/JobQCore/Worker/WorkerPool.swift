@@ -103,8 +103,10 @@ public final class WorkerPool: Service, Sendable {
         while true {
             do {
                 return try await queue.store.registerWorker(id: workerID, queues: queues, concurrency: concurrency)
-            } catch JobQueueError.storeUnavailable(let reason) where ContinuousClock.now + delay < giveUp {
-                logger.warning("cannot register the worker yet (\(reason)); trying again in \(delay)")
+            } catch let error as JobQueueError where ContinuousClock.now + delay < giveUp {
+                guard case .storeUnavailable(let reason) = error else { throw error }
+                logger.storeFailure(
+                    .warning, error, "cannot register the worker yet (\(reason)); trying again in \(delay)")
                 try await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(5))
             }
