@@ -31,20 +31,22 @@ final class PostgresSession: @unchecked Sendable {
         // Closing the connection fails the query now; the next transaction reconnects. One
         // check a second for the connection's life: a timer per statement cost a hop to the
         // event loop and back on every statement of the hot path.
-        watchdog = deadline.map { [inFlight] limit in
-            let limitNanoseconds = UInt64(limit.inSeconds * 1_000_000_000)
-            return connection.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { task in
-                if connection.isClosed {
-                    task.cancel()
-                    return
-                }
-                let since = inFlight.since.load(ordering: .relaxed)
-                if inFlight.count.load(ordering: .relaxed) > 0,
-                    DispatchTime.now().uptimeNanoseconds &- since > limitNanoseconds
-                {
-                    task.cancel()
-                    connection.close().whenComplete { _ in }
-                }
+        // A statement sent as the server closed the connection (a restart) is never answered
+        // nor failed by postgres-nio: the same check fails a blocking statement's wait then.
+        let limitNanoseconds = deadline.map { UInt64($0.inSeconds * 1_000_000_000) }
+        watchdog = connection.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) {
+            [inFlight] task in
+            if connection.isClosed {
+                task.cancel()
+                inFlight.failWaits()
+                return
+            }
+            let since = inFlight.since.load(ordering: .relaxed)
+            if let limitNanoseconds, inFlight.count.load(ordering: .relaxed) > 0,
+                DispatchTime.now().uptimeNanoseconds &- since > limitNanoseconds
+            {
+                task.cancel()
+                connection.close().whenComplete { _ in inFlight.failWaits() }
             }
         }
     }
@@ -66,7 +68,13 @@ final class PostgresSession: @unchecked Sendable {
             let query = try Self.query(names.qualified(sql), values)
             inFlight.sent()
             defer { inFlight.answered() }
-            result = try connection.query(query, logger: logger).wait()
+            let answer = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
+            let wait = inFlight.waiting(answer)
+            defer { inFlight.done(wait) }
+            connection.query(query, logger: logger).cascade(to: answer)
+            // Closed already (between the slot's check and now): the watchdog may have gone.
+            if connection.isClosed { answer.fail(ClosedUnanswered()) }
+            result = try answer.futureResult.wait()
         } catch {
             throw PostgresStoreError.from(error, sql: sql)
         }
@@ -168,6 +176,29 @@ final class PostgresSession: @unchecked Sendable {
 private final class InFlightStatement: Sendable {
     let count = Atomic<Int>(0)
     let since = Atomic<UInt64>(0)
+    /// The answers blocking statements wait for, by number: failed when the connection is found
+    /// closed with them pending (a completed promise ignores a second completion).
+    private let waits = Mutex<(next: Int, pending: [Int: EventLoopPromise<PostgresQueryResult>])>((0, [:]))
+
+    func waiting(_ answer: EventLoopPromise<PostgresQueryResult>) -> Int {
+        waits.withLock { waits in
+            waits.next += 1
+            waits.pending[waits.next] = answer
+            return waits.next
+        }
+    }
+
+    func done(_ wait: Int) {
+        _ = waits.withLock { $0.pending.removeValue(forKey: wait) }
+    }
+
+    func failWaits() {
+        let pending = waits.withLock { waits in
+            defer { waits.pending = [:] }
+            return Array(waits.pending.values)
+        }
+        for answer in pending { answer.fail(ClosedUnanswered()) }
+    }
 
     func sent() {
         if count.add(1, ordering: .relaxed).oldValue == 0 {
@@ -215,4 +246,9 @@ enum PostgresStoreError {
             "PostgreSQL connection failed: \(PostgresConnector.explain(error, otherwise: "08006")); check that the server runs"
         )
     }
+}
+
+/// A statement whose connection closed before it was answered.
+struct ClosedUnanswered: Error, CustomStringConvertible {
+    var description: String { "the connection closed before the statement was answered" }
 }

@@ -41,6 +41,7 @@ enum ServerOutage {
     /// closed under a statement, or the server ended it (57P01 administrator command, 57P02 a
     /// crash of another backend).
     static func isConnectionLost(_ error: any Error) -> Bool {
+        if error is ClosedUnanswered { return true }
         guard let error = error as? PSQLError else { return false }
         if let state = error.serverInfo?[.sqlState] { return state == "57P01" || state == "57P02" }
         return error.code == .connectionError || error.code == .serverClosedConnection

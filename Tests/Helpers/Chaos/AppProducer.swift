@@ -29,15 +29,24 @@ enum AppProducer {
             let logger = Logger(label: "chaos.app")
             let settings = try PostgresSettings(url: db)
             let queue = try await JobQueue(postgres: settings, logger: logger)
-            let connection = try await PostgresConnector(settings: settings, logger: logger).connect()
+            let connector = PostgresConnector(settings: settings, logger: logger)
+            var connection = try await connector.connect()
             for index in 0..<transactions {
-                try await connection.query("BEGIN", logger: logger)
-                try await connection.query(
-                    "INSERT INTO public.chaos_app_orders (note) VALUES (\(note(index)))", logger: logger)
-                try await queue.enqueue(try request(index), in: connection)
-                let rollback = index % 5 == 2
-                try await connection.query(rollback ? "ROLLBACK" : "COMMIT", logger: logger)
-                if !rollback { acknowledge(note(index), out: out) }
+                do {
+                    try await connection.query("BEGIN", logger: logger)
+                    try await connection.query(
+                        "INSERT INTO public.chaos_app_orders (note) VALUES (\(note(index)))", logger: logger)
+                    try await queue.enqueue(try request(index), in: connection)
+                    let rollback = index % 5 == 2
+                    try await connection.query(rollback ? "ROLLBACK" : "COMMIT", logger: logger)
+                    if !rollback { acknowledge(note(index), out: out) }
+                } catch  where Self.serverWentAway(error, connection) {
+                    // The server went away (a restart): this order is not acknowledged (its commit
+                    // may or may not have happened, the order with its job or neither), and the
+                    // application goes on with the next on a new connection.
+                    try? await connection.close()
+                    connection = try await connector.connect()
+                }
                 try await Task.sleep(for: .milliseconds(20))
             }
             try await connection.close()
@@ -60,6 +69,18 @@ enum AppProducer {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
+    }
+
+    /// Whether `error` is the server going away under the transaction (a restart ends every
+    /// session: SQLSTATE 57P01, or the connection closed), not anything jobq or the data did.
+    private static func serverWentAway(_ error: any Error, _ connection: PostgresConnection) -> Bool {
+        if connection.isClosed { return true }
+        if let error = error as? PSQLError {
+            if let state = error.serverInfo?[.sqlState] { return state == "57P01" }
+            return [.connectionError, .serverClosedConnection, .uncleanShutdown].contains(error.code)
+        }
+        let said = "\(error)"
+        return said.contains("(SQLSTATE 57P01)") || said.contains("(SQLSTATE 08")
     }
 
     private static func acknowledge(_ note: String, out: String) {

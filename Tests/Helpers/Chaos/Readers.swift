@@ -51,25 +51,47 @@ struct SQLiteReader: ChaosReader {
 /// One connection, used from the chaos run's main thread (which may block on it).
 final class PostgresReader: ChaosReader, @unchecked Sendable {
     // Unchecked: used from the main thread only.
-    private let connection: PostgresConnection
+    private var connection: PostgresConnection
     private let logger = Logger(label: "jobq.chaos")
+    private let connector: PostgresConnector
     /// The checks name jobq's tables as its SQL does (`jobq_jobs`): the store's schema's here.
     private let names: SchemaNames
 
     init(url: String) throws {
         let settings = try PostgresSettings(url: url)
         names = settings.schemaNames
-        connection = try PostgresConnector(settings: settings, logger: logger).connectBlocking()
+        connector = PostgresConnector(settings: settings, logger: logger)
+        connection = try connector.connectBlocking()
     }
 
     // A connection must be closed before it goes (postgres-nio asserts it in debug builds).
     deinit { try? connection.close().wait() }
 
+    /// A read on a connection the server ended (a restart) is read again on a new one.
     private func rows(_ sql: String, _ arguments: [String]) throws -> [PostgresRow] {
         var binds = PostgresBindings()
         for argument in arguments { binds.append(argument) }
-        return try connection.query(PostgresQuery(unsafeSQL: names.qualified(sql), binds: binds), logger: logger).wait()
-            .rows
+        let query = PostgresQuery(unsafeSQL: names.qualified(sql), binds: binds)
+        do {
+            if connection.isClosed { throw Unanswered() }
+            return try answer(query)
+        } catch  where connection.isClosed || error is Unanswered {
+            try? connection.close().wait()
+            connection = try connector.connectBlocking()
+            return try answer(query)
+        }
+    }
+
+    private struct Unanswered: Error {}
+
+    /// A query sent as the server closed the connection is never answered (postgres-nio neither
+    /// answers nor fails it): given up after 5 s.
+    private func answer(_ query: PostgresQuery) throws -> [PostgresRow] {
+        let answer = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
+        connection.query(query, logger: logger).cascade(to: answer)
+        let timeout = connection.eventLoop.scheduleTask(in: .seconds(5)) { answer.fail(Unanswered()) }
+        defer { timeout.cancel() }
+        return try answer.futureResult.wait().rows
     }
 
     func int(_ sql: String, _ arguments: [String]) throws -> Int? {
@@ -104,9 +126,22 @@ final class EventFollower: Sendable {
             do {
                 let queue = onPostgres ? try await JobQueue(postgres: db) : try JobQueue(path: db)
                 var cursor: Int64 = 0
+                var failingSince: ContinuousClock.Instant?
                 while true {
                     let stopping = stop.load(ordering: .acquiring)
-                    let page = try await queue.events(after: cursor, limit: 1000)
+                    let page: [JobEvent]
+                    do {
+                        page = try await queue.events(after: cursor, limit: 1000)
+                        failingSince = nil
+                    } catch {
+                        // A read the server's restart failed: read again from the same cursor,
+                        // for up to a minute.
+                        let since = failingSince ?? .now
+                        failingSince = since
+                        if ContinuousClock.now - since > .seconds(60) { throw error }
+                        try await Task.sleep(for: .milliseconds(100))
+                        continue
+                    }
                     seen.withLock { $0 += page.map(\.id) }
                     cursor = page.last?.id ?? cursor
                     if stopping && page.isEmpty { break }

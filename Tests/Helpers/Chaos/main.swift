@@ -13,11 +13,17 @@
 // and exits 1 if any promise was broken.
 //
 //   swift run -c release jobq-chaos --jobs 20000 [--workers 4] [--producers 2] [--kill-every-ms 300] [--emits N]
-//       [--db postgres://user@host:port/database]
+//       [--db postgres://user@host:port/database [--restart-server COMMAND]]
 //
 // It runs the `jobq` binary next to itself (build it first: `swift build -c release --traits
 // Postgres`). With --db, the store is that PostgreSQL database (empty, or made empty by the
-// caller) instead of a new SQLite file; every check is the same.
+// caller) instead of a new SQLite file; every check is the same. With --restart-server, the
+// shell COMMAND restarts that server (`pg_ctl restart -m fast`: every session ended) every
+// fifteen kill rounds: the workers and the application producers (through the API) carry on
+// through it. A `jobq` command that finds no server fails at once (it was never connected), and
+// one whose statement the restart cut cannot know its outcome: so the command-line producers'
+// commands and the restarts take turns (two lock files: a restart waits for the commands running
+// and holds new ones at a gate until the server is back).
 
 import Foundation
 import GRDB
@@ -56,6 +62,8 @@ struct Options {
     var emits: Int?
     /// A PostgreSQL URL to run against instead of a new SQLite file.
     var postgres: String?
+    /// A shell command that restarts the PostgreSQL server, run every fifteen kill rounds.
+    var restartServer: String?
 
     init(_ arguments: [String]) {
         var index = 1
@@ -69,6 +77,7 @@ struct Options {
             case "--seed": seed = UInt64(value) ?? seed
             case "--emits": emits = Int(value)
             case "--db": postgres = value
+            case "--restart-server": restartServer = value
             default: break
             }
             index += 2
@@ -263,11 +272,25 @@ func installCleanerAudit() throws {
     for statement in statements { _ = try writer.int(statement) }
 }
 
+/// The lock files the command-line producers and the server's restarts take turns by.
+let restartGate = directory.appendingPathComponent("restart-gate.lock").path
+let commandsRunning = directory.appendingPathComponent("commands-running.lock").path
+
+/// A shell line that runs the `jobq` arguments `command` (its output appended to `output`), or
+/// exits the script with 1; while the server restarts, between restarts.
+func persistently(_ command: String, output: String) -> String {
+    guard options.restartServer != nil else { return "\(binary) --db '\(db)' \(command) >> \(output) || exit 1" }
+    return
+        "flock -x \(restartGate) true && flock -s \(commandsRunning) \(binary) --db '\(db)' \(command) >> \(output) || exit 1"
+}
+
 func emitter(_ number: Int) throws -> Process {
     let script = (0..<emits).map { index in
-        "\(binary) --db '\(db)' emit chaos.event --dedupe e-\(index) >> \(directory.path)/emitted-\(number).txt || exit 1\n"
-            + "\(binary) --db '\(db)' enqueue sleep --payload '{\"seconds\": 0.05}' --max-attempts 10 --unique chaos-u-\(index % 5) "
-            + ">> \(directory.path)/unique-\(number).txt || exit 1"
+        persistently("emit chaos.event --dedupe e-\(index)", output: "\(directory.path)/emitted-\(number).txt")
+            + "\n"
+            + persistently(
+                "enqueue sleep --payload '{\"seconds\": 0.05}' --max-attempts 10 --unique chaos-u-\(index % 5)",
+                output: "\(directory.path)/unique-\(number).txt")
     }.joined(separator: "\n")
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -317,7 +340,7 @@ for producer in 0..<options.producers {
         files.append(path)
     }
     let script = files.map {
-        "\(binary) --db '\(db)' enqueue --file \($0) >> \(directory.path)/acked-\(producer).txt || exit 1"
+        persistently("enqueue --file \($0)", output: "\(directory.path)/acked-\(producer).txt")
     }.joined(separator: "\n")
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -359,6 +382,7 @@ let workerArguments = [
 ]
 var workers = (0..<options.workers).map { run(workerArguments, log: "worker-\($0).log") }
 var kills = 0
+var serverRestarts = 0
 let started = Date()
 func ids(in file: String) -> [Int64] {
     let text = (try? String(contentsOfFile: directory.appendingPathComponent(file).path, encoding: .utf8)) ?? ""
@@ -436,6 +460,19 @@ while true {
         let process = run(
             ["retry", "--where", #"state:dead /message = "doomed""#], log: "bulk-\(bulkRetries.count).log")
         bulkRetries.append((process, false))
+    }
+    if let restart = options.restartServer, kills % 15 == 7, !bulkRunning() {
+        // Between the command-line producers' commands (see the top of this file). -o: the
+        // server the command starts must not inherit (and hold for ever) the locks.
+        let status = spawnAndWait(
+            ["/bin/sh", "-c", "flock -o -x \(restartGate) flock -o -x \(commandsRunning) sh -c \"$0\"", restart],
+            log: directory.appendingPathComponent("restart-\(serverRestarts).log").path)
+        precondition(status == 0, "--restart-server failed: see restart-\(serverRestarts).log")
+        serverRestarts += 1
+        // A worker that was starting as the server went down found none and exited: started again.
+        for index in workers.indices where !workers[index].isRunning {
+            workers[index] = run(workerArguments, log: "worker-\(index).log")
+        }
     }
     if !producing, !batchClosed {
         precondition(run(["batch", "close", "chaos"], log: "setup.log").waitUntilExitAndStatus() == 0)
@@ -713,7 +750,10 @@ let report = try { () throws -> [String: Int] in
 }()
 var busy = 0
 for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) where file.hasSuffix(".log") {
-    let text = (try? String(contentsOfFile: directory.appendingPathComponent(file).path, encoding: .utf8)) ?? ""
+    // A restart's one warning per process ("reconnecting with backoff") may quote the failure
+    // that told of it; any other failure is one a user saw.
+    let text = ((try? String(contentsOfFile: directory.appendingPathComponent(file).path, encoding: .utf8)) ?? "")
+        .split(separator: "\n").filter { !$0.contains("reconnecting with backoff") }.joined(separator: "\n")
     busy +=
         text.components(separatedBy: "database is locked").count - 1 + text.components(separatedBy: "SQLITE_BUSY").count
         - 1
@@ -756,6 +796,7 @@ if figure("batchFirings") != 1 || figure("batchCallbacks") != 1 { broken.append(
 if figure("integrityOK") != 1 { broken.append("integrity") }
 if busy != 0 { broken.append("busy") }
 if producerFailures != 0 { broken.append("producers") }
+if options.restartServer != nil, serverRestarts == 0 { broken.append("serverRestarts") }
 let ok = broken.isEmpty
 let elapsed = String(format: "%.1fs", Date().timeIntervalSince(started))
 var line =
@@ -780,6 +821,7 @@ line +=
     "limited jobs \(figure("limitedJobs")) (over the limit \(figure("limitOverlaps")), over the rate \(figure("rateOverlaps"))), cleaned jobs \(figure("cleanedJobs")) (too early \(figure("cleanedTooEarly"))), waiting \(figure("waiting")), "
 line +=
     "integrity \(onPostgres ? "n/a (server)" : figure("integrityOK") == 1 ? "ok" : "FAILED"), busy errors \(busy), producer failures \(producerFailures), "
+if options.restartServer != nil { line += "server restarts \(serverRestarts), " }
 line +=
     "orders enqueued in the app's transaction \(figure("appOrders")) (acknowledged \(figure("appAcked")), producers killed \(appKills), "
     + "lost \(figure("appLost")), rolled-back jobs run \(figure("rolledBackJobs")), orders without their job \(figure("ordersWithoutJob")), "
@@ -802,6 +844,24 @@ if producerFailures != 0 {
 }
 if ok { try? FileManager.default.removeItem(at: directory) }
 exit(ok ? 0 : 1)
+
+/// Runs `arguments` (an absolute path first) with standard output and error appended to `log`,
+/// and returns its exit status. Not Foundation's `Process`: its `waitUntilExit` also waits for a
+/// descriptor the child inherits, which a server the command starts keeps open for good.
+func spawnAndWait(_ arguments: [String], log: String) -> Int32 {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var pid: pid_t = 0
+    guard posix_spawn(&pid, arguments[0], &actions, nil, argv, environ) == 0 else { return -1 }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+}
 
 extension Process {
     func waitUntilExitAndStatus() -> Int32 {

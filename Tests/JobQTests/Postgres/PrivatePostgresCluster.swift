@@ -30,6 +30,12 @@ struct PrivatePostgresCluster {
         throw PostgresTestServer.ServerError(description: "could not start a cluster of the test's own: \(lastError)")
     }
 
+    /// A shell command that runs ``restart()``, for a process that restarts the server itself.
+    var restartCommand: String {
+        environment.sorted { $0.key < $1.key }.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+            + " bash '\(Self.root.appendingPathComponent("scripts/postgres.sh").path)' restart"
+    }
+
     /// `pg_ctl restart -m fast`: every session ended (57P01), the server back in a moment.
     func restart() async throws { try await run("restart") }
     /// Stops the server, keeping the cluster for ``resume()``.

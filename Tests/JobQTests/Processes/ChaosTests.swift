@@ -14,6 +14,28 @@ struct ChaosTests {
         async throws
     {
         let jobs = store == .postgres ? 1500 : 500
+        let line = try await Self.run(
+            jobs: jobs, arguments: store == .postgres ? ["--db", try await store.location()] : [])
+        let integrity = store == .postgres ? "n/a (server)" : "ok"
+        #expect(line.contains(" (too early 0), waiting 0, integrity \(integrity), busy errors 0"))
+    }
+
+    /// The same on PostgreSQL while the server is restarted (`pg_ctl restart -m fast`) every
+    /// fifteen kill rounds, on a cluster of the test's own: workers and applications carry on,
+    /// command-line producers run a failed enqueue again (unique keys make it add nothing twice).
+    @Test(.enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
+    func nothingIsLostNorDoneTwiceWhileTheServerRestarts() async throws {
+        let cluster = try await PrivatePostgresCluster.start()
+        defer { Task { await cluster.stop() } }
+        let line = try await Self.run(
+            jobs: 1500, arguments: ["--db", cluster.url, "--restart-server", cluster.restartCommand])
+        #expect(line.contains(" (too early 0), waiting 0, integrity n/a (server), busy errors 0"))
+        #expect(line.contains("producer failures 0, server restarts "))
+        #expect(!line.contains("server restarts 0 "))
+    }
+
+    /// Runs `jobq-chaos` and checks what every run must show; returns its line.
+    private static func run(jobs: Int, arguments: [String]) async throws -> String {
         let chaos = CLI.binary.deletingLastPathComponent().appendingPathComponent("jobq-chaos")
         let scratch = TestScratch.url("jobq-chaos-test")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -21,8 +43,7 @@ struct ChaosTests {
         let out = scratch.appendingPathComponent("out").path
         let child = try Child(
             executable: chaos,
-            arguments: ["--jobs", "\(jobs)", "--kill-every-ms", "300", "--emits", "8"]
-                + (store == .postgres ? ["--db", try await store.location()] : []),
+            arguments: ["--jobs", "\(jobs)", "--kill-every-ms", "300", "--emits", "8"] + arguments,
             environment: [:],
             stdoutPath: out, stderrPath: scratch.appendingPathComponent("err").path)
         await child.wait()
@@ -46,11 +67,10 @@ struct ChaosTests {
             line.contains(
                 " (overlaps 0), lane jobs \(jobs / 20) (overlaps 0), limited jobs \(jobs / 20) (over the limit 0, over the rate 0), cleaned jobs "
             ))
-        let integrity = store == .postgres ? "n/a (server)" : "ok"
-        #expect(line.contains(" (too early 0), waiting 0, integrity \(integrity), busy errors 0"))
         // Applications enqueueing in their own transactions, some rolled back, some killed.
         #expect(line.contains("orders enqueued in the app's transaction "))
         #expect(line.contains(" lost 0, rolled-back jobs run 0, orders without their job 0, twice 0)"))
         #expect(line.contains("(ran anyway 0, unserved jobs not expired 0)"))
+        return line
     }
 }
