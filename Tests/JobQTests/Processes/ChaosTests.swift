@@ -23,7 +23,8 @@ struct ChaosTests {
     /// The same on PostgreSQL while the server is restarted (`pg_ctl restart -m fast`) every
     /// fifteen kill rounds, on a cluster of the test's own: workers and applications carry on,
     /// command-line producers run a failed enqueue again (unique keys make it add nothing twice).
-    @Test(.enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
+    /// Runs alone (``RunsAlone``).
+    @Test(RunsAlone.trait, .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
     func nothingIsLostNorDoneTwiceWhileTheServerRestarts() async throws {
         let cluster = try await PrivatePostgresCluster.start()
         defer { Task { await cluster.stop() } }

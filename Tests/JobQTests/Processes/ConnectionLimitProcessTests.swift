@@ -11,17 +11,10 @@ import Testing
 /// every job runs once.
 ///
 /// Forty debug-built processes starve the timing-sensitive tests that run beside them, so this
-/// one runs alone: `.ci/run` runs it in a second `swift test` with `JOBQ_TEST_RUN_ALONE=1` after
-/// the suite passed; the suite itself lists it as skipped, saying so.
+/// one runs alone (``RunsAlone``).
 @Suite("PostgreSQL: forty workers against a connection limit")
 struct ConnectionLimitProcessTests {
-    static let runsAlone = ProcessInfo.processInfo.environment["JOBQ_TEST_RUN_ALONE"] == "1"
-
-    @Test(
-        .enabled(
-            if: runsAlone,
-            "forty processes: run alone with JOBQ_TEST_RUN_ALONE=1 swift test --filter ConnectionLimitProcessTests (.ci/run does)"
-        ))
+    @Test(RunsAlone.trait)
     func fortyWorkersShareAHundredConnections() async throws {
         guard let url = PostgresTestServer.url else {
             Issue.record("no PostgreSQL server: set JOBQ_TEST_POSTGRES_URL (scripts/postgres.sh start)")

@@ -14,7 +14,7 @@ import Testing
 /// enqueues more through the API. They all carry on: every job the producer was told was
 /// enqueued runs, no job runs twice, the drain finishes, the workers exit 0 when asked, and each
 /// process says what happened once (an outage warning and a `notice` that the server is back),
-/// with no error lines.
+/// with no error lines. Runs alone (``RunsAlone``): a server and three busy processes of its own.
 @Suite("PostgreSQL: the server restarts under the workers")
 struct ServerRestartProcessTests {
     enum Outage: String, CustomTestStringConvertible {
@@ -24,7 +24,7 @@ struct ServerRestartProcessTests {
     }
 
     @Test(
-        .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason),
+        RunsAlone.trait, .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason),
         arguments: [Outage.restart, .stoppedThirtySeconds])
     func workersAndProducersCarryOnAcrossTheOutage(_ outage: Outage) async throws {
         let cluster = try await PrivatePostgresCluster.start()

@@ -1,0 +1,18 @@
+import Foundation
+import Testing
+
+/// Tests that load the machine enough to starve the timing-sensitive tests beside them (forty
+/// worker processes; a server of their own restarted under workers and producers) run alone:
+/// `.ci/run` runs them in a second `swift test` with `JOBQ_TEST_RUN_ALONE=1` after the suite
+/// passed (``filter``); the suite itself lists them as skipped, saying so.
+enum RunsAlone {
+    static let enabled = ProcessInfo.processInfo.environment["JOBQ_TEST_RUN_ALONE"] == "1"
+    /// What `.ci/run` passes to `swift test --filter`.
+    static let filter = "ConnectionLimitProcessTests|ServerRestartProcessTests|WhileTheServerRestarts"
+
+    static var trait: ConditionTrait {
+        .enabled(
+            if: enabled,
+            "runs alone: JOBQ_TEST_RUN_ALONE=1 swift test --filter '\(filter)' (.ci/run does, after the suite)")
+    }
+}
