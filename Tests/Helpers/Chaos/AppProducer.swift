@@ -19,7 +19,14 @@ enum AppProducer {
             : "CREATE TABLE \(table) (id INTEGER PRIMARY KEY, note TEXT NOT NULL UNIQUE)"
     }
 
-    static func run(db: String, name: String, out: String) async throws {
+    /// `locks`: `GATE:RUNNING`, the lock files the server's restarts take (see main.swift): each
+    /// transaction runs between restarts, which then find its connection idle (postgres-nio
+    /// leaves a query sent as the server closes its connection unanswered for good).
+    static func run(db: String, name: String, out: String, locks: String?) async throws {
+        let turns = locks.map { paths -> (Int32, Int32) in
+            let parts = paths.split(separator: ":").map(String.init)
+            return (open(parts[0], O_RDWR | O_CREAT, 0o644), open(parts[1], O_RDWR | O_CREAT, 0o644))
+        }
         let transactions = 200
         @Sendable func note(_ index: Int) -> String { "\(name)-\(index)" }
         @Sendable func request(_ index: Int) throws -> JobRequest {
@@ -32,6 +39,16 @@ enum AppProducer {
             let connector = PostgresConnector(settings: settings, logger: logger)
             var connection = try await connector.connect()
             for index in 0..<transactions {
+                if let (gate, running) = turns {
+                    flock(gate, LOCK_EX)
+                    flock(gate, LOCK_UN)
+                    flock(running, LOCK_SH)
+                }
+                defer { if let (_, running) = turns { flock(running, LOCK_UN) } }
+                if connection.isClosed {
+                    try? await connection.close()
+                    connection = try await connector.connect()
+                }
                 do {
                     try await connection.query("BEGIN", logger: logger)
                     try await connection.query(

@@ -40,9 +40,10 @@ if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "app-producer" {
         return CommandLine.arguments[index + 1]
     }
     let (db, name, out) = (value("--db"), value("--name"), value("--out"))
+    let locks = CommandLine.arguments.firstIndex(of: "--locks").map { CommandLine.arguments[$0 + 1] }
     Task.detached {
         do {
-            try await AppProducer.run(db: db, name: name, out: out)
+            try await AppProducer.run(db: db, name: name, out: out, locks: locks)
             exit(0)
         } catch {
             FileHandle.standardError.write(Data("app-producer: \(error)\n".utf8))
@@ -362,7 +363,7 @@ func appProducer(_ number: Int) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
     process.arguments = [
-        "app-producer", "--db", db, "--name", "app\(number)", "--out",
+        "app-producer", "--db", db, "--name", "app\(number)", "--locks", "\(restartGate):\(commandsRunning)", "--out",
         directory.appendingPathComponent("app-acked.txt").path
     ]
     let log = directory.appendingPathComponent("app-\(number).log").path

@@ -4,10 +4,10 @@ import Testing
 /// Tests that load the machine enough to starve the timing-sensitive tests beside them (forty
 /// worker processes; a server of their own restarted under workers and producers) run alone:
 /// `.ci/run` runs them in a second `swift test` with `JOBQ_TEST_RUN_ALONE=1` after the suite
-/// passed (``filter``); the suite itself lists them as skipped, saying so.
+/// passed, one at a time (each name in ``filter``); the suite itself lists them as skipped.
 enum RunsAlone {
     static let enabled = ProcessInfo.processInfo.environment["JOBQ_TEST_RUN_ALONE"] == "1"
-    /// What `.ci/run` passes to `swift test --filter`.
+    /// The tests' names, as `.ci/run` passes them to `swift test --filter`, one at a time.
     static let filter = "ConnectionLimitProcessTests|ServerRestartProcessTests|WhileTheServerRestarts"
 
     static var trait: ConditionTrait {
