@@ -19,7 +19,8 @@ struct JobQCommand: AsyncParsableCommand {
             ResumeCommand.self,
             PruneCommand.self, MigrateCommand.self, EventsCommand.self, WaitCommand.self, BatchCommand.self,
             TrackCommand.self, WorkflowCommand.self, LaneCommand.self, ScheduleCommand.self, TriggerCommand.self,
-            EmitCommand.self, DashboardCommand.self, QueueCommand.self, RetentionCommand.self, IndexCommand.self
+            EmitCommand.self, DashboardCommand.self, QueueCommand.self, RetentionCommand.self, IndexCommand.self,
+            CopyCommand.self
         ]
     )
 }

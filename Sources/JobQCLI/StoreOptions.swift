@@ -43,9 +43,16 @@ struct StoreOptions: ParsableArguments {
     /// it is: no migration).
     func open(readOnly: Bool = false) async throws -> JobQueue {
         let migrations: SchemaMigrationPolicy = requireMigrated || readOnly ? .refuseIfPending : .applyPending
+        if readOnly, case .file(let path) = location { return try JobQueue(readingOnly: path) }
+        return try await Self.open(location, migrations: migrations, durable: durable)
+    }
+
+    /// The store at `location`, migrated as `migrations` says.
+    static func open(_ location: StoreLocation, migrations: SchemaMigrationPolicy, durable: Bool) async throws
+        -> JobQueue
+    {
         switch location {
         case .file(let path):
-            if readOnly { return try JobQueue(readingOnly: path) }
             return try JobQueue(path: path, durability: durable ? .full : .normal, migrations: migrations)
         case .postgres(let url):
             #if Postgres

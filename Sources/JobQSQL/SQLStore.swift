@@ -44,6 +44,12 @@ package protocol SQLStore: Store {
     /// restarting): expired leases then wait to be reclaimed, since the workers holding them
     /// were cut off too and renew them once it answers. A file store is never out of reach.
     var reclaimsHeldOff: Bool { get }
+    /// The columns of jobq's table `name` (without the prefix), in order: what a copy of the
+    /// store reads and writes (``StoreCopier``).
+    func columns(ofTable name: String, _ db: Transaction) throws -> [String]
+    /// After a copy wrote rows with the ids they had on another store: makes the ids given to
+    /// new jobs, events, workflows, groups, trees and nodes start past them.
+    func advanceIDsAfterCopy(_ db: Transaction) throws
 }
 
 extension SQLStore {

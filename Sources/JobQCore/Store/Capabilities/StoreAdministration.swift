@@ -42,6 +42,14 @@ package protocol StoreAdministration: AnyObject, Sendable {
     func cleanFinishedWorkflows(finishedBefore cutoff: Double) async throws
     func prune(finishedBefore cutoff: Date, states: Set<JobState>) async throws -> Int
 
+    /// Copies the whole store into `destination`, an empty store or one this copy began
+    /// (``JobQueue/copy(to:options:progress:)``).
+    func copyEverything(
+        to destination: any Store, options: StoreCopyOptions, progress: @escaping @Sendable (StoreCopyProgress) -> Void
+    ) async throws -> StoreCopyReport
+    /// What the store records of the copy that filled it; nil for a store not filled by a copy.
+    func copyRecord() async throws -> StoreCopyRecord?
+
     func dataMigrationVersion(_ name: String) async throws -> Int?
     func noteDataMigrationTarget(_ name: String, target: Int) async throws
     func dataMigrators() async throws -> [DataMigratorStatus]

@@ -1,0 +1,38 @@
+import JobQCore
+
+/// What a copy reads of both stores before it writes: which store the source is, the workers
+/// live on either side, and whether the destination holds anything.
+enum CopyMarker {
+    /// A store's identity: when its first schema migration ran (to the microsecond), which a
+    /// copy of it does not share (the destination records its own). A destination records the
+    /// identity of the source it is being filled from, so that a rerun of the same copy goes on
+    /// and another source is refused.
+    static func identity(_ db: some SQLTransaction) throws -> Double {
+        try db.fetchOne(Double.self, sql: "SELECT MIN(applied_at) FROM jobq_schema_migrations") ?? 0
+    }
+
+    /// The workers with a heartbeat since `cutoff`: (id, host, pid).
+    static func liveWorkers(_ db: some SQLTransaction, since cutoff: Double) throws -> [String] {
+        try db.fetchRows(
+            sql: "SELECT host, pid FROM jobq_workers WHERE heartbeat_at >= ? ORDER BY started_at", arguments: [cutoff]
+        ).map { "\($0.string(0)) pid \($0.int64(1))" }
+    }
+
+    /// "2 workers (host pid 12, host pid 13) are", for a refusal.
+    static func describe(_ workers: [String]) -> String {
+        let shown = workers.prefix(5).joined(separator: ", ") + (workers.count > 5 ? ", ..." : "")
+        return workers.count == 1 ? "a worker (\(shown)) is" : "\(workers.count) workers (\(shown)) are"
+    }
+
+    /// The first table that holds a row a copy would write (the copy's own marks aside), or
+    /// nil when the store is empty.
+    static func firstTableWithRows(_ db: some SQLTransaction) throws -> String? {
+        for table in CopyPlan.tables.map({ ($0.name, $0.sqlName, $0.copiedRows) })
+            + [("events", "jobq_events", nil), ("payload_indexes", "jobq_payload_indexes", nil)]
+        {
+            let condition = table.2.map { " WHERE \($0)" } ?? ""
+            if try db.fetchOne(Int.self, sql: "SELECT 1 FROM \(table.1)\(condition) LIMIT 1") != nil { return table.0 }
+        }
+        return nil
+    }
+}

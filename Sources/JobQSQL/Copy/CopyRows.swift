@@ -1,0 +1,112 @@
+import JobQCore
+
+/// Rows as a copy moves them: read from one store's table, written to the other's with their
+/// own keys.
+enum CopyRows {
+    /// Values per INSERT at most: well below SQLite's limit on parameters (32,766) and
+    /// PostgreSQL's (65,535).
+    static let maximumValues = 8_000
+
+    /// Inserts `rows` of `columns` into `table` (its SQL name), skipping a row whose key is
+    /// there already. `keepingIDs`: the rows carry their ids, which PostgreSQL generates itself
+    /// unless told otherwise.
+    static func insert(
+        _ db: some SQLTransaction, into table: String, columns: [String], rows: [[SQLValue]], keepingIDs: Bool
+    ) throws {
+        guard !rows.isEmpty, !columns.isEmpty else { return }
+        let overriding = keepingIDs && db.dialect == .postgres ? " OVERRIDING SYSTEM VALUE" : ""
+        let head = "INSERT INTO \(table) (\(columns.joined(separator: ", ")))\(overriding) VALUES "
+        let tuple = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        for chunk in rows.chunks(of: max(1, maximumValues / columns.count)) {
+            let sql =
+                head + Array(repeating: tuple, count: chunk.count).joined(separator: ", ") + " ON CONFLICT DO NOTHING"
+            try db.execute(sql: sql, arguments: SQLArguments(chunk.flatMap { $0 }))
+        }
+    }
+
+    /// Throws when a value of `rows` cannot be written to a store of `dialect`: PostgreSQL's
+    /// text cannot hold a NUL character (a store written before jobq kept them out, see
+    /// ``StoredText``). Nothing of the page is written then; the message names the row.
+    static func checkStorable(
+        _ rows: [[SQLValue]], columns: [String], table: String, in dialect: SQLDialect
+    ) throws {
+        guard dialect == .postgres else { return }
+        for row in rows {
+            for (index, value) in row.enumerated() {
+                guard case .text(let text) = value, text.utf8.contains(0) else { continue }
+                // The first column is the table's key, or its first part.
+                let key = "\(columns[0]) \(row[0].text ?? "NULL")"
+                throw JobQueueError.invalidInput(
+                    "the \(table) row with \(key) holds a NUL character in its \(columns[index]), which PostgreSQL "
+                        + "cannot store; nothing of it was copied. Change or delete that row on the source (a job: "
+                        + "`jobq delete ID` once finished), then run the copy again: it goes on from where it stopped")
+            }
+        }
+    }
+}
+
+/// A checksum of rows: a 128-bit hash of each row's values, combined either in order (the event
+/// feed) or as a set (a table, whose rows the two stores may return in different orders).
+package struct CopyChecksum: Sendable {
+    private var first: UInt64 = 0
+    private var second: UInt64 = 0
+    private let ordered: Bool
+    /// Rows added.
+    package private(set) var rows = 0
+
+    package init(ordered: Bool) { self.ordered = ordered }
+
+    package mutating func add(_ values: some Sequence<SQLValue>) {
+        var a: UInt64 = 0xcbf2_9ce4_8422_2325
+        var b: UInt64 = 0x8422_2325_cbf2_9ce4
+        @inline(__always) func feed(_ byte: UInt8) {
+            a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            b = (b ^ UInt64(byte)) &* 0x9e37_79b9_7f4a_7c15
+        }
+        @inline(__always) func feed(_ word: UInt64) {
+            for shift in stride(from: 0, to: 64, by: 8) { feed(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+        }
+        for value in values {
+            switch value {
+            case .null: feed(UInt8(0))
+            case .integer(let number):
+                feed(UInt8(1))
+                feed(UInt64(bitPattern: number))
+            case .real(let number):
+                feed(UInt8(2))
+                feed(number.bitPattern)
+            case .text(let text):
+                feed(UInt8(3))
+                for byte in text.utf8 { feed(byte) }
+                // Never a byte of UTF-8: where one text ends.
+                feed(UInt8(0xFF))
+            }
+        }
+        let row = (Self.mixed(a), Self.mixed(b))
+        if ordered {
+            first = Self.mixed(first ^ row.0) &+ row.0
+            second = Self.mixed(second ^ row.1) &+ row.1
+        } else {
+            first = first &+ row.0
+            second = second &+ row.1
+        }
+        rows += 1
+    }
+
+    /// The checksum as 32 hexadecimal digits.
+    package var hex: String {
+        func digits(_ word: UInt64) -> String {
+            let text = String(word, radix: 16)
+            return String(repeating: "0", count: 16 - text.count) + text
+        }
+        return digits(first) + digits(second)
+    }
+
+    /// splitmix64's finalizer: every bit of the input moves every bit of the output.
+    private static func mixed(_ value: UInt64) -> UInt64 {
+        var z = value &+ 0x9e37_79b9_7f4a_7c15
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
+    }
+}
