@@ -13,6 +13,8 @@ struct EventsCommand: AsyncParsableCommand {
             With --follow, keeps printing new events as they are committed, by any process.
             Each event's id is its cursor: resume with --since ID, with no gap and no duplicate.
             If events after ID were deleted since (retention, `jobq prune`), it exits 4 saying so.
+            On a store filled by `jobq copy` that renumbered events, a cursor among them gets a
+            note on stderr: one saved on the source store must be translated.
             Kinds: \(EventKind.allCases.map(\.rawValue).joined(separator: ", ")).
             """))
 
@@ -56,6 +58,15 @@ struct EventsCommand: AsyncParsableCommand {
         let filter = EventFilter(
             jobIDs: Set(jobs), executor: executor, queue: queue, batch: batch, workflow: workflow, kinds: kindSet)
         let jobQueue = try await store.open()
+        if since > 0, let record = try await jobQueue.copyRecord(), let through = record.renumberedThrough,
+            since <= through
+        {
+            TerminalOutput.shared.writeLine(
+                "note: this store was filled by `jobq copy` (\(isoString(record.finishedAt))), which renumbered event "
+                    + "ids up to \(through) to keep the feed's order. A cursor saved on the store copied from means "
+                    + "another event here: translate it with the map `jobq copy --event-map FILE` wrote (a follower "
+                    + "that had read the whole source resumes with --since \(through))")
+        }
         if follow {
             for try await event in jobQueue.events(filter, since: since) { emit(event) }
             return

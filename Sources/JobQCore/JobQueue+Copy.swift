@@ -27,9 +27,9 @@ extension JobQueue {
     /// ```
     ///
     /// - Throws: ``JobQueueError/invalidState(_:)`` when workers are live or the destination
-    ///   holds other data (nothing written); ``JobQueueError/invalidInput(_:)`` for a row the
-    ///   destination cannot store (named; the pages before it stay copied, and a rerun goes on);
-    ///   ``JobQueueError/incompatibleStore(_:)`` when the two stores' schemas differ.
+    ///   holds other data (nothing written); ``JobQueueError/incompatibleStore(_:)`` when the two
+    ///   stores' schemas differ; a store's error when one goes away midway (run the copy again:
+    ///   it goes on from where it stopped).
     public func copy(
         to destination: JobQueue, options: StoreCopyOptions = StoreCopyOptions(),
         progress: @escaping @Sendable (StoreCopyProgress) -> Void = { _ in }

@@ -76,7 +76,6 @@ enum CopyFeed {
         let rows = events.map { id, event in
             [SQLValue.integer(id)] + event.values + (postgres ? [.integer(1)] : [])
         }
-        try CopyRows.checkStorable(rows, columns: ["id"] + columns, table: "events", in: db.dialect)
         try CopyRows.insert(
             db, into: "jobq_events", columns: ["id"] + columns + (postgres ? ["xact"] : []), rows: rows,
             keepingIDs: true)

@@ -17,30 +17,33 @@ enum CopyRows {
         let overriding = keepingIDs && db.dialect == .postgres ? " OVERRIDING SYSTEM VALUE" : ""
         let head = "INSERT INTO \(table) (\(columns.joined(separator: ", ")))\(overriding) VALUES "
         let tuple = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-        for chunk in rows.chunks(of: max(1, maximumValues / columns.count)) {
+        let perStatement = max(1, maximumValues / columns.count)
+        var start = 0
+        while start < rows.count {
+            // Up to `perStatement` rows, and fewer when they are large: a statement of rows
+            // holding megabyte payloads stays a few megabytes.
+            var end = start
+            var bytes = 0
+            while end < rows.count, end - start < perStatement, end == start || bytes < maximumStatementBytes {
+                bytes += size(of: rows[end])
+                end += 1
+            }
+            let chunk = rows[start..<end]
             let sql =
                 head + Array(repeating: tuple, count: chunk.count).joined(separator: ", ") + " ON CONFLICT DO NOTHING"
             try db.execute(sql: sql, arguments: SQLArguments(chunk.flatMap { $0 }))
+            start = end
         }
     }
 
-    /// Throws when a value of `rows` cannot be written to a store of `dialect`: PostgreSQL's
-    /// text cannot hold a NUL character (a store written before jobq kept them out, see
-    /// ``StoredText``). Nothing of the page is written then; the message names the row.
-    static func checkStorable(
-        _ rows: [[SQLValue]], columns: [String], table: String, in dialect: SQLDialect
-    ) throws {
-        guard dialect == .postgres else { return }
-        for row in rows {
-            for (index, value) in row.enumerated() {
-                guard case .text(let text) = value, text.utf8.contains(0) else { continue }
-                // The first column is the table's key, or its first part.
-                let key = "\(columns[0]) \(row[0].text ?? "NULL")"
-                throw JobQueueError.invalidInput(
-                    "the \(table) row with \(key) holds a NUL character in its \(columns[index]), which PostgreSQL "
-                        + "cannot store; nothing of it was copied. Change or delete that row on the source (a job: "
-                        + "`jobq delete ID` once finished), then run the copy again: it goes on from where it stopped")
-            }
+    /// Bytes of values per INSERT, roughly at most.
+    static let maximumStatementBytes = 8 << 20
+
+    /// A row's size, roughly: its texts' bytes and 8 for any other value.
+    static func size(of row: [SQLValue]) -> Int {
+        row.reduce(0) { total, value in
+            if case .text(let text) = value { return total + text.utf8.count }
+            return total + 8
         }
     }
 }
@@ -108,5 +111,26 @@ package struct CopyChecksum: Sendable {
         z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
         z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
         return z ^ (z >> 31)
+    }
+}
+
+/// How many rows a copy reads at once: the rows per transaction asked for, fewer while rows are
+/// large (a page of two thousand rows with megabyte payloads would be gigabytes in memory).
+struct CopyPageSize {
+    let most: Int
+    private(set) var current: Int
+    /// The bytes a page should hold at most.
+    static let targetBytes = 32 << 20
+
+    init(most: Int) {
+        self.most = most
+        current = most
+    }
+
+    /// After reading a page of `bytes` in `rows`: the next page's size.
+    mutating func read(rows: Int, bytes: Int) {
+        guard rows > 0 else { return }
+        let perRow = max(1, bytes / rows)
+        current = max(1, min(most, Self.targetBytes / perRow))
     }
 }

@@ -162,25 +162,24 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
             )
         }
         progress(StoreCopyProgress(table: table.name, copied: copied, total: total))
-        let pageSize = options.rowsPerTransaction
+        var pageSize = CopyPageSize(most: options.rowsPerTransaction)
         let idColumn = columns.firstIndex(of: "id") ?? 0
         while true {
-            let from = after
+            let (from, limit) = (after, pageSize.current)
             let rows = try await source.read { db in
                 try db.fetchRows(
-                    sql: "SELECT \(list) FROM \(sqlName) WHERE id > ? ORDER BY id LIMIT ?", arguments: [from, pageSize]
+                    sql: "SELECT \(list) FROM \(sqlName) WHERE id > ? ORDER BY id LIMIT ?", arguments: [from, limit]
                 ).map(\.values)
             }
             guard let last = rows.last else { break }
-            let name = table.name
             try await destination.write(.long, audience: .nobody) { db in
-                try CopyRows.checkStorable(rows, columns: columns, table: name, in: db.dialect)
                 try CopyRows.insert(db, into: sqlName, columns: columns, rows: rows, keepingIDs: true)
             }
             after = Int64.from(last[idColumn]) ?? after
             copied += rows.count
             progress(StoreCopyProgress(table: table.name, copied: copied, total: total))
-            if rows.count < pageSize { break }
+            if rows.count < limit { break }
+            pageSize.read(rows: rows.count, bytes: rows.reduce(0) { $0 + CopyRows.size(of: $1) })
         }
     }
 
@@ -192,9 +191,7 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
         let rows = try await source.read { db in
             try db.fetchRows(sql: "SELECT \(list) FROM \(sqlName)\(condition)").map(\.values)
         }
-        let name = table.name
         try await destination.write(.long, audience: .nobody) { db in
-            try CopyRows.checkStorable(rows, columns: columns, table: name, in: db.dialect)
             try db.execute(sql: "DELETE FROM \(sqlName)\(condition)")
             try CopyRows.insert(db, into: sqlName, columns: columns, rows: rows, keepingIDs: false)
         }
@@ -212,10 +209,10 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
             try db.fetchOne(Int.self, sql: "SELECT COUNT(*) FROM jobq_events") ?? 0
         }
         progress(StoreCopyProgress(table: "events", copied: copied, total: total))
-        let pageSize = options.rowsPerTransaction
+        var pageSize = CopyPageSize(most: options.rowsPerTransaction)
         while true {
-            let from = position
-            let events = try await source.read { db in try CopyFeed.page(db, after: from, limit: pageSize) }
+            let (from, limit) = (position, pageSize.current)
+            let events = try await source.read { db in try CopyFeed.page(db, after: from, limit: limit) }
             guard let last = events.last else { break }
             let numbered = events.map { event in
                 lastID = max(lastID + 1, event.id)
@@ -228,7 +225,8 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
             }
             copied += events.count
             progress(StoreCopyProgress(table: "events", copied: copied, total: total))
-            if events.count < pageSize { break }
+            if events.count < limit { break }
+            pageSize.read(rows: events.count, bytes: events.reduce(0) { $0 + CopyRows.size(of: $1.values) })
         }
     }
 

@@ -1,0 +1,137 @@
+import Foundation
+import GRDB
+import JobQPostgres
+import Logging
+import PostgresNIO
+import Synchronization
+import Testing
+
+@testable import JobQCore
+@testable import JobQSQL
+
+/// A PostgreSQL store copied to SQLite: its feed runs in commit order, which ids follow only
+/// mostly; the copy keeps the order and renumbers the events after an out-of-order one, says so,
+/// and translates a follower's cursor.
+@Suite(.enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
+struct PostgresCopyTests {
+    @Test func aFeedWhoseIdsAreOutOfCommitOrderIsRenumberedInItsOrder() async throws {
+        let settings = try await PostgresTestDatabases.shared.fresh()
+        let source = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
+        _ = try await source.enqueue(try JobRequest(executor: "echo", payloadJSON: #"{"n": 0}"#))
+        // The application's transaction takes its transaction id first, then a plain enqueue
+        // commits an event with a lower id than the one the application's transaction writes
+        // after it: in the feed (commit order) the higher id comes first.
+        let connection = try await PostgresConnector(settings: settings, logger: PostgresTestServer.logger).connect()
+        try await connection.query("BEGIN", logger: PostgresTestServer.logger)
+        try await connection.query("SELECT pg_current_xact_id()", logger: PostgresTestServer.logger)
+        let plain = try await source.enqueue(try JobRequest(executor: "echo", payloadJSON: #"{"n": 1}"#))
+        let inApp = try await source.enqueue(
+            try JobRequest(executor: "echo", payloadJSON: #"{"n": 2}"#), in: connection)
+        try await connection.query("COMMIT", logger: PostgresTestServer.logger)
+        try await connection.close()
+        _ = try await source.enqueue(try JobRequest(executor: "echo", payloadJSON: #"{"n": 3}"#))
+        let sourceFeed = try await source.events(after: 0, limit: 100)
+        #expect(sourceFeed.compactMap(\.jobID) == [1, inApp.id, plain.id, 4])
+        #expect(
+            sourceFeed.map(\.id) != sourceFeed.map(\.id).sorted(),
+            "the feed's ids were in order: \(sourceFeed.map(\.id))")
+
+        let store = try TemporaryStore()
+        let destination = try JobQueue(path: store.path)
+        let progress = ProgressLog()
+        let report = try await source.copy(to: destination) { progress.add($0) }
+        #expect(report.verified, "\(report.tables.filter { !$0.matches })")
+        #expect(!report.eventIDs.idsKept)
+        #expect(progress.tables.contains("jobs") && progress.tables.contains("events"))
+
+        // The same events in the same order, each with its new id.
+        let copiedFeed = try await destination.events(after: 0, limit: 100)
+        #expect(copiedFeed.map(\.jobID) == sourceFeed.map(\.jobID))
+        #expect(copiedFeed.map(\.kind) == sourceFeed.map(\.kind))
+        #expect(copiedFeed.map(\.id) == copiedFeed.map(\.id).sorted())
+        for (old, new) in zip(sourceFeed, copiedFeed) {
+            #expect(report.eventIDs.cursor(afterSourceCursor: old.id) == new.id)
+            // A follower that had read up to `old` reads on from the event after it.
+            let next = try await destination.events(after: report.eventIDs.cursor(afterSourceCursor: old.id), limit: 1)
+            let expected = sourceFeed.firstIndex { $0.id == old.id }.map { $0 + 1 }.flatMap {
+                $0 < sourceFeed.count ? sourceFeed[$0].jobID : nil
+            }
+            #expect(next.first?.jobID == expected)
+        }
+        let record = try #require(try await destination.copyRecord())
+        #expect(record.renumberedThrough == report.eventIDs.newestDestination)
+        // New jobs and events come after the copied ones (on SQLite a job's id is its
+        // `enqueued` event's, so it comes after the newest event).
+        let later = try await destination.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
+        #expect(later.id == report.eventIDs.newestDestination + 1)
+        let tail = try await destination.events(after: report.eventIDs.newestDestination, limit: 10)
+        #expect(tail.map(\.jobID) == [later.id])
+
+        // `jobq events` with a cursor among the renumbered ones says so.
+        let events = try await CLI.run(["events", "--since", "1"], db: store.path)
+        #expect(events.status == 0)
+        #expect(events.stderr.contains("renumbered event ids up to"), "\(events.stderr)")
+    }
+
+    @Test func jobsWithMegabytePayloadsAreCopiedInPagesThatStaySmall() async throws {
+        let store = try TemporaryStore()
+        let source = try JobQueue(path: store.path)
+        // 40 payloads of nearly 1 MiB (the most a payload may be): 40 MiB in all.
+        let filler = String(repeating: "x", count: (1 << 20) - 100)
+        let requests = try (1...40).map {
+            try JobRequest(executor: "echo", payloadJSON: #"{"n": \#($0), "blob": "\#(filler)"}"#)
+        }
+        _ = try await source.enqueue(contentsOf: requests)
+        let destination = try await JobQueue(
+            postgres: try await PostgresTestDatabases.shared.fresh(), logger: PostgresTestServer.logger)
+        let report = try await source.copy(to: destination)
+        #expect(report.verified)
+        #expect(report.tables.first { $0.name == "jobs" }?.destinationRows == 40)
+        let copied = try #require(try await destination.job(40))
+        #expect(copied.payloadJSON.utf8.count > 1_000_000)
+        // A page of such rows is cut to what holds 32 MiB.
+        var size = CopyPageSize(most: 2_000)
+        size.read(rows: 2_000, bytes: 2_000 << 20)
+        #expect(size.current == 32)
+        size.read(rows: 32, bytes: 32 * 100)
+        #expect(size.current == 2_000)
+    }
+
+    @Test func liveWorkersAndAStoreWithDataAreRefusedWithNothingWritten() async throws {
+        let store = try TemporaryStore()
+        let source = try JobQueue(path: store.path)
+        _ = try await source.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
+        let settings = try await PostgresTestDatabases.shared.fresh()
+        let destination = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
+        _ = try await destination.enqueue(try JobRequest(executor: "sum", payloadJSON: #"{"a": 1, "b": 2}"#))
+        await #expect {
+            _ = try await source.copy(to: destination)
+        } throws: { error in
+            "\(error)".contains("the destination is not empty")
+        }
+        #expect(try await destination.count(where: .all) == 1)
+
+        // A live worker on the source.
+        let pool = WorkerPool(queue: source, executors: BuiltinExecutors.all, options: quickOptions(stopWhen: .never))
+        let running = Task { try await pool.run() }
+        defer { running.cancel() }
+        let empty = try await JobQueue(
+            postgres: try await PostgresTestDatabases.shared.fresh(), logger: PostgresTestServer.logger)
+        try await eventually(.seconds(30), "the worker to beat") { try await source.status().workers.count == 1 }
+        await #expect {
+            _ = try await source.copy(to: empty)
+        } throws: { error in
+            "\(error)".contains("live on the source")
+        }
+        #expect(try await empty.count(where: .all) == 0)
+        let report = try await source.copy(to: empty, options: StoreCopyOptions(allowLiveWorkers: true))
+        #expect(report.verified)
+    }
+}
+
+/// The tables a copy reported progress on.
+final class ProgressLog: Sendable {
+    private let seen = Mutex<[String]>([])
+    func add(_ progress: StoreCopyProgress) { seen.withLock { $0.append(progress.table) } }
+    var tables: Set<String> { Set(seen.withLock { $0 }) }
+}
