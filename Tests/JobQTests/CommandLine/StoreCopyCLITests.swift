@@ -56,38 +56,38 @@ struct StoreCopyCLITests {
             }
             finished[side] = (try Self.outcomes(listed.stdout), runs)
         }
-        let original_ = try #require(finished["original"])
-        let copy_ = try #require(finished["copy"])
-        #expect(original_.jobs.count > 60, "the fixture made \(original_.jobs.count) jobs")
-        #expect(original_.jobs.count == copy_.jobs.count)
+        let originalSide = try #require(finished["original"])
+        let copySide = try #require(finished["copy"])
+        #expect(originalSide.jobs.count > 60, "the fixture made \(originalSide.jobs.count) jobs")
+        #expect(originalSide.jobs.count == copySide.jobs.count)
         // The jobs made after the copy (callbacks, a second emit's tasks) take their ids from each
         // store's own counter (on SQLite after the newest event, on PostgreSQL after the newest
         // job): they are compared in order, each copy id standing for the original's.
         let copiedStore = try await JobQueue.opening(copy, asDestination: destination)
         #expect(try await copiedStore.copyRecord()?.renumberedThrough == nil)
         var newIDs: [Int64: Int64] = [:]
-        for (a, b) in zip(original_.jobs, copy_.jobs) {
+        for (a, b) in zip(originalSide.jobs, copySide.jobs) {
             if a.id != b.id { newIDs[b.id] = a.id }
             if a.outcome != b.outcome {
                 Issue.record("finished differently:\n  original \(a.id) \(a.outcome)\n  copy     \(b.id) \(b.outcome)")
             }
         }
         // Two batch callbacks and the second emit's task.
-        #expect(copy_.jobs.filter { $0.id > highestCopied }.count == 3)
-        #expect(original_.jobs.filter { $0.id > highestCopied }.count == 3)
+        #expect(copySide.jobs.filter { $0.id > highestCopied }.count == 3)
+        #expect(originalSide.jobs.filter { $0.id > highestCopied }.count == 3)
         // Each job ran once on each side, and the same jobs ran.
-        let copyRuns = copy_.runs.map { newIDs[$0] ?? $0 }
+        let copyRuns = copySide.runs.map { newIDs[$0] ?? $0 }
         #expect(Set(copyRuns).count == copyRuns.count, "a job ran twice on the copy: \(copyRuns.sorted())")
-        #expect(Set(original_.runs).count == original_.runs.count)
-        #expect(copyRuns.sorted() == original_.runs.sorted())
+        #expect(Set(originalSide.runs).count == originalSide.runs.count)
+        #expect(copyRuns.sorted() == originalSide.runs.sorted())
         #expect(copyRuns.count > 40)
         // Nothing that ran before the copy ran again after it.
         let before = Set(
             try String(contentsOfFile: setupRuns, encoding: .utf8).split(separator: "\n").compactMap { Int64($0) })
         #expect(before.isDisjoint(with: copyRuns))
         // Every job is final but the schedules' (none due) and the paused executor's (none).
-        #expect(copy_.jobs.allSatisfy { ["succeeded", "dead", "cancelled"].contains($0.state) })
-        #expect(copy_.jobs.contains { $0.state == "dead" })
+        #expect(copySide.jobs.allSatisfy { ["succeeded", "dead", "cancelled"].contains($0.state) })
+        #expect(copySide.jobs.contains { $0.state == "dead" })
         for command in [
             ["schedule", "list"], ["trigger", "list"], ["workflow", "list"], ["batch", "show", "import"],
             ["batch", "show", "export"], ["lane", "show", "deploys"], ["track", "list"], ["status"]
