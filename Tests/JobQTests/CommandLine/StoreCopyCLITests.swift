@@ -109,9 +109,9 @@ struct StoreCopyCLITests {
         let folder = TestScratch.url("jobq-copy-kill")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let source = folder.appendingPathComponent("source.sqlite").path
-        // 20,000 jobs (half of them run, so their events are many) in one file.
+        // 12,000 jobs (half of them run, so their events are many) in one file.
         let lines = folder.appendingPathComponent("jobs.jsonl").path
-        let text = (1...20_000).map { #"{"executor": "echo", "queue": "q\#($0 % 4)", "payload": {"n": \#($0)}}"# }
+        let text = (1...12_000).map { #"{"executor": "echo", "queue": "q\#($0 % 4)", "payload": {"n": \#($0)}}"# }
             .joined(separator: "\n")
         try text.write(toFile: lines, atomically: true, encoding: .utf8)
         #expect(try await CLI.run(["enqueue", "--file", lines], db: source).status == 0)
@@ -134,10 +134,14 @@ struct StoreCopyCLITests {
         }
         kill(child.processIdentifier, SIGKILL)
         await child.wait()
-        #expect(seen >= 1_000 && seen < 20_000, "killed at \(seen) jobs copied")
+        #expect(seen >= 1_000 && seen < 12_000, "killed at \(seen) jobs copied")
         let partial = (try? await watcher.count(where: .all)) ?? 0
-        #expect(partial < 20_000, "the copy had finished before it was killed")
+        #expect(partial < 12_000, "the copy had finished before it was killed")
 
+        // No worker runs on a store whose copy has not finished.
+        let worker = try await CLI.run(["work", "--until-empty"], db: interrupted)
+        #expect(worker.status != 0)
+        #expect(worker.stderr.contains("being filled by `jobq copy`"), "\(worker.stderr)")
         let rerun = try await CLI.run(["copy", "--from", source, "--to", interrupted], db: nil)
         #expect(rerun.status == 0, "\(rerun.stderr)\n\(rerun.stdout)")
         #expect(rerun.stdout.contains("went on with a copy begun earlier"))
@@ -146,16 +150,43 @@ struct StoreCopyCLITests {
         let whole = try await CLI.run(["copy", "--from", source, "--to", clean], db: nil)
         #expect(whole.status == 0, "\(whole.stderr)")
         #expect(Self.checkTable(rerun.stdout) == Self.checkTable(whole.stdout))
-        #expect(Self.checkTable(whole.stdout).contains { $0.hasPrefix("jobs ") && $0.contains("20000") })
+        #expect(Self.checkTable(whole.stdout).contains { $0.hasPrefix("jobs ") && $0.contains("12000") })
         let a = try await CLI.run(["list", "--json", "--limit", "30000"], db: interrupted)
         let b = try await CLI.run(["list", "--json", "--limit", "30000"], db: clean)
         #expect(try Self.outcomes(a.stdout) == Self.outcomes(b.stdout))
-        #expect(try Self.outcomes(a.stdout).count == 20_000)
+        #expect(try Self.outcomes(a.stdout).count == 12_000)
         // Another run of the finished copy is refused: the destination is a copy that may have
         // run jobs since.
         let again = try await CLI.run(["copy", "--from", source, "--to", interrupted], db: nil)
         #expect(again.status == 2 || again.status == 1, "\(again.stdout)")
         #expect(again.stderr.contains("finished copy"), "\(again.stderr)")
+    }
+
+    @Test func onATerminalTheCopyDrawsAProgressBar() async throws {
+        let folder = TestScratch.url("jobq-copy-tty")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let source = folder.appendingPathComponent("source.sqlite").path
+        let lines = folder.appendingPathComponent("jobs.jsonl").path
+        try (1...3_000).map { #"{"executor": "echo", "payload": {"n": \#($0)}}"# }.joined(separator: "\n")
+            .write(toFile: lines, atomically: true, encoding: .utf8)
+        #expect(try await CLI.run(["enqueue", "--file", lines], db: source).status == 0)
+        // `script` (util-linux, in every Debian) runs the command on a pseudo-terminal.
+        let out = folder.appendingPathComponent("tty.out").path
+        let command = [
+            CLI.binary.path, "copy", "--from", source, "--to", folder.appendingPathComponent("copy.sqlite").path,
+            "--rows-per-transaction", "200"
+        ].map { "'\($0)'" }.joined(separator: " ")
+        let child = try Child(
+            executable: URL(fileURLWithPath: "/usr/bin/script"), arguments: ["-qec", command, "/dev/null"],
+            environment: [:], stdoutPath: out, stderrPath: out + ".err")
+        await child.wait()
+        let screen = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(child.terminationStatus == 0, "\(screen)")
+        // The bar is redrawn in place (a carriage return, then the line cleared).
+        #expect(screen.contains("\r\u{1B}[K"), "\(screen.debugDescription)")
+        #expect(screen.contains("jobs") && screen.contains("[####"), "\(screen)")
+        #expect(screen.contains("/3000"))
+        #expect(screen.contains("copied and checked"))
     }
 
     // MARK: Helpers

@@ -83,6 +83,37 @@ struct PgBouncerTests {
         #expect(try await queue.job(limited[0].id) == nil)
     }
 
+    /// Values at the edges go through the pooler as they go direct: a payload of nearly 1 MiB
+    /// and back, an error text holding NUL characters (kept as U+FFFD); and
+    /// a SQLite store copied into the database through the pooler is checked equal.
+    @Test func largeAndOddValuesAndACopyGoThroughThePooler() async throws {
+        guard let (_, pooled) = try await Self.throughPooler() else { return }
+        let queue = try await JobQueue(postgres: pooled, logger: PostgresTestServer.logger)
+        let blob = String(repeating: "é", count: (1 << 19) - 40)
+        let big = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: #"{"blob": "\#(blob)"}"#))
+        let odd = try await queue.enqueue(
+            try JobRequest(executor: NulFailure.name, payloadJSON: "{}", options: .init(maxAttempts: 1)))
+        _ = try await work(queue, executors: BuiltinExecutors.all + [NulFailure()])
+        let echoed = try #require(try await queue.job(big.id))
+        #expect(echoed.state == .succeeded && echoed.resultJSON?.utf8.count ?? 0 > 1_000_000)
+        let failed = try #require(try await queue.job(odd.id))
+        #expect(failed.state == .dead && failed.error?.contains("bad\u{FFFD}byte\u{FFFD}") == true, "\(failed)")
+
+        let store = try TemporaryStore()
+        let source = try JobQueue(path: store.path)
+        _ = try await source.enqueue(
+            contentsOf: try (0..<500).map { try JobRequest(SumExecutor.self, .init(a: $0, b: 1)) })
+        _ = try await work(source)
+        _ = try await source.enqueue(try JobRequest(executor: "echo", payloadJSON: #"{"blob": "\#(blob)"}"#))
+        guard let (_, empty) = try await Self.throughPooler() else { return }
+        let destination = try await JobQueue(postgres: empty, logger: PostgresTestServer.logger)
+        let report = try await source.copy(to: destination)
+        #expect(report.verified, "\(report.tables.filter { !$0.matches })")
+        #expect(try await destination.count(where: .all) == 501)
+        _ = try await work(destination)
+        #expect(try await destination.count(where: try JobFilter("state:succeeded")) == 501)
+    }
+
     /// LISTEN needs a session, which transaction pooling does not keep: the probe finds that
     /// notifications do not arrive, an idle worker says so once and finds new work by its poll
     /// (about a second) instead.
@@ -138,5 +169,15 @@ struct PgBouncerTests {
         #expect(!log.messages.contains { $0.contains("notifications do not arrive") }, "\(log.messages)")
         running.cancel()
         _ = try await within(.seconds(20), "the pool to stop") { try? await running.value }
+    }
+}
+
+/// Fails with an error whose text holds NUL characters (a C library's message, say).
+private struct NulFailure: Executor {
+    static let name = "nul-failure"
+    struct Input: Codable, Sendable {}
+    struct Output: Codable, Sendable {}
+    func run(_ input: Input, context: JobContext) async throws -> Output {
+        throw ExecutorFailure("bad\u{0}byte\u{0}")
     }
 }
