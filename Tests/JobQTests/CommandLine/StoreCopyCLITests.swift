@@ -14,8 +14,7 @@ struct StoreCopyCLITests {
 
     @Test(arguments: TestStore.all)
     func aStoreUsingEveryFeatureIsFinishedOnItsCopyAsOnTheOriginal(destination: TestStore) async throws {
-        let folder = TestScratch.url("jobq-copy")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try Self.scratchFolder("jobq-copy")
         let original = folder.appendingPathComponent("original.sqlite").path
         let setupRuns = folder.appendingPathComponent("runs-setup.txt").path
         try await Self.runScript(db: original, runlog: setupRuns, folder: folder)
@@ -106,8 +105,7 @@ struct StoreCopyCLITests {
 
     @Test(arguments: TestStore.all)
     func aCopyKilledMidwayGoesOnWhenRunAgainAndEndsIdentical(destination: TestStore) async throws {
-        let folder = TestScratch.url("jobq-copy-kill")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try Self.scratchFolder("jobq-copy-kill")
         let source = folder.appendingPathComponent("source.sqlite").path
         // 12,000 jobs (half of them run, so their events are many) in one file.
         let lines = folder.appendingPathComponent("jobs.jsonl").path
@@ -163,8 +161,7 @@ struct StoreCopyCLITests {
     }
 
     @Test func onATerminalTheCopyDrawsAProgressBar() async throws {
-        let folder = TestScratch.url("jobq-copy-tty")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try Self.scratchFolder("jobq-copy-tty")
         let source = folder.appendingPathComponent("source.sqlite").path
         let lines = folder.appendingPathComponent("jobs.jsonl").path
         try (1...3_000).map { #"{"executor": "echo", "payload": {"n": \#($0)}}"# }.joined(separator: "\n")
@@ -190,6 +187,13 @@ struct StoreCopyCLITests {
     }
 
     // MARK: Helpers
+
+    /// A new folder for a test's stores and files, removed when the tests end.
+    static func scratchFolder(_ prefix: String) throws -> URL {
+        let folder = TestScratch.url(prefix)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
 
     static func runScript(db: String, runlog: String, folder: URL) async throws {
         let out = folder.appendingPathComponent("script.out").path
