@@ -14,34 +14,70 @@ package struct ClaimOutlook: Sendable, Hashable {
 
 /// A job a worker has claimed: what it needs to run the attempt, and the fence it must present
 /// to record the outcome (`id`, `attempt` and the worker's token).
+///
+/// What the claim read is kept once, behind a reference (``Read``): a claimed job is handed from
+/// the claim to the pool's buffer, a slot, the completion batcher and its report (arrays and
+/// dictionaries all along), and copying twenty fields with a dozen strings cost a retain per
+/// string and a 250-byte move each time; a copy now retains one box.
 package struct ClaimedJob: Sendable, Hashable {
-    package let id: JobID
-    package let queue: String
-    package let executor: String
-    package let payloadJSON: String
-    package let priority: Int
-    package let attempt: Int
-    package let maxAttempts: Int
-    package let runAt: Double
-    package let timeout: Duration?
-    package let name: String?
-    package let batch: String?
+    /// The job's row as the claim read it.
+    private struct Read: Sendable, Hashable {
+        let id: JobID
+        let queue: String
+        let executor: String
+        let payloadJSON: String
+        let priority: Int
+        let attempt: Int
+        let maxAttempts: Int
+        let runAt: Double
+        let timeout: Duration?
+        let name: String?
+        let batch: String?
+        let checkpointJSON: String?
+        let snoozes: Int
+        let workflowID: WorkflowID?
+        let groupID: Int64?
+        let lane: String?
+        let failedDependenciesJSON: String?
+        let treeNode: Int64?
+        let traceContextJSON: String?
+        let isSuspect: Bool
+    }
+
+    private final class Box: Sendable {
+        let read: Read
+        init(_ read: Read) { self.read = read }
+    }
+
+    private let box: Box
+
+    package var id: JobID { box.read.id }
+    package var queue: String { box.read.queue }
+    package var executor: String { box.read.executor }
+    package var payloadJSON: String { box.read.payloadJSON }
+    package var priority: Int { box.read.priority }
+    package var attempt: Int { box.read.attempt }
+    package var maxAttempts: Int { box.read.maxAttempts }
+    package var runAt: Double { box.read.runAt }
+    package var timeout: Duration? { box.read.timeout }
+    package var name: String? { box.read.name }
+    package var batch: String? { box.read.batch }
     /// The state a re-entrant executor asked to continue from.
-    package let checkpointJSON: String?
-    package let snoozes: Int
-    package let workflowID: WorkflowID?
+    package var checkpointJSON: String? { box.read.checkpointJSON }
+    package var snoozes: Int { box.read.snoozes }
+    package var workflowID: WorkflowID? { box.read.workflowID }
     /// The innermost workflow group the job belongs to.
-    package let groupID: Int64?
-    package let lane: String?
+    package var groupID: Int64? { box.read.groupID }
+    package var lane: String? { box.read.lane }
     /// Dependencies that failed and that this job ignored or ran despite, as a JSON array.
-    package let failedDependenciesJSON: String?
+    package var failedDependenciesJSON: String? { box.read.failedDependenciesJSON }
     /// The job tree node it is a job of.
-    package let treeNode: Int64?
+    package var treeNode: Int64? { box.read.treeNode }
     /// The enqueuer's trace context (JSON object), which the attempt's span continues.
-    package let traceContextJSON: String?
+    package var traceContextJSON: String? { box.read.traceContextJSON }
     /// Whether a worker once died holding it, possibly started but with no start mark: such a
     /// job's start is committed before it runs (see ``Store/reclaimExpiredLeases()``).
-    package let isSuspect: Bool
+    package var isSuspect: Bool { box.read.isSuspect }
     /// The workflow's shared context when the job was claimed (set by the claim).
     package var sharedJSON: String?
     /// Whether the claim recorded the attempt's start (a job handed to a free slot at once);
@@ -49,6 +85,18 @@ package struct ClaimedJob: Sendable, Hashable {
     package var startRecorded = false
     /// When the worker started the attempt (its start mark is written later, with its time).
     package var startTime: Double?
+
+    package static func == (lhs: ClaimedJob, rhs: ClaimedJob) -> Bool {
+        (lhs.box === rhs.box || lhs.box.read == rhs.box.read) && lhs.sharedJSON == rhs.sharedJSON
+            && lhs.startRecorded == rhs.startRecorded && lhs.startTime == rhs.startTime
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(box.read)
+        hasher.combine(sharedJSON)
+        hasher.combine(startRecorded)
+        hasher.combine(startTime)
+    }
 
     /// The columns ``init(_:)`` reads, in the order a query selects them.
     package enum Column: Int32, SQLColumns {
@@ -72,26 +120,18 @@ package struct ClaimedJob: Sendable, Hashable {
     /// a PostgreSQL row).
     package init(_ row: some ColumnReader) {
         typealias C = Column
-        id = row.int64(C.id)
-        queue = row.string(C.queue)
-        executor = row.string(C.executor)
-        payloadJSON = row.string(C.payload)
-        priority = row.int(C.priority)
-        attempt = row.int(C.attempt)
-        maxAttempts = row.int(C.maxAttempts)
-        runAt = row.double(C.runAt)
-        timeout = row.optionalDouble(C.timeout).map(Duration.init(storedSeconds:))
-        name = row.optionalString(C.name)
-        batch = row.optionalString(C.batch)
-        checkpointJSON = row.optionalString(C.checkpoint)
-        snoozes = row.int(C.snoozes)
-        workflowID = row.optionalInt64(C.workflowID)
-        groupID = row.optionalInt64(C.groupID)
-        lane = row.optionalString(C.lane)
-        failedDependenciesJSON = row.optionalString(C.failedDependencies)
-        treeNode = row.optionalInt64(C.treeNode)
-        traceContextJSON = row.optionalString(C.traceContext)
-        isSuspect = row.int(C.unstartedDeliveries) > 0
+        box = Box(
+            Read(
+                id: row.int64(C.id), queue: row.string(C.queue), executor: row.string(C.executor),
+                payloadJSON: row.string(C.payload), priority: row.int(C.priority), attempt: row.int(C.attempt),
+                maxAttempts: row.int(C.maxAttempts), runAt: row.double(C.runAt),
+                timeout: row.optionalDouble(C.timeout).map(Duration.init(storedSeconds:)),
+                name: row.optionalString(C.name), batch: row.optionalString(C.batch),
+                checkpointJSON: row.optionalString(C.checkpoint), snoozes: row.int(C.snoozes),
+                workflowID: row.optionalInt64(C.workflowID), groupID: row.optionalInt64(C.groupID),
+                lane: row.optionalString(C.lane), failedDependenciesJSON: row.optionalString(C.failedDependencies),
+                treeNode: row.optionalInt64(C.treeNode), traceContextJSON: row.optionalString(C.traceContext),
+                isSuspect: row.int(C.unstartedDeliveries) > 0))
     }
 
     /// Whether finishing it matters beyond its own row: a batch, a workflow group, a lane.
