@@ -244,7 +244,7 @@ extension SQLStore {
         let pid = Int(ProcessInfo.processInfo.processIdentifier)
         let list = SharedSQL.jsonArray(queues)
         try await write(.long, audience: .nobody) { db in
-            try StoreCopier<Self, Self>.refuseWorkersWhileFilled(db)
+            try CopyMarker.refuseWorkersWhileFilled(db)
             // Forget workers that have not been seen for a day.
             try db.execute(sql: "DELETE FROM jobq_workers WHERE heartbeat_at < ?", arguments: [now - 86_400])
             try db.execute(

@@ -53,6 +53,11 @@ enum StoreLayout {
     case prefixed
 
     static func of(_ db: Database) throws -> StoreLayout {
+        // GRDB caches a connection's schema and does not see another process change it: a
+        // process that looked before another one's migration renamed `schema_migrations` would
+        // find the old name in its cache and fail on it ("no such table: schema_migrations",
+        // seen when three processes opened an old store at once). What the tables are now.
+        db.clearSchemaCache()
         if try db.tableExists("jobq_schema_migrations") { return .prefixed }
         return try isUnprefixedStore(db) ? .unprefixed : .none
     }

@@ -1,7 +1,8 @@
 import JobQCore
 
 /// What a copy reads of both stores before it writes: which store the source is, the workers
-/// live on either side, and whether the destination holds anything.
+/// live on either side, and whether the destination holds anything; and the mark of a copy
+/// under way, which keeps workers off the store it fills.
 enum CopyMarker {
     /// A store's identity: when its first schema migration ran (to the microsecond), which a
     /// copy of it does not share (the destination records its own). A destination records the
@@ -34,5 +35,18 @@ enum CopyMarker {
             if try db.fetchOne(Int.self, sql: "SELECT 1 FROM \(table.1)\(condition) LIMIT 1") != nil { return table.0 }
         }
         return nil
+    }
+
+    /// Throws when `db`'s store is being filled by a copy that has not finished: a worker there
+    /// would run jobs whose dependencies, workflow or batch are not copied yet.
+    static func refuseWorkersWhileFilled(_ db: some SQLTransaction) throws {
+        guard
+            try db.fetchOne(
+                Int.self, sql: "SELECT 1 FROM jobq_store_settings WHERE name = ?", arguments: [CopyPlan.Setting.source])
+                != nil
+        else { return }
+        throw JobQueueError.invalidState(
+            "this store is being filled by `jobq copy`, which has not finished: not all of its jobs are here yet. "
+                + "Run the same copy again to finish it (it goes on from where it stopped), then start workers")
     }
 }
