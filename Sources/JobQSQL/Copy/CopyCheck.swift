@@ -40,27 +40,21 @@ struct CopyCheck<Source: SQLStore, Destination: SQLStore>: Sendable {
         -> CopyChecksum
     {
         var checksum = CopyChecksum(ordered: false)
-        let list = columns.joined(separator: ", ")
-        let sqlName = table.sqlName
         switch table.way {
         case .replaceWhole:
-            let condition = table.copiedRows.map { " WHERE \($0)" } ?? ""
-            let rows = try await store.read { db in try db.fetchRows(sql: "SELECT \(list) FROM \(sqlName)\(condition)")
-            }
-            for row in rows { checksum.add(row.values) }
+            let rows = try await store.read { db in try CopyRows.all(db, of: table, columns: columns) }
+            for row in rows { checksum.add(row) }
         case .appendByID:
-            let idColumn = columns.firstIndex(of: "id") ?? 0
             var after: Int64 = 0
-            let size = pageSize
+            let (sqlName, size) = (table.sqlName, pageSize)
             while true {
                 let from = after
                 let rows = try await store.read { db in
-                    try db.fetchRows(
-                        sql: "SELECT \(list) FROM \(sqlName) WHERE id > ? ORDER BY id LIMIT ?", arguments: [from, size])
+                    try CopyRows.page(db, of: sqlName, columns: columns, after: from, limit: size)
                 }
-                for row in rows { checksum.add(row.values) }
+                for row in rows { checksum.add(row) }
                 guard let last = rows.last, rows.count == size else { break }
-                after = Int64.from(last.values[idColumn]) ?? after
+                after = CopyRows.id(of: last, columns: columns) ?? after
             }
         }
         return checksum

@@ -79,27 +79,18 @@ enum CopyFeed {
         try CopyRows.insert(
             db, into: "jobq_events", columns: ["id"] + columns + (postgres ? ["xact"] : []), rows: rows,
             keepingIDs: true)
-        try db.execute(
-            sql: """
-                INSERT INTO jobq_store_settings (name, value) VALUES (?, ?), (?, ?)
-                ON CONFLICT (name) DO UPDATE SET value = excluded.value
-                """,
-            arguments: [
-                CopyPlan.Setting.eventsMajor, Double(last.major), CopyPlan.Setting.eventsID, Double(last.id)
-            ])
+        try CopyPlan.Setting.set(
+            db, [(CopyPlan.Setting.eventsMajor, Double(last.major)), (CopyPlan.Setting.eventsID, Double(last.id))])
     }
 
     /// Where an earlier run of the copy stopped: the source position of the last event it
     /// wrote, and that event's id on the destination; the start when it wrote none.
     static func resumePoint(_ db: some SQLTransaction) throws -> (position: Position, lastID: Int64) {
-        let settings = try db.fetchRows(
-            sql: "SELECT name, value FROM jobq_store_settings WHERE name IN (?, ?)",
-            arguments: [CopyPlan.Setting.eventsMajor, CopyPlan.Setting.eventsID])
-        func setting(_ name: String) -> Int64? {
-            settings.first(where: { $0.string(0) == name }).map { Int64($0.double(1)) }
-        }
+        let settings = try CopyPlan.Setting.values(db, [CopyPlan.Setting.eventsMajor, CopyPlan.Setting.eventsID])
         let lastID = try db.fetchOne(Int64.self, sql: "SELECT MAX(id) FROM jobq_events") ?? 0
-        guard let major = setting(CopyPlan.Setting.eventsMajor), let id = setting(CopyPlan.Setting.eventsID) else {
+        guard let major = settings[CopyPlan.Setting.eventsMajor].map(Int64.init),
+            let id = settings[CopyPlan.Setting.eventsID].map(Int64.init)
+        else {
             return (.start, lastID)
         }
         return (Position(major: major, id: id), lastID)

@@ -40,11 +40,7 @@ enum CopyMarker {
     /// Throws when `db`'s store is being filled by a copy that has not finished: a worker there
     /// would run jobs whose dependencies, workflow or batch are not copied yet.
     static func refuseWorkersWhileFilled(_ db: some SQLTransaction) throws {
-        guard
-            try db.fetchOne(
-                Int.self, sql: "SELECT 1 FROM jobq_store_settings WHERE name = ?", arguments: [CopyPlan.Setting.source])
-                != nil
-        else { return }
+        guard try CopyPlan.Setting.value(db, CopyPlan.Setting.source) != nil else { return }
         throw JobQueueError.invalidState(
             "this store is being filled by `jobq copy`, which has not finished: not all of its jobs are here yet. "
                 + "Run the same copy again to finish it (it goes on from where it stopped), then start workers")

@@ -89,3 +89,34 @@ package enum CopyPlan {
         static let renumberedThrough = "copy_renumbered_through"
     }
 }
+
+extension CopyPlan.Setting {
+    /// The values of the settings named, by name (absent ones left out).
+    static func values(_ db: some SQLTransaction, _ names: [String]) throws -> [String: Double] {
+        let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
+        var values: [String: Double] = [:]
+        for row in try db.fetchRows(
+            sql: "SELECT name, value FROM jobq_store_settings WHERE name IN (\(marks))",
+            arguments: SQLArguments(names.map(SQLValue.text)))
+        {
+            values[row.string(0)] = row.double(1)
+        }
+        return values
+    }
+
+    static func value(_ db: some SQLTransaction, _ name: String) throws -> Double? {
+        try values(db, [name])[name]
+    }
+
+    /// Sets each setting to its value, in the caller's transaction.
+    static func set(_ db: some SQLTransaction, _ settings: [(name: String, value: Double)]) throws {
+        guard !settings.isEmpty else { return }
+        let tuples = Array(repeating: "(?, ?)", count: settings.count).joined(separator: ", ")
+        try db.execute(
+            sql: """
+                INSERT INTO jobq_store_settings (name, value) VALUES \(tuples)
+                ON CONFLICT (name) DO UPDATE SET value = excluded.value
+                """,
+            arguments: SQLArguments(settings.flatMap { [SQLValue.text($0.name), .real($0.value)] }))
+    }
+}

@@ -36,6 +36,28 @@ enum CopyRows {
         }
     }
 
+    /// A page of an id-keyed table's rows (its SQL name) after id `after`, in id order.
+    static func page(
+        _ db: some SQLTransaction, of table: String, columns: [String], after: Int64, limit: Int
+    ) throws -> [[SQLValue]] {
+        try db.fetchRows(
+            sql: "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE id > ? ORDER BY id LIMIT ?",
+            arguments: [after, limit]
+        ).map(\.values)
+    }
+
+    /// The id of a row of ``page(_:of:columns:after:limit:)``.
+    static func id(of row: [SQLValue], columns: [String]) -> Int64? {
+        columns.firstIndex(of: "id").flatMap { Int64.from(row[$0]) }
+    }
+
+    /// Every row of a table copied whole: all but the copy's own (``CopyPlan/Table/copiedRows``).
+    static func all(_ db: some SQLTransaction, of table: CopyPlan.Table, columns: [String]) throws -> [[SQLValue]] {
+        let condition = table.copiedRows.map { " WHERE \($0)" } ?? ""
+        return try db.fetchRows(sql: "SELECT \(columns.joined(separator: ", ")) FROM \(table.sqlName)\(condition)")
+            .map(\.values)
+    }
+
     /// Bytes of values per INSERT, roughly at most.
     static let maximumStatementBytes = 8 << 20
 

@@ -18,15 +18,12 @@ extension SQLStore {
 
     package func copyRecord() async throws -> StoreCopyRecord? {
         let settings = try await read(.short) { db in
-            try db.fetchRows(
-                sql: "SELECT name, value FROM jobq_store_settings WHERE name IN (?, ?)",
-                arguments: [CopyPlan.Setting.finishedAt, CopyPlan.Setting.renumberedThrough])
+            try CopyPlan.Setting.values(db, [CopyPlan.Setting.finishedAt, CopyPlan.Setting.renumberedThrough])
         }
-        func setting(_ name: String) -> Double? { settings.first(where: { $0.string(0) == name })?.double(1) }
-        guard let finished = setting(CopyPlan.Setting.finishedAt) else { return nil }
+        guard let finished = settings[CopyPlan.Setting.finishedAt] else { return nil }
         return StoreCopyRecord(
             finishedAt: Date(timeIntervalSince1970: finished),
-            renumberedThrough: setting(CopyPlan.Setting.renumberedThrough).map { Int64($0) })
+            renumberedThrough: settings[CopyPlan.Setting.renumberedThrough].map { Int64($0) })
     }
 
     private func copy<Destination: SQLStore>(
@@ -98,9 +95,7 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
                     "\(CopyMarker.describe(workers)) live on the destination: they would run jobs half copied. "
                         + "Stop them and copy again; start workers on the destination once the copy has ended")
             }
-            let marked = try db.fetchOne(
-                Double.self, sql: "SELECT value FROM jobq_store_settings WHERE name = ?",
-                arguments: [CopyPlan.Setting.source])
+            let marked = try CopyPlan.Setting.value(db, CopyPlan.Setting.source)
             if let marked {
                 guard marked == identity else {
                     throw JobQueueError.invalidState(
@@ -109,10 +104,7 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
                 }
                 return true
             }
-            if let finished = try db.fetchOne(
-                Double.self, sql: "SELECT value FROM jobq_store_settings WHERE name = ?",
-                arguments: [CopyPlan.Setting.finishedAt])
-            {
+            if let finished = try CopyPlan.Setting.value(db, CopyPlan.Setting.finishedAt) {
                 let when = Date(timeIntervalSince1970: finished).formatted(.iso8601)
                 throw JobQueueError.invalidState(
                     "the destination is a finished copy (made \(when)), and may have run jobs since: a copy goes "
@@ -123,9 +115,7 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
                     "the destination is not empty (its \(table) table has rows): a copy goes into a new store. "
                         + "Name an empty one (a new file, or a new database or schema)")
             }
-            try db.execute(
-                sql: "INSERT INTO jobq_store_settings (name, value) VALUES (?, ?)",
-                arguments: [CopyPlan.Setting.source, identity])
+            try CopyPlan.Setting.set(db, [(CopyPlan.Setting.source, identity)])
             return false
         }
     }
@@ -151,7 +141,6 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
 
     /// Appends the rows past the destination's highest id, a page per transaction.
     private func append(_ table: CopyPlan.Table, columns: [String]) async throws {
-        let list = columns.joined(separator: ", ")
         let sqlName = table.sqlName
         let total = try await source.read { db in try db.fetchOne(Int.self, sql: "SELECT COUNT(*) FROM \(sqlName)") ?? 0
         }
@@ -163,19 +152,16 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
         }
         progress(StoreCopyProgress(table: table.name, copied: copied, total: total))
         var pageSize = CopyPageSize(most: options.rowsPerTransaction)
-        let idColumn = columns.firstIndex(of: "id") ?? 0
         while true {
             let (from, limit) = (after, pageSize.current)
             let rows = try await source.read { db in
-                try db.fetchRows(
-                    sql: "SELECT \(list) FROM \(sqlName) WHERE id > ? ORDER BY id LIMIT ?", arguments: [from, limit]
-                ).map(\.values)
+                try CopyRows.page(db, of: sqlName, columns: columns, after: from, limit: limit)
             }
             guard let last = rows.last else { break }
             try await destination.write(.long, audience: .nobody) { db in
                 try CopyRows.insert(db, into: sqlName, columns: columns, rows: rows, keepingIDs: true)
             }
-            after = Int64.from(last[idColumn]) ?? after
+            after = CopyRows.id(of: last, columns: columns) ?? after
             copied += rows.count
             progress(StoreCopyProgress(table: table.name, copied: copied, total: total))
             if rows.count < limit { break }
@@ -185,12 +171,8 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
 
     /// Replaces the destination's rows with the source's, in one transaction.
     private func replace(_ table: CopyPlan.Table, columns: [String]) async throws {
-        let list = columns.joined(separator: ", ")
-        let sqlName = table.sqlName
-        let condition = table.copiedRows.map { " WHERE \($0)" } ?? ""
-        let rows = try await source.read { db in
-            try db.fetchRows(sql: "SELECT \(list) FROM \(sqlName)\(condition)").map(\.values)
-        }
+        let rows = try await source.read { db in try CopyRows.all(db, of: table, columns: columns) }
+        let (sqlName, condition) = (table.sqlName, table.copiedRows.map { " WHERE \($0)" } ?? "")
         try await destination.write(.long, audience: .nobody) { db in
             try db.execute(sql: "DELETE FROM \(sqlName)\(condition)")
             try CopyRows.insert(db, into: sqlName, columns: columns, rows: rows, keepingIDs: false)
@@ -237,10 +219,7 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
     /// record of one done. When it fails, the mark stays: the destination is not taken for a
     /// store to run.
     private func finish(mapping: EventIDMapping, verified: Bool) async throws {
-        let deletedThrough = try await source.read { db in
-            try db.fetchOne(
-                Double.self, sql: "SELECT value FROM jobq_store_settings WHERE name = 'events_deleted_through'")
-        }
+        let deletedThrough = try await source.read { db in try CopyPlan.Setting.value(db, "events_deleted_through") }
         let now = SharedSQL.now()
         try await destination.write(.long, audience: .workersAndFollowers) { db in
             try destination.advanceIDsAfterCopy(db)
@@ -251,27 +230,16 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
                 let through =
                     mapping.renumbered.last(where: { $0.source <= Int64(deletedThrough) })
                     .map { max($0.destination, Int64(deletedThrough)) } ?? Int64(deletedThrough)
-                try db.execute(
-                    sql: """
-                        INSERT INTO jobq_store_settings (name, value) VALUES ('events_deleted_through', ?)
-                        ON CONFLICT (name) DO UPDATE SET value = excluded.value
-                        """,
-                    arguments: [Double(through)])
+                try CopyPlan.Setting.set(db, [("events_deleted_through", Double(through))])
             }
             try db.execute(
                 sql: "DELETE FROM jobq_store_settings WHERE name IN (?, ?, ?)",
                 arguments: [CopyPlan.Setting.source, CopyPlan.Setting.eventsMajor, CopyPlan.Setting.eventsID])
-            var settings: SQLArguments = [CopyPlan.Setting.finishedAt, now]
+            var settings = [(name: CopyPlan.Setting.finishedAt, value: now)]
             if !mapping.idsKept {
-                settings += [CopyPlan.Setting.renumberedThrough, Double(mapping.newestDestination)]
+                settings.append((CopyPlan.Setting.renumberedThrough, Double(mapping.newestDestination)))
             }
-            let tuples = Array(repeating: "(?, ?)", count: settings.values.count / 2).joined(separator: ", ")
-            try db.execute(
-                sql: """
-                    INSERT INTO jobq_store_settings (name, value) VALUES \(tuples)
-                    ON CONFLICT (name) DO UPDATE SET value = excluded.value
-                    """,
-                arguments: settings)
+            try CopyPlan.Setting.set(db, settings)
         }
     }
 }
