@@ -103,7 +103,7 @@ struct StoreCopyCLITests {
         }
     }
 
-    @Test(arguments: TestStore.all)
+    @Test(RunsAlone.trait, arguments: TestStore.all)
     func aCopyKilledMidwayGoesOnWhenRunAgainAndEndsIdentical(destination: TestStore) async throws {
         let folder = try Self.scratchFolder("jobq-copy-kill")
         let source = folder.appendingPathComponent("source.sqlite").path
