@@ -20,7 +20,18 @@ package enum GroupOutcome: String {
 /// outcome (which its parent adds to its own).
 package enum GroupMember {
     case job(JobID)
+    /// That many jobs, all ending the same way, counted together (successes recorded in one
+    /// statement).
+    case jobs(Int)
     case group(Int64, jobs: SubtreeJobs)
+
+    /// How many members it counts as.
+    var count: Int {
+        switch self {
+        case .job, .group: 1
+        case .jobs(let count): count
+        }
+    }
 }
 
 /// The jobs of a group's whole subtree by how they ended.
@@ -37,11 +48,11 @@ package struct SubtreeJobs: Sendable {
         self.cancelled = cancelled
     }
 
-    init(_ outcome: GroupOutcome) {
+    init(_ outcome: GroupOutcome, jobs: Int = 1) {
         switch outcome {
-        case .succeeded: succeeded = 1
-        case .failed: failed = 1
-        case .cancelled: cancelled = 1
+        case .succeeded: succeeded = jobs
+        case .failed: failed = jobs
+        case .cancelled: cancelled = jobs
         }
     }
 
@@ -97,14 +108,15 @@ extension SharedSQL {
         let jobs: SubtreeJobs
         switch member {
         case .job: jobs = SubtreeJobs(outcome)
+        case .jobs(let count): jobs = SubtreeJobs(outcome, jobs: count)
         case .group(_, let subtree): jobs = subtree
         }
         typealias P = MemberCounts
         let statement = try db.statement(sql: memberFinishedSQL)
         statement.bind(P.group, group)
-        statement.bind(P.succeeded, outcome == .succeeded ? 1 : 0)
-        statement.bind(P.failed, outcome == .failed ? 1 : 0)
-        statement.bind(P.cancelled, outcome == .cancelled ? 1 : 0)
+        statement.bind(P.succeeded, outcome == .succeeded ? member.count : 0)
+        statement.bind(P.failed, outcome == .failed ? member.count : 0)
+        statement.bind(P.cancelled, outcome == .cancelled ? member.count : 0)
         statement.bind(P.jobsSucceeded, jobs.succeeded)
         statement.bind(P.jobsFailed, jobs.failed)
         statement.bind(P.jobsCancelled, jobs.cancelled)

@@ -84,7 +84,8 @@ extension SharedSQL {
         if !outcomes.isEmpty {
             let facts = try StoreFacts.read(db)
             let withDependents = try SharedSQL.jobsWithDependents(
-                db, outcomes.filter { $0.outcome.isSuccess && !$0.job.isMember }.map(\.job.id), facts: facts)
+                db, outcomes.filter { $0.outcome.isSuccess && $0.job.isCountedByGroupAtMost }.map(\.job.id),
+                facts: facts)
             var selfContained: [SharedSQL.SelfContainedSuccess] = []
             for (job, outcome) in outcomes {
                 // An attempt whose start the fence just refused is not this worker's any more:
@@ -107,7 +108,8 @@ extension SharedSQL {
                 if !done { recorded.refused.insert(job.id) }
             }
             recorded.refused.formUnion(
-                try SharedSQL.recordSelfContainedSuccesses(db, selfContained, workerID: workerID, events: &events))
+                try SharedSQL.recordSelfContainedSuccesses(
+                    db, selfContained, workerID: workerID, facts: facts, events: &events))
             // A start written with its success was refused with it.
             recorded.refusedStarts.formUnion(recorded.refused.lazy.filter { startsWithSuccess[$0] != nil })
         }
@@ -310,15 +312,18 @@ extension SQLStore {
     }
 }
 
-/// Successes that change nothing but their own row and event, recorded many to a statement.
+/// Successes that change nothing but their own row and event (and, for a member of a workflow
+/// group, its group's counters), recorded many to a statement.
 ///
-/// Most of what a busy worker records is a success of a job that is in no batch, group or
-/// lane, writes nothing to a workflow's context, and has no dependents or tracking sets to
-/// tell: a drain is made of them. One UPDATE per job opened the jobs table's cursors and its
+/// Most of what a busy worker records is a success of a job that is in no batch or lane,
+/// writes nothing to a workflow's context, and has no dependents or tracking sets to tell: a
+/// drain is made of them, and so is a parallel group's fan-out. One UPDATE per job opened the jobs table's cursors and its
 /// indexes' once per job; one UPDATE per 64 jobs (their ids, attempts, results and start marks
 /// joined in as a VALUES list) does the same row work with the statement's setup shared.
 /// Each row keeps the worker's fence: only this worker's running attempt is changed, and the
-/// ids the UPDATE returns are the ones the fence accepted.
+/// ids the UPDATE returns are the ones the fence accepted. A group's members that succeed in
+/// one transaction move its counters once, by their number, after their own events; the
+/// group finishes (and what follows from that) when that count completes it.
 extension SharedSQL {
     /// A success ``record(_:job:outcome:fence:facts:events:reason:start:)`` would record with
     /// its own row and event alone.
@@ -332,7 +337,9 @@ extension SharedSQL {
         /// `hasDependents`: some job waits for this one (read in the same transaction; only
         /// exclusive writes add dependencies, so it stays true until commit).
         init?(job: ClaimedJob, outcome: AttemptOutcome, start: ClaimedJob?, facts: StoreFacts, hasDependents: Bool) {
-            guard let resultJSON = Self.result(job: job, outcome: outcome), !hasDependents, !facts.trackingMembers
+            guard case .succeeded(let resultJSON, let writes) = outcome, writes.isEmpty || job.workflowID == nil,
+                job.isCountedByGroupAtMost,
+                !hasDependents, !facts.trackingMembers
             else { return nil }
             self.job = job
             self.resultJSON = resultJSON
@@ -372,7 +379,8 @@ extension SharedSQL {
     /// brings its start mark) and its `succeeded` event, in their order. Returns the ids the
     /// fence refused (cancelled or taken over meanwhile): nothing of theirs is written.
     static func recordSelfContainedSuccesses(
-        _ db: some SQLTransaction, _ successes: [SelfContainedSuccess], workerID: String, events: inout PendingEvents
+        _ db: some SQLTransaction, _ successes: [SelfContainedSuccess], workerID: String, facts: StoreFacts,
+        events: inout PendingEvents
     ) throws -> Set<JobID> {
         var accepted: Set<JobID> = []
         accepted.reserveCapacity(successes.count)
@@ -397,6 +405,8 @@ extension SharedSQL {
             accepted.count == successes.count
             ? [] : try recordedEarlier(db, successes.filter { !accepted.contains($0.job.id) }, workerID: workerID)
         var refused: Set<JobID> = []
+        // Each group's members succeeded now, in the order the groups first appear.
+        var groups: [(group: Int64, members: Int)] = []
         for success in successes {
             let job = success.job
             guard accepted.contains(job.id) else {
@@ -407,7 +417,21 @@ extension SharedSQL {
             events.append(
                 .succeeded(attempt: job.attempt, rawResult: success.resultJSON), job: job.id, queue: job.queue,
                 executor: job.executor, batch: job.batch, workflow: job.workflowID)
+            if let group = job.groupID {
+                if let index = groups.firstIndex(where: { $0.group == group }) {
+                    groups[index].members += 1
+                } else {
+                    groups.append((group, 1))
+                }
+            }
         }
+        var work: [FinishedJob] = []
+        for (group, members) in groups {
+            try groupMemberFinished(
+                db, group: group, outcome: .succeeded, member: .jobs(members), cause: "", work: &work, events: &events)
+        }
+        // What finishing a group ended or released in turn (its dependents, say).
+        if !work.isEmpty { try settle(db, work, facts: facts, events: &events) }
         return refused
     }
 
