@@ -83,9 +83,14 @@ extension SharedSQL {
         recorded.refusedStarts = try SharedSQL.markStarted(db, separateStarts, workerID: workerID, events: &events)
         if !outcomes.isEmpty {
             let facts = try StoreFacts.read(db)
+            let successes = outcomes.lazy.filter(\.outcome.isSuccess).map(\.job)
+            let leaves = try SharedSQL.leafTreeJobs(
+                db, successes.filter { $0.treeNode != nil && $0.batch == nil && $0.lane == nil })
+            func countsIntoGroupAtMost(_ job: ClaimedJob) -> Bool {
+                job.isCountedByGroupAtMost || leaves.contains(job.id)
+            }
             let withDependents = try SharedSQL.jobsWithDependents(
-                db, outcomes.filter { $0.outcome.isSuccess && $0.job.isCountedByGroupAtMost }.map(\.job.id),
-                facts: facts)
+                db, successes.filter(countsIntoGroupAtMost).map(\.id), facts: facts)
             var selfContained: [SharedSQL.SelfContainedSuccess] = []
             for (job, outcome) in outcomes {
                 // An attempt whose start the fence just refused is not this worker's any more:
@@ -97,7 +102,7 @@ extension SharedSQL {
                 let start = startsWithSuccess[job.id]
                 if let success = SharedSQL.SelfContainedSuccess(
                     job: job, outcome: outcome, start: start, facts: facts,
-                    hasDependents: withDependents.contains(job.id))
+                    countsIntoGroupAtMost: countsIntoGroupAtMost(job), hasDependents: withDependents.contains(job.id))
                 {
                     selfContained.append(success)
                     continue
@@ -326,7 +331,7 @@ extension SQLStore {
 /// group finishes (and what follows from that) when that count completes it.
 extension SharedSQL {
     /// A success ``record(_:job:outcome:fence:facts:events:reason:start:)`` would record with
-    /// its own row and event alone.
+    /// its own row and event alone, and its group's counters.
     package struct SelfContainedSuccess {
         let job: ClaimedJob
         let resultJSON: String
@@ -336,9 +341,14 @@ extension SharedSQL {
         /// `nil` when the outcome is not a success or its recording has consequences.
         /// `hasDependents`: some job waits for this one (read in the same transaction; only
         /// exclusive writes add dependencies, so it stays true until commit).
-        init?(job: ClaimedJob, outcome: AttemptOutcome, start: ClaimedJob?, facts: StoreFacts, hasDependents: Bool) {
+        /// `countsIntoGroupAtMost`: its end matters to nothing but its group's counters
+        /// (``JobQCore/ClaimedJob/isCountedByGroupAtMost``, or a job of a tree's leaf node).
+        init?(
+            job: ClaimedJob, outcome: AttemptOutcome, start: ClaimedJob?, facts: StoreFacts,
+            countsIntoGroupAtMost: Bool, hasDependents: Bool
+        ) {
             guard case .succeeded(let resultJSON, let writes) = outcome, writes.isEmpty || job.workflowID == nil,
-                job.isCountedByGroupAtMost,
+                countsIntoGroupAtMost,
                 !hasDependents, !facts.trackingMembers
             else { return nil }
             self.job = job
@@ -370,6 +380,19 @@ extension SharedSQL {
                     WHERE \(db.dialect.integer("depends_on", in: "?"))
                     """,
                 arguments: [jsonArray(ids.sorted())]))
+    }
+
+    /// Of these jobs of trees, those of leaf nodes: their success makes no more jobs, and
+    /// counts into their group alone.
+    static func leafTreeJobs(_ db: some SQLTransaction, _ jobs: [ClaimedJob]) throws -> Set<JobID> {
+        let nodes = Set(jobs.compactMap(\.treeNode))
+        guard !nodes.isEmpty else { return [] }
+        let leaves = Set(
+            try db.fetchAll(
+                Int64.self,
+                sql: "SELECT id FROM jobq_tree_nodes WHERE leaf = 1 AND \(db.dialect.integer("id", in: "?"))",
+                arguments: [jsonArray(nodes.sorted())]))
+        return Set(jobs.lazy.filter { $0.treeNode.map(leaves.contains) ?? false }.map(\.id))
     }
 
     /// Rows per UPDATE at most (4 parameters each, 2 shared).

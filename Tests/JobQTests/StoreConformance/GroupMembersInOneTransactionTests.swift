@@ -9,7 +9,8 @@ import Testing
 /// many to a statement, with the group's counters moved once by their number. The group still
 /// finishes exactly once, after its members' events, with what follows from it (the next step
 /// of a sequence) in the same transaction; a member's death in the same batch still fails a
-/// fail-fast group; and a batch written again after it committed counts nothing twice.
+/// fail-fast group; a batch written again after it committed counts nothing twice; and the
+/// leaves of a tree (whose success makes no more jobs) count the same way.
 @Suite("Group members recorded together")
 struct GroupMembersInOneTransactionTests {
     private static func step(_ index: Int) throws -> WorkflowNode {
@@ -110,5 +111,30 @@ struct GroupMembersInOneTransactionTests {
         #expect(counts.succeeded == states.filter { $0 == .succeeded }.count, "\(counts) \(states)")
         #expect(try await queue.events(after: 0, filter: EventFilter(kinds: [.group])).count == 1)
         #expect(try await queue.events(after: 0, filter: EventFilter(kinds: [.workflow])).count == 1)
+    }
+
+    @Test(arguments: TestStore.all) func aTreeFinishesOnceWhenItsLeavesSucceedTogether(store: TestStore) async throws {
+        let queue = try await store.open()
+        let tree = TreeNode(Cookbook.Book.self) { TreeNode(Cookbook.Image.self, name: "cover", each: "/recipeIDs") }
+        let id = try await queue.submit(tree, input: "a-cookbook")
+        let root = try await queue.store.claim(
+            queues: ["default"], limit: 10, workerID: "w", lease: .seconds(30), startingNow: 10)
+        #expect(root.count == 1)
+        _ = try await queue.store.complete(
+            [(root[0], .succeeded(resultJSON: #"{"recipeIDs":["r1","r2","r3"]}"#))], starting: [], workerID: "w")
+        let leaves = try await queue.store.claim(
+            queues: ["default"], limit: 10, workerID: "w", lease: .seconds(30), startingNow: 10)
+        #expect(leaves.count == 3, "the root's success made a leaf per element")
+
+        let cursor = try await queue.latestEventID()
+        let refused = try await queue.store.complete(
+            leaves.map { ($0, .succeeded(resultJSON: #"{"image":"x"}"#)) }, starting: [], workerID: "w")
+        #expect(refused.outcomes.isEmpty)
+        let kinds = try await queue.events(after: cursor, filter: EventFilter()).map(\.kind)
+        #expect(Array(kinds.prefix(3)) == [.succeeded, .succeeded, .succeeded], "the leaves first: \(kinds)")
+        #expect(kinds.filter { $0 == .tree }.count == 1 && kinds.last == .workflow, "\(kinds)")
+        let status = try #require(try await queue.workflow(id))
+        #expect(status.state == .succeeded)
+        #expect(status.jobs.count == 4 && status.jobs.allSatisfy { $0.state == .succeeded })
     }
 }
