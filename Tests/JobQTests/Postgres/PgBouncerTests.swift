@@ -10,7 +10,7 @@ import Testing
 /// CI), with `prepare=off`: a named subset of what the store does (enqueue, claim, completion,
 /// a dependent, a workflow, a limited queue, the event feed, the cleaner), and wake-ups, which
 /// fall back to the poll because LISTEN needs a session of its own.
-@Suite("PostgreSQL through PgBouncer")
+@Suite("PostgreSQL through PgBouncer", RunsAlone.trait)
 struct PgBouncerTests {
     static let url = ProcessInfo.processInfo.environment["JOBQ_TEST_PGBOUNCER_URL"]
 

@@ -10,7 +10,11 @@ import Testing
 /// without its start, the "burned" figure) need more jobs to show.
 @Suite("Chaos run")
 struct ChaosTests {
-    @Test(arguments: TestStore.all) func nothingAcknowledgedIsLostAndNothingCompletesTwice(store: TestStore)
+    /// Runs alone (``RunsAlone``): its kills and restarts of worker processes starve the
+    /// timing-sensitive tests beside it, and they it.
+    @Test(RunsAlone.trait, arguments: TestStore.all) func nothingAcknowledgedIsLostAndNothingCompletesTwice(
+        store: TestStore
+    )
         async throws
     {
         let jobs = store == .postgres ? 1500 : 500

@@ -127,18 +127,20 @@ struct CommitAnnouncementTests {
                 defer { alsoFirst.cancel() }
                 #expect(utimensat(AT_FDCWD, first, nil, 0) == 0)
                 try await EventProcessTests.waitFor("both watchers of the first file to hear it", timeout: 20) {
-                    firstReports.value == 1 && alsoFirstReports.value == 1
+                    firstReports.value >= 1 && alsoFirstReports.value >= 1
                 }
                 try await pause(0.2)
                 #expect(secondReports.value == 0, "a touch of another file was reported")
+                // A loaded machine may report one touch twice: counted from here.
+                let (firstHeard, alsoFirstHeard) = (firstReports.value, alsoFirstReports.value)
                 firstNotifier.cancel()
                 #expect(utimensat(AT_FDCWD, second, nil, 0) == 0)
                 #expect(utimensat(AT_FDCWD, first, nil, 0) == 0)
                 try await EventProcessTests.waitFor("the remaining watchers to hear their files", timeout: 20) {
-                    secondReports.value == 1 && alsoFirstReports.value == 2
+                    secondReports.value >= 1 && alsoFirstReports.value > alsoFirstHeard
                 }
                 try await pause(0.2)
-                #expect(firstReports.value == 1, "a cancelled watcher was called")
+                #expect(firstReports.value == firstHeard, "a cancelled watcher was called")
             }
 
             @Test func aPausedNotifierReportsTouchesAfterThePauseAndACancelledOneNothing() async throws {
@@ -152,7 +154,7 @@ struct CommitAnnouncementTests {
                     FileTouchNotifier(path: file, queue: DispatchQueue(label: "test")) { reports.add() })
                 #expect(utimensat(AT_FDCWD, file, nil, 0) == 0)
                 try await EventProcessTests.waitFor("the first touch to be reported", timeout: 20) {
-                    reports.value == 1
+                    reports.value >= 1
                 }
                 // A loaded machine may deliver the first touch's report twice (one CI run saw 2):
                 // what counts is that nothing new comes during the pause.

@@ -9,7 +9,8 @@ import Testing
 enum RunsAlone {
     static let enabled = ProcessInfo.processInfo.environment["JOBQ_TEST_RUN_ALONE"] == "1"
     /// The tests' names, as `.ci/run` passes them to `swift test --filter`, one at a time.
-    static let filter = "ConnectionLimitProcessTests|ServerRestartProcessTests|WhileTheServerRestarts|CopyKilledMidway"
+    static let filter =
+        "ConnectionLimitProcessTests|ServerRestartProcessTests|WhileTheServerRestarts|CopyKilledMidway|PgBouncerTests|NothingCompletesTwice"
 
     static var trait: ConditionTrait {
         .enabled(
