@@ -199,6 +199,37 @@ struct IsolationTests {
         }
     }
 
+    /// The same for a workflow group's members, whose successes are written together: the member
+    /// the store refuses ends dead, the others succeed, and the group still counts all three
+    /// and ends, so its workflow does not stay running.
+    @Test(arguments: TestStore.all) func aGroupMemberRefusedForGoodEndsAloneAndTheGroupEnds(store: TestStore)
+        async throws
+    {
+        let queue = try await store.open()
+        let steps = try (0..<3).map { _ in
+            WorkflowNode.step(WorkflowStep(try JobRequest(executor: "echo", payloadJSON: "{}")))
+        }
+        let id = try await queue.submit(Workflow(root: WorkflowGroup(.parallel, steps, onFailure: .continue)))
+        let claimed = try await queue.store.claim(
+            queues: ["default"], limit: 3, workerID: "w", lease: .seconds(30), startingNow: 3)
+        #expect(claimed.count == 3)
+        let refusing = RefusingStore(store: queue.store, poison: #""poison""#)
+        var quiet = Logger(label: "test")
+        quiet.logLevel = .critical
+        let batcher = CompletionBatcher(store: refusing, workerID: "w", logger: quiet)
+        for (index, job) in claimed.enumerated() {
+            let result = index == 1 ? #""poison""# : #""ok""#
+            batcher.submit(.init(job: job, outcome: .succeeded(resultJSON: result), race: AttemptRace()))
+        }
+        try await within(.seconds(10), "the batch to be written") { await batcher.waitUntilIdle() }
+        var states: [JobState] = []
+        for job in claimed { states.append(try #require(try await queue.job(job.id)).state) }
+        #expect(states == [.succeeded, .dead, .succeeded])
+        let workflow = try #require(try await queue.workflow(id))
+        #expect(workflow.root.counts == .init(total: 3, succeeded: 2, failed: 1, cancelled: 0))
+        #expect(workflow.state != .running && workflow.root.state != .running, "\(workflow.state)")
+    }
+
     /// A duration beyond 100 years is refused where it enters, and one stored anyway (by hand,
     /// by an older jobq) is read as 100 years by every reader and worker, never trapping.
     @Test(arguments: TestStore.all) func hugeDurationsAreRefusedAndNeverTrapAReader(store: TestStore) async throws {
