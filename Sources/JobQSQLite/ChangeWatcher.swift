@@ -16,15 +16,23 @@ import Synchronization
 /// table. A commit pokes the caller, which then looks for what it wants with a read of its own.
 /// Commits nobody was told of (a claim, a lease renewal; or a writer that does not announce,
 /// such as an older jobq) are seen by the poll, or with the next announced one.
+///
+/// A watch for a worker pool (`alone`) gets a notifier thread of its own, and reports on it or
+/// on its own poll queue, so that the pool may claim and start a job right in the report
+/// (``reportsOnItsOwnThread``). Where the OS will not give it a notifier of its own, it polls.
 struct ChangeWatcher: OtherCommitsWatch {
     let path: String
     private let store: SQLiteStore
+    let alone: Bool
 
-    init?(store: SQLiteStore) {
+    init?(store: SQLiteStore, alone: Bool = false) {
         guard let path = store.path else { return nil }
         self.path = path
         self.store = store
+        self.alone = alone
     }
+
+    var reportsOnItsOwnThread: Bool { alone }
 
     func version() -> Int? { store.othersCommitVersion() }
 
@@ -77,7 +85,9 @@ private final class CommitWatch: Sendable {
         let queue = self.queue
         // The notifier's handler must not own the watch (the watch owns the notifier).
         let box = WeakBox<CommitWatch>()
-        notifier = FileTouchNotifier(path: watcher.path + "-wal", queue: queue) { box.value?.check(.reported) }
+        notifier = FileTouchNotifier(path: watcher.path + "-wal", queue: queue, alone: watcher.alone) {
+            box.value?.check(.reported)
+        }
         let interval = notifier == nil ? pollInterval : max(pollInterval, .milliseconds(100))
         poll = DispatchSource.makeTimerSource(queue: queue)
         let nanoseconds = Int(min(interval.inSeconds * 1e9, 1e12))

@@ -63,17 +63,21 @@ import JobQSQL
         /// Calls `onTouch` on the listener's thread whenever `fileName` in `directory` is
         /// touched; returns the listener and the subscription's id for ``pause(_:until:)`` and
         /// ``unsubscribe(_:)``, or nil when the OS offers no watch.
+        ///
+        /// `alone`: on a listener and thread of the subscriber's own (one more inotify instance),
+        /// so that `onTouch` may run as long as it likes: a worker pool claims and starts a job
+        /// right there, and must not hold up the reports of the process's other watchers.
         static func subscribe(
-            directory: String, fileName: String, onTouch: @escaping @Sendable () -> Void
+            directory: String, fileName: String, alone: Bool = false, onTouch: @escaping @Sendable () -> Void
         ) -> (listener: DirectoryTouchListener, id: UInt64)? {
             listeners.withLock { listeners in
                 let listener: DirectoryTouchListener
-                if let existing = listeners[directory] {
+                if !alone, let existing = listeners[directory] {
                     listener = existing
                 } else {
                     guard let created = DirectoryTouchListener(directory: directory) else { return nil }
                     listener = created
-                    listeners[directory] = created
+                    if !alone { listeners[directory] = created }
                     let thread = Thread { created.listen() }
                     thread.name = "jobq.file-touch"
                     thread.start()
@@ -112,6 +116,9 @@ import JobQSQL
         /// The thread: waits for touches (or the end of a pause that held one back), and calls
         /// the subscribers they are for.
         private func listen() {
+            // For `top -H` and perf: on Linux a thread starts with its creator's name, and
+            // Foundation's `Thread.name` does not reach the OS.
+            Self.nameThisThread("jobq.file-touch")
             var fds = [
                 pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: stopReading, events: Int16(POLLIN), revents: 0)
@@ -153,6 +160,15 @@ import JobQSQL
             close(inotify)
             close(stopReading)
             close(stopWriting)
+        }
+
+        /// Sets the calling thread's name as the OS shows it (at most 15 bytes).
+        private static func nameThisThread(_ name: String) {
+            let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return }
+            defer { close(descriptor) }
+            let bytes = Array(name.utf8.prefix(15))
+            _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         }
 
         /// The names of the entries an inotify read reported, or every name (an overflow).

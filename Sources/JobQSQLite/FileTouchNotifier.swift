@@ -34,11 +34,14 @@ final class FileTouchNotifier: Sendable {
         private let id: UInt64
         private let cancelled = Mutex(false)
 
-        init?(path: String, queue: DispatchQueue, onTouch: @escaping @Sendable () -> Void) {
+        /// `alone`: `onTouch` is called on a thread that calls nobody else's (see
+        /// ``DirectoryTouchListener/subscribe(directory:fileName:alone:onTouch:)``).
+        init?(path: String, queue: DispatchQueue, alone: Bool = false, onTouch: @escaping @Sendable () -> Void) {
             let url = URL(fileURLWithPath: path)
             guard
                 let (listener, id) = DirectoryTouchListener.subscribe(
-                    directory: url.deletingLastPathComponent().path, fileName: url.lastPathComponent, onTouch: onTouch)
+                    directory: url.deletingLastPathComponent().path, fileName: url.lastPathComponent, alone: alone,
+                    onTouch: onTouch)
             else { return nil }
             self.listener = listener
             self.id = id
@@ -71,7 +74,8 @@ final class FileTouchNotifier: Sendable {
         private let queue: DispatchQueue
         private let onTouch: @Sendable () -> Void
 
-        init?(path: String, queue: DispatchQueue, onTouch: @escaping @Sendable () -> Void) {
+        /// `onTouch` is always called on `queue`, which is the caller's own.
+        init?(path: String, queue: DispatchQueue, alone: Bool = false, onTouch: @escaping @Sendable () -> Void) {
             self.path = path
             self.queue = queue
             self.onTouch = onTouch
@@ -122,7 +126,9 @@ final class FileTouchNotifier: Sendable {
             fileSource?.cancel()
         }
     #else
-        init?(path: String, queue: DispatchQueue, onTouch: @escaping @Sendable () -> Void) { return nil }
+        init?(path: String, queue: DispatchQueue, alone: Bool = false, onTouch: @escaping @Sendable () -> Void) {
+            return nil
+        }
         func pause(for duration: Duration) {}
         func cancel() {}
     #endif

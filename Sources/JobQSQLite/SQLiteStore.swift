@@ -333,7 +333,10 @@ final class SQLiteStore: SQLStore {
 
     /// Other processes reach a store on a file; one in memory is this process's alone.
     /// Every announced commit is reported: SQLite cannot say what a commit changed.
-    func otherCommitsWatch(for interest: CommitInterest) -> (any OtherCommitsWatch)? { ChangeWatcher(store: self) }
+    /// A worker pool's watch reports on a thread of its own (it claims right there).
+    func otherCommitsWatch(for interest: CommitInterest) -> (any OtherCommitsWatch)? {
+        ChangeWatcher(store: self, alone: interest == .claimableWork)
+    }
 
     /// `PRAGMA data_version` on the writer connection: it moves when another connection (another
     /// process, another ``JobQueue`` on the file) commits, never for this store's own commits,

@@ -58,6 +58,10 @@ package protocol OtherCommitsWatch: Sendable {
         pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool,
         onReport: @escaping @Sendable (CommitReport) -> Void
     ) async
+    /// Whether reports come on a thread that serves this watch alone and runs no Swift task
+    /// meanwhile, so that the caller may do long work right in the report: a worker pool then
+    /// claims and starts a job on that thread, instead of waking another for it.
+    var reportsOnItsOwnThread: Bool { get }
 }
 
 /// How an ``OtherCommitsWatch`` learned of a commit.
@@ -70,6 +74,8 @@ package enum CommitReport: Sendable {
 }
 
 extension OtherCommitsWatch {
+    package var reportsOnItsOwnThread: Bool { false }
+
     package func run(
         pollInterval: Duration, isBusy: @escaping @Sendable () -> Bool,
         onReport: @escaping @Sendable (CommitReport) -> Void

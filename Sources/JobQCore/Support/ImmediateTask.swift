@@ -9,7 +9,7 @@
 @discardableResult
 func startImmediately(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never> {
     #if compiler(>=6.2)
-        Task.immediate(operation: operation)
+        Task.immediate(executorPreference: WokenHereExecutor.current, operation: operation)
     #else
         Task(operation: operation)
     #endif

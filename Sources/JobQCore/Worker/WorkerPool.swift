@@ -31,6 +31,8 @@ public final class WorkerPool: Service, Sendable {
     let duplicateExecutorNames: [String]
     let logger: Logger
     let signal = WakeSignal()
+    /// Runs the claim loop on the store watcher's thread when that thread wakes it.
+    private let wokenHere = WokenHereExecutor()
     let state = Mutex(PoolState())
     let completions: CompletionBatcher
     /// Where counts and timings go; nil when no swift-metrics backend was bootstrapped before
@@ -160,6 +162,12 @@ public final class WorkerPool: Service, Sendable {
                     // queues to empty.
                     let wakeWithoutWork = options.stopWhen != .never
                     let concurrency = self.concurrency
+                    // On a thread of the watch's own, the claim loop it wakes runs right there.
+                    let wokenHere = watcher.reportsOnItsOwnThread ? self.wokenHere : nil
+                    let wake: @Sendable (Bool) -> Void = { workArrived in
+                        guard let wokenHere else { return signal.poke(workArrived: workArrived) }
+                        wokenHere.runWokenHere { signal.poke(workArrived: workArrived) }
+                    }
                     group.addTask {
                         // A busy pool looks for work itself when its buffer runs low or a slot
                         // frees; its own commits (most of them, in a drain) need no wake-up each.
@@ -172,19 +180,25 @@ public final class WorkerPool: Service, Sendable {
                                 // Not known here. A commit that announced work (jobs enqueued or
                                 // made ready) is worth a claim at once; after any other report an
                                 // idle claim loop looks (a read) before it claims.
-                                signal.poke(workArrived: report == .announced)
+                                wake(report == .announced)
                                 return
                             }
                             if outlook.claimable {
-                                signal.poke(workArrived: true)
+                                wake(true)
                             } else {
                                 self?.state.withLock { $0.nextDue = .known(outlook.nextDue) }
-                                if wakeWithoutWork { signal.poke() }
+                                if wakeWithoutWork { wake(false) }
                             }
                         }
                     }
                 }
-                await self.claimLoop()
+                if watcher?.reportsOnItsOwnThread == true {
+                    await WokenHereExecutor.$current.withValue(wokenHere) {
+                        await withTaskExecutorPreference(wokenHere) { await self.claimLoop() }
+                    }
+                } else {
+                    await self.claimLoop()
+                }
                 // Every outcome handed over is written before the pool reports it stopped. A
                 // store that refuses them for a whole lease is given up on: by then the leases
                 // have expired and another worker owns the jobs anyway.

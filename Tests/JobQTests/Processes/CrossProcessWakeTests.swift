@@ -43,6 +43,54 @@ struct CrossProcessWakeTests {
             }
         }
 
+        #if os(Linux)
+            /// An idle pool woken by another process's commit claims and starts the job on the
+            /// thread that heard the commit (no hand-off to another thread), and that thread is
+            /// the pool's own: a job that holds it without ever suspending delays neither another
+            /// pool of the process on the same store nor an event follower there.
+            @Test func aPoolRunsAWokenJobOnItsWatchersThreadAndAJobHoldingItDelaysNoOtherWatcher() async throws {
+                let store = try TemporaryStore()
+                let queue = try store.open()
+                var options = quickOptions(stopWhen: .never)
+                options.pollInterval = .seconds(10)
+                options.changeCheckInterval = .seconds(10)
+                options.runsScheduler = false
+                let gate = ThreadHolder()
+                let holding = WorkerPool(
+                    queue: queue, queues: ["held"], concurrency: 2, executors: [HoldThread(gate: gate)],
+                    options: options)
+                let other = WorkerPool(
+                    queue: queue, queues: ["other"], concurrency: 2, executors: [SumExecutor()], options: options)
+                let runs = [Task { try await holding.run() }, Task { try await other.run() }]
+                defer { for run in runs { run.cancel() } }
+                defer { gate.open() }
+                let feed = queue.events(EventFilter(kinds: [.enqueued]), since: nil, pollInterval: .seconds(10))
+                let followed = Mutex<[JobID]>([])
+                let follower = Task {
+                    for try await event in feed { if let id = event.jobID { followed.withLock { $0.append(id) } } }
+                }
+                defer { follower.cancel() }
+                // Started and idle: their first looks at the store found nothing.
+                try await pause(0.5)
+                let held = try await CLI.run(
+                    ["enqueue", "hold-thread", "--any-executor", "--queue", "held", "--payload", "{}"], db: store.path)
+                try #require(held.status == 0, "\(held.stderr)")
+                try await EventProcessTests.waitFor("the held job to start", timeout: 10) { gate.threadName != nil }
+                #expect(gate.threadName == "jobq.file-touch", "the woken job ran on \(gate.threadName ?? "?")")
+                let result = try await CLI.run(
+                    ["enqueue", "sum", "--queue", "other", "--payload", #"{"a": 1, "b": 2}"#], db: store.path)
+                try #require(result.status == 0, "\(result.stderr)")
+                let id = try #require(JobID(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+                try await EventProcessTests.waitFor("the other pool to run its job", timeout: 8) {
+                    try await queue.job(id)?.state == .succeeded
+                }
+                try await EventProcessTests.waitFor("the follower to see the enqueue", timeout: 8) {
+                    followed.withLock { $0.contains(id) }
+                }
+                #expect(gate.isHeld, "the held job was let go before the others were done")
+            }
+        #endif
+
         @Test func anEventFollowerSeesAnotherProcesssCommitWithoutPolling() async throws {
             let store = try TemporaryStore()
             let queue = try store.open()
@@ -201,3 +249,44 @@ struct CommitAnnouncementTests {
         }
     #endif
 }
+
+#if os(Linux)
+    /// Holds the thread a ``HoldThread`` job runs on, without suspending, until opened (or for
+    /// 60 s at most), and records that thread's name.
+    final class ThreadHolder: Sendable {
+        private struct State {
+            var opened = false
+            var threadName: String?
+            var holding = false
+        }
+        private let state = Mutex(State())
+
+        func open() { state.withLock { $0.opened = true } }
+        var threadName: String? { state.withLock { $0.threadName } }
+        var isHeld: Bool { state.withLock { $0.holding } }
+
+        func hold() {
+            // The name the OS shows for this thread (Foundation's `Thread.name` is not it).
+            let threadName =
+                (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            state.withLock {
+                $0.threadName = threadName
+                $0.holding = true
+            }
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !state.withLock({ $0.opened }), ContinuousClock.now < deadline { usleep(1000) }
+            state.withLock { $0.holding = false }
+        }
+    }
+
+    /// A job that holds its thread (never suspends) until its test lets it go.
+    struct HoldThread: Executor {
+        static let name = "hold-thread"
+        let gate: ThreadHolder
+        func run(_ input: [String: Int], context: JobContext) async throws -> [String: Int] {
+            gate.hold()
+            return [:]
+        }
+    }
+#endif

@@ -146,8 +146,10 @@ struct LeaseTests {
 
     @Test(arguments: TestStore.all) func prefetchedJobsAreLeasedAndReleasedAtShutdown(store: TestStore) async throws {
         let queue = try await store.open()
+        // Sleeps far longer than a loaded machine may take to get here: a running job that
+        // ended would let its slot start a buffered one (a parallel run once took 55 s).
         let jobs = try await queue.enqueue(
-            contentsOf: (0..<6).map { _ in try JobRequest(SleepExecutor.self, .init(seconds: 30)) })
+            contentsOf: (0..<6).map { _ in try JobRequest(SleepExecutor.self, .init(seconds: 600)) })
         var options = quickOptions(stopWhen: .never)
         options.prefetch = 3
         options.shutdownGracePeriod = .milliseconds(100)
@@ -190,8 +192,10 @@ struct LeaseTests {
         async throws
     {
         let queue = try await store.open()
+        // Sleeps far longer than a loaded machine may take to get here: a running job that
+        // ended would let its slot start a buffered one (a parallel run once took 55 s).
         let jobs = try await queue.enqueue(
-            contentsOf: (0..<6).map { _ in try JobRequest(SleepExecutor.self, .init(seconds: 30)) })
+            contentsOf: (0..<6).map { _ in try JobRequest(SleepExecutor.self, .init(seconds: 600)) })
         var options = quickOptions(stopWhen: .never)
         options.prefetch = 3
         let pool = WorkerPool(queue: queue, concurrency: 2, executors: BuiltinExecutors.all, options: options)
