@@ -13,6 +13,9 @@ import JobQSQL
     /// dashboard's live streams, each an event feed) holds one thread and one of the user's
     /// inotify instances (128 by default on Linux) per store directory, not one per watcher.
     ///
+    /// A worker pool subscribes `alone`: its listener and thread are its own, since it claims
+    /// and starts a job right in the report.
+    ///
     /// The thread starts with the first subscriber and stops with the last. Subscribers are
     /// called one after another, so each should be quick (``ChangeWatcher``'s check reads
     /// `PRAGMA data_version`, and the pool's a claimable-work read of the store).

@@ -13,8 +13,8 @@ import Synchronization
 /// the job it claimed there too (a lone job runs on its slot's thread until it suspends).
 ///
 /// Why: an idle worker is woken by another process's commit on the watcher's thread, and
-/// handing the loop over to another thread cost a thread wake-up: a median 290 µs of a 1.26 ms
-/// pick-up on a 2-core VM, the largest single piece of it (`Performance.md`).
+/// handing the loop over to another thread cost a thread wake-up, timed at a median 290 µs of a
+/// 1.26 ms pick-up on a 2-core VM (the bench's median moved less: `Performance.md`).
 ///
 /// Only the first job enqueued by the waking thread during ``runWokenHere(_:)`` runs there
 /// (the claim loop's resumption); everything else, on any thread, goes to Dispatch. A job run
