@@ -15,14 +15,20 @@ import Testing
 /// anything seen within a few seconds came from the report.
 @Suite("Wake-ups across processes")
 struct CrossProcessWakeTests {
+    /// A pool that looks at the store on its own only every 10 s and runs no scheduler.
+    static var optionsThatDoNotPoll: WorkerPool.Options {
+        var options = quickOptions(stopWhen: .never)
+        options.pollInterval = .seconds(10)
+        options.changeCheckInterval = .seconds(10)
+        options.runsScheduler = false
+        return options
+    }
+
     #if os(Linux) || os(macOS)
         @Test func anIdlePoolPicksUpAnotherProcesssJobWithoutPolling() async throws {
             let store = try TemporaryStore()
             let queue = try store.open()
-            var options = quickOptions(stopWhen: .never)
-            options.pollInterval = .seconds(10)
-            options.changeCheckInterval = .seconds(10)
-            options.runsScheduler = false
+            let options = Self.optionsThatDoNotPoll
             let pool = WorkerPool(queue: queue, concurrency: 2, executors: [SumExecutor()], options: options)
             let running = Task { try await pool.run() }
             defer { running.cancel() }
@@ -51,10 +57,7 @@ struct CrossProcessWakeTests {
             @Test func aPoolRunsAWokenJobOnItsWatchersThreadAndAJobHoldingItDelaysNoOtherWatcher() async throws {
                 let store = try TemporaryStore()
                 let queue = try store.open()
-                var options = quickOptions(stopWhen: .never)
-                options.pollInterval = .seconds(10)
-                options.changeCheckInterval = .seconds(10)
-                options.runsScheduler = false
+                let options = Self.optionsThatDoNotPoll
                 let gate = ThreadHolder()
                 let holding = WorkerPool(
                     queue: queue, queues: ["held"], concurrency: 2, executors: [HoldThread(gate: gate)],
