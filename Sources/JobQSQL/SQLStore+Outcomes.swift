@@ -84,10 +84,11 @@ extension SharedSQL {
         if !outcomes.isEmpty {
             let facts = try StoreFacts.read(db)
             let successes = outcomes.lazy.filter(\.outcome.isSuccess).map(\.job)
-            let leaves = try SharedSQL.leafTreeJobs(
-                db, successes.filter { $0.treeNode != nil && $0.batch == nil && $0.lane == nil })
+            let leaves = try SharedSQL.leafTreeJobs(db, successes.filter { $0.treeNode != nil })
+            // Whether its end matters to nothing but, at most, its workflow group's counters: in
+            // no batch or lane, and no job of a tree node whose results make more jobs.
             func countsIntoGroupAtMost(_ job: ClaimedJob) -> Bool {
-                job.isCountedByGroupAtMost || leaves.contains(job.id)
+                job.batch == nil && job.lane == nil && (job.treeNode == nil || leaves.contains(job.id))
             }
             let withDependents = try SharedSQL.jobsWithDependents(
                 db, successes.filter(countsIntoGroupAtMost).map(\.id), facts: facts)
@@ -341,8 +342,8 @@ extension SharedSQL {
         /// `nil` when the outcome is not a success or its recording has consequences.
         /// `hasDependents`: some job waits for this one (read in the same transaction; only
         /// exclusive writes add dependencies, so it stays true until commit).
-        /// `countsIntoGroupAtMost`: its end matters to nothing but its group's counters
-        /// (``JobQCore/ClaimedJob/isCountedByGroupAtMost``, or a job of a tree's leaf node).
+        /// `countsIntoGroupAtMost`: its end matters to nothing but its group's counters (in no
+        /// batch or lane, and of no tree node but a leaf).
         init?(
             job: ClaimedJob, outcome: AttemptOutcome, start: ClaimedJob?, facts: StoreFacts,
             countsIntoGroupAtMost: Bool, hasDependents: Bool

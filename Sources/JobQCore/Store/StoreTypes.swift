@@ -137,10 +137,6 @@ package struct ClaimedJob: Sendable, Hashable {
     /// Whether finishing it matters beyond its own row: a batch, a workflow group, a lane.
     package var isMember: Bool { batch != nil || groupID != nil || lane != nil }
 
-    /// Whether finishing it matters to nothing but, at most, a workflow group's counters: in
-    /// no batch or lane, and no job of a tree (whose results make more jobs).
-    package var isCountedByGroupAtMost: Bool { batch == nil && lane == nil && treeNode == nil }
-
     /// Whether a claim takes it before `other` (`SharedSQL.claimOrder` in JobQSQL, in Swift): for rows
     /// that come back in no particular order.
     package func claimsBefore(_ other: ClaimedJob) -> Bool {

@@ -147,6 +147,8 @@ public final class WorkerPool: Service, Sendable {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 let watcher = queue.store.otherCommitsWatch(for: .claimableWork)
+                // On a thread of the watch's own, the claim loop it wakes runs right there.
+                let loopExecutor = watcher?.reportsOnItsOwnThread == true ? wokenHere : nil
                 group.addTask { await self.maintain() }
                 if runsScheduler { group.addTask { await self.runScheduler(alarm: alarm) } }
                 if let interval = options.cleanerInterval { group.addTask { await self.runCleaner(every: interval) } }
@@ -162,11 +164,9 @@ public final class WorkerPool: Service, Sendable {
                     // queues to empty.
                     let wakeWithoutWork = options.stopWhen != .never
                     let concurrency = self.concurrency
-                    // On a thread of the watch's own, the claim loop it wakes runs right there.
-                    let wokenHere = watcher.reportsOnItsOwnThread ? self.wokenHere : nil
                     let wake: @Sendable (Bool) -> Void = { workArrived in
-                        guard let wokenHere else { return signal.poke(workArrived: workArrived) }
-                        wokenHere.runWokenHere { signal.poke(workArrived: workArrived) }
+                        guard let loopExecutor else { return signal.poke(workArrived: workArrived) }
+                        loopExecutor.runWokenHere { signal.poke(workArrived: workArrived) }
                     }
                     group.addTask {
                         // A busy pool looks for work itself when its buffer runs low or a slot
@@ -192,9 +192,9 @@ public final class WorkerPool: Service, Sendable {
                         }
                     }
                 }
-                if watcher?.reportsOnItsOwnThread == true {
-                    await WokenHereExecutor.$current.withValue(wokenHere) {
-                        await withTaskExecutorPreference(wokenHere) { await self.claimLoop() }
+                if let loopExecutor {
+                    await WokenHereExecutor.$current.withValue(loopExecutor) {
+                        await withTaskExecutorPreference(loopExecutor) { await self.claimLoop() }
                     }
                 } else {
                     await self.claimLoop()
