@@ -162,12 +162,12 @@ struct IsolationTests {
         #expect(try await queue.jobs(matching: JobQuery()).isEmpty)
     }
 
-    /// A batch of outcomes the store refuses for good is written one by one: the outcome it
-    /// refuses ends dead saying so, and the others are recorded as they were, without waiting.
-    @Test(arguments: TestStore.all) func aBatchRefusedForGoodIsWrittenOneByOne(store: TestStore) async throws {
-        let queue = try await store.open()
-        _ = try await queue.enqueue(
-            contentsOf: try (0..<3).map { _ in try JobRequest(executor: "echo", payloadJSON: "{}") })
+    /// Claims the three jobs of `queue` and hands their successes to one batcher, on a store
+    /// that refuses the second's result for good; returns them once the batch is written, with
+    /// the outcomes the batcher reported recorded.
+    static func succeedAllRefusingTheSecond(_ queue: JobQueue) async throws -> (
+        claimed: [ClaimedJob], recorded: [JobID: AttemptOutcome]
+    ) {
         let claimed = try await queue.store.claim(
             queues: ["default"], limit: 3, workerID: "w", lease: .seconds(30), startingNow: 3)
         #expect(claimed.count == 3)
@@ -185,7 +185,17 @@ struct IsolationTests {
             batcher.submit(.init(job: job, outcome: .succeeded(resultJSON: result), race: AttemptRace()))
         }
         try await within(.seconds(10), "the batch to be written") { await batcher.waitUntilIdle() }
-        #expect(recorded.withLock { $0.count } == 3)
+        return (claimed, recorded.withLock { $0 })
+    }
+
+    /// A batch of outcomes the store refuses for good is written one by one: the outcome it
+    /// refuses ends dead saying so, and the others are recorded as they were, without waiting.
+    @Test(arguments: TestStore.all) func aBatchRefusedForGoodIsWrittenOneByOne(store: TestStore) async throws {
+        let queue = try await store.open()
+        _ = try await queue.enqueue(
+            contentsOf: try (0..<3).map { _ in try JobRequest(executor: "echo", payloadJSON: "{}") })
+        let (claimed, recorded) = try await Self.succeedAllRefusingTheSecond(queue)
+        #expect(recorded.count == 3)
         for (index, job) in claimed.enumerated() {
             let stored = try #require(try await queue.job(job.id))
             if index == 1 {
@@ -210,18 +220,7 @@ struct IsolationTests {
             WorkflowNode.step(WorkflowStep(try JobRequest(executor: "echo", payloadJSON: "{}")))
         }
         let id = try await queue.submit(Workflow(root: WorkflowGroup(.parallel, steps, onFailure: .continue)))
-        let claimed = try await queue.store.claim(
-            queues: ["default"], limit: 3, workerID: "w", lease: .seconds(30), startingNow: 3)
-        #expect(claimed.count == 3)
-        let refusing = RefusingStore(store: queue.store, poison: #""poison""#)
-        var quiet = Logger(label: "test")
-        quiet.logLevel = .critical
-        let batcher = CompletionBatcher(store: refusing, workerID: "w", logger: quiet)
-        for (index, job) in claimed.enumerated() {
-            let result = index == 1 ? #""poison""# : #""ok""#
-            batcher.submit(.init(job: job, outcome: .succeeded(resultJSON: result), race: AttemptRace()))
-        }
-        try await within(.seconds(10), "the batch to be written") { await batcher.waitUntilIdle() }
+        let (claimed, _) = try await Self.succeedAllRefusingTheSecond(queue)
         var states: [JobState] = []
         for job in claimed { states.append(try #require(try await queue.job(job.id)).state) }
         #expect(states == [.succeeded, .dead, .succeeded])
