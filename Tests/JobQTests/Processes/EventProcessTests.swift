@@ -176,7 +176,7 @@ struct EventProcessTests {
         let start = Date()
         let timeout = try await CLI.run(["wait", later, "--timeout", "300ms"], db: db)
         #expect(timeout.status == 124)
-        #expect(Date().timeIntervalSince(start) < 15, "well before the job or the wait would have ended on its own")
+        #expect(Date().timeIntervalSince(start) < 120, "well before the job or the wait would have ended on its own")
         #expect(try await CLI.run(["wait", "9999"], db: db).status == 3)
         #expect(try await CLI.run(["wait", ok, "--timeout", "soon"], db: db).status == 2)
     }
