@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import JobQ
 import JobQCommandLine
+import JobQCore
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -175,7 +176,8 @@ func runPool(_ pool: WorkerPool, beside others: [any Service] = [], logger: Logg
 }
 
 /// The first SIGINT starts a graceful shutdown (the ServiceGroup's); a second one exits at once.
-/// Jobs still running keep their leases until they expire, then other workers take them over.
+/// Jobs still running keep their leases until they expire, then other workers take them over;
+/// their commands (`shell` jobs) are killed first, so that none runs on beside its retry.
 final class SecondInterrupt {
     private final class Counter: Sendable {
         let value = Mutex(0)
@@ -196,8 +198,9 @@ final class SecondInterrupt {
             if counter.increment() >= 2 {
                 FileHandle.standardError.write(
                     Data(
-                        "\nsecond interrupt: exiting now; running jobs are taken over by other workers when their leases expire\n"
+                        "\nsecond interrupt: exiting now; the running jobs' commands are killed, and the jobs are taken over by other workers when their leases expire\n"
                             .utf8))
+                ChildProcess.killEveryCommand()
                 _exit(130)
             }
         }

@@ -19,7 +19,7 @@ import Synchronization
 /// Its output goes to files, or is captured through close-on-exec pipes keeping at most a limit
 /// of each stream (the rest is read and dropped, so a chatty command neither blocks on a full
 /// pipe nor fills a disk).
-final class ChildProcess: Sendable {
+package final class ChildProcess: Sendable {
     /// Where the child's stdout and stderr go.
     enum Output {
         case files(stdout: String, stderr: String)
@@ -131,6 +131,7 @@ final class ChildProcess: Sendable {
             throw NonRetryableError("cannot start \(executable): \(reason)")
         }
         self.pid = pid
+        Self.live.withLock { $0[pid] = mark }
         let childPID = pid
         let exit = self.exit
         // waitpid and reads block, so they get threads of their own rather than cooperative ones.
@@ -149,6 +150,27 @@ final class ChildProcess: Sendable {
             }
         } else {
             captured.set((Captured(), Captured()))
+        }
+    }
+
+    deinit {
+        Self.live.withLock { $0[pid] = nil }
+    }
+
+    /// Every child this process started and still holds, by process group, with its mark.
+    private static let live = Mutex<[pid_t: String]>([:])
+
+    /// Kills (SIGKILL) every process group this process started for a command, and their
+    /// descendants that left the group, without waiting: for a worker about to exit at once
+    /// (a second SIGINT), whose running jobs will run again elsewhere once their leases expire;
+    /// a command left running would then run twice at the same time.
+    package static func killEveryCommand() {
+        let groups = live.withLock { $0 }
+        for (group, mark) in groups {
+            kill(-group, SIGKILL)
+            #if os(Linux)
+                for process in processes(carrying: mark) { kill(process, SIGKILL) }
+            #endif
         }
     }
 

@@ -17,7 +17,8 @@ struct ProcessTests {
         // The job says when it has started: a job seen `running` may still be between its claim
         // and its slot, where a shutdown releases it unstarted (as it should).
         let started = store.directory.appendingPathComponent("\(log).started").path
-        let script = "touch '\(started)'; exec sleep \(seconds)"
+        // The file holds the command's pid, written whole before it appears.
+        let script = "echo $$ > '\(started).new' && mv '\(started).new' '\(started)'; exec sleep \(seconds)"
         let id = try await CLI.run(["enqueue", "shell", "--payload", #"{"script": "\#(script)"}"#], db: db).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let logPath = store.directory.appendingPathComponent(log).path
@@ -149,6 +150,25 @@ struct ProcessTests {
         #expect(try String(contentsOfFile: log, encoding: .utf8).contains("second interrupt"))
         let job = try await CLITests.job(db, id)
         #expect(job["state"] as? String == "running", "the lease stays until it expires")
+        // Its command does not run on beside the job's next delivery.
+        let command = try #require(
+            pid_t(
+                try String(contentsOfFile: log + ".started", encoding: .utf8).trimmingCharacters(
+                    in: .whitespacesAndNewlines)))
+        try await EventProcessTests.waitFor("the job's command to be killed", timeout: 10) { !Self.isRunning(command) }
+    }
+
+    /// Whether `process` exists and is not a zombie (a killed command reparented to the test
+    /// process, a subreaper, stays one until reaped).
+    static func isRunning(_ process: pid_t) -> Bool {
+        #if os(Linux)
+            guard let stat = try? String(contentsOfFile: "/proc/\(process)/stat", encoding: .utf8),
+                let end = stat.lastIndex(of: ")")
+            else { return false }
+            return stat[stat.index(after: end)...].trimmingCharacters(in: .whitespaces).first != "Z"
+        #else
+            return kill(process, 0) == 0
+        #endif
     }
 
     @Test func aHungWorkersJobIsTakenOverAndItsLateResultRefused() async throws {
