@@ -127,10 +127,11 @@ struct PgBouncerTests {
         for round in 0..<3 {
             let job = try await producer.enqueue(SumExecutor.self, .init(a: round, b: 1))
             let start = ContinuousClock.now
-            try await eventually(.seconds(10), "job \(round) to run") {
+            try await eventually(.seconds(30), "job \(round) to run") {
                 try await producer.job(job.id)?.state == .succeeded
             }
-            #expect(ContinuousClock.now - start < .seconds(3), "found by the poll, about a second")
+            // About a second; more on a loaded machine.
+            #expect(ContinuousClock.now - start < .seconds(10), "found by the poll")
         }
         #expect(log.messages.filter { $0.contains("notifications do not arrive") }.count == 1)
         running.cancel()

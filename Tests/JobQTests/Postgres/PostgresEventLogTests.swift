@@ -191,14 +191,16 @@ struct PostgresEventLogTests {
         let queue = try await JobQueue(postgres: settings, logger: logger)
         let older = try await PostgresConnector(settings: settings, logger: logger).connect()
         defer { Task { try? await older.close() } }
-        for holdMilliseconds in [300, 3_000] {
+        for holdMilliseconds in [300, 6_000] {
             let cursor = try await queue.latestEventID()
             try await older.query("BEGIN", logger: logger)
             try await older.query("INSERT INTO events (kind, created_at) VALUES ('progress', 0)", logger: logger)
             let job = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
             let started = ContinuousClock.now
             let commit = Task {
-                try await Task.sleep(for: .milliseconds(holdMilliseconds))
+                // The server's sleep, not the client's: a session idle in a transaction is
+                // ended after 5 s (idle_in_transaction_session_timeout).
+                try await older.query("SELECT pg_sleep(\(Double(holdMilliseconds) / 1000))", logger: logger)
                 try await older.query("COMMIT", logger: logger)
             }
             let page = try await queue.events(after: cursor)
@@ -210,7 +212,7 @@ struct PostgresEventLogTests {
                 #expect(waited >= .milliseconds(250), "it waited for the older transaction: \(waited)")
             } else {
                 #expect(page.isEmpty, "past the bound, nothing after the open transaction: \(page)")
-                #expect(waited >= .seconds(2) && waited < .milliseconds(2_900), "\(waited)")
+                #expect(waited >= .seconds(2) && waited < .milliseconds(5_500), "\(waited)")
                 let after = try await queue.events(after: cursor)
                 #expect(after.map(\.kind) == [.progress, .enqueued], "once it ended: \(after)")
             }
