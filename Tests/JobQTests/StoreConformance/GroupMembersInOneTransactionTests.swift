@@ -44,7 +44,12 @@ struct GroupMembersInOneTransactionTests {
         let last = Array(claimed.suffix(2).map { ($0, AttemptOutcome.succeeded(resultJSON: #"{"sum":1}"#)) })
         let second = try await queue.store.complete(last, starting: [], workerID: "w")
         #expect(second.outcomes.isEmpty)
-        let events = try await queue.events(after: cursor, filter: EventFilter())
+        // Only this batch's: on PostgreSQL the cursor may still stand before the claim's and the
+        // first batch's events (see `aTreeFinishesOnceWhenItsLeavesSucceedTogether`).
+        let lastIDs = Set(last.map(\.0.id))
+        let events = try await queue.events(after: cursor, filter: EventFilter()).filter {
+            $0.kind == .group || $0.jobID.map(lastIDs.contains) == true
+        }
         #expect(
             events.map(\.kind) == [.succeeded, .succeeded, .group],
             "the members' events, then the group's: \(events.map(\.kind))")
@@ -130,7 +135,10 @@ struct GroupMembersInOneTransactionTests {
         let refused = try await queue.store.complete(
             leaves.map { ($0, .succeeded(resultJSON: #"{"image":"x"}"#)) }, starting: [], workerID: "w")
         #expect(refused.outcomes.isEmpty)
-        let kinds = try await queue.events(after: cursor, filter: EventFilter()).map(\.kind)
+        // On PostgreSQL the cursor may still stand before the claim's `started` events: a
+        // transaction of another test's database, older than the claim, holds the feed's
+        // horizon back (`latestEventID` never waits for it; a follower from there sees them).
+        let kinds = try await queue.events(after: cursor, filter: EventFilter()).map(\.kind).filter { $0 != .started }
         #expect(Array(kinds.prefix(3)) == [.succeeded, .succeeded, .succeeded], "the leaves first: \(kinds)")
         #expect(kinds.filter { $0 == .tree }.count == 1 && kinds.last == .workflow, "\(kinds)")
         let status = try #require(try await queue.workflow(id))
