@@ -120,6 +120,15 @@ struct WorkCommand: AsyncParsableCommand {
         // Everything that reads the environment has (the store's settings hold the password):
         // shell jobs must not find the secrets in /proc/$PPID/environ.
         WorkerSecrets.wipe()
+        if executors.contains(where: { $0 is ShellExecutor }) {
+            // Commands a worker killed outright left running on this machine: their jobs run again.
+            let ended = AttemptMark.endCommandsOfGoneWorkers()
+            if !ended.isEmpty {
+                logger.warning(
+                    "killed \(ended.count) process(es) of shell jobs whose worker was killed: \(ended.map(String.init).joined(separator: ", "))"
+                )
+            }
+        }
         try await runPool(pool, beside: server.map { [$0] } ?? [], logger: logger)
     }
 

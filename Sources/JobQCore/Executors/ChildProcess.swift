@@ -108,12 +108,15 @@ package final class ChildProcess: Sendable {
         #endif
         posix_spawnattr_setflags(&attributes, Int16(flags))
         Self.adoptOrphans()
+        // A command left running by a worker killed outright (its job may be running again by
+        // now, here or elsewhere) ends before this machine starts another.
+        AttemptMark.endCommandsOfGoneWorkers()
 
         let argv = ([program] + argumentList).map { strdup($0) } + [nil]
-        let mark = "\(Self.markName)=\(UUID().uuidString)"
+        let mark = AttemptMark.make()
         self.mark = mark
         let envp =
-            environment.filter { $0.key != Self.markName }.map { strdup("\($0.key)=\($0.value)") } + [
+            environment.filter { $0.key != AttemptMark.name }.map { strdup("\($0.key)=\($0.value)") } + [
                 strdup(mark), nil
             ]
         defer {
@@ -225,9 +228,6 @@ package final class ChildProcess: Sendable {
         return gone && escapedGone
     }
 
-    /// The name of the mark's variable.
-    static let markName = "JOBQ_ATTEMPT_MARK"
-
     /// Ends the live processes carrying this child's mark (SIGTERM, SIGKILL after `grace`) and
     /// reaps those that are this process's children. Linux only (it reads `/proc`).
     private func endMarked(grace: Duration) async -> Bool {
@@ -271,28 +271,7 @@ package final class ChildProcess: Sendable {
 
     /// Live processes (not zombies: those have no environment) whose environment holds `mark`.
     static func processes(carrying mark: String) -> [pid_t] {
-        let markEntry = Array(mark.utf8)
-        let own = getpid()
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
-        var found: [pid_t] = []
-        for entry in entries {
-            guard let process = pid_t(entry), process != own else { continue }
-            let descriptor = open("/proc/\(entry)/environ", O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { continue }
-            defer { close(descriptor) }
-            var environment: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-            while environment.count < 1 << 20 {
-                let count = buffer.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
-                if count <= 0 { break }
-                environment += buffer[0..<count]
-            }
-            // Entries are NUL-separated `NAME=VALUE`s.
-            if environment.split(separator: 0).contains(where: { $0.elementsEqual(markEntry) }) {
-                found.append(process)
-            }
-        }
-        return found
+        AttemptMark.markedProcesses().filter { $0.mark == mark }.map(\.process)
     }
 
     /// Polls until no process of the group is left, reaping the members this process adopted
