@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -53,27 +52,11 @@ package enum AttemptMark {
         #endif
     }
 
-    /// ``endCommandsOfGoneWorkers()`` unless it ran in the last 50 ms: before each command a
-    /// worker starts. Reading every process's environment costs about 0.1 ms per command with
-    /// 70 processes on the machine (10% of a `true` command's run), so a burst of commands pays
-    /// it once. It still runs after any worker's death that a command could follow: the
-    /// job comes back only after its lease, far longer than 50 ms, so the sweep before its next
-    /// command came after the death.
-    static func endCommandsOfGoneWorkersUnlessJustDone() {
-        let now = ContinuousClock.now
-        let due = lastSweep.withLock { last in
-            guard last.map({ now - $0 >= .milliseconds(50) }) ?? true else { return false }
-            last = now
-            return true
-        }
-        if due { endCommandsOfGoneWorkers() }
-    }
-
-    private static let lastSweep = Mutex<ContinuousClock.Instant?>(nil)
-
     /// Kills (SIGKILL) every process whose mark names a worker that is gone, with no grace: its
     /// job's lease ran or is running out, and the job may already be running again. Returns the
-    /// processes killed.
+    /// processes killed. It reads every process's environment: about 0.1 ms with 70 processes
+    /// on the machine, paid before every command (a `true` command's run took 10% longer; a
+    /// throttle would miss a worker killed just before its lease ran out, late to renew it).
     @discardableResult
     package static func endCommandsOfGoneWorkers() -> [pid_t] {
         var ended: [pid_t] = []

@@ -110,7 +110,7 @@ package final class ChildProcess: Sendable {
         Self.adoptOrphans()
         // A command left running by a worker killed outright (its job may be running again by
         // now, here or elsewhere) ends before this machine starts another.
-        AttemptMark.endCommandsOfGoneWorkersUnlessJustDone()
+        AttemptMark.endCommandsOfGoneWorkers()
 
         let argv = ([program] + argumentList).map { strdup($0) } + [nil]
         let mark = AttemptMark.make()

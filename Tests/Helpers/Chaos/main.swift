@@ -8,7 +8,9 @@
 //   workflows and trees final exactly once, trees holding exactly their jobs, one job per
 //   schedule occurrence, trigger jobs once per deduped emit and in dependency order, unique keys
 //   never held twice at once, lane order, a queue's concurrency limit never passed, jobs left
-//   waiting, jobs past their deadline to start ended unrun, integrity, busy errors seen by users
+//   waiting, jobs past their deadline to start ended unrun, a shell job's command never running
+//   beside its own next attempt (a killed worker's command outlives it), integrity, busy errors
+//   seen by users
 //
 // and exits 1 if any promise was broken.
 //
@@ -321,6 +323,20 @@ func jobLine(_ index: Int) -> String {
             #"{"executor": "sum", "payload": {"a": \#(index), "b": 4}, "queue": "\#(unservedQueue)", "expireAfter": "200ms"}"#
     case 8 where index % 40 == 28:
         return #"{"executor": "sum", "payload": {"a": \#(index), "b": 5}, "expireAfter": "500ms"}"#
+    // One in 80 is a shell command that runs longer than a lease (so that a killed worker's
+    // command is still running when its job runs again) and notes, when it starts, any earlier
+    // attempt's command of its job still alive (not a zombie) 50 ms later: one whose worker is
+    // gone breaks the promise; one whose worker lives was taken over from a worker too slow to
+    // renew its lease (which stops its command once it finds out), and is only counted.
+    case 9 where index % 80 == 39:
+        let notes = "\(directory.path)/shell-$JOBQ_JOB_ID"
+        let script =
+            "while read p w; do sleep 0.05; "
+            + "if tr '\\\\0' '\\\\n' < /proc/$p/environ 2>/dev/null | grep -qx JOBQ_JOB_ID=$JOBQ_JOB_ID; then "
+            + "if grep -qs '^State:[^Z]*$' /proc/$w/status; then echo $JOBQ_JOB_ID $p >> \(directory.path)/shell-takeovers; "
+            + "else echo $JOBQ_JOB_ID $p >> \(directory.path)/shell-overlaps; fi; fi; "
+            + "done < \(notes).pids; echo $$ $PPID >> \(notes).pids; exec sleep 2"
+        return #"{"executor": "shell", "payload": {"script": "\#(script)"}, "maxAttempts": 10}"#
     // One job in 20 goes to a lane that must run them one at a time, in append order.
     case 9 where index % 20 == 9: return #"{"executor": "sum", "payload": {"a": \#(index), "b": 3}, "lane": "chaos"}"#
     // One in 20 goes to the limited queue.
@@ -378,7 +394,8 @@ appProducerCount = 2
 
 // Workers, and the killer.
 let workerArguments = [
-    "work", "--lease", "1s", "--concurrency", "4", "--backoff", "50ms", "--grace", "2s", "--queue", "default",
+    "work", "--lease", "1s", "--concurrency", "4", "--backoff", "50ms", "--grace", "2s", "--allow-shell", "--queue",
+    "default",
     "--queue", limitedQueue, "--queue", cleanedQueue, "--cleaner-every", "500ms"
 ]
 var workers = (0..<options.workers).map { run(workerArguments, log: "worker-\($0).log") }
@@ -739,6 +756,11 @@ let report = try { () throws -> [String: Int] in
                     WHERE b.kind = 'started' AND jb.queue = '\(limitedQueue)' AND jb.partition_key = ja.partition_key
                         AND b.created_at > a.created_at - 1 AND b.created_at <= a.created_at) > \(rateLimit)
             """) ?? -1
+    figures["shellJobs"] = try db.int("SELECT COUNT(*) FROM jobq_jobs WHERE executor = 'shell'") ?? -1
+    let overlaps = (try? String(contentsOfFile: "\(directory.path)/shell-overlaps", encoding: .utf8)) ?? ""
+    figures["shellOverlaps"] = overlaps.split(separator: "\n").count
+    let takeovers = (try? String(contentsOfFile: "\(directory.path)/shell-takeovers", encoding: .utf8)) ?? ""
+    figures["shellTakeovers"] = takeovers.split(separator: "\n").count
     // A lane job that started before the one appended before it had finished.
     figures["laneJobs"] = try db.int("SELECT COUNT(*) FROM jobq_jobs WHERE lane = 'chaos'") ?? -1
     figures["laneOverlaps"] =
@@ -765,6 +787,7 @@ var broken: [String] = []
 if acked.count != options.jobs { broken.append("acknowledged") }
 for key in [
     "lost", "duplicates", "overAttempts", "eventGaps", "waiting", "laneOverlaps", "limitOverlaps", "rateOverlaps",
+    "shellOverlaps",
     "cleanedTooEarly", "treesWithWrongJobs",
     "triggerOrder",
     "triggerUnlinked", "uniqueOverlaps", "burned", "deadNeverStarted", "appLost", "rolledBackJobs", "ordersWithoutJob",
@@ -818,6 +841,9 @@ line +=
     "trigger jobs \(figure("trigger-first"))+\(figure("trigger-second"))/\(emits)+\(emits) (once \(figure("trigger-boot")), out of order \(figure("triggerOrder") + figure("triggerUnlinked"))), "
 line += "unique jobs \(figure("uniqueJobs")) (overlaps \(figure("uniqueOverlaps"))), "
 line += "lane jobs \(figure("laneJobs")) (overlaps \(figure("laneOverlaps"))), "
+line +=
+    "shell jobs \(figure("shellJobs")) (a killed worker's command beside its job's next attempt \(figure("shellOverlaps")), "
+    + "a slow worker's command taken over \(figure("shellTakeovers"))), "
 line +=
     "limited jobs \(figure("limitedJobs")) (over the limit \(figure("limitOverlaps")), over the rate \(figure("rateOverlaps"))), cleaned jobs \(figure("cleanedJobs")) (too early \(figure("cleanedTooEarly"))), waiting \(figure("waiting")), "
 line +=

@@ -68,10 +68,15 @@ struct ChaosTests {
         #expect(
             line.contains(
                 "schedule jobs 20/20 (occurrences 20), trigger jobs 8+8/8+8 (once 1, out of order 0), unique jobs "))
+        // One job in 10 is a lane job, a shell job or a limited one (see `jobLine`).
+        let shellJobs = (0..<jobs).filter { $0 % 80 == 39 }.count
+        let laneJobs = (0..<jobs).filter { $0 % 20 == 9 }.count
+        let limitedJobs = (0..<jobs).filter { $0 % 10 == 9 }.count - laneJobs - shellJobs
         #expect(
             line.contains(
-                " (overlaps 0), lane jobs \(jobs / 20) (overlaps 0), limited jobs \(jobs / 20) (over the limit 0, over the rate 0), cleaned jobs "
+                " (overlaps 0), lane jobs \(laneJobs) (overlaps 0), shell jobs \(shellJobs) (a killed worker's command beside its job's next attempt 0, "
             ))
+        #expect(line.contains("limited jobs \(limitedJobs) (over the limit 0, over the rate 0), cleaned jobs "))
         // Applications enqueueing in their own transactions, some rolled back, some killed.
         #expect(line.contains("orders enqueued in the app's transaction "))
         #expect(line.contains(" lost 0, rolled-back jobs run 0, orders without their job 0, twice 0)"))
