@@ -172,13 +172,25 @@ struct EnqueueCommand: AsyncParsableCommand {
             let job = outcome.job
             if !wait { print(json ? job.jsonLine : String(job.id)) }
             if outcome.existed {
-                printError(
-                    "job \(job.id) (\(job.state.rawValue)) already holds unique key '\(job.uniqueKey ?? "")'; nothing was enqueued"
-                )
+                printError(Self.duplicateNote(job, rule: requests.first { $0.options.unique?.key == job.uniqueKey }))
             }
         }
         if wait, let job = outcomes.first?.job {
             try await result.printResult(within: limit) { try await queue.resultJSON(of: job.id, timeout: $0) }
+        }
+    }
+
+    /// What an enqueue of a key that `job` holds did, as its conflict rule says.
+    static func duplicateNote(_ job: Job, rule request: JobRequest?) -> String {
+        let holds = "job \(job.id) (\(job.state.rawValue)) already holds unique key '\(job.uniqueKey ?? "")'"
+        let changeable: Set<JobState> = [.waiting, .scheduled, .ready]
+        switch request?.options.unique?.onConflict {
+        case .replace? where changeable.contains(job.state):
+            return holds + "; its payload and priority were replaced, and nothing new was enqueued"
+        case .debounce? where changeable.contains(job.state):
+            return holds + "; it was put off to \(job.runAt.ISO8601Format()), and nothing new was enqueued"
+        default:
+            return holds + "; nothing was enqueued"
         }
     }
 

@@ -120,15 +120,6 @@ struct WorkCommand: AsyncParsableCommand {
         // Everything that reads the environment has (the store's settings hold the password):
         // shell jobs must not find the secrets in /proc/$PPID/environ.
         WorkerSecrets.wipe()
-        if executors.contains(where: { $0 is ShellExecutor }) {
-            // Commands a worker killed outright left running on this machine: their jobs run again.
-            let ended = AttemptMark.endCommandsOfGoneWorkers()
-            if !ended.isEmpty {
-                logger.warning(
-                    "killed \(ended.count) process(es) of shell jobs whose worker was killed: \(ended.map(String.init).joined(separator: ", "))"
-                )
-            }
-        }
         try await runPool(pool, beside: server.map { [$0] } ?? [], logger: logger)
     }
 
@@ -209,7 +200,8 @@ final class SecondInterrupt {
                     Data(
                         "\nsecond interrupt: exiting now; the running jobs' commands are killed, and the jobs are taken over by other workers when their leases expire\n"
                             .utf8))
-                ChildProcess.killEveryCommand()
+                // The running commands' guardian kills them once this process is gone
+                // (CommandGuardian).
                 _exit(130)
             }
         }

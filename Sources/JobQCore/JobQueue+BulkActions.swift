@@ -21,16 +21,18 @@ extension JobQueue {
     /// - Parameters:
     ///   - action: What each matching job gets.
     ///   - filter: Which jobs (``JobFilter``).
+    ///   - through: The newest job it may act on, for an action confirmed earlier (the newest job
+    ///     when it was counted); nil for the newest job now.
     ///   - progress: Called after each batch commits.
     public func perform(
-        _ action: BulkAction, where filter: JobFilter, progress: (@Sendable (BulkActionProgress) -> Void)? = nil
+        _ action: BulkAction, where filter: JobFilter, through: JobID? = nil,
+        progress: (@Sendable (BulkActionProgress) -> Void)? = nil
     ) async throws -> BulkActionReport {
         var report = BulkActionReport(action: action, filter: filter.expression)
         // The newest job now bounds the walk: a producer adding matching jobs cannot keep it going.
-        let newest = try await store.jobs(where: .all, page: JobPage(limit: 1, newestFirst: true)).first?.id ?? 0
-        let bounded = try filter.and(
-            JobFilter(
-                expression: "", terms: [.init(negated: false, condition: .integerCompare(.id, .lessOrEqual, newest))]))
+        var newest = try await newestJobID() ?? 0
+        if let through { newest = min(newest, through) }
+        let bounded = filter.through(newest)
         let total = try await store.countJobs(where: bounded)
         var batchSize = 100
         var after: JobID?
@@ -58,5 +60,11 @@ extension JobQueue {
         }
         try await store.recordBulkAction(report)
         return report
+    }
+
+    /// The id of the newest job in the store, nil when it has none: a bound for an action that
+    /// must not reach jobs enqueued after it was decided on.
+    package func newestJobID() async throws -> JobID? {
+        try await store.jobs(where: .all, page: JobPage(limit: 1, newestFirst: true)).first?.id
     }
 }

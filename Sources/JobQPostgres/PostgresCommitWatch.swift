@@ -11,8 +11,8 @@ import Logging
 struct PostgresCommitWatch: OtherCommitsWatch {
     let settings: PostgresSettings
     let logger: Logger
-    /// The channel the store notifies.
-    var channel = PostgresCommitWatch.channel(for: .claimableWork)
+    /// The channel the store notifies (``channel(for:of:)``).
+    var channel: String
     /// Where the hub's probe is sent: its own channel, except in the test that plays a pooler
     /// which drops notifications.
     var probeChannel: String?
@@ -24,11 +24,21 @@ struct PostgresCommitWatch: OtherCommitsWatch {
     /// (for workers waiting for the queues to empty); work that may be claimable has none.
     static let finishedPayload = "finished"
 
-    /// The channel of commits that matter to `interest`.
-    static func channel(for interest: CommitInterest) -> String {
+    /// The channel of the store's commits that matter to `interest`: the store's own, so that
+    /// a store in another schema of the database wakes nobody here.
+    static func channel(for interest: CommitInterest, of names: SchemaNames) -> String {
         switch interest {
-        case .claimableWork: "jobq_work"
-        case .events: "jobq_events"
+        case .claimableWork: names.workChannel
+        case .events: names.eventsChannel
+        }
+    }
+
+    /// The SQL that names the channel of `interest` in the store's statements (its function,
+    /// made by migration 12 with ``channel(for:of:)``'s value).
+    static func channelFunction(for interest: CommitInterest) -> String {
+        switch interest {
+        case .claimableWork: "jobq_work_channel()"
+        case .events: "jobq_events_channel()"
         }
     }
 

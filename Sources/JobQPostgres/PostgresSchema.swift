@@ -78,10 +78,6 @@ public enum PostgresSchema {
         }
     }
 
-    /// The key of the advisory lock the migration holds: "jobq" in ASCII, so that it does not
-    /// collide with an application's own small numbers.
-    static let lockKey: Int64 = 0x6A6F_6271
-
     static func migrate(
         on connection: PostgresConnection, names: SchemaNames, logger: Logger,
         migrations: [PostgresMigration] = PostgresMigration.postgres
@@ -100,15 +96,25 @@ public enum PostgresSchema {
         // for the first to finish: neither is bounded like the hot path's statements.
         try await run(connection, logger, "SET statement_timeout = 0")
         try await run(connection, logger, "SET lock_timeout = 0")
-        try await run(connection, logger, "SELECT pg_advisory_lock(\(lockKey))")
+        // The store's own lock (``SchemaNames/migrationLockKey``): stores in other schemas of
+        // the database migrate meanwhile.
+        return try await holding(names.migrationLockKey, on: connection, logger: logger) {
+            try await migrateLocked(on: connection, names: names, logger: logger, migrations: migrations)
+        }
+    }
+
+    /// Runs `body` holding the session-level advisory lock `key`, released after it whatever
+    /// happens (closing the connection releases it as well).
+    private static func holding<T>(
+        _ key: Int64, on connection: PostgresConnection, logger: Logger, _ body: () async throws -> T
+    ) async throws -> T {
+        try await run(connection, logger, "SELECT pg_advisory_lock(\(key))")
         do {
-            let report = try await migrateLocked(
-                on: connection, names: names, logger: logger, migrations: migrations)
-            try await run(connection, logger, "SELECT pg_advisory_unlock(\(lockKey))")
-            return report
+            let result = try await body()
+            try await run(connection, logger, "SELECT pg_advisory_unlock(\(key))")
+            return result
         } catch {
-            // Closing the connection releases the lock as well; this is for a caller that keeps it.
-            try? await run(connection, logger, "SELECT pg_advisory_unlock(\(lockKey))")
+            try? await run(connection, logger, "SELECT pg_advisory_unlock(\(key))")
             throw error
         }
     }
@@ -139,7 +145,9 @@ public enum PostgresSchema {
                     try await connection.query(
                         PostgresQuery(unsafeSQL: "SET LOCAL search_path TO \(names.quotedSchema)"), logger: logger)
                     for statement in statements {
-                        try await connection.query(PostgresQuery(unsafeSQL: names.qualified(statement)), logger: logger)
+                        try await connection.query(
+                            PostgresQuery(unsafeSQL: withStoreValues(names.qualified(statement), names)), logger: logger
+                        )
                     }
                     // Values interpolated into a PostgresQuery are bound, never spliced.
                     let appliedAt = Date().timeIntervalSince1970
@@ -162,13 +170,16 @@ public enum PostgresSchema {
         return report
     }
 
-    /// Whether a store made before schemas (its tables in `public`) is in the database and not
-    /// yet in `names`' schema: its `schema_migrations` is jobq's (the first migration recorded
-    /// with its checksum), not an application's table of that name.
+    /// Whether `names` is to receive a store made before schemas, still in `public`: only the
+    /// default schema does (such a store was opened by a URL that named no schema, and still
+    /// is), and only a store that its own version record shows was made before schemas (its
+    /// `schema_migrations` is jobq's, its first migration recorded with its checksum, and it
+    /// never applied ``schemaMigrationVersion``). A store made in `public` on purpose
+    /// (`?schema=public`) has applied it, and stays where it is.
     static func hasStoreInPublic(on connection: PostgresConnection, names: SchemaNames, logger: Logger) async throws
         -> Bool
     {
-        guard names.schema != "public", let first = PostgresMigration.postgres.first else { return false }
+        guard names.isDefault, let first = PostgresMigration.postgres.first else { return false }
         let schemaTable = names.table("schema_migrations")
         let found =
             try await connection.query(
@@ -179,12 +190,27 @@ public enum PostgresSchema {
                 """, logger: logger
             ).collect().first?.decode(Bool.self) ?? false
         guard found else { return false }
-        let checksum =
-            try await connection.query(
-                "SELECT CAST(checksum AS text) FROM public.schema_migrations WHERE CAST(version AS text) = '1'",
-                logger: logger
-            ).collect().first?.decode(String.self)
-        return checksum == first.checksum
+        var firstChecksum: String?
+        var newest = 0
+        for try await (version, checksum) in try await connection.query(
+            "SELECT CAST(version AS text), CAST(checksum AS text) FROM public.schema_migrations", logger: logger
+        ).decode((String, String).self) {
+            guard let version = Int(version) else { return false }
+            if version == first.version { firstChecksum = checksum }
+            newest = max(newest, version)
+        }
+        return firstChecksum == first.checksum && newest < schemaMigrationVersion
+    }
+
+    /// The migration that moved jobq's tables into a schema of their own
+    /// (`0009_schema_of_its_own.sql`): a store that applied it was made where it is.
+    static let schemaMigrationVersion = 9
+
+    /// `sql` with the store's own values (``SchemaNames/migrationValues``) in place of their
+    /// `@JOBQ_NAME@`s.
+    private static func withStoreValues(_ sql: String, _ names: SchemaNames) -> String {
+        guard sql.contains("@JOBQ_") else { return sql }
+        return names.migrationValues.reduce(sql) { $0.replacingOccurrences(of: $1.key, with: $1.value) }
     }
 
     /// Moves a store made before schemas from `public` into `names`' schema, all or nothing:
@@ -193,6 +219,20 @@ public enum PostgresSchema {
         async throws
     {
         guard try await hasStoreInPublic(on: connection, names: names, logger: logger) else { return }
+        // A process told `?schema=public` migrates that store in place under public's own lock:
+        // this one waits for it, and looks again.
+        try await holding(SchemaNames.shared("public").migrationLockKey, on: connection, logger: logger) {
+            guard try await hasStoreInPublic(on: connection, names: names, logger: logger) else { return }
+            try await moveLockedStoreFromPublic(on: connection, names: names, logger: logger)
+        }
+    }
+
+    private static func moveLockedStoreFromPublic(
+        on connection: PostgresConnection, names: SchemaNames, logger: Logger
+    ) async throws {
+        logger.notice(
+            "moving the jobq store made before schemas (its tables in schema public, at a version before \(schemaMigrationVersion)) into schema \(names.quotedSchema)"
+        )
         var tables: [String] = []
         for try await (name, ) in try await connection.query(
             "SELECT tablename FROM pg_tables WHERE schemaname = 'public'", logger: logger
@@ -226,7 +266,7 @@ public enum PostgresSchema {
                 "moving the jobq store from schema public to \(names.quotedSchema) failed and was rolled back: "
                     + PostgresConnector.explain(transactionCause(error)))
         }
-        logger.info(
+        logger.notice(
             "moved the jobq store's \(tables.count) tables from schema public to \(names.quotedSchema), keeping every row"
         )
     }

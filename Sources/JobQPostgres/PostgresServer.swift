@@ -17,7 +17,7 @@ import Synchronization
 /// carries its transaction's id, and followers read in (transaction, id) order up to the
 /// oldest transaction still running (`SharedSQL.events`).
 /// Each write transaction also notifies, delivered at its commit, the channels of those it
-/// concerns (``PostgresCommitWatch/channel(for:)``): idle workers on other machines when it may
+/// concerns (``PostgresCommitWatch/channel(for:of:)``): idle workers on other machines when it may
 /// have made work claimable, event followers when it wrote events.
 ///
 /// The writer connection has a serial queue of its own whose thread blocks on the network:
@@ -38,9 +38,6 @@ final class PostgresServer: Sendable {
     /// the writer's connection.
     private let lines: [DirectSession]
     private let nextReader = Atomic<Int>(0)
-
-    /// The key of the advisory lock every write transaction holds: "jobe" in ASCII.
-    static let writeLockKey: Int64 = 0x6A6F_6265
 
     init(settings: PostgresSettings, logger: Logger) {
         self.settings = settings
@@ -91,12 +88,14 @@ final class PostgresServer: Sendable {
     /// The select list that takes a write transaction's lock and queues the notifications of its
     /// commit for `audience`: a write's first statement, or part of one.
     static func lockAndNotify(_ lock: WriteLock, _ audience: CommitAudience) -> String {
+        // The store's own key and channels, through its functions (``StoreNamespace``): one
+        // text for every store.
         func notify(_ interest: CommitInterest, _ payload: String = "") -> String {
-            ", pg_notify('\(PostgresCommitWatch.channel(for: interest))', '\(payload)')"
+            ", pg_notify(\(PostgresCommitWatch.channelFunction(for: interest)), '\(payload)')"
         }
         let take =
             lock == .exclusive
-            ? "pg_advisory_xact_lock(\(writeLockKey))" : "pg_advisory_xact_lock_shared(\(writeLockKey))"
+            ? "pg_advisory_xact_lock(jobq_write_lock_key())" : "pg_advisory_xact_lock_shared(jobq_write_lock_key())"
         return switch audience {
         case .workersAndFollowers: take + notify(.claimableWork) + notify(.events)
         case .waitingWorkersAndFollowers:
@@ -118,7 +117,8 @@ final class PostgresServer: Sendable {
 
     func otherCommitsWatch(for interest: CommitInterest) -> (any OtherCommitsWatch)? {
         PostgresCommitWatch(
-            settings: settings, logger: logger, channel: PostgresCommitWatch.channel(for: interest),
+            settings: settings, logger: logger,
+            channel: PostgresCommitWatch.channel(for: interest, of: settings.schemaNames),
             listens: layout.listens)
     }
 

@@ -71,7 +71,9 @@ package final class SchemaNames: Sendable {
     private static let unqualifiedTexts = Mutex<[String: String]>([:])
 
     /// Functions keep their `jobq_` name in the schema; tables drop it.
-    private static let functions: Set<String> = ["jobq_record_successes"]
+    private static let functions: Set<String> = [
+        "jobq_record_successes", "jobq_write_lock_key", "jobq_work_channel", "jobq_events_channel"
+    ]
 
     private static func rewrite(_ sql: String, _ name: (String, Bool) -> String) -> String {
         StoreTables.rewrite(sql) { site in

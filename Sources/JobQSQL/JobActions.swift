@@ -51,7 +51,9 @@ extension SharedSQL {
     }
 
     /// Makes a failed, dead or cancelled job ready to run now. A dead job gets one more attempt
-    /// than it has used; its attempt count is kept as history.
+    /// than it has used; its attempt count is kept as history. A deadline to start
+    /// (``JobOptions/expiresAt``) that has passed is dropped: the retry is the decision to run
+    /// it (kept, the job would expire again unrun at the next sweep).
     static func retry(_ job: Job, _ db: some SQLTransaction, now: Double) throws -> Result<Job, Refusal> {
         let id = job.id
         guard [.failed, .dead, .cancelled].contains(job.state) else {
@@ -80,10 +82,11 @@ extension SharedSQL {
             sql: """
                 UPDATE jobq_jobs SET state = 'ready', run_at = ?, finished_at = NULL, lease_until = NULL, unique_hold = unique_key,
                     unstarted_deliveries = 0,
-                    worker_id = NULL, max_attempts = CASE WHEN max_attempts > attempt THEN max_attempts ELSE attempt + 1 END
+                    worker_id = NULL, max_attempts = CASE WHEN max_attempts > attempt THEN max_attempts ELSE attempt + 1 END,
+                    expires_at = CASE WHEN expires_at <= ? THEN NULL ELSE expires_at END
                 WHERE id = ? RETURNING \(Job.columns)
                 """,
-            arguments: [now, id])
+            arguments: [now, now, id])
         let retried = Job(row!)
         appendEvent(
             db, .retried(from: job.state.rawValue, maxAttempts: retried.maxAttempts), job: id, queue: job.queue,

@@ -238,6 +238,11 @@ extension SharedSQL {
     /// The holder of a unique key, changed by an enqueue of the key as its rule says
     /// (``UniqueConflict``), with an `updated` event; as it is when the rule keeps it, or when it
     /// has started (or is being claimed: the UPDATE then finds it running and changes nothing).
+    ///
+    /// A replace or a debounce changes only a job of the request's executor and queue: a key
+    /// held by another kind of job is refused, and nothing changes. A debounce that puts the job
+    /// off moves its expiry deadline (``JobOptions/expiresAt``) by as much, so that a job put off
+    /// by a debounce keeps the time it had to start.
     static func update(
         _ holder: Job, by rule: UniqueConflict, with request: JobRequest, db: some SQLTransaction, now: Double
     )
@@ -256,17 +261,26 @@ extension SharedSQL {
             runAt = max(holder.runAt.timeIntervalSince1970, min(now + quiet.inSeconds, latest))
             by = "debounce"
         }
+        guard holder.executor == request.executor, holder.queue == request.options.queue else {
+            throw JobQueueError.invalidInput(
+                "unique key '\(holder.uniqueKey ?? "")' is held by job \(holder.id), a '\(holder.executor)' job in queue "
+                    + "'\(holder.queue)': a \(by) changes only a job of the same executor and queue ('\(request.executor)' in "
+                    + "'\(request.options.queue)'), so nothing was enqueued or changed. Give this job a key of its own "
+                    + "(prefix it with its executor's name, say), or keep the holder (the default conflict rule)")
+        }
         guard [.waiting, .scheduled, .ready].contains(holder.state) else { return holder }
+        let expiresAt = holder.expiresAt.map { $0.timeIntervalSince1970 + (runAt - holder.runAt.timeIntervalSince1970) }
         guard
             let row = try db.fetchRow(
                 sql: """
                     UPDATE jobq_jobs SET payload = \(db.dialect.json("\(ReplaceUniqueJob.payload)")), priority = \(ReplaceUniqueJob.priority), run_at = \(ReplaceUniqueJob.runAt),
+                        expires_at = \(ReplaceUniqueJob.expiresAt),
                         state = CASE WHEN state = 'ready' AND \(ReplaceUniqueJob.delays) <> 0 THEN 'scheduled' ELSE state END
                     WHERE id = \(ReplaceUniqueJob.id) AND state IN ('waiting', 'scheduled', 'ready') RETURNING \(Job.columns)
                     """,
                 arguments: ReplaceUniqueJob.arguments([
                     .payload: request.payloadJSON, .priority: request.options.priority, .runAt: runAt,
-                    .delays: runAt > now,
+                    .expiresAt: expiresAt, .delays: runAt > now,
                     .id: holder.id
                 ]))
         else { return holder }
@@ -478,9 +492,9 @@ private enum FinishedBefore: Int32, SQLParameter, CaseIterable {
     case states, now
 }
 
-/// A unique job's payload, priority and run time, replaced by a later enqueue; `delays`: whether
-/// the new run time is in the future (a ready job becomes scheduled).
+/// A unique job's payload, priority, run time and expiry, replaced by a later enqueue; `delays`:
+/// whether the new run time is in the future (a ready job becomes scheduled).
 private enum ReplaceUniqueJob: Int32, SQLParameter, CaseIterable {
     case payload = 1
-    case priority, runAt, delays, id
+    case priority, runAt, expiresAt, delays, id
 }

@@ -22,4 +22,20 @@ int jobq_spawn_close_from(void *actions, int lowest);
 /// set again) sees it any more. Returns how many entries were scrubbed.
 int jobq_scrub_environment_value(const char *name);
 
+/// The longest mark (`NAME=VALUE`, with its NUL) a guardian keeps.
+#define JOBQ_GUARDIAN_MARK_MAX 96
+
+/// What a message to the guardian says about a mark: a command with it is about to start; its
+/// process group is `group`; it ended (the guardian forgets it).
+enum { JOBQ_GUARDIAN_WATCH = 1, JOBQ_GUARDIAN_GROUP = 2, JOBQ_GUARDIAN_FORGET = 3 };
+
+/// Forks this process's guardian (CommandGuardian.c): a process that, once this one has died
+/// however it died, kills the process groups and the marked processes it was told about.
+/// Returns this process's end of the socket to it (close-on-exec), or -1 with errno set.
+int jobq_guardian_start(void);
+
+/// Tells the guardian at `socket` about `mark`. Returns 0, or an error number (EPIPE when the
+/// guardian is gone); never raises SIGPIPE.
+int jobq_guardian_send(int socket, int kind, int group, const char *mark);
+
 #endif

@@ -42,6 +42,8 @@ package final class ChildProcess: Sendable {
     /// after they leave its process group (`setsid`), by which ``endGroup(grace:)`` finds them.
     let mark: String
     private let exit = Once<(code: Int32, signal: Int32?)>()
+    /// Whether the guardian was told that nothing of it is left.
+    private let forgotten = Atomic<Bool>(false)
     private let captured = Once<(stdout: Captured, stderr: Captured)>()
 
     /// Starts `executable` with `arguments` in a new process group; stdin is /dev/null.
@@ -108,13 +110,13 @@ package final class ChildProcess: Sendable {
         #endif
         posix_spawnattr_setflags(&attributes, Int16(flags))
         Self.adoptOrphans()
-        // A command left running by a worker killed outright (its job may be running again by
-        // now, here or elsewhere) ends before this machine starts another.
-        AttemptMark.endCommandsOfGoneWorkers()
 
         let argv = ([program] + argumentList).map { strdup($0) } + [nil]
         let mark = AttemptMark.make()
         self.mark = mark
+        // Told before it starts: should this process die now, its guardian finds the command by
+        // its mark (``CommandGuardian``).
+        CommandGuardian.watch(mark)
         let envp =
             environment.filter { $0.key != AttemptMark.name }.map { strdup("\($0.key)=\($0.value)") } + [
                 strdup(mark), nil
@@ -126,6 +128,7 @@ package final class ChildProcess: Sendable {
         var pid: pid_t = 0
         let result = posix_spawn(&pid, program, &actions, &attributes, argv, envp)
         guard result == 0 else {
+            CommandGuardian.forget(mark)
             for ends in pipes { close(ends.read) }
             let reason = String(cString: strerror(result))
             if let directory, !FileManager.default.fileExists(atPath: directory) {
@@ -134,7 +137,7 @@ package final class ChildProcess: Sendable {
             throw NonRetryableError("cannot start \(executable): \(reason)")
         }
         self.pid = pid
-        Self.live.withLock { $0[pid] = mark }
+        CommandGuardian.watchGroup(pid, of: mark)
         let childPID = pid
         let exit = self.exit
         // waitpid and reads block, so they get threads of their own rather than cooperative ones.
@@ -156,25 +159,15 @@ package final class ChildProcess: Sendable {
         }
     }
 
+    /// A child that was only waited for (not ended with ``endGroup(grace:)``): the guardian
+    /// forgets it once its group is gone; one whose group still runs stays watched, and is
+    /// killed should this process die.
     deinit {
-        Self.live.withLock { $0[pid] = nil }
+        if hasExited, kill(-pid, 0) == -1, errno == ESRCH { forget() }
     }
 
-    /// Every child this process started and still holds, by process group, with its mark.
-    private static let live = Mutex<[pid_t: String]>([:])
-
-    /// Kills (SIGKILL) every process group this process started for a command, and their
-    /// descendants that left the group, without waiting: for a worker about to exit at once
-    /// (a second SIGINT), whose running jobs will run again elsewhere once their leases expire;
-    /// a command left running would then run twice at the same time.
-    package static func killEveryCommand() {
-        let groups = live.withLock { $0 }
-        for (group, mark) in groups {
-            kill(-group, SIGKILL)
-            #if os(Linux)
-                for process in processes(carrying: mark) { kill(process, SIGKILL) }
-            #endif
-        }
+    private func forget() {
+        if !forgotten.exchange(true, ordering: .relaxed) { CommandGuardian.forget(mark) }
     }
 
     var hasExited: Bool { exit.value != nil }
@@ -225,6 +218,8 @@ package final class ChildProcess: Sendable {
             gone = await groupGone(within: max(grace, .seconds(1)))
         }
         let escapedGone = await endMarked(grace: grace)
+        // Nothing of it is left: its group id may be given to another process from now on.
+        if gone && escapedGone { forget() }
         return gone && escapedGone
     }
 
@@ -234,14 +229,14 @@ package final class ChildProcess: Sendable {
         #if os(Linux)
             var seen: Set<pid_t> = []
             for signal in [SIGTERM, SIGKILL] {
-                let marked = Self.processes(carrying: mark)
+                let marked = AttemptMark.processes(carrying: mark)
                 if marked.isEmpty { break }
                 seen.formUnion(marked)
                 for process in marked { kill(process, signal) }
                 let deadline = ContinuousClock.now + (signal == SIGTERM ? grace : max(grace, .seconds(1)))
                 while ContinuousClock.now < deadline {
                     Self.reap(seen)
-                    if Self.processes(carrying: mark).isEmpty { break }
+                    if AttemptMark.processes(carrying: mark).isEmpty { break }
                     await Descriptors.sleep(.milliseconds(10))
                 }
             }
@@ -249,7 +244,7 @@ package final class ChildProcess: Sendable {
             for _ in 0..<50 where !Self.reap(seen) {
                 await Descriptors.sleep(.milliseconds(10))
             }
-            return Self.processes(carrying: mark).isEmpty
+            return AttemptMark.processes(carrying: mark).isEmpty
         #else
             return true
         #endif
@@ -267,11 +262,6 @@ package final class ChildProcess: Sendable {
             if result == 0 { done = false }
         }
         return done
-    }
-
-    /// Live processes (not zombies: those have no environment) whose environment holds `mark`.
-    static func processes(carrying mark: String) -> [pid_t] {
-        AttemptMark.markedProcesses().filter { $0.mark == mark }.map(\.process)
     }
 
     /// Polls until no process of the group is left, reaping the members this process adopted

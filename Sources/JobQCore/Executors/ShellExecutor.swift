@@ -21,8 +21,8 @@ import Foundation
 /// group (`setsid`, a daemon), found by the `JOBQ_ATTEMPT_MARK` variable they inherit (one that
 /// clears its whole environment escapes). The worker adopts and reaps them: none is left a
 /// zombie. The executor returns only once none of them is left, so a retry never runs beside
-/// the attempt before it. A command whose worker was killed outright is killed before the
-/// machine starts another command (see `AttemptMark`).
+/// the attempt before it. A command whose worker was killed outright is killed by the worker's
+/// guardian the moment the worker is gone (see `CommandGuardian`).
 ///
 /// A command runs as the worker's user, so it can read what that user can, the worker's
 /// `/proc/PID/environ` among them: `jobq work` wipes its secrets from there once the store is

@@ -73,6 +73,15 @@ public struct JobFilter: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { expression }
 
+    /// The jobs this filter matches up to job `id`: what an action confirmed at one moment acts
+    /// on, whatever was enqueued after. jobq's own term, beside the caller's (who may have used
+    /// all ``maximumTerms``).
+    package func through(_ id: JobID) -> JobFilter {
+        JobFilter(
+            expression: expression,
+            terms: terms + [.init(negated: false, condition: .integerCompare(.id, .lessOrEqual, id))])
+    }
+
     /// One condition of a filter.
     package struct Term: Sendable, Hashable {
         /// Whether the term matches the jobs its condition does not (`-` in front).

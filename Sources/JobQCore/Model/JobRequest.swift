@@ -9,8 +9,11 @@ import Foundation
 public struct JobOptions: Sendable, Hashable {
     /// The queue the job goes to. Workers claim by queue.
     public var queue: String
-    /// Higher runs first within a queue. Any `Int`; default 0.
+    /// Higher runs first within a queue. Default 0; at most ``priorityRange`` (a 32-bit
+    /// integer, what every store keeps), checked when the job is enqueued.
     public var priority: Int
+    /// The priorities a job may have, the same on every store.
+    public static let priorityRange = Int(Int32.min)...Int(Int32.max)
     /// When the job may run at the earliest. `nil` means now.
     public var runAt: Date?
     /// How many attempts the job gets before it is `dead`. At least 1. When not given: the
@@ -208,6 +211,11 @@ public struct JobRequest: Sendable, Hashable {
             throw .invalidInput("maxAttempts must be at most 1000, got \(options.maxAttempts)")
         }
         if let timeout = options.timeout { try DurationParser.checkStorable(timeout, what: "timeout") }
+        guard JobOptions.priorityRange.contains(options.priority) else {
+            throw .invalidInput(
+                "priority \(options.priority) is out of range: a priority is from \(JobOptions.priorityRange.lowerBound) "
+                    + "to \(JobOptions.priorityRange.upperBound) (a 32-bit integer); higher runs first")
+        }
         if let name = options.name { try Label.check(name, what: "a job's name") }
         if let batch = options.batch { try Label.check(batch, what: "a batch name") }
         if let lane = options.lane { try Label.check(lane, what: "lane name") }

@@ -19,8 +19,26 @@ extension Dashboard {
                 let form = try await Self.form(request)
                 if let refusal = tokenRefusal(form) { return refusal }
                 let action = try Self.bulkAction(form["action"])
-                let filter = try JobFilter(try Self.field(form, "filter"))
-                let report = try await queue.perform(action, where: filter)
+                let text = try Self.field(form, "filter")
+                let filter = try JobFilter(text)
+                // What the person confirmed: the count they saw, of the jobs up to the newest then.
+                guard let through = JobID(try Self.field(form, "through")),
+                    let confirmed = Int(try Self.field(form, "count"))
+                else {
+                    throw BadRequest(message: "the confirmation's job bound and count must be whole numbers")
+                }
+                let count = try await queue.count(where: filter.through(through))
+                guard count == confirmed else {
+                    let again = "/jobs/bulk" + HTML.query([("action", action.rawValue), ("filter", text)])
+                    return Pages.html(
+                        Pages.page(
+                            title: "Nothing was done", section: "/jobs", dashboard: self,
+                            body: """
+                                <p class="refused">Nothing was done: <code>\(HTML.escape(text))</code> now matches \(count) job\(count == 1 ? "" : "s") of those you were shown, not the \(confirmed) you confirmed (jobs changed meanwhile).</p>
+                                <p><a href="\(again)">Review the \(action.rawValue) again</a></p>
+                                """), status: .conflict)
+                }
+                let report = try await queue.perform(action, where: filter, through: through)
                 return Pages.html(
                     Pages.page(
                         title: "\(action.rawValue.capitalized) done", section: "/jobs", dashboard: self,
@@ -37,7 +55,9 @@ extension Dashboard {
             throw BadRequest(message: "a bulk action needs a filter: search the jobs page first")
         }
         let filter = try JobFilter(text)
-        let count = try await queue.count(where: filter)
+        // The newest job now bounds what the count covers and what the action may act on.
+        let newest = try await queue.newestJobID() ?? 0
+        let count = try await queue.count(where: filter.through(newest))
         let verb = action.rawValue
         let back = "/jobs" + HTML.query([("where", text)])
         guard count > 0 else {
@@ -47,7 +67,7 @@ extension Dashboard {
         }
         let body = """
             <p class="confirm">\(verb.capitalized) every job matching <code>\(HTML.escape(text))</code>: <strong>\(count)</strong> job\(count == 1 ? "" : "s") now. Jobs the action refuses (\(Self.refusals(action))) are skipped and counted.</p>
-            \(Pages.action("/jobs/bulk", "\(verb.capitalized) \(count) job\(count == 1 ? "" : "s")", fields: ["action": verb, "filter": text], dashboard: self))
+            \(Pages.action("/jobs/bulk", "\(verb.capitalized) \(count) job\(count == 1 ? "" : "s")", fields: ["action": verb, "filter": text, "through": String(newest), "count": String(count)], dashboard: self))
             <p><a href="\(back)">Cancel</a></p>
             """
         return PageContent(title: "\(verb.capitalized) \(count) jobs?", section: "/jobs", live: nil, body: body)

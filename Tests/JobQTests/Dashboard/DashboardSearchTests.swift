@@ -58,16 +58,43 @@ struct DashboardSearchTests {
         }
         #expect(try await queue.count(where: JobFilter("state:dead queue:bulk")) == 4)
 
-        let done = try await dashboard.post("/jobs/bulk", fields: ["action": "retry", "filter": search], token: token)
+        // What was confirmed is what is acted on: a matching job enqueued after the confirmation
+        // is left alone...
+        let confirmedFields = Self.hiddenFields(confirm.body)
+        #expect(confirmedFields["count"] == "3", "\(confirm.body)")
+        let later = try await queue.enqueue(
+            try JobRequest(
+                executor: "fail", payloadJSON: #"{"customer":"acme","message":"no"}"#,
+                options: .init(queue: "bulk", maxAttempts: 1)))
+        try await work(queue, queues: ["bulk"])
+        let done = try await dashboard.post(
+            "/jobs/bulk", fields: confirmedFields.filter { $0.key != "csrf" }, token: token)
         #expect(done.status == 200)
         #expect(done.body.contains("Retried <strong>3</strong> of 3 matching jobs."), "\(done.body)")
         for id in ids.prefix(3) { #expect(try await queue.job(id)?.state == .ready) }
         #expect(try await queue.job(ids[3])?.state == .dead)
+        #expect(try await queue.job(later.id)?.state == .dead, "enqueued after the confirmation")
+
+        // ...and when the jobs confirmed changed meanwhile, nothing is done.
+        let stale = Self.hiddenFields(
+            try await dashboard.get("/jobs/bulk?action=cancel&filter=\(HTMLQuery.encode("state:ready queue:bulk"))")
+                .body)
+        #expect(stale["count"] == "3")
+        _ = try await queue.cancel(ids[0])
+        let refusedStale = try await dashboard.post(
+            "/jobs/bulk", fields: stale.filter { $0.key != "csrf" }, token: token)
+        #expect(refusedStale.status == 409)
+        #expect(refusedStale.body.contains("Nothing was done"), "\(refusedStale.body)")
+        #expect(try await queue.count(where: JobFilter("state:ready queue:bulk")) == 2)
+        _ = try await queue.retry(ids[0])
 
         // Skips are shown with why.
         let again = try await dashboard.post(
-            "/jobs/bulk", fields: ["action": "retry", "filter": "queue:bulk"], token: token)
-        #expect(again.body.contains("Retried <strong>1</strong> of 4 matching jobs."), "\(again.body)")
+            "/jobs/bulk",
+            fields: Self.hiddenFields(
+                try await dashboard.get("/jobs/bulk?action=retry&filter=queue:bulk").body
+            ).filter { $0.key != "csrf" }, token: token)
+        #expect(again.body.contains("Retried <strong>2</strong> of 5 matching jobs."), "\(again.body)")
         #expect(again.body.contains("<td>3</td><td>ready</td>"))
 
         // Bad input: a bad search is a 400 that shows where (escaped), an unknown action a 400.
@@ -80,6 +107,18 @@ struct DashboardSearchTests {
         #expect(unknown.status == 400)
         let noFilter = try await dashboard.get("/jobs/bulk?action=delete")
         #expect(noFilter.status == 400)
+    }
+
+    /// The hidden fields of a page's first form.
+    static func hiddenFields(_ body: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for match in body.matches(of: #/<input type="hidden" name="([^"]*)" value="([^"]*)">/#) {
+            let value = String(match.2).replacingOccurrences(of: "&quot;", with: "\"")
+                .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+                .replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&amp;", with: "&")
+            if fields[String(match.1)] == nil { fields[String(match.1)] = value }
+        }
+        return fields
     }
 
     @Test func aReadOnlyDashboardOffersNoBulkActionAndRefusesThem() async throws {

@@ -128,7 +128,8 @@ struct PostgresClaimTests {
             defer { Task { try? await rule.close() } }
             try await rule.query("BEGIN", logger: logger)
             try await rule.query(
-                PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(PostgresServer.writeLockKey))"), logger: logger
+                PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(settings.schemaNames.writeLockKey))"),
+                logger: logger
             )
             let rows = try await rule.query(
                 """

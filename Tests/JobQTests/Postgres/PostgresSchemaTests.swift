@@ -103,6 +103,73 @@ struct PostgresSchemaTests {
         }
     }
 
+    /// A store made in `public` on purpose (`?schema=public`) is that process's store: opening
+    /// the database with the default schema, or with another, leaves it where it is, and its
+    /// jobs run and succeed there (an earlier jobq moved it into the other schema, and its
+    /// success function, still reading `public`, killed every job).
+    @Test func aStoreMadeInPublicStaysThereWhateverElseOpensTheDatabase() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            let logger = PostgresTestServer.logger
+            var inPublic = settings
+            inPublic.schema = "public"
+            var other = settings
+            other.schema = "other"
+            let store = try await JobQueue(postgres: inPublic, logger: logger)
+            let job = try await store.enqueue(Sum.self, .init(a: 2, b: 3))
+            let byDefault = try await JobQueue(postgres: settings, logger: logger)
+            let byOther = try await JobQueue(postgres: other, logger: logger)
+            let defaultJobs = try await byDefault.jobs()
+            let otherJobs = try await byOther.jobs()
+            #expect(defaultJobs.isEmpty && otherJobs.isEmpty, "new, empty stores of their own")
+            let reopened = try await JobQueue(postgres: inPublic, logger: logger)
+            #expect(try await reopened.jobs().map(\.id) == [job.id], "the job is where it was enqueued")
+            try await WorkerPool(queue: reopened, executors: [Sum()], options: quickOptions()).run()
+            let done = try #require(try await reopened.job(job.id))
+            #expect(done.state == .succeeded, "\(done.error ?? "")")
+            #expect(try await PostgresSchema.version(inPublic) == PostgresSchema.latestVersion)
+        }
+    }
+
+    /// Two stores in two schemas of one database share no lock: a unique enqueue (a write that
+    /// takes its store's lock exclusively) on one goes through while a transaction holds the
+    /// other's lock; and each store's functions name its own lock and channels.
+    @Test func storesInTwoSchemasShareNoLockAndNoChannel() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            let logger = PostgresTestServer.logger
+            var second = settings
+            second.schema = "second"
+            let first = try await JobQueue(postgres: settings, logger: logger)
+            let other = try await JobQueue(postgres: second, logger: logger)
+            _ = try await first.enqueue(Sum.self, .init(a: 1, b: 1))
+            for names in [settings.schemaNames, second.schemaNames] {
+                let own = try await PostgresTestServer.rows(
+                    settings,
+                    "SELECT \(names.quotedSchema).jobq_write_lock_key(), \(names.quotedSchema).jobq_work_channel(), "
+                        + "\(names.quotedSchema).jobq_events_channel()",
+                    as: (Int64, String, String).self)
+                #expect(own.first?.0 == names.writeLockKey)
+                #expect(own.first?.1 == names.workChannel && own.first?.2 == names.eventsChannel)
+            }
+            #expect(settings.schemaNames.writeLockKey != second.schemaNames.writeLockKey)
+            #expect(settings.schemaNames.workChannel != second.schemaNames.workChannel)
+            #expect(settings.schemaNames.eventsChannel != second.schemaNames.eventsChannel)
+
+            let holder = try await PostgresConnector(settings: settings, logger: logger).connect()
+            defer { Task { try? await holder.close() } }
+            try await holder.query("BEGIN", logger: logger)
+            try await holder.query(
+                PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(settings.schemaNames.writeLockKey))"),
+                logger: logger)
+            let started = ContinuousClock.now
+            var options = JobOptions()
+            options.unique = UniqueKey("only-one")
+            _ = try await other.enqueue(Sum.self, .init(a: 2, b: 2), options: options)
+            let took = ContinuousClock.now - started
+            try await holder.query("ROLLBACK", logger: logger)
+            #expect(took < .seconds(2), "the other store's lock held it up for \(took)")
+        }
+    }
+
     /// A store made before schemas, in `public` at version 8: `migrate` moves it into `jobq`
     /// with every row (ids and the sequence too), and it works on.
     @Test func aStoreInPublicMovesIntoItsSchemaKeepingEveryRow() async throws {

@@ -11,14 +11,15 @@ struct ProcessTests {
     /// Enqueues a shell job that sleeps `seconds`, starts `jobq work` with `workerArguments`,
     /// and waits until the job is running its command. Returns the job's id, the worker, and its log's path.
     static func workerRunningAJob(
-        _ store: TemporaryStore, seconds: Double, workerArguments: [String], log: String = "worker.log"
+        _ store: TemporaryStore, seconds: Double, workerArguments: [String], log: String = "worker.log",
+        prelude: String = ""
     ) async throws -> (id: String, worker: Child, log: String) {
         let db = store.path
         // The job says when it has started: a job seen `running` may still be between its claim
         // and its slot, where a shutdown releases it unstarted (as it should).
         let started = store.directory.appendingPathComponent("\(log).started").path
         // The file holds the command's pid, written whole before it appears.
-        let script = "echo $$ > '\(started).new' && mv '\(started).new' '\(started)'; exec sleep \(seconds)"
+        let script = prelude + "echo $$ > '\(started).new' && mv '\(started).new' '\(started)'; exec sleep \(seconds)"
         let id = try await CLI.run(["enqueue", "shell", "--payload", #"{"script": "\#(script)"}"#], db: db).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let logPath = store.directory.appendingPathComponent(log).path
@@ -157,62 +158,6 @@ struct ProcessTests {
                     in: .whitespacesAndNewlines)))
         try await EventProcessTests.waitFor("the job's command to be killed", timeout: 10) { !Self.isRunning(command) }
     }
-
-    #if os(Linux)
-        /// A worker running a 300 s shell command killed with SIGKILL: its command runs on, an
-        /// orphan. Returns the job, the command's pid and the file its next run will write.
-        static func orphanOfAKilledWorker(_ store: TemporaryStore) async throws -> (
-            id: JobID, command: pid_t, startedAgain: String
-        ) {
-            let (id, worker, log) = try await workerRunningAJob(
-                store, seconds: 300, workerArguments: ["--lease", "2s"], log: "killed.log")
-            let started = log + ".started"
-            let command = try #require(
-                pid_t(
-                    try String(contentsOfFile: started, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-                ))
-            try FileManager.default.removeItem(atPath: started)
-            // Not `wait()`: the orphan holds the descriptor by which Foundation sees the worker exit.
-            kill(worker.processIdentifier, SIGKILL)
-            try await EventProcessTests.waitFor("the worker to die", timeout: 10) {
-                !isRunning(worker.processIdentifier)
-            }
-            return (try #require(JobID(id)), command, started)
-        }
-
-        /// Before a worker starts a command, it kills those that a worker killed outright left
-        /// running: the job they belong to may be running again.
-        @Test func aCommandLeftByAKilledWorkerIsKilledBeforeAnotherCommandStarts() async throws {
-            let store = try TemporaryStore()
-            let (id, orphan, startedAgain) = try await Self.orphanOfAKilledWorker(store)
-            // An in-process pool (no `jobq work` start-up sweep) runs the job again once its lease
-            // has run out: its command's start kills the orphan.
-            let queue = try store.open()
-            let pool = WorkerPool(
-                queue: queue, executors: [ShellExecutor(terminationGrace: .milliseconds(200))],
-                options: quickOptions(stopWhen: .never))
-            let running = Task { try await pool.run() }
-            defer { running.cancel() }
-            try await EventProcessTests.waitFor("the job to run again", timeout: 30) {
-                FileManager.default.fileExists(atPath: startedAgain)
-            }
-            try await EventProcessTests.waitFor("the orphan to be killed", timeout: 10) { !Self.isRunning(orphan) }
-            #expect(try await queue.job(id)?.attempt == 2)
-        }
-
-        /// `jobq work` kills them when it starts, whatever it runs.
-        @Test func jobqWorkKillsCommandsLeftByAKilledWorkerWhenItStarts() async throws {
-            let store = try TemporaryStore()
-            let (_, orphan, _) = try await Self.orphanOfAKilledWorker(store)
-            let log = store.directory.appendingPathComponent("other.log").path
-            let other = try CLI.startDetached(["work", "--queue", "other"], db: store.path, logPath: log)
-            defer { kill(other.processIdentifier, SIGKILL) }
-            try await EventProcessTests.waitFor("the orphan to be killed", timeout: 20) { !Self.isRunning(orphan) }
-            // Another test's in-process sweep may have got there first; if not, the worker says so.
-            let said = try String(contentsOfFile: log, encoding: .utf8)
-            #expect(!said.contains("whose worker was killed") || said.contains(String(orphan)), "\(said)")
-        }
-    #endif
 
     /// Whether `process` exists and is not a zombie (a killed command reparented to the test
     /// process, a subreaper, stays one until reaped).

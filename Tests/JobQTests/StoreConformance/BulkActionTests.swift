@@ -95,4 +95,39 @@ struct BulkActionTests {
         let audits = try await queue.events(after: 0, limit: 10_000).filter { $0.kind == .bulk }
         #expect(audits.count == 3)
     }
+
+    /// A filter of as many terms as a filter may hold is acted on as it is listed (the action's
+    /// own bound on the newest job once made it one term too many).
+    @Test(arguments: TestStore.all) func aFilterOfTheMostTermsIsActedOn(store: TestStore) async throws {
+        let queue = try await store.open()
+        let job = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: #"{"n":1}"#))
+        let terms = ["state:ready"] + (1..<JobFilter.maximumTerms).map { _ in "/n = 1" }
+        let filter = try JobFilter(terms.joined(separator: " "))
+        #expect(try await queue.count(where: filter) == 1)
+        let report = try await queue.perform(.cancel, where: filter)
+        #expect(report.matched == 1 && report.changed == 1)
+        #expect(try await queue.job(job.id)?.state == .cancelled)
+    }
+
+    /// Priorities are 32-bit integers on every store, checked where a job enters: one beyond is
+    /// refused with the range (PostgreSQL once answered with a raw SQLSTATE 22003, SQLite took it).
+    @Test(arguments: TestStore.all) func aPriorityOutOfRangeIsRefusedOnEveryStore(store: TestStore) async throws {
+        let queue = try await store.open()
+        for priority in [Int(Int32.max) + 1, Int(Int32.min) - 1, 3_000_000_000] {
+            await #expect {
+                _ = try await queue.enqueue(
+                    try JobRequest(executor: "echo", payloadJSON: "{}", options: .init(priority: priority)))
+            } throws: { error in
+                guard case JobQueueError.invalidInput(let message) = error else { return false }
+                return message.contains("priority \(priority) is out of range") && message.contains("2147483647")
+            }
+        }
+        #expect(try await queue.jobs().isEmpty)
+        let highest = try await queue.enqueue(
+            try JobRequest(executor: "echo", payloadJSON: "{}", options: .init(priority: Int(Int32.max))))
+        let lowest = try await queue.enqueue(
+            try JobRequest(executor: "echo", payloadJSON: "{}", options: .init(priority: Int(Int32.min))))
+        #expect(try await queue.job(highest.id)?.priority == Int(Int32.max))
+        #expect(try await queue.job(lowest.id)?.priority == Int(Int32.min))
+    }
 }

@@ -98,6 +98,28 @@ struct ExpiryTests {
         for id in fresh { #expect(try await queue.job(id)?.state == .running) }
     }
 
+    /// A retry of an expired job runs it: the passed deadline goes with the retry (kept, the
+    /// job expired again unrun ~60 ms later while `jobq retry` had said it was ready); a
+    /// deadline still ahead is kept.
+    @Test(arguments: TestStore.all)
+    func aRetriedExpiredJobRunsAndAFutureDeadlineIsKept(store: TestStore) async throws {
+        let queue = try await store.open()
+        let expired = try await queue.enqueue(try Self.echo(expiresIn: 600))
+        let later = try await queue.enqueue(try Self.echo(expiresIn: 600))
+        try await Self.overdue(queue, [expired.id])
+        _ = try await queue.store.expireOverdueJobs(skipping: [])
+        #expect(try await queue.job(expired.id)?.state == .cancelled)
+        _ = try await queue.cancel(later.id)
+        let retried = try await queue.retry(expired.id)
+        #expect(retried.state == .ready && retried.expiresAt == nil)
+        let kept = try await queue.retry(later.id)
+        #expect(kept.expiresAt != nil, "a deadline still ahead stays")
+        _ = try await queue.store.expireOverdueJobs(skipping: [])
+        try await work(queue, limit: .seconds(30))
+        #expect(try await queue.job(expired.id)?.state == .succeeded)
+        #expect(try await queue.job(later.id)?.state == .succeeded)
+    }
+
     /// A deadline before the run time is refused, and nothing is stored; one that passed while
     /// the enqueue waited (or was given past) ends the job unrun.
     @Test(arguments: TestStore.all)

@@ -84,4 +84,60 @@ struct UniqueConflictTests {
         }
         #expect(try await queue.jobs().isEmpty)
     }
+
+    /// A replace or a debounce of a key held by a job of another executor or queue is refused
+    /// and changes nothing (it once turned a `sum` job in `billing` into the new job).
+    @Test(arguments: TestStore.all)
+    func aKeyHeldByAnotherKindOfJobIsNeitherReplacedNorDebounced(store: TestStore) async throws {
+        let queue = try await store.open()
+        let holder = try await queue.enqueue(
+            try JobRequest(
+                Sum.self, .init(a: 1, b: 1), options: .init(queue: "billing", unique: UniqueKey("doc-7"))))
+        for rule in [UniqueConflict.replace, .debounce(quiet: .seconds(30), longest: .seconds(60))] {
+            for (executor, queueName) in [("echo", "billing"), (Sum.name, "default")] {
+                await #expect {
+                    _ = try await queue.enqueue(
+                        try JobRequest(
+                            executor: executor, payloadJSON: #"{"a":9,"b":9}"#,
+                            options: .init(queue: queueName, unique: UniqueKey("doc-7", onConflict: rule))))
+                } throws: { error in
+                    guard case JobQueueError.invalidInput(let message) = error else { return false }
+                    return message.contains("held by job \(holder.id)")
+                        && message.contains("nothing was enqueued or changed")
+                }
+            }
+        }
+        let after = try #require(try await queue.job(holder.id))
+        #expect(after.executor == Sum.name && after.queue == "billing" && after.payloadJSON == holder.payloadJSON)
+        #expect(after.runAt == holder.runAt)
+        #expect(try await queue.jobs().count == 1)
+        #expect(try await queue.events(after: 0).filter { $0.kind == .updated }.isEmpty)
+    }
+
+    /// A debounce that puts a job off moves its deadline to start by as much: it runs, it does
+    /// not expire unrun (`--debounce 30s --delay 5s --expire-after 10s` once ended it `cancelled`).
+    @Test(arguments: TestStore.all)
+    func aDebounceMovesTheDeadlineWithTheRunTime(store: TestStore) async throws {
+        let queue = try await store.open()
+        let key = UniqueKey("doc-7", onConflict: .debounce(quiet: .seconds(30), longest: .seconds(300)))
+        let now = Date()
+        let first = try await queue.enqueue(
+            try JobRequest(
+                Sum.self, .init(a: 1, b: 1),
+                options: .init(runAt: now.addingTimeInterval(5), unique: key, expiresAt: now.addingTimeInterval(10))))
+        let second = try await queue.enqueueReportingDuplicates(
+            contentsOf: [
+                try JobRequest(
+                    Sum.self, .init(a: 2, b: 2),
+                    options: .init(runAt: now.addingTimeInterval(5), unique: key, expiresAt: now.addingTimeInterval(10))
+                )
+            ])[0]
+        #expect(second.existed && second.job.id == first.id)
+        let moved = try #require(second.job.expiresAt).timeIntervalSince1970
+        let runAt = second.job.runAt.timeIntervalSince1970
+        #expect(runAt > now.timeIntervalSince1970 + 29, "put off by the quiet period")
+        #expect(abs((moved - runAt) - 5) < 0.01, "the job keeps its 5 s to start: \(moved - runAt)")
+        _ = try await queue.store.expireOverdueJobs(skipping: [])
+        #expect(try await queue.job(first.id)?.state == .scheduled, "not expired before its new run time")
+    }
 }
