@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import JobQ
 import JobQCommandLine
+import JobQCore
 
 /// Runs the command line and turns every error into a message and a documented exit code:
 /// 0 success, 1 the job or operation failed, 2 usage or bad input, 3 not found.
@@ -12,7 +13,12 @@ enum JobQMain {
         JobQueue.tuneSQLiteBeforeFirstUse()
         do {
             try refuseInvalidUTF8Arguments()
-            let arguments = GlobalArguments.moveAfterSubcommand(Array(CommandLine.arguments.dropFirst()))
+            // Swift's copy of the arguments is taken first; then a password in a URL among them
+            // is hidden from /proc/PID/cmdline, where every local user and every shell job could
+            // read it for as long as a worker runs.
+            let given = CommandLine.arguments
+            WorkerSecrets.hidePasswordsInArguments()
+            let arguments = GlobalArguments.moveAfterSubcommand(Array(given.dropFirst()))
             var command = try JobQCommand.parseAsRoot(arguments)
             if var command = command as? AsyncParsableCommand {
                 try await command.run()

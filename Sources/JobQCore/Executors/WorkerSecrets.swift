@@ -35,11 +35,40 @@ package enum WorkerSecrets {
         return wiped
     }
 
-    /// Whether a URL has a password in its user information (`scheme://user:secret@host`).
-    static func holdsPassword(_ url: String) -> Bool {
-        guard let scheme = url.range(of: "://") else { return false }
-        let authority = url[scheme.upperBound...].prefix { $0 != "/" }
-        guard let at = authority.lastIndex(of: "@") else { return false }
-        return authority[..<at].contains(":")
+    /// Overwrites with `*`, in place, the password of every URL among this process's raw
+    /// arguments (`--db postgres://user:secret@host/db`), so that neither another process
+    /// reading `/proc/PID/cmdline` nor a `ps` listing shows it once the process has read its
+    /// arguments: call it after `CommandLine.arguments` was first read (Swift copies them then).
+    /// A password file (`PGPASSFILE`) or `JOBQ_DB` keeps it off the command line from the start.
+    /// Returns how many passwords were hidden.
+    @discardableResult
+    package static func hidePasswordsInArguments() -> Int {
+        var hidden = 0
+        for index in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[index] else { continue }
+            let length = strlen(raw)
+            let bytes = UnsafeMutableRawPointer(raw).assumingMemoryBound(to: UInt8.self)
+            let text = String(decoding: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self)
+            guard let range = passwordRange(text) else { continue }
+            let start = text.utf8.distance(from: text.startIndex, to: range.lowerBound)
+            let count = text.utf8.distance(from: range.lowerBound, to: range.upperBound)
+            for offset in start..<(start + count) { bytes[offset] = UInt8(ascii: "*") }
+            hidden += 1
+        }
+        return hidden
     }
+
+    /// Where the password of a URL in `text` is (`scheme://user:SECRET@host`, also after an
+    /// option's `=`), nil when it has none.
+    static func passwordRange(_ text: String) -> Range<String.Index>? {
+        guard let scheme = text.range(of: "://") else { return nil }
+        let authority = text[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" }
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":"),
+            authority.index(after: colon) < at
+        else { return nil }
+        return authority.index(after: colon)..<at
+    }
+
+    /// Whether a URL has a password in its user information (`scheme://user:secret@host`).
+    static func holdsPassword(_ url: String) -> Bool { passwordRange(url) != nil }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import JobQCore
+@testable import JobQPostgres
 @testable import JobQSQL
 @testable import JobQSQLite
 
@@ -130,6 +131,33 @@ struct ShellContainmentTests {
             parent.stdout.contains("PGPASSWORD="), "the worker's environment was read: \(parent.stdout.prefix(300))")
         for (name, value) in secrets where name != "JOBQ_LOG_LEVEL" {
             #expect(!parent.stdout.contains(value), "\(name) was read from /proc/$PPID/environ")
+        }
+    }
+
+    /// A password in `jobq work --db postgres://user:secret@...` is hidden from the worker's
+    /// command line (`/proc/PID/cmdline`, which every local user and every shell job reads) once
+    /// the worker has read it; the worker still connects with it.
+    @Test(.enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
+    func aPasswordOnTheCommandLineIsHiddenFromOtherProcesses() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            let url = settings.description
+            let secret = "cmdline-secret-\(UInt32.random(in: 1000...9999))"
+            let withPassword = url.replacingOccurrences(
+                of: "://\(settings.username)@", with: "://\(settings.username):\(secret)@")
+            try #require(withPassword.contains(secret), "\(url)")
+            let enqueued = try await CLI.run(
+                ["enqueue", "shell", "--payload", #"{"script": "tr '\\000' ' ' < /proc/$PPID/cmdline"}"#],
+                db: withPassword)
+            #expect(enqueued.status == 0, "\(enqueued.stderr)")
+            let worker = try await CLI.run(["work", "--until-empty", "--allow-shell"], db: withPassword)
+            #expect(worker.status == 0, "\(worker.stderr)")
+            let queue = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
+            let job = try #require(try await queue.jobs().first)
+            #expect(job.state == .succeeded, "\(job.error ?? "")")
+            let output = try JSONDecoder().decode(ShellExecutor.Output.self, from: Data((job.resultJSON ?? "").utf8))
+            #expect(output.stdout.contains("work --until-empty"), "the worker's command line: \(output.stdout)")
+            #expect(output.stdout.contains(":***"), "\(output.stdout)")
+            #expect(!output.stdout.contains(secret), "the password was read from /proc/$PPID/cmdline")
         }
     }
 
