@@ -77,9 +77,28 @@ package enum FilterSQL {
             arguments.append(text)
             return "\(type) = 'text' AND \(member) \(op) ?"
         case (.sqlite, .number(let text)):
-            // A whole number binds as an integer, keeping every digit of a 64-bit id.
-            if let integer = Int64(text) { arguments.append(integer) } else { arguments.append(Double(text) ?? 0) }
-            return "\(type) IN ('integer', 'real') AND \(member) \(op) ?"
+            // Exactly, as PostgreSQL's numeric does (beyond 64-bit integers and doubles):
+            // `jobq_number_order` compares the member's text as written (SQLite's `->`) with the
+            // value's (``JSONNumber``). Before it, json_extract's value (a double beyond 64-bit
+            // integers) narrows the candidates around the value's nearest double, so that an index
+            // on the member still serves: a number equal to the value rounds to the same double.
+            let rounded = Double(text) ?? 0
+            let narrowing: String
+            switch order {
+            case .equal:
+                narrowing = "\(member) BETWEEN ? AND ?"
+                arguments.append(rounded.nextDown)
+                arguments.append(rounded.nextUp)
+            case .less, .lessOrEqual:
+                narrowing = "\(member) <= ?"
+                arguments.append(rounded.nextUp)
+            case .greater, .greaterOrEqual:
+                narrowing = "\(member) >= ?"
+                arguments.append(rounded.nextDown)
+            }
+            arguments.append(text)
+            return "\(type) IN ('integer', 'real') AND \(narrowing) AND "
+                + "jobq_number_order(payload -> \(literal(pointer.sqlitePath)), ?) \(op) 0"
         case (.postgres, .null): return "\(type) = 'null'"
         case (.postgres, .bool(let flag)): return "\(type) = 'boolean' AND \(member) = '\(flag)'"
         case (.postgres, .string(let text)):

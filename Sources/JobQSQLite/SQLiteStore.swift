@@ -53,6 +53,7 @@ final class SQLiteStore: SQLStore {
         let checkpointer = self.checkpointer
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            Self.addFunctions(db)
             // Every connection (only the writer ever commits). The pool's configuration keeps
             // this closure, and so the checkpointer, alive as long as any of its connections.
             if let checkpointer, let connection = db.sqliteConnection { checkpointer.install(on: connection) }
@@ -66,6 +67,7 @@ final class SQLiteStore: SQLStore {
                 readOnlyConfig.readonly = true
                 readOnlyConfig.busyMode = .timeout(Self.busyTimeout)
                 readOnlyConfig.label = "jobq"
+                readOnlyConfig.prepareDatabase { db in Self.addFunctions(db) }
                 writer = try DatabaseQueue(path: path, configuration: readOnlyConfig)
                 try Self.refuseIfPending(SchemaMigrator(writer: writer, path: path))
                 return

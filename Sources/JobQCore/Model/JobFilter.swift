@@ -48,6 +48,9 @@ public struct JobFilter: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``JobQueueError/invalidInput(_:)`` naming the position where reading stopped
     ///   and what was expected there; nothing is read from the store.
     public init(_ expression: String) throws(JobQueueError) {
+        guard !expression.contains("\u{0}") else {
+            throw .invalidInput("invalid filter: it holds NUL (U+0000), which no stored text holds; leave it out")
+        }
         self.expression = expression
         var parser = JobFilterParser(expression)
         self.terms = try parser.parse()

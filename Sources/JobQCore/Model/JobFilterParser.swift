@@ -208,10 +208,11 @@ struct JobFilterParser {
         case "null": return .null
         case "": throw failure("expected a JSON value after '\(op)': a \"string\", a number, true, false or null")
         default:
-            guard Self.isJSONNumber(text), Double(text)?.isFinite == true else {
+            guard Self.isJSONNumber(text), JSONNumber(text.utf8)?.isWithinLimits == true else {
                 throw failure(
                     "'\(text)' is not a JSON value: write strings in double quotes (\"\(text)\"), numbers as 100 "
-                        + "or 2.5, or true, false, null", at: start)
+                        + "or 2.5 (within 1e-\(JSONNumber.exponentLimit) to 1e\(JSONNumber.exponentLimit) in magnitude), "
+                        + "or true, false, null", at: start)
             }
             return .number(text)
         }
@@ -233,6 +234,9 @@ struct JobFilterParser {
                 let literal = String(characters[start..<position])
                 guard let text = try? JSONDecoder.jobq.decode(String.self, from: Data(literal.utf8)) else {
                     throw failure("\(literal) is not a valid JSON string (check its backslash escapes)", at: start)
+                }
+                guard !text.contains("\u{0}") else {
+                    throw failure("\(literal) holds NUL (U+0000), which no stored text holds: leave it out", at: start)
                 }
                 return text
             }

@@ -160,7 +160,7 @@ public struct JobRequest: Sendable, Hashable {
         try Self.checkPayloadSize(payloadJSON.utf8.count)
         self.executor = executor
         try JSONText.validate(payloadJSON, what: "payload for '\(executor)'")
-        self.payloadJSON = payloadJSON
+        self.payloadJSON = try PayloadMembers.checked(payloadJSON, what: "payload for '\(executor)'")
         self.options = options
     }
 

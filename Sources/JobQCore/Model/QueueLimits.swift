@@ -175,14 +175,24 @@ package struct PayloadPointer: Sendable, Hashable {
                     "the JSON pointer \(JSONText.preview(pointer)) names an empty member or one with a quote, backslash "
                         + "or control character; name object members such as /customer")
             }
-            guard !name.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            guard !Self.readsAsIndex(name) else {
                 throw .invalidInput(
-                    "the JSON pointer \(JSONText.preview(pointer)) has the segment '\(name)', an array index; "
-                        + "partitions are read from object members such as /customer")
+                    "the JSON pointer \(JSONText.preview(pointer)) has the segment '\(name)', which reads as an array "
+                        + "index; payload members are named by object members such as /customer")
             }
             names.append(name)
         }
         self.names = names
+    }
+
+    /// Whether a store would read `name` as an array's index when the value there is an array:
+    /// digits, and also (PostgreSQL, by `strtol`) digits after spaces or a sign (`+0`, `-1`,
+    /// ` 1`). Such a segment is refused rather than read as a member on one store and an index
+    /// on the other.
+    static func readsAsIndex(_ name: String) -> Bool {
+        var rest = name.utf8.drop { $0 == UInt8(ascii: " ") }[...]
+        if let first = rest.first, first == UInt8(ascii: "+") || first == UInt8(ascii: "-") { rest = rest.dropFirst() }
+        return !rest.isEmpty && rest.allSatisfy { (48...57).contains($0) }
     }
 }
 
