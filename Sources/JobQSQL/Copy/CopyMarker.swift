@@ -37,6 +37,32 @@ enum CopyMarker {
         return nil
     }
 
+    /// The first row of `db`'s store whose priority is beyond a 32-bit integer (an earlier jobq
+    /// let SQLite keep any), as "jobs row 7 (priority 3000000000)"; nil when there is none. Such
+    /// a row cannot be written to PostgreSQL, nor enqueued any more.
+    static func priorityOutOfRange(_ db: some SQLTransaction) throws -> String? {
+        // PostgreSQL's integer columns never held more.
+        guard db.dialect == .sqlite else { return nil }
+        let range = JobOptions.priorityRange
+        if let row = try db.fetchRow(
+            sql: "SELECT id, priority FROM jobq_jobs WHERE priority < ? OR priority > ? LIMIT 1",
+            arguments: [range.lowerBound, range.upperBound])
+        {
+            return "jobs row \(row.int64(0)) (priority \(row.int64(1)))"
+        }
+        for (table, sqlName) in [
+            ("tree_nodes", "jobq_tree_nodes"), ("schedules", "jobq_schedules"), ("triggers", "jobq_triggers")
+        ] {
+            if let priority = try db.fetchOne(
+                Int64.self, sql: "SELECT priority FROM \(sqlName) WHERE priority < ? OR priority > ? LIMIT 1",
+                arguments: [range.lowerBound, range.upperBound])
+            {
+                return "a row of \(table) (priority \(priority))"
+            }
+        }
+        return nil
+    }
+
     /// Throws when `db`'s store is being filled by a copy that has not finished: a worker there
     /// would run jobs whose dependencies, workflow or batch are not copied yet.
     static func refuseWorkersWhileFilled(_ db: some SQLTransaction) throws {

@@ -79,8 +79,17 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
     /// from this source. Returns whether an earlier run of the same copy had begun.
     private func begin() async throws -> Bool {
         let now = SharedSQL.now()
-        let (identity, sourceWorkers) = try await source.read { db in
-            (try CopyMarker.identity(db), try CopyMarker.liveWorkers(db, since: now - Self.liveWithin))
+        let (identity, sourceWorkers, outOfRange) = try await source.read { db in
+            (
+                try CopyMarker.identity(db), try CopyMarker.liveWorkers(db, since: now - Self.liveWithin),
+                try CopyMarker.priorityOutOfRange(db)
+            )
+        }
+        if let outOfRange {
+            throw JobQueueError.invalidInput(
+                "the source holds a priority beyond \(JobOptions.priorityRange.lowerBound)...\(JobOptions.priorityRange.upperBound) "
+                    + "(\(outOfRange)), which no store takes any more: set it within the range on the source (or "
+                    + "cancel and delete that job), then copy again. Nothing was written to the destination")
         }
         if !sourceWorkers.isEmpty && !options.allowLiveWorkers {
             throw JobQueueError.invalidState(

@@ -97,6 +97,33 @@ struct PostgresCopyTests {
         #expect(size.current == 2_000)
     }
 
+    /// An SQLite store of an earlier jobq may hold a priority beyond 32 bits: its copy to
+    /// PostgreSQL is refused before anything is written, saying which row (it once failed midway
+    /// with a raw SQLSTATE 22003 and left the destination marked as being filled); once the row
+    /// is fixed, the copy goes through.
+    @Test func aPriorityBeyondThirtyTwoBitsIsRefusedBeforeTheCopyWrites() async throws {
+        let store = try TemporaryStore()
+        let source = try JobQueue(path: store.path)
+        let job = try await source.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
+        try await IsolationTests.rawWrite(source) { db in
+            try db.execute(sql: "UPDATE jobq_jobs SET priority = 3000000000 WHERE id = ?", arguments: [job.id])
+        }
+        let settings = try await PostgresTestDatabases.shared.fresh()
+        let destination = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
+        await #expect {
+            _ = try await source.copy(to: destination)
+        } throws: { error in
+            guard case JobQueueError.invalidInput(let message) = error else { return false }
+            return message.contains("jobs row \(job.id) (priority 3000000000)") && message.contains("Nothing was written")
+        }
+        try await IsolationTests.rawWrite(source) { db in
+            try db.execute(sql: "UPDATE jobq_jobs SET priority = 5 WHERE id = ?", arguments: [job.id])
+        }
+        let report = try await source.copy(to: destination)
+        #expect(report.verified)
+        #expect(try await destination.job(job.id)?.priority == 5)
+    }
+
     @Test func liveWorkersAndAStoreWithDataAreRefusedWithNothingWritten() async throws {
         let store = try TemporaryStore()
         let source = try JobQueue(path: store.path)
