@@ -114,7 +114,8 @@ struct PostgresCopyTests {
             _ = try await source.copy(to: destination)
         } throws: { error in
             guard case JobQueueError.invalidInput(let message) = error else { return false }
-            return message.contains("jobs row \(job.id) (priority 3000000000)") && message.contains("Nothing was written")
+            return message.contains("jobs row \(job.id) (priority 3000000000)")
+                && message.contains("Nothing was written")
         }
         try await IsolationTests.rawWrite(source) { db in
             try db.execute(sql: "UPDATE jobq_jobs SET priority = 5 WHERE id = ?", arguments: [job.id])
