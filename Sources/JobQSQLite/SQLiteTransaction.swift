@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import JobQCore
 import JobQSQL
@@ -41,7 +42,10 @@ struct SQLiteTransaction: SQLTransaction {
                 case .null: .null
                 case .integer(let value): value.databaseValue
                 case .real(let value): value.databaseValue
-                case .text(let value): value.databaseValue
+                // GRDB binds a string up to its first NUL; a text holding one (a row a copy moves,
+                // written before jobq refused NULs) goes whole as its bytes, which read back as
+                // the same text.
+                case .text(let value): value.utf8.contains(0) ? Data(value.utf8).databaseValue : value.databaseValue
                 }
             })
     }

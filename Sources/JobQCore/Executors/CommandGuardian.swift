@@ -69,6 +69,8 @@ package enum CommandGuardian {
                 state.watched[mark] = max(group, state.watched[mark] ?? 0)
             }
             if let socket = state.socket, jobq_guardian_send(socket, Int32(kind), group, mark) == 0 { return }
+            // Nothing to forget for a guardian that is not there: none is started for it.
+            if kind == JOBQ_GUARDIAN_FORGET, state.socket == nil { return }
             // No guardian yet, or it was killed: a new one, told everything still watched.
             if let socket = state.socket { close(socket) }
             state.socket = nil

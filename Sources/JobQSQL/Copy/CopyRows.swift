@@ -14,6 +14,7 @@ enum CopyRows {
         _ db: some SQLTransaction, into table: String, columns: [String], rows: [[SQLValue]], keepingIDs: Bool
     ) throws {
         guard !rows.isEmpty, !columns.isEmpty else { return }
+        if db.dialect == .postgres { try refuseNUL(rows, of: table, columns: columns) }
         let overriding = keepingIDs && db.dialect == .postgres ? " OVERRIDING SYSTEM VALUE" : ""
         let head = "INSERT INTO \(table) (\(columns.joined(separator: ", ")))\(overriding) VALUES "
         let tuple = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
@@ -41,9 +42,36 @@ enum CopyRows {
         _ db: some SQLTransaction, of table: String, columns: [String], after: Int64, limit: Int
     ) throws -> [[SQLValue]] {
         try db.fetchRows(
-            sql: "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE id > ? ORDER BY id LIMIT ?",
+            sql: "SELECT \(selected(columns, db.dialect)) FROM \(table) WHERE id > ? ORDER BY id LIMIT ?",
             arguments: [after, limit]
         ).map(\.values)
+    }
+
+    /// The select list of `columns`. On SQLite a text is read as its bytes: read as text, it
+    /// would end at a NUL, which rows written before jobq refused NULs may hold, and the copy
+    /// and its check would both lose the rest alike and call the tables the same.
+    private static func selected(_ columns: [String], _ d: SQLDialect) -> String {
+        switch d {
+        case .sqlite:
+            columns.map { "CASE WHEN typeof(\($0)) = 'text' THEN CAST(\($0) AS BLOB) ELSE \($0) END AS \($0)" }
+                .joined(separator: ", ")
+        case .postgres: columns.joined(separator: ", ")
+        }
+    }
+
+    /// Refuses rows holding a NUL in a text, which PostgreSQL's text cannot hold, naming the
+    /// first (nothing of the page is written).
+    private static func refuseNUL(_ rows: [[SQLValue]], of table: String, columns: [String]) throws {
+        for row in rows {
+            for (index, value) in row.enumerated() {
+                guard case .text(let text) = value, text.utf8.contains(0) else { continue }
+                let id = self.id(of: row, columns: columns).map { "row \($0)" } ?? "a row"
+                throw JobQueueError.invalidInput(
+                    "\(id) of \(table) holds a NUL (U+0000) in its \(columns[index]), which PostgreSQL's text cannot "
+                        + "hold (it was stored before jobq refused NULs): change or delete it on the source, then run the "
+                        + "same copy again (it goes on from where it stopped)")
+            }
+        }
     }
 
     /// The id of a row of ``page(_:of:columns:after:limit:)``.
@@ -54,7 +82,7 @@ enum CopyRows {
     /// Every row of a table copied whole: all but the copy's own (``CopyPlan/Table/copiedRows``).
     static func all(_ db: some SQLTransaction, of table: CopyPlan.Table, columns: [String]) throws -> [[SQLValue]] {
         let condition = table.copiedRows.map { " WHERE \($0)" } ?? ""
-        return try db.fetchRows(sql: "SELECT \(columns.joined(separator: ", ")) FROM \(table.sqlName)\(condition)")
+        return try db.fetchRows(sql: "SELECT \(selected(columns, db.dialect)) FROM \(table.sqlName)\(condition)")
             .map(\.values)
     }
 

@@ -125,6 +125,37 @@ struct PostgresCopyTests {
         #expect(try await destination.job(job.id)?.priority == 5)
     }
 
+    /// A text holding a NUL (stored before jobq refused them) is copied whole to SQLite, and the
+    /// check reads it whole (both once cut it at the NUL and called the copy the same); to
+    /// PostgreSQL, whose text cannot hold it, the copy is refused naming the row.
+    @Test func aTextHoldingANULIsCopiedWholeOrRefusedNamingItsRow() async throws {
+        let store = try TemporaryStore()
+        let source = try JobQueue(path: store.path)
+        let job = try await source.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
+        try await IsolationTests.rawWrite(source) { db in
+            try db.execute(
+                sql: "UPDATE jobq_jobs SET error = 'before' || char(0) || 'after' WHERE id = ?", arguments: [job.id])
+        }
+        let copyStore = try TemporaryStore()
+        let copied = try JobQueue(path: copyStore.path)
+        let report = try await source.copy(to: copied)
+        #expect(report.verified)
+        let length = try await DatabaseQueue(path: copyStore.path).read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT length(CAST(error AS BLOB)) FROM jobq_jobs WHERE id = ?", arguments: [job.id])
+        }
+        #expect(length == 12, "the text after the NUL was copied too")
+
+        let settings = try await PostgresTestDatabases.shared.fresh()
+        let destination = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
+        await #expect {
+            _ = try await source.copy(to: destination)
+        } throws: { error in
+            guard case JobQueueError.invalidInput(let message) = error else { return false }
+            return message.contains("row \(job.id) of jobq_jobs holds a NUL") && message.contains("error")
+        }
+    }
+
     @Test func liveWorkersAndAStoreWithDataAreRefusedWithNothingWritten() async throws {
         let store = try TemporaryStore()
         let source = try JobQueue(path: store.path)
