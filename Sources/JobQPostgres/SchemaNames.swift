@@ -72,7 +72,8 @@ package final class SchemaNames: Sendable {
 
     /// Functions keep their `jobq_` name in the schema; tables drop it.
     private static let functions: Set<String> = [
-        "jobq_record_successes", "jobq_write_lock_key", "jobq_work_channel", "jobq_events_channel"
+        "jobq_record_successes", "jobq_write_lock_key", "jobq_work_channel", "jobq_events_channel",
+        "jobq_refuse_while_filled"
     ]
 
     private static func rewrite(_ sql: String, _ name: (String, Bool) -> String) -> String {

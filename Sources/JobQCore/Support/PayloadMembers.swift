@@ -29,11 +29,11 @@ package enum PayloadMembers {
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "{"):
-                frames.append(Frame(isObject: true, expectsName: true, names: [], path: path(frames)))
+                frames.append(Frame(isObject: true, expectsName: true))
                 index += 1
                 output.append(byte)
             case UInt8(ascii: "["):
-                frames.append(Frame(isObject: false, expectsName: false, names: [], path: path(frames)))
+                frames.append(Frame(isObject: false, expectsName: false))
                 index += 1
                 output.append(byte)
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
@@ -53,9 +53,10 @@ package enum PayloadMembers {
                         raw.contains(UInt8(ascii: "\\"))
                         ? decoded(raw) : String(decoding: raw.dropFirst().dropLast(), as: UTF8.self)
                     guard frames[last].names.insert(name).inserted else {
+                        let path = Self.path(frames.dropLast())
                         throw .invalidInput(
                             "\(what) has the member '\(JSONText.preview(name))' twice in the object at "
-                                + "\(frames[last].path.isEmpty ? "its top" : frames[last].path): stores read such JSON "
+                                + "\(path.isEmpty ? "its top" : path): stores read such JSON "
                                 + "differently (SQLite the first, PostgreSQL the last); send each name once")
                     }
                     frames[last].lastName = name
@@ -91,20 +92,24 @@ package enum PayloadMembers {
         return changed ? String(decoding: output, as: UTF8.self) : text
     }
 
+    /// An object or array being read. Kept small: a deeply nested payload has one per level.
     private struct Frame {
         let isObject: Bool
         var expectsName: Bool
-        var names: Set<String>
-        /// The pointer of this object or array, for messages.
-        let path: String
+        var names: Set<String> = []
+        /// The name of the member being read, for messages.
         var lastName: String?
+
+        init(isObject: Bool, expectsName: Bool) {
+            self.isObject = isObject
+            self.expectsName = expectsName
+        }
     }
 
-    /// The pointer of the value being read inside `frames` (its innermost member's name; an
-    /// array's element shows as `/-`).
-    private static func path(_ frames: [Frame]) -> String {
-        guard let last = frames.last else { return "" }
-        return last.path + "/" + (last.isObject ? (last.lastName ?? "") : "-")
+    /// The pointer of the value being read inside `frames`, for a message (an array's element
+    /// shows as `/-`): made only when one is needed.
+    private static func path(_ frames: some Sequence<Frame>) -> String {
+        frames.map { "/" + ($0.isObject ? ($0.lastName ?? "") : "-") }.joined()
     }
 
     /// The index just after the string literal starting at `start`.

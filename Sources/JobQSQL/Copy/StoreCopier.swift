@@ -111,6 +111,7 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
                         "the destination holds an unfinished copy of another store: finish that copy (run it "
                             + "again with its own source), or empty the destination and copy again")
                 }
+                try CopyGuard.install(db)
                 return true
             }
             if let finished = try CopyPlan.Setting.value(db, CopyPlan.Setting.finishedAt) {
@@ -125,6 +126,7 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
                         + "Name an empty one (a new file, or a new database or schema)")
             }
             try CopyPlan.Setting.set(db, [(CopyPlan.Setting.source, identity)])
+            try CopyGuard.install(db)
             return false
         }
     }
@@ -168,7 +170,9 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
             }
             guard let last = rows.last else { break }
             try await destination.write(.long, audience: .nobody) { db in
-                try CopyRows.insert(db, into: sqlName, columns: columns, rows: rows, keepingIDs: true)
+                try CopyGuard.writing(db) {
+                    try CopyRows.insert(db, into: sqlName, columns: columns, rows: rows, keepingIDs: true)
+                }
             }
             after = CopyRows.id(of: last, columns: columns) ?? after
             copied += rows.count
@@ -233,6 +237,7 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
         try await destination.write(.long, audience: .workersAndFollowers) { db in
             try destination.advanceIDsAfterCopy(db)
             guard verified else { return }
+            try CopyGuard.remove(db)
             if let deletedThrough {
                 // Events up to it on the source are at most the newest destination id of one
                 // renumbered among them (new ids are never lower, and grow in feed order).

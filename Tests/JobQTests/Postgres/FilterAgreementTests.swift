@@ -8,9 +8,12 @@ import Testing
 /// numbers beyond 64-bit integers and doubles, arrays under names that read as indexes, strings
 /// with escapes) and generated filter expressions over them, run on SQLite and on PostgreSQL,
 /// must select exactly the same jobs. Seeded: a failure prints its seed, and
-/// `JOBQ_FILTER_SEED=N swift test --filter FilterAgreementTests` replays it.
+/// `JOBQ_FILTER_SEED=N JOBQ_TEST_RUN_ALONE=1 swift test --filter FilterAgreementTests` replays
+/// it. Runs alone (``RunsAlone``): its thousands of queries would starve the timing-sensitive
+/// tests beside it.
 @Suite(
-    "One filter, one meaning on every store", .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
+    "One filter, one meaning on every store", RunsAlone.trait,
+    .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
 struct FilterAgreementTests {
     static let payloads = 250
     static let filters = 1_000
