@@ -12,6 +12,9 @@ import Foundation
 /// - **Numbers** lie within 1e-10000 to 1e10000 in magnitude (``JSONNumber/exponentLimit``), as
 ///   both stores compare them exactly (PostgreSQL's `numeric` holds no more).
 ///
+/// One pass over the bytes, allocating only for objects of many members and for names that
+/// carry escapes: every job enqueued from text pays it.
+///
 /// ```swift
 /// try PayloadMembers.checked(#"{"caf\u00e9":1}"#, what: "payload")  // {"café":1}
 /// try PayloadMembers.checked(#"{"c":1,"c":2}"#, what: "payload")    // throws .invalidInput
@@ -20,85 +23,44 @@ package enum PayloadMembers {
     /// `text` (valid JSON) with its member names written plainly, after refusing what no store
     /// can read the same way.
     package static func checked(_ text: String, what: String) throws(JobQueueError) -> String {
-        let bytes = Array(text.utf8)
+        var text = text
+        // withUTF8 rethrows untyped: the scan's result comes out as a Result.
+        let scanned = text.withUTF8 { bytes in Result { () throws(JobQueueError) in try scan(bytes, what: what) } }
+        let rewrites = try scanned.get()
+        guard !rewrites.isEmpty else { return text }
+        // Names to write plainly, in order: the bytes between them as they were.
         var output: [UInt8] = []
-        var changed = false
-        var frames: [Frame] = []
-        var index = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            switch byte {
-            case UInt8(ascii: "{"):
-                frames.append(Frame(isObject: true, expectsName: true))
-                index += 1
-                output.append(byte)
-            case UInt8(ascii: "["):
-                frames.append(Frame(isObject: false, expectsName: false))
-                index += 1
-                output.append(byte)
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                frames.removeLast()
-                index += 1
-                output.append(byte)
-            case UInt8(ascii: ","):
-                if let last = frames.indices.last, frames[last].isObject { frames[last].expectsName = true }
-                index += 1
-                output.append(byte)
-            case UInt8(ascii: "\""):
-                let end = stringEnd(bytes, from: index)
-                let raw = bytes[index..<end]
-                if let last = frames.indices.last, frames[last].isObject, frames[last].expectsName {
-                    frames[last].expectsName = false
-                    let name =
-                        raw.contains(UInt8(ascii: "\\"))
-                        ? decoded(raw) : String(decoding: raw.dropFirst().dropLast(), as: UTF8.self)
-                    guard frames[last].names.insert(name).inserted else {
-                        let path = Self.path(frames.dropLast())
-                        throw .invalidInput(
-                            "\(what) has the member '\(JSONText.preview(name))' twice in the object at "
-                                + "\(path.isEmpty ? "its top" : path): stores read such JSON "
-                                + "differently (SQLite the first, PostgreSQL the last); send each name once")
-                    }
-                    frames[last].lastName = name
-                    if raw.contains(UInt8(ascii: "\\")), !name.unicodeScalars.contains(where: needsEscape) {
-                        output.append(UInt8(ascii: "\""))
-                        output += name.utf8
-                        output.append(UInt8(ascii: "\""))
-                        changed = true
-                    } else {
-                        output += raw
-                    }
-                } else {
-                    output += raw
-                }
-                index = end
-            case UInt8(ascii: "-"), 48...57:
-                var end = index
-                while end < bytes.count, isNumberByte(bytes[end]) { end += 1 }
-                let number = bytes[index..<end]
-                guard let value = JSONNumber(number), value.isWithinLimits else {
-                    throw .invalidInput(
-                        "\(what) holds the number \(JSONText.preview(String(decoding: number, as: UTF8.self))), beyond "
-                            + "what jobq compares exactly (1e-\(JSONNumber.exponentLimit) to 1e\(JSONNumber.exponentLimit) in "
-                            + "magnitude); send it as a string")
-                }
-                output += number
-                index = end
-            default:
-                output.append(byte)
-                index += 1
+        text.withUTF8 { bytes in
+            output.reserveCapacity(bytes.count)
+            var from = 0
+            for rewrite in rewrites {
+                output += bytes[from..<rewrite.range.lowerBound]
+                output.append(UInt8(ascii: "\""))
+                output += rewrite.name.utf8
+                output.append(UInt8(ascii: "\""))
+                from = rewrite.range.upperBound
             }
+            output += bytes[from...]
         }
-        return changed ? String(decoding: output, as: UTF8.self) : text
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// A member name written with escapes it does not need: where its literal stands, and its value.
+    private struct Rewrite {
+        let range: Range<Int>
+        let name: String
     }
 
     /// An object or array being read. Kept small: a deeply nested payload has one per level.
     private struct Frame {
         let isObject: Bool
         var expectsName: Bool
-        var names: Set<String> = []
+        /// The names read so far (their literals' ranges while they have no escapes, the first
+        /// few; a set once there are many).
+        var literals: [Range<Int>] = []
+        var names: Set<String>? = nil
         /// The name of the member being read, for messages.
-        var lastName: String?
+        var lastName: Range<Int>?
 
         init(isObject: Bool, expectsName: Bool) {
             self.isObject = isObject
@@ -106,28 +68,113 @@ package enum PayloadMembers {
         }
     }
 
-    /// The pointer of the value being read inside `frames`, for a message (an array's element
-    /// shows as `/-`): made only when one is needed.
-    private static func path(_ frames: some Sequence<Frame>) -> String {
-        frames.map { "/" + ($0.isObject ? ($0.lastName ?? "") : "-") }.joined()
-    }
-
-    /// The index just after the string literal starting at `start`.
-    private static func stringEnd(_ bytes: [UInt8], from start: Int) -> Int {
-        var index = start + 1
+    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, what: String) throws(JobQueueError) -> [Rewrite] {
+        var rewrites: [Rewrite] = []
+        var frames: [Frame] = []
+        var index = 0
         while index < bytes.count {
             switch bytes[index] {
-            case UInt8(ascii: "\\"): index += 2
-            case UInt8(ascii: "\""): return index + 1
-            default: index += 1
+            case UInt8(ascii: "{"):
+                frames.append(Frame(isObject: true, expectsName: true))
+                index += 1
+            case UInt8(ascii: "["):
+                frames.append(Frame(isObject: false, expectsName: false))
+                index += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                frames.removeLast()
+                index += 1
+            case UInt8(ascii: ","):
+                if let last = frames.indices.last, frames[last].isObject { frames[last].expectsName = true }
+                index += 1
+            case UInt8(ascii: "\""):
+                var end = index + 1
+                var escaped = false
+                while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
+                    if bytes[end] == UInt8(ascii: "\\") {
+                        escaped = true
+                        end += 1
+                    }
+                    end += 1
+                }
+                end = min(end + 1, bytes.count)
+                if let last = frames.indices.last, frames[last].isObject, frames[last].expectsName {
+                    frames[last].expectsName = false
+                    frames[last].lastName = index..<end
+                    let literal = index..<end
+                    var name: String? = nil
+                    if escaped {
+                        let decoded = decodedString(bytes, literal)
+                        name = decoded
+                        if !decoded.unicodeScalars.contains(where: needsEscape) {
+                            rewrites.append(Rewrite(range: literal, name: decoded))
+                        }
+                    }
+                    guard remember(&frames[last], literal, name, bytes) else {
+                        let path = Self.path(frames.dropLast(), bytes)
+                        throw .invalidInput(
+                            "\(what) has the member '\(JSONText.preview(name ?? decodedString(bytes, literal)))' twice "
+                                + "in the object at \(path.isEmpty ? "its top" : path): stores read such JSON "
+                                + "differently (SQLite the first, PostgreSQL the last); send each name once")
+                    }
+                }
+                index = end
+            case UInt8(ascii: "-"), 48...57:
+                var end = index
+                var plain = true
+                while end < bytes.count, isNumberByte(bytes[end]) {
+                    if bytes[end] == UInt8(ascii: "e") || bytes[end] == UInt8(ascii: "E") { plain = false }
+                    end += 1
+                }
+                // Up to 15 characters without an exponent lie well within the limits.
+                if !plain || end - index > 15 {
+                    let number = UnsafeBufferPointer(rebasing: bytes[index..<end])
+                    guard let value = JSONNumber(number), value.isWithinLimits else {
+                        throw .invalidInput(
+                            "\(what) holds the number \(JSONText.preview(String(decoding: number, as: UTF8.self))), "
+                                + "beyond what jobq compares exactly (1e-\(JSONNumber.exponentLimit) to "
+                                + "1e\(JSONNumber.exponentLimit) in magnitude); send it as a string")
+                    }
+                }
+                index = end
+            default:
+                index += 1
             }
         }
-        return bytes.count
+        return rewrites
+    }
+
+    /// Adds a name to its object's; false when the object has it already.
+    private static func remember(
+        _ frame: inout Frame, _ literal: Range<Int>, _ decoded: String?, _ bytes: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
+        if frame.names == nil, decoded == nil, frame.literals.count < 16 {
+            let new = bytes[literal]
+            if frame.literals.contains(where: { bytes[$0].elementsEqual(new) }) { return false }
+            frame.literals.append(literal)
+            return true
+        }
+        // Many names, or one with escapes: by value from now on.
+        if frame.names == nil {
+            frame.names = Set(frame.literals.map { decodedString(bytes, $0) })
+            frame.literals = []
+        }
+        return frame.names!.insert(decoded ?? decodedString(bytes, literal)).inserted
+    }
+
+    /// The pointer of the value being read inside `frames`, for a message (an array's element
+    /// shows as `/-`).
+    private static func path(_ frames: some Sequence<Frame>, _ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        frames.map { "/" + ($0.isObject ? ($0.lastName.map { decodedString(bytes, $0) } ?? "") : "-") }.joined()
     }
 
     /// A string literal's value (its escapes read).
-    private static func decoded(_ literal: ArraySlice<UInt8>) -> String {
-        (try? JSONDecoder().decode(String.self, from: Data(literal))) ?? String(decoding: literal, as: UTF8.self)
+    private static func decodedString(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: Range<Int>) -> String {
+        let slice = bytes[literal]
+        guard slice.contains(UInt8(ascii: "\\")) else {
+            return String(decoding: slice.dropFirst().dropLast(), as: UTF8.self)
+        }
+        return (try? JSONDecoder().decode(String.self, from: Data(slice)))
+            ?? String(decoding: slice.dropFirst().dropLast(), as: UTF8.self)
     }
 
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
