@@ -209,6 +209,10 @@ static void guard(int socket) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     close_other_descriptors(socket);
+    // It carries the attempt mark its worker inherited (a worker run as another worker's shell
+    // job, or by a test): the outer guardian would take it for one of its command's processes
+    // and kill it before it has ended the commands it guards.
+    jobq_scrub_environment_value("JOBQ_ATTEMPT_MARK");
 #ifdef __linux__
     prctl(PR_SET_NAME, "jobq-guardian", 0, 0, 0);
 #endif

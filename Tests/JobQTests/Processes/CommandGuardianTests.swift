@@ -34,6 +34,34 @@ struct CommandGuardianTests {
             }
         }
 
+        /// A worker run as another worker's shell job (so it carries that job's mark), killed
+        /// with the outer worker: the outer guardian kills it, and its own guardian, which does
+        /// not carry the mark, lives on to end the inner command (a test run killed midway once
+        /// left such a command running: the outer guardian had killed the inner one first).
+        @Test func aWorkerRunAsAnotherWorkersCommandStillEndsItsOwnCommands() async throws {
+            let outer = try TemporaryStore()
+            let inner = try TemporaryStore()
+            let pidFile = inner.directory.appendingPathComponent("inner.pid").path
+            let script = "echo $$ > \(pidFile).new && mv \(pidFile).new \(pidFile); exec sleep 304"
+            _ = try await CLI.run(
+                ["enqueue", "shell", "--payload", #"{"script": "\#(script)"}"#], db: inner.path)
+            let payload = try String(
+                decoding: JSONSerialization.data(withJSONObject: ["argv": [CLI.binary.path, "--db", inner.path, "work"]]
+                ),
+                as: UTF8.self)
+            _ = try await CLI.run(["enqueue", "shell", "--payload", payload], db: outer.path)
+            let worker = try CLI.startDetached(
+                ["work"], db: outer.path, logPath: outer.directory.appendingPathComponent("outer.log").path)
+            try await EventProcessTests.waitFor("the inner command to start", timeout: 60) {
+                FileManager.default.fileExists(atPath: pidFile)
+            }
+            let command = try Self.pid(in: pidFile)
+            kill(worker.processIdentifier, SIGKILL)
+            try await EventProcessTests.waitFor("the inner command to be killed", timeout: 30) {
+                !ProcessTests.isRunning(command)
+            }
+        }
+
         /// Decoys: processes that carry a mark no worker of this machine wrote, in both forms jobq
         /// has used (`PID.START.UUID` naming a worker that is gone, and a bare `UUID`); as root,
         /// one of user `nobody`; and, where PID namespaces can be made, a shell job's command in
