@@ -1,6 +1,6 @@
 import Foundation
 
-/// What ``JobQueue/perform(_:where:progress:)`` does to each job a filter matches: exactly what
+/// What ``JobQueue/perform(_:where:through:progress:)`` does to each job a filter matches: exactly what
 /// the one-job action does (``JobQueue/retry(_:)``, ``JobQueue/cancel(_:)``,
 /// ``JobQueue/delete(_:)``), with the same checks and events.
 public enum BulkAction: String, Sendable, Hashable, CaseIterable, Codable {

@@ -61,7 +61,7 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// Data: `event`, `task` (not for `emitted`), `change`; for `emitted`: `jobs` (ids made),
     /// and `dedupe` when given.
     case trigger
-    /// An operator's bulk action (``JobQueue/perform(_:where:progress:)``) ended; each job it
+    /// An operator's bulk action (``JobQueue/perform(_:where:through:progress:)``) ended; each job it
     /// changed has its own event too. Data: `action`, `filter`, `matched`, `changed`, `skipped`
     /// (counts by reason).
     case bulk
