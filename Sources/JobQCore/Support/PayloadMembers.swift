@@ -81,7 +81,8 @@ package enum PayloadMembers {
                 frames.append(Frame(isObject: false, expectsName: false))
                 index += 1
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                frames.removeLast()
+                // Valid JSON closes only what it opened; nothing here trusts that to stay so.
+                if !frames.isEmpty { frames.removeLast() }
                 index += 1
             case UInt8(ascii: ","):
                 if let last = frames.indices.last, frames[last].isObject { frames[last].expectsName = true }
