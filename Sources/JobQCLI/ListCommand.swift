@@ -120,5 +120,11 @@ struct ShowCommand: AsyncParsableCommand {
         if let key = job.uniqueKey { rows.append(["unique", key]) }
         if let partition = job.partition { rows.append(["partition", partition]) }
         print(Table.render(rows))
+        // A durable function's record, when it has one.
+        let steps = try await queue.functionSteps(of: job.id)
+        if !steps.isEmpty {
+            print("\nsteps:")
+            print(FunctionStepsTable.render(steps, jobState: job.state))
+        }
     }
 }

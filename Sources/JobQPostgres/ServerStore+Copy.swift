@@ -16,7 +16,7 @@ extension ServerStore {
     /// the table's highest id.
     func advanceIDsAfterCopy(_ db: ServerTransaction) throws {
         let names = server.settings.schemaNames
-        for table in ["jobs", "events", "workflows", "workflow_groups", "trees", "tree_nodes"] {
+        for table in ["jobs", "events", "workflows", "workflow_groups", "trees", "tree_nodes", "signals"] {
             // The sequence's table as text: its quotes doubled inside the literal.
             let qualified = names.table(table).replacingOccurrences(of: "'", with: "''")
             try db.execute(

@@ -190,6 +190,13 @@ package enum EventData: Sendable {
     case dead(attempt: Int, reason: String? = nil, error: String, timedOut: Bool = false)
     case released(attempt: Int, reason: String?)
     case snoozed(attempt: Int, reason: String? = nil, until: Double, snoozes: Int, checkpoint: Bool)
+    // Durable functions.
+    /// A function recorded a step, a sleep or a wait, or a wait ended.
+    case step(attempt: Int, step: FunctionStep)
+    /// A function gave its slot back until `until`, or until the signal `awaiting`.
+    case parked(attempt: Int, until: Double, awaiting: String?)
+    /// A signal was sent to the job; `woke`: the job was parked for it and is ready now.
+    case signal(name: String, signal: Int64, woke: Bool)
     /// A job ended from outside its attempts: by an operator, a dependency's policy, a group or
     /// a deadline (`expired`); `why` is the error of a `dead` one and the reason of the others.
     case ended(EndKind, from: String, why: String?)
@@ -242,6 +249,9 @@ package enum EventData: Sendable {
         case .dead: .dead
         case .released: .released
         case .snoozed: .snoozed
+        case .step: .step
+        case .parked: .parked
+        case .signal: .signal
         case .ended(let kind, _, _):
             switch kind {
             case .cancelled: .cancelled
@@ -313,6 +323,27 @@ package enum EventData: Sendable {
             data.add("until", date: Date(timeIntervalSince1970: until))
             data.add("snoozes", int: snoozes)
             data.add("checkpoint", bool: checkpoint)
+        case .step(let attempt, let step):
+            data.add("attempt", int: attempt)
+            data.add("position", int: step.position)
+            data.add("name", string: step.name)
+            data.add("kind", string: step.kind.rawValue)
+            data.add("wakeAt", date: step.wakeAt)
+            if step.finishedAt != nil {
+                data.add("finished", bool: true)
+                // A step's result can be large and is kept with the step; a signal's payload is
+                // what the sender gave, said once here.
+                if step.kind == .signal { data.add("payload", raw: step.resultJSON) }
+                if step.kind == .signal, step.resultJSON == nil { data.add("timedOut", bool: true) }
+            }
+        case .parked(let attempt, let until, let awaiting):
+            data.add("attempt", int: attempt)
+            data.add("until", date: Date(timeIntervalSince1970: until))
+            data.add("awaiting", string: awaiting)
+        case .signal(let name, let signal, let woke):
+            data.add("name", string: name)
+            data.add("signal", int: Int(signal))
+            data.add("woke", bool: woke)
         case .ended(let kind, let from, let why):
             data.add("from", string: from)
             data.add(kind == .dead ? "error" : "reason", string: why)

@@ -158,7 +158,7 @@ extension SharedSQL {
     /// The parameters of the outcomes' SET clauses.
     enum OutcomeParameter: Int32, SQLParameter {
         case result = 1
-        case error, finishedAt, runAt, startedAt, checkpoint
+        case error, finishedAt, runAt, startedAt, checkpoint, awaiting
     }
 
     /// An UPDATE under each fence, built once, so that no drain builds statement text per job.
@@ -191,6 +191,12 @@ extension SharedSQL {
         UPDATE jobq_jobs SET state = 'scheduled', attempt = attempt - 1, run_at = \(P.runAt),
             checkpoint = COALESCE(\(P.checkpoint), checkpoint), snoozes = snoozes + 1, worker_id = NULL,
             lease_until = NULL
+        """)
+
+    private static let parkedUpdate = FencedUpdate(
+        """
+        UPDATE jobq_jobs SET state = 'scheduled', attempt = attempt - 1, run_at = \(P.runAt), awaiting = \(P.awaiting),
+            worker_id = NULL, lease_until = NULL
         """)
 
     /// Applies one outcome if the fence matches; returns false when it does not. Its events join
@@ -246,10 +252,20 @@ extension SharedSQL {
                 attempt: job.attempt, reason: reason, until: until.timeIntervalSince1970, snoozes: job.snoozes + 1,
                 checkpoint: checkpointJSON != nil)
             finalState = nil
+        case .parked(let until, let awaiting):
+            update = try db.statement(sql: fence.sql(parkedUpdate))
+            update.bind(P.runAt, until.timeIntervalSince1970)
+            update.bind(P.awaiting, awaiting)
+            data = .parked(attempt: job.attempt, until: until.timeIntervalSince1970, awaiting: awaiting)
+            finalState = nil
         }
         fence.bind(update, job: job)
         try update.run()
         guard db.changesCount > 0 else { return false }
+        // A signal sent while the function ran, after it looked: the row is locked by the
+        // UPDATE now, so the signal's transaction either committed before this read or wakes
+        // the parked job itself.
+        if case .parked(_, _?) = outcome { _ = try wakeIfSignalled(db, job: job.id, now: now) }
         if let start, case .worker(let workerID) = fence { events.append(startedOf: start, workerID: workerID) }
         // A timed-out attempt that dies says so twice: the attempt timed out, and the job is dead.
         if case .dead(let error, true) = outcome {

@@ -277,6 +277,8 @@ extension SharedSQL {
         try db.execute(sql: "DELETE FROM jobq_dependencies WHERE \(d.integer("job_id", in: "?"))", arguments: [list])
         try db.execute(
             sql: "DELETE FROM jobq_dependencies WHERE \(d.integer("depends_on", in: "?"))", arguments: [list])
+        try db.execute(sql: "DELETE FROM jobq_steps WHERE \(d.integer("job_id", in: "?"))", arguments: [list])
+        try db.execute(sql: "DELETE FROM jobq_signals WHERE \(d.integer("job_id", in: "?"))", arguments: [list])
         try db.execute(sql: "DELETE FROM jobq_jobs WHERE \(d.integer("id", in: "?"))", arguments: [list])
     }
 

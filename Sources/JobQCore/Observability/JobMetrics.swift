@@ -66,7 +66,7 @@ final class JobMetrics: Sendable {
 
     /// The `outcome` label of `jobq_jobs_completed_total` (and of attempt spans).
     enum Outcome: String, CaseIterable {
-        case succeeded, retried, dead, snoozed, released, discarded
+        case succeeded, retried, dead, snoozed, parked, released, discarded
 
         /// What an attempt came to; nil is an attempt with nothing to record (cancelled or
         /// taken over while it ran).
@@ -77,6 +77,7 @@ final class JobMetrics: Sendable {
                 case .retry: .retried
                 case .dead: .dead
                 case .snoozed: .snoozed
+                case .parked: .parked
                 case .released: .released
                 case nil: .discarded
                 }
@@ -140,7 +141,7 @@ final class JobMetrics: Sendable {
         switch outcome {
         case .retry(_, _, let timedOut), .dead(_, let timedOut):
             (timedOut ? handles.failedByTimeout : handles.failedByError).increment()
-        case .succeeded, .snoozed, .released:
+        case .succeeded, .snoozed, .released, .parked:
             break
         }
     }

@@ -15,7 +15,7 @@ import Foundation
 /// imports neither GRDB nor postgres-nio.
 ///
 /// Times are wall-clock `Date`s or Unix seconds, as each method says.
-package protocol Store: JobStore, EventStore, WorkflowStore, ScheduleStore, StoreAdministration {}
+package protocol Store: JobStore, EventStore, WorkflowStore, ScheduleStore, StoreAdministration, FunctionStore {}
 
 /// The background jobs of data migrations (``JobQueue/runDataMigration(_:waitUntilDone:queue:)``).
 package enum DataMigrationStep {

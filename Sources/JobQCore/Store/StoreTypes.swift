@@ -158,6 +158,9 @@ package enum AttemptOutcome: Sendable {
     /// The executor asked to run again at `until`, optionally from a checkpoint; the attempt
     /// is not counted.
     case snoozed(until: Date, checkpointJSON: String?)
+    /// A durable function gave its slot back until `until` (a sleep, or a wait's deadline),
+    /// waiting for the signal `awaiting` if any; neither the attempt nor a snooze is counted.
+    case parked(until: Date, awaiting: String?)
 
     package var isSuccess: Bool {
         if case .succeeded = self { true } else { false }

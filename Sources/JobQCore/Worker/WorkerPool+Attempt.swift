@@ -168,7 +168,7 @@ extension WorkerPool {
                 case .retry: state.stats.retried += 1
                 case .dead: state.stats.dead += 1
                 case .released: state.stats.released += 1
-                case .snoozed: state.stats.snoozed += 1
+                case .snoozed, .parked: state.stats.snoozed += 1
                 }
             }
         }
@@ -204,7 +204,9 @@ extension WorkerPool {
             maxAttempts: job.maxAttempts, deadline: deadline, snoozes: job.snoozes, checkpointJSON: job.checkpointJSON,
             workflowID: job.workflowID, progressWriter: progress, sharedJSON: job.sharedJSON,
             sharedWrites: sharedWrites,
-            failedDependenciesJSON: job.failedDependenciesJSON)
+            failedDependenciesJSON: job.failedDependenciesJSON,
+            function: FunctionRun(
+                store: queue.store, job: job, workerID: workerID, startWritten: progress.startWritten))
         let work = startImmediately {
             do {
                 race.resolve(.finished(.success(try await executor.run(job.payloadJSON, context))))
@@ -283,7 +285,7 @@ extension WorkerPool {
                 return .dead(error: "the checkpoint holds \(problem), which jobq does not store", timedOut: false)
             }
             return outcome
-        case .snoozed, .released:
+        case .snoozed, .released, .parked:
             return outcome
         }
     }
@@ -295,16 +297,20 @@ extension WorkerPool {
         case .finished(.success(let resultJSON)):
             return .succeeded(resultJSON: resultJSON, sharedWrites: sharedWrites)
         case .finished(.failure(let error)):
-            switch error {
+            // A step's error decides as the error itself would, with the step named.
+            let cause = (error as? FunctionStepFailed)?.underlying ?? error
+            switch cause {
+            case let park as FunctionPark: return .parked(until: park.until, awaiting: park.awaiting)
+            case is FunctionAttemptLost: return nil
             case let error as PayloadDecodingError: return .dead(error: error.description, timedOut: false)
-            case let error as NonRetryableError: return .dead(error: error.message, timedOut: false)
+            case is NonRetryableError, is FunctionReplayMismatch: return .dead(error: "\(error)", timedOut: false)
             case let snooze as Snooze: return reschedule(job, after: snooze.delay, checkpointJSON: nil)
             case let later as ContinueLater:
                 return reschedule(job, after: later.delay, checkpointJSON: later.checkpointJSON)
             case is CancellationError where interruption != nil:
                 return interruption == .shutdown ? .released : nil
             // The executor's policy says which errors no retry can fix.
-            case let error where executors[job.executor]?.retryPolicy?.giveUpOn(error) == true:
+            case let cause where executors[job.executor]?.retryPolicy?.giveUpOn(cause) == true:
                 return .dead(error: "\(error)", timedOut: false)
             default: return failure(job, message: "\(error)", timedOut: false)
             }
@@ -349,6 +355,10 @@ extension WorkerPool {
         case .dead(let error, _): logger.warning("job dead: \(error)", metadata: metadata)
         case .released: logger.info("job released unfinished", metadata: metadata)
         case .snoozed(let until, _): logger.debug("job snoozed until \(ISO8601.string(until))", metadata: metadata)
+        case .parked(let until, let awaiting):
+            logger.debug(
+                "function parked until \(ISO8601.string(until))\(awaiting.map { " or the signal '\($0)'" } ?? "")",
+                metadata: metadata)
         }
     }
 }

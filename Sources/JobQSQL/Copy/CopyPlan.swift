@@ -52,6 +52,8 @@ package enum CopyPlan {
         Table("trees", .appendByID),
         Table("tree_nodes", .appendByID),
         Table("jobs", .appendByID),
+        Table("steps", .replaceWhole),
+        Table("signals", .appendByID),
         Table("dependencies", .replaceWhole),
         Table("queue_starts", .replaceWhole)
     ]

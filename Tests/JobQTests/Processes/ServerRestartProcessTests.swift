@@ -112,6 +112,22 @@ struct ServerRestartProcessTests {
             Int64($0)
         }
         let ranOnce = Set(ran)
+        if ran.count != ranOnce.count {
+            // What the store and the workers saw of each job that ran twice, for whoever reads a
+            // failure: its events and every worker log line that names it.
+            var seen: Set<Int64> = []
+            let twice = Set(ran.filter { !seen.insert($0).inserted })
+            for id in twice.sorted() {
+                let events = try await CLI.run(["events", "--job", "\(id)"], db: db)
+                let logs = (0..<2).map { index in
+                    let log =
+                        (try? String(
+                            contentsOf: scratch.appendingPathComponent("worker-\(index).err"), encoding: .utf8)) ?? ""
+                    return log.split(separator: "\n").filter { $0.contains("job \(id)") }.joined(separator: "\n")
+                }
+                Issue.record("job \(id) ran twice; its events:\n\(events.stdout)\nworker logs:\n\(logs)")
+            }
+        }
         #expect(ran.count == ranOnce.count, "\(ran.count - ranOnce.count) run(s) of a job that had run already")
         #expect(ranOnce.count == total, "\(total) jobs in the store, \(ranOnce.count) ran")
         #expect(Set(produced.acknowledged).isSubset(of: ranOnce), "an acknowledged job never ran")

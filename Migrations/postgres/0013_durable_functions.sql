@@ -1,0 +1,37 @@
+-- Durable functions: a function's steps, sleeps and waits, in the order its code reached them
+-- (`position`), so that a run after a crash, a retry or a wake-up returns the recorded results
+-- instead of running finished steps again; and the signals sent to jobs. The same tables as
+-- the SQLite store's version 18.
+--
+-- kind: 'step' (`result` is its JSON), 'sleep' (`wake_at`: when it ends), 'signal' (a wait for
+-- the signal `name`: `wake_at` is its deadline, `finished_at` NULL while it waits, `result` the
+-- signal's payload, NULL when it timed out).
+CREATE TABLE jobq_steps (
+    job_id      bigint NOT NULL,
+    position    integer NOT NULL CHECK (position >= 0),
+    name        text NOT NULL,
+    kind        text NOT NULL CHECK (kind IN ('step', 'sleep', 'signal')),
+    result      json,
+    wake_at     double precision,
+    attempt     integer NOT NULL,
+    started_at  double precision NOT NULL,
+    finished_at double precision,
+    PRIMARY KEY (job_id, position)
+);
+
+-- Signals sent to a job (`jobq signal`), kept until a wait of the same name takes them, in the
+-- order sent; `position` is the step that took it (NULL: not taken yet).
+CREATE TABLE jobq_signals (
+    id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    job_id    bigint NOT NULL,
+    name      text NOT NULL,
+    payload   json,
+    sent_at   double precision NOT NULL,
+    position  integer,
+    taken_at  double precision
+);
+CREATE INDEX jobq_signals_job ON jobq_signals (job_id, name, id);
+
+-- The signal a parked function waits for (its job `scheduled` until the wait's deadline); NULL
+-- for any other job.
+ALTER TABLE jobq_jobs ADD COLUMN awaiting text;

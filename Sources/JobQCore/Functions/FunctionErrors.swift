@@ -1,0 +1,60 @@
+import Foundation
+
+/// A durable function's code asked, at a position of its record, for another step than the one
+/// recorded there: the code changed under a running function in a way that does not replay.
+/// Retrying cannot fix it; the job ends `dead` with this message. Mark such changes with
+/// ``JobContext/patched(_:)``.
+public struct FunctionReplayMismatch: Error, Sendable, CustomStringConvertible {
+    public let job: JobID
+    public let position: Int
+    /// What the record holds at `position`: kind and name.
+    public let recordedKind: FunctionStep.Kind
+    public let recordedName: String
+    /// What the code asked for there.
+    public let askedKind: FunctionStep.Kind
+    public let askedName: String
+
+    init(job: JobID, position: Int, recorded: FunctionStep, asked: (FunctionStep.Kind, String)) {
+        self.job = job
+        self.position = position
+        recordedKind = recorded.kind
+        recordedName = recorded.name
+        (askedKind, askedName) = asked
+    }
+
+    public var description: String {
+        "job \(job)'s code changed under it: at position \(position) its record holds \(recordedKind.said) "
+            + "'\(recordedName)', and the code now asks for \(askedKind.said) '\(askedName)'. Deploy such a change "
+            + "behind `if try await context.patched(\"...\")` so that functions started before it keep the old path, "
+            + "or let them finish before deploying"
+    }
+}
+
+/// A step's body threw: the function's attempt fails with the step named. What the error is
+/// decides what follows, as for any executor's error (a ``NonRetryableError`` ends the job,
+/// another is retried by the job's retry policy, and the next run replays the steps before).
+public struct FunctionStepFailed: Error, Sendable, CustomStringConvertible {
+    public let step: String
+    public let underlying: any Error
+
+    public var description: String { "step '\(step)' failed: \(underlying)" }
+}
+
+/// Thrown by a sleep or a wait that has to wait: the attempt ends and the job is parked (its
+/// slot, connection and memory given back) until the time, or until the signal arrives. Let it
+/// pass: a function that catches it and goes on runs on without the wait.
+struct FunctionPark: Error, Sendable, CustomStringConvertible {
+    let until: Date
+    let awaiting: String?
+
+    var description: String {
+        "the function parks until \(ISO8601.string(until))" + (awaiting.map { " or the signal '\($0)'" } ?? "")
+            + "; let this error pass out of the executor"
+    }
+}
+
+/// The attempt is no longer this worker's (cancelled, or taken over after its lease ran out):
+/// the function stops, and its outcome is discarded.
+struct FunctionAttemptLost: Error, Sendable, CustomStringConvertible {
+    var description: String { "this attempt is no longer this worker's (cancelled or taken over); it stops here" }
+}

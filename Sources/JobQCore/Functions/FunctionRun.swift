@@ -1,0 +1,133 @@
+import Foundation
+import Synchronization
+
+/// One run of a durable function: its recorded steps, read once at its first step, and where
+/// its code is now. A run replays: each step, sleep or wait it reaches takes the next position,
+/// and a position already recorded returns what was recorded instead of running again.
+///
+/// Steps run one at a time, in the order the code reaches them (their positions are that
+/// order); a step inside another step's body is refused, since its position would depend on
+/// timing.
+final class FunctionRun: Sendable {
+    private struct State {
+        var history: [FunctionStep]?
+        var next = 0
+        var inStep: String?
+        var stepNames: Set<String> = []
+    }
+
+    /// The latest time a sleep or a wait can end: what both stores hold as a time.
+    static let latestWake = Date(timeIntervalSince1970: 253_402_300_799)  // 9999-12-31T23:59:59Z
+
+    let store: any FunctionStore
+    let job: ClaimedJob
+    let workerID: String
+    /// Returns once the attempt's start is written: a step's event follows the `started` one.
+    let startWritten: @Sendable () async -> Void
+    private let state = Mutex(State())
+
+    init(
+        store: any FunctionStore, job: ClaimedJob, workerID: String, startWritten: @escaping @Sendable () async -> Void
+    ) {
+        self.store = store
+        self.job = job
+        self.workerID = workerID
+        self.startWritten = startWritten
+    }
+
+    /// The next position, and what is recorded there: checks that the code asks for what was
+    /// recorded (the same kind and name), and that a step's name is not used twice in a run.
+    func begin(_ kind: FunctionStep.Kind, _ name: String) async throws -> (position: Int, recorded: FunctionStep?) {
+        guard !name.isEmpty, !name.utf8.contains(0), name.utf8.count <= 200 else {
+            throw JobQueueError.invalidInput(
+                "a step's or signal's name must be 1 to 200 bytes of text without NUL characters; got \(String(reflecting: name))"
+            )
+        }
+        try await loadHistory()
+        return try state.withLock { state throws -> (Int, FunctionStep?) in
+            if let outer = state.inStep {
+                throw NonRetryableError(
+                    "\(kind.said) '\(name)' was reached inside the body of step '\(outer)': steps, sleeps and waits "
+                        + "run one at a time at the function's top level (move it out of the step's body)")
+            }
+            if kind == .step, !state.stepNames.insert(name).inserted {
+                throw NonRetryableError(
+                    "step name '\(name)' is used twice in one run of job \(job.id); give each step of a function "
+                        + "its own name (in a loop, put the item in it: \"charge \\(order.id)\")")
+            }
+            let position = state.next
+            let recorded = state.history.flatMap { position < $0.count ? $0[position] : nil }
+            if let recorded, recorded.kind != kind || recorded.name != name {
+                throw FunctionReplayMismatch(
+                    job: job.id, position: position, recorded: recorded, asked: (kind, name))
+            }
+            if kind == .step { state.inStep = name }
+            return (position, recorded)
+        }
+    }
+
+    /// The code moved past its current position.
+    func advance() {
+        state.withLock { state in
+            state.next += 1
+            state.inStep = nil
+        }
+    }
+
+    /// A step's body failed: nothing is recorded, and the code may go on (it caught the error).
+    func abandonStep() {
+        state.withLock { $0.inStep = nil }
+    }
+
+    /// A version gate (``JobContext/patched(_:)``): whether the code after it is the new code.
+    /// Recorded at its position on a run that reaches it first; a replay of a run recorded
+    /// before it was added finds another step there, and takes the old code.
+    func patched(_ id: String) async throws -> Bool {
+        let name = "patched:" + id
+        try await loadHistory()
+        let recordedHere = state.withLock { state -> FunctionStep?? in
+            guard let history = state.history, state.next < history.count else { return .none }
+            return .some(history[state.next])
+        }
+        if case .some(let recorded) = recordedHere, let recorded {
+            // Recorded by the new code: take it; anything else was recorded by the old code.
+            guard recorded.kind == .step, recorded.name == name else { return false }
+            advance()
+            return true
+        }
+        // Reached for the first time: the new code runs from here on.
+        let (position, _) = try await begin(.step, name)
+        let now = Date()
+        try await record(
+            FunctionStep(
+                position: position, name: name, kind: .step, resultJSON: "true", wakeAt: nil, attempt: job.attempt,
+                startedAt: now, finishedAt: now))
+        advance()
+        return true
+    }
+
+    /// Writes a step's record, fenced on this attempt.
+    func record(_ step: FunctionStep) async throws {
+        await startWritten()
+        guard try await store.recordStep(step, job: job, workerID: workerID) else { throw FunctionAttemptLost() }
+    }
+
+    private func loadHistory() async throws {
+        guard state.withLock({ $0.history == nil }) else { return }
+        let steps = try await store.functionSteps(of: job.id)
+        state.withLock { state in
+            if state.history == nil { state.history = steps }
+        }
+    }
+}
+
+extension FunctionStep.Kind {
+    /// How an error message names it.
+    var said: String {
+        switch self {
+        case .step: "step"
+        case .sleep: "sleep"
+        case .signal: "the wait for signal"
+        }
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+
+/// Durable functions: an executor's body written as plain code whose steps run once, that sleeps
+/// for days and waits for signals without holding a worker, and that picks up where it was after
+/// a crash, a retry or a deploy.
+///
+/// Each ``step(_:_:)``, ``sleep(for:)`` and ``waitForSignal(_:as:timeout:)`` takes the next
+/// position in the job's record. When the function runs again, the positions already recorded
+/// return what was recorded (a step's result, a signal's payload) without running again, so the
+/// code before them must reach them in the same order: keep what decides the path in steps.
+///
+/// ```swift
+/// struct OrderProcess: Executor {
+///     static let name = "order"
+///     func run(_ order: Order, context: JobContext) async throws -> Receipt {
+///         let charge = try await context.step("charge") { try await payments.charge(order) }
+///         try await context.sleep(for: .seconds(3 * 86_400))
+///         guard let ok = try await context.waitForSignal("approved", as: Approval.self, timeout: .seconds(7 * 86_400))
+///         else {
+///             _ = try await context.step("refund") { try await payments.refund(charge) }
+///             throw NonRetryableError("not approved within a week; refunded")
+///         }
+///         return Receipt(charge: charge, approvedBy: ok.user)
+///     }
+/// }
+/// ```
+extension JobContext {
+    /// Runs `body` once for this job and returns its result; when the function runs again, the
+    /// result recorded the first time, without running `body`.
+    ///
+    /// The result is recorded when `body` returns, fenced on this attempt: a step is **at least
+    /// once** (a worker killed between the step's side effect and the record runs it again on the
+    /// next attempt), its recorded result **exactly once**. Make a step's side effect idempotent
+    /// where running it twice would hurt: pass a key derived from the job and the step to the
+    /// system it calls (`"\(context.jobID)-charge"` as a payment's idempotency key).
+    ///
+    /// A step that throws records nothing and fails the attempt with the step named
+    /// (``FunctionStepFailed``); the job's retry policy decides what follows, and the retry
+    /// replays the steps before it. Names are unique within a run.
+    ///
+    /// ```swift
+    /// let charge = try await context.step("charge") { try await payments.charge(order, key: "\(context.jobID)") }
+    /// ```
+    public func step<T: Codable & Sendable>(_ name: String, _ body: () async throws -> T) async throws -> T {
+        let run = try functionRun()
+        let (position, recorded) = try await run.begin(.step, name)
+        if let recorded {
+            run.advance()
+            return try Self.decode(T.self, recorded.resultJSON ?? "null", what: "the recorded result of step '\(name)'")
+        }
+        let started = Date()
+        let value: T
+        do {
+            value = try await body()
+        } catch let park as FunctionPark {
+            run.abandonStep()
+            throw park
+        } catch {
+            run.abandonStep()
+            throw FunctionStepFailed(step: name, underlying: error)
+        }
+        let json: String
+        do {
+            json = String(decoding: try JSONEncoder.jobq.encode(value), as: UTF8.self)
+        } catch {
+            run.abandonStep()
+            throw NonRetryableError("the result of step '\(name)' does not encode as JSON: \(error)")
+        }
+        if let problem = StoredText.problem(inJSON: json) {
+            run.abandonStep()
+            throw NonRetryableError("the result of step '\(name)' holds \(problem), which jobq does not store")
+        }
+        do {
+            try await run.record(
+                FunctionStep(
+                    position: position, name: name, kind: .step, resultJSON: json, wakeAt: nil, attempt: attempt,
+                    startedAt: started, finishedAt: Date()))
+        } catch {
+            run.abandonStep()
+            throw error
+        }
+        run.advance()
+        return value
+    }
+
+    /// Runs `body`, which returns nothing, once for this job (see ``step(_:_:)-<T>``); its record
+    /// holds `null`.
+    ///
+    /// ```swift
+    /// try await context.step("send receipt") { try await mail.send(receipt) }
+    /// ```
+    public func step(_ name: String, _ body: () async throws -> Void) async throws {
+        _ = try await step(name) { () async throws -> NoResult in
+            try await body()
+            return NoResult()
+        }
+    }
+
+    /// Sleeps durably for `duration` from the first time the function reaches this line: the
+    /// job gives its slot back and is due again when the time comes, holding no worker,
+    /// connection or memory meanwhile (a restart or a deploy in between changes nothing).
+    ///
+    /// ```swift
+    /// try await context.sleep(for: .seconds(3 * 86_400))  // three days
+    /// ```
+    public func sleep(for duration: Duration) async throws {
+        guard duration >= .zero else {
+            throw JobQueueError.invalidInput(
+                "a sleep's duration must not be negative; got \(DurationParser.format(duration))")
+        }
+        try await sleep(until: try Self.wake(after: duration))
+    }
+
+    /// Sleeps durably until `date` (see ``sleep(for:)``); a date in the past returns at once.
+    ///
+    /// ```swift
+    /// try await context.sleep(until: order.shipBy)
+    /// ```
+    public func sleep(until date: Date) async throws {
+        guard date <= FunctionRun.latestWake else {
+            throw JobQueueError.invalidInput(
+                "a sleep until \(ISO8601.string(date)) ends after 9999-12-31, later than a store can hold a time")
+        }
+        let run = try functionRun()
+        let (position, recorded) = try await run.begin(.sleep, "sleep")
+        let wake: Date
+        if let recorded {
+            wake = recorded.wakeAt ?? recorded.startedAt
+        } else {
+            wake = date
+            let now = Date()
+            try await run.record(
+                FunctionStep(
+                    position: position, name: "sleep", kind: .sleep, resultJSON: nil, wakeAt: wake, attempt: attempt,
+                    startedAt: now, finishedAt: now))
+        }
+        run.advance()
+        if wake > Date() { throw FunctionPark(until: wake, awaiting: nil) }
+    }
+
+    /// Waits durably for the signal `name` (``JobQueue/signal(job:name:payloadJSON:)``, `jobq
+    /// signal`) and returns its payload decoded as `type`, or nil when `timeout` passes first
+    /// (nil: no timeout). The job gives its slot back while it waits. A signal sent before the
+    /// function got here is kept and taken now; each signal is taken by one wait, oldest first.
+    ///
+    /// ```swift
+    /// guard let approval = try await context.waitForSignal("approved", as: Approval.self, timeout: .seconds(86_400))
+    /// else { throw NonRetryableError("nobody approved it within a day") }
+    /// ```
+    public func waitForSignal<T: Decodable>(_ name: String, as type: T.Type, timeout: Duration? = nil)
+        async throws -> T?
+    {
+        if let timeout, timeout < .zero {
+            throw JobQueueError.invalidInput(
+                "a wait's timeout must not be negative; got \(DurationParser.format(timeout))")
+        }
+        let deadline = try timeout.map(Self.wake(after:)) ?? FunctionRun.latestWake
+        let run = try functionRun()
+        let (position, recorded) = try await run.begin(.signal, name)
+        if let recorded, recorded.finishedAt != nil {
+            run.advance()
+            // A wait that timed out recorded no result; a signal sent without a payload, `null`.
+            guard let payload = recorded.resultJSON else { return nil }
+            return try Self.decode(T.self, payload, what: "the payload of signal '\(name)'")
+        }
+        let step =
+            recorded
+            ?? FunctionStep(
+                position: position, name: name, kind: .signal, resultJSON: nil, wakeAt: deadline, attempt: attempt,
+                startedAt: Date(), finishedAt: nil)
+        await run.startWritten()
+        let take = try await run.store.takeSignal(
+            for: step, job: run.job, workerID: run.workerID, now: Date().timeIntervalSince1970)
+        switch take {
+        case .taken(let payload):
+            run.advance()
+            return try Self.decode(T.self, payload ?? "null", what: "the payload of signal '\(name)'")
+        case .timedOut:
+            run.advance()
+            return nil
+        case .none:
+            throw FunctionPark(until: step.wakeAt ?? FunctionRun.latestWake, awaiting: name)
+        case .lost:
+            throw FunctionAttemptLost()
+        }
+    }
+
+    /// A version gate for changing a function's code while functions run it: true on runs
+    /// that reach this line for the first time with the new code, false on replays of runs
+    /// recorded by the old code (which must keep taking the old path).
+    ///
+    /// ```swift
+    /// if try await context.patched("send-receipt") {
+    ///     _ = try await context.step("receipt") { try await mail.sendReceipt(order) }
+    /// }
+    /// ```
+    public func patched(_ id: String) async throws -> Bool {
+        try await functionRun().patched(id)
+    }
+
+    private func functionRun() throws -> FunctionRun {
+        guard let function else {
+            throw JobQueueError.invalidState(
+                "durable steps, sleeps and waits run only in a job run by a WorkerPool (this context has no store)")
+        }
+        return function
+    }
+
+    private static func wake(after duration: Duration) throws -> Date {
+        let wake = Date().addingTimeInterval(duration.inSeconds)
+        guard wake <= FunctionRun.latestWake else {
+            throw JobQueueError.invalidInput(
+                "a wait of \(DurationParser.format(duration)) ends after 9999-12-31, later than a store can hold a time"
+            )
+        }
+        return wake
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, _ json: String, what: String) throws -> T {
+        do {
+            return try JSONDecoder.jobq.decode(T.self, from: Data(json.utf8))
+        } catch {
+            throw NonRetryableError(
+                "\(what) does not decode as \(T.self): \(DecodingErrorText.describe(error)); the code and the record disagree"
+            )
+        }
+    }
+}
+
+/// The record of a step that returns nothing: JSON `null`.
+private struct NoResult: Codable, Sendable {
+    init() {}
+    init(from decoder: any Decoder) throws {}
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encodeNil()
+    }
+}

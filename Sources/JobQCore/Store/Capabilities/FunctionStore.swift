@@ -1,0 +1,90 @@
+import Foundation
+
+/// What durable functions need of a store: the record of a function's steps, sleeps and waits,
+/// and the signals sent to jobs. Every write a running function makes is fenced on its attempt
+/// (this worker's running attempt), so a run that lost its job records nothing.
+///
+/// ```swift
+/// let recorded = try await functions.functionSteps(of: job.id)
+/// let taken = try await functions.recordStep(step, job: job, workerID: id)
+/// ```
+package protocol FunctionStore: AnyObject, Sendable {
+    /// The steps recorded for a job, by position; empty for a job that never reached one.
+    func functionSteps(of job: JobID) async throws -> [FunctionStep]
+    /// Records a finished step or a sleep at its position. False when the attempt is no longer
+    /// this worker's (the job was cancelled or taken over): nothing is written.
+    func recordStep(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> Bool
+    /// A wait for a signal at `step.position` (recorded now if it was not): takes the oldest
+    /// signal of its name not taken yet, or, past the wait's deadline, ends it with no signal;
+    /// the step row and the signal change in one transaction.
+    func takeSignal(for step: FunctionStep, job: ClaimedJob, workerID: String, now: Double) async throws
+        -> SignalTake
+    /// Keeps a signal for a job and, when the job is parked waiting for that name, makes it
+    /// ready, in one transaction.
+    func sendSignal(to job: JobID, name: String, payloadJSON: String?) async throws -> SignalReceipt
+}
+
+/// One recorded step of a durable function.
+public struct FunctionStep: Sendable, Hashable, Codable {
+    /// What the function did at this position.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// `context.step(name) { ... }`: `resultJSON` is what it returned.
+        case step
+        /// `context.sleep(...)`: `wakeAt` is when it ends.
+        case sleep
+        /// `context.waitForSignal(name, ...)`: `wakeAt` is its deadline; `resultJSON` the
+        /// signal's payload once taken (`finishedAt` set), nil while it waits or when it timed out.
+        case signal
+    }
+
+    /// Its place in the function's code, from 0: the order the code reached it.
+    public var position: Int
+    public var name: String
+    public var kind: Kind
+    public var resultJSON: String?
+    public var wakeAt: Date?
+    /// The attempt that recorded it.
+    public var attempt: Int
+    public var startedAt: Date
+    /// When it finished; nil for a wait still waiting.
+    public var finishedAt: Date?
+
+    package init(
+        position: Int, name: String, kind: Kind, resultJSON: String?, wakeAt: Date?, attempt: Int, startedAt: Date,
+        finishedAt: Date?
+    ) {
+        self.position = position
+        self.name = name
+        self.kind = kind
+        self.resultJSON = resultJSON
+        self.wakeAt = wakeAt
+        self.attempt = attempt
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+    }
+}
+
+/// What a wait found (``FunctionStore/takeSignal(for:job:workerID:now:)``).
+package enum SignalTake: Sendable, Equatable {
+    /// A signal was taken: its payload (nil when it was sent without one).
+    case taken(payloadJSON: String?)
+    /// The deadline passed with no signal.
+    case timedOut
+    /// None yet: the function parks until the deadline or a signal.
+    case none
+    /// The attempt is no longer this worker's.
+    case lost
+}
+
+/// What ``JobQueue/signal(job:name:payloadJSON:)`` did.
+public struct SignalReceipt: Sendable, Hashable, Codable {
+    /// The signal's id, in the order signals were sent.
+    public var id: Int64
+    /// Whether the job was parked waiting for this signal and is now ready to run.
+    public var wokeJob: Bool
+
+    package init(id: Int64, wokeJob: Bool) {
+        self.id = id
+        self.wokeJob = wokeJob
+    }
+}

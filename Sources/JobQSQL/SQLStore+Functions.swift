@@ -1,0 +1,162 @@
+import Foundation
+import JobQCore
+
+/// Durable functions on every SQL store: the record of a function's steps and the signals sent
+/// to jobs (``FunctionStore``). A running function's writes are fenced on its attempt like its
+/// outcome is; a signal and the wake-up of the function parked for it are one transaction.
+///
+/// On a server, a signal and a function parking for the same name can commit at the same time:
+/// each locks the job's row first (a signal by `SELECT ... FOR UPDATE`, a park by its UPDATE),
+/// and each reads the other's rows in a statement of its own after that lock, so whichever
+/// commits second sees the first (``SharedSQL/wakeIfSignalled(_:job:now:)``).
+extension SQLStore {
+    package func functionSteps(of job: JobID) async throws -> [FunctionStep] {
+        try await read(.short) { db in
+            try db.fetchRows(
+                sql: """
+                    SELECT position, name, kind, result, wake_at, attempt, started_at, finished_at
+                    FROM jobq_steps WHERE job_id = ? ORDER BY position
+                    """,
+                arguments: [job]
+            ).map(SharedSQL.functionStep)
+        }
+    }
+
+    package func recordStep(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> Bool {
+        try await write(.short, audience: .followers) { db in
+            guard try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return false }
+            try SharedSQL.insertStep(db, step, job: job.id)
+            SharedSQL.appendEvent(
+                db, .step(attempt: job.attempt, step: step), job: job.id, queue: job.queue,
+                executor: job.executor, batch: job.batch,
+                now: step.finishedAt?.timeIntervalSince1970 ?? SharedSQL.now(),
+                workflow: job.workflowID)
+            return true
+        }
+    }
+
+    package func takeSignal(for step: FunctionStep, job: ClaimedJob, workerID: String, now: Double) async throws
+        -> SignalTake
+    {
+        try await write(.short, audience: .followers) { db in
+            guard try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
+            let recorded = try db.fetchRow(
+                sql: "SELECT finished_at FROM jobq_steps WHERE job_id = ? AND position = ?",
+                arguments: [job.id, step.position])
+            if recorded == nil { try SharedSQL.insertStep(db, step, job: job.id) }
+            let signal = try db.fetchRow(
+                sql: """
+                    SELECT id, payload FROM jobq_signals WHERE job_id = ? AND name = ? AND position IS NULL
+                    ORDER BY id LIMIT 1
+                    """,
+                arguments: [job.id, step.name])
+            var finished = step
+            finished.finishedAt = Date(timeIntervalSince1970: now)
+            let take: SignalTake
+            if let signal {
+                let payload: String? = signal["payload"]
+                try db.execute(
+                    sql: "UPDATE jobq_signals SET position = ?, taken_at = ? WHERE id = ?",
+                    arguments: [step.position, now, signal["id"] as Int64])
+                // `null` when sent without one: a recorded result of NULL means the wait timed out.
+                finished.resultJSON = payload ?? "null"
+                take = .taken(payloadJSON: payload)
+            } else if let deadline = step.wakeAt, deadline.timeIntervalSince1970 <= now {
+                finished.resultJSON = nil
+                take = .timedOut
+            } else {
+                return .none
+            }
+            try db.execute(
+                sql: "UPDATE jobq_steps SET result = ?, finished_at = ? WHERE job_id = ? AND position = ?",
+                arguments: [finished.resultJSON, now, job.id, step.position])
+            SharedSQL.appendEvent(
+                db, .step(attempt: job.attempt, step: finished), job: job.id, queue: job.queue,
+                executor: job.executor, batch: job.batch, now: now, workflow: job.workflowID)
+            return take
+        }
+    }
+
+    package func sendSignal(to id: JobID, name: String, payloadJSON: String?) async throws -> SignalReceipt {
+        let now = SharedSQL.now()
+        return try await write(.short) { db in
+            guard
+                let row = try db.fetchRow(
+                    sql:
+                        "SELECT state, queue, executor, batch, workflow_id FROM jobq_jobs WHERE id = ? \(db.dialect.forUpdate)",
+                    arguments: [id])
+            else {
+                throw JobQueueError.notFound("no job with id \(id); list jobs with `jobq list`")
+            }
+            let state = JobState(rawValue: row["state"] as String)
+            if let state, state.isFinal {
+                throw JobQueueError.invalidState(
+                    "job \(id) is \(state.rawValue): a signal can reach only a job that has not finished; nothing was sent"
+                )
+            }
+            try db.execute(
+                sql: "INSERT INTO jobq_signals (job_id, name, payload, sent_at) VALUES (?, ?, ?, ?)",
+                arguments: [id, name, payloadJSON, now])
+            let signal =
+                try db.fetchOne(
+                    Int64.self,
+                    sql: "SELECT MAX(id) FROM jobq_signals WHERE job_id = ? AND name = ?", arguments: [id, name]) ?? 0
+            let woke = try SharedSQL.wakeIfSignalled(db, job: id, now: now)
+            let queue: String = row["queue"]
+            let executor: String = row["executor"]
+            let batch: String? = row["batch"]
+            let workflow: WorkflowID? = row["workflow_id"]
+            SharedSQL.appendEvent(
+                db, .signal(name: name, signal: signal, woke: woke), job: id, queue: queue, executor: executor,
+                batch: batch, now: now, workflow: workflow)
+            return SignalReceipt(id: signal, wokeJob: woke)
+        }
+    }
+}
+
+extension SharedSQL {
+    /// Whether `job`'s attempt is still `workerID`'s running one: the fence of every write a
+    /// running function makes. On a server the row is locked until the transaction ends, so no
+    /// cancel or reclaim slips between this and the write.
+    static func holdsAttempt(_ db: some SQLTransaction, job: ClaimedJob, workerID: String) throws -> Bool {
+        try db.fetchRow(
+            sql:
+                "SELECT 1 AS held FROM jobq_jobs WHERE id = ? AND \(runningAttempt(of: "?")) AND attempt = ? \(db.dialect.forUpdate)",
+            arguments: [job.id, workerID, job.attempt]) != nil
+    }
+
+    static func insertStep(_ db: some SQLTransaction, _ step: FunctionStep, job: JobID) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO jobq_steps (job_id, position, name, kind, result, wake_at, attempt, started_at, finished_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                job, step.position, step.name, step.kind.rawValue, step.resultJSON, step.wakeAt?.timeIntervalSince1970,
+                step.attempt, step.startedAt.timeIntervalSince1970, step.finishedAt?.timeIntervalSince1970
+            ])
+    }
+
+    /// Makes a job parked for a signal ready when a signal of that name waits for it; whether it
+    /// did. Called after the job's row is locked, by the signal's transaction and by the park's.
+    static func wakeIfSignalled(_ db: some SQLTransaction, job: JobID, now: Double) throws -> Bool {
+        try db.execute(
+            sql: """
+                UPDATE jobq_jobs SET state = 'ready', run_at = ?
+                WHERE id = ? AND state = 'scheduled' AND awaiting IS NOT NULL AND EXISTS (
+                    SELECT 1 FROM jobq_signals s
+                    WHERE s.job_id = jobq_jobs.id AND s.name = jobq_jobs.awaiting AND s.position IS NULL)
+                """,
+            arguments: [now, job])
+        return db.changesCount > 0
+    }
+
+    static func functionStep(_ row: SQLRow) -> FunctionStep {
+        FunctionStep(
+            position: Int(row["position"] as Int64), name: row["name"],
+            kind: FunctionStep.Kind(rawValue: row["kind"] as String) ?? .step, resultJSON: row["result"],
+            wakeAt: (row["wake_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            attempt: Int(row["attempt"] as Int64), startedAt: Date(timeIntervalSince1970: row["started_at"]),
+            finishedAt: (row["finished_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
+    }
+}

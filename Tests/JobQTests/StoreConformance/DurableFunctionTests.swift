@@ -1,0 +1,270 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import JobQCore
+@testable import JobQSQL
+
+/// How many times each step body ran, by job and step, across every attempt and run.
+private let bodyRuns = Mutex<[String: Int]>([:])
+
+private func ran(_ tag: String, _ step: String) -> Int { bodyRuns.withLock { $0["\(tag)/\(step)"] ?? 0 } }
+
+private func count(_ tag: String, _ step: String) {
+    bodyRuns.withLock { $0["\(tag)/\(step)", default: 0] += 1 }
+}
+
+struct TransientFailure: Error, CustomStringConvertible {
+    var description: String { "a transient failure" }
+}
+
+/// A function of three steps that fails after its second on its first attempt: the retry
+/// replays the first two and runs the third.
+struct ThreeSteps: Executor {
+    static let name = "test-three-steps"
+    struct Input: Codable, Sendable {
+        var base: Int
+        /// Tells this test's jobs apart from another store's with the same ids.
+        var tag = UUID().uuidString
+    }
+    struct Output: Codable, Sendable, Equatable { var a: Int, b: Int, c: Int }
+    func run(_ input: Input, context: JobContext) async throws -> Output {
+        let job = input.tag
+        let a = try await context.step("a") {
+            count(job, "a")
+            return input.base + 1
+        }
+        let b = try await context.step("b") {
+            count(job, "b")
+            return a * 10
+        }
+        if context.attempt == 1 { throw TransientFailure() }
+        let c = try await context.step("c") {
+            count(job, "c")
+            return b + 1
+        }
+        return Output(a: a, b: b, c: c)
+    }
+}
+
+/// Sleeps between two steps.
+struct Napper: Executor {
+    static let name = "test-napper"
+    struct Input: Codable, Sendable {
+        var seconds: Double
+        var tag = UUID().uuidString
+    }
+    struct Output: Codable, Sendable {}
+    func run(_ input: Input, context: JobContext) async throws -> Output {
+        let job = input.tag
+        _ = try await context.step("before") { count(job, "before") }
+        try await context.sleep(for: .milliseconds(Int64(input.seconds * 1000)))
+        _ = try await context.step("after") { count(job, "after") }
+        return Output()
+    }
+}
+
+/// Waits for the signal `go` twice, and returns what each brought (nil: timed out).
+struct Waiter: Executor {
+    static let name = "test-waiter"
+    struct Input: Codable, Sendable {
+        var timeoutSeconds: Double?
+        var waits: Int
+    }
+    struct Go: Codable, Sendable, Equatable { var n: Int }
+    struct Output: Codable, Sendable, Equatable { var got: [Go?] }
+    func run(_ input: Input, context: JobContext) async throws -> Output {
+        var got: [Go?] = []
+        for _ in 0..<input.waits {
+            got.append(
+                try await context.waitForSignal(
+                    "go", as: Go.self, timeout: input.timeoutSeconds.map { .milliseconds(Int64($0 * 1000)) }))
+        }
+        return Output(got: got)
+    }
+}
+
+/// Asks for other steps on its second attempt than it recorded on its first: `changed` says how.
+struct Changeling: Executor {
+    static let name = "test-changeling"
+    enum Change: String, Codable, Sendable { case unmarked, patchedAfterRecord, patchedBeforeRecord, duplicate }
+    struct Input: Codable, Sendable { var change: Change }
+    struct Output: Codable, Sendable, Equatable { var path: String }
+    func run(_ input: Input, context: JobContext) async throws -> Output {
+        let first = context.attempt == 1
+        switch input.change {
+        case .unmarked:
+            _ = try await context.step(first ? "charge" : "reserve") { 1 }
+            if first { throw TransientFailure() }
+            return Output(path: "new")
+        case .patchedAfterRecord:
+            // The first attempt (old code) recorded a, b; the new code gates a step in between.
+            _ = try await context.step("a") { 1 }
+            if !first, try await context.patched("extra") {
+                _ = try await context.step("extra") { 2 }
+                return Output(path: "new")
+            }
+            _ = try await context.step("b") { 3 }
+            if first { throw TransientFailure() }
+            return Output(path: "old")
+        case .patchedBeforeRecord:
+            // The first attempt recorded only a; the new code reaches the gate first.
+            _ = try await context.step("a") { 1 }
+            if first { throw TransientFailure() }
+            if try await context.patched("extra") {
+                _ = try await context.step("extra") { 2 }
+                return Output(path: "new")
+            }
+            return Output(path: "old")
+        case .duplicate:
+            _ = try await context.step("same") { 1 }
+            _ = try await context.step("same") { 2 }
+            return Output(path: "never")
+        }
+    }
+}
+
+private let functions: [any Executor] = BuiltinExecutors.all + [ThreeSteps(), Napper(), Waiter(), Changeling()]
+
+@Suite("Durable functions")
+struct DurableFunctionTests {
+    @Test(arguments: TestStore.all) func finishedStepsReturnTheirRecordedResultsOnTheNextAttempt(store: TestStore)
+        async throws
+    {
+        let queue = try await store.open()
+        let input = ThreeSteps.Input(base: 4)
+        let job = try await queue.enqueue(ThreeSteps.self, input)
+        try await work(queue, executors: functions)
+        let done = try #require(try await queue.job(job.id))
+        #expect(done.state == .succeeded, "\(done.error ?? "")")
+        #expect(done.attempt == 2)
+        #expect(try done.result(as: ThreeSteps.Output.self) == .init(a: 5, b: 50, c: 51))
+        #expect(ran(input.tag, "a") == 1 && ran(input.tag, "b") == 1 && ran(input.tag, "c") == 1, "each step ran once")
+        let steps = try await queue.functionSteps(of: job.id)
+        #expect(steps.map(\.name) == ["a", "b", "c"])
+        #expect(steps.map(\.attempt) == [1, 1, 2])
+        #expect(steps.map(\.resultJSON) == ["5", "50", "51"])
+        let events = try await queue.events(after: 0, filter: EventFilter(jobIDs: [job.id])).filter { $0.kind == .step }
+        #expect(events.count == 3, "a step event per recorded step")
+    }
+
+    @Test(arguments: TestStore.all) func aSleepGivesItsSlotBackAndResumesWhenDue(store: TestStore) async throws {
+        let queue = try await store.open()
+        let input = Napper.Input(seconds: 1.5)
+        let napper = try await queue.enqueue(Napper.self, input)
+        let pool = WorkerPool(
+            queue: queue, queues: ["default"], concurrency: 1, executors: functions,
+            options: quickOptions(stopWhen: .allJobsFinished))
+        let running = Task { try await pool.run() }
+        defer { running.cancel() }
+        try await eventually(.seconds(10), "the function to park") {
+            try await queue.job(napper.id)?.state == .scheduled
+        }
+        let parked = try #require(try await queue.job(napper.id))
+        #expect(parked.attempt == 0, "a sleep does not count as an attempt")
+        #expect(parked.runAt > Date().addingTimeInterval(0.5))
+        // The pool's one slot is free while the function sleeps: another job runs meanwhile.
+        let other = try await queue.enqueue(JobRequest(executor: "echo", payloadJSON: "{}"))
+        try await eventually(.seconds(5), "another job to run in the sleeper's slot") {
+            try await queue.job(other.id)?.state == .succeeded
+        }
+        #expect(try await queue.job(napper.id)?.state == .scheduled, "still asleep")
+        try await within(.seconds(20), "the pool to finish") { try await running.value }
+        let done = try #require(try await queue.job(napper.id))
+        #expect(done.state == .succeeded, "\(done.error ?? "")")
+        #expect(done.attempt == 1)
+        #expect(ran(input.tag, "before") == 1 && ran(input.tag, "after") == 1)
+        #expect(try await queue.functionSteps(of: napper.id).map(\.kind) == [.step, .sleep, .step])
+        let kinds = try await queue.events(after: 0, filter: EventFilter(jobIDs: [napper.id])).map(\.kind)
+        #expect(kinds.contains(.parked))
+    }
+
+    @Test(arguments: TestStore.all) func signalsAreKeptUntilAWaitTakesThemEachOnce(store: TestStore) async throws {
+        let queue = try await store.open()
+        let job = try await queue.enqueue(Waiter.self, .init(timeoutSeconds: 60, waits: 2))
+        // Sent before the function reaches its waits: kept, in order.
+        let first = try await queue.signal(job: job.id, name: "go", payload: Waiter.Go(n: 1))
+        #expect(!first.wokeJob)
+        _ = try await queue.signal(job: job.id, name: "other", payloadJSON: "1")
+        let pool = WorkerPool(
+            queue: queue, queues: ["default"], concurrency: 2, executors: functions,
+            options: quickOptions(stopWhen: .allJobsFinished))
+        let running = Task { try await pool.run() }
+        defer { running.cancel() }
+        // The first wait takes the kept signal; the second parks.
+        try await eventually(.seconds(10), "the function to park at its second wait") {
+            try await queue.job(job.id)?.state == .scheduled
+        }
+        let steps = try await queue.functionSteps(of: job.id)
+        #expect(steps.count == 2)
+        #expect(steps.first?.resultJSON == #"{"n":1}"#)
+        #expect(steps.last?.finishedAt == nil, "the second wait waits")
+        let second = try await queue.signal(job: job.id, name: "go", payload: Waiter.Go(n: 2))
+        #expect(second.wokeJob, "the signal makes the parked function ready")
+        try await within(.seconds(20), "the pool to finish") { try await running.value }
+        let done = try #require(try await queue.job(job.id))
+        #expect(done.state == .succeeded, "\(done.error ?? "")")
+        #expect(try done.result(as: Waiter.Output.self) == .init(got: [.init(n: 1), .init(n: 2)]))
+        // A third signal finds the job finished: refused, nothing kept.
+        await #expect(throws: JobQueueError.self) {
+            try await queue.signal(job: job.id, name: "go", payload: Waiter.Go(n: 3))
+        }
+        let kinds = try await queue.events(after: 0, filter: EventFilter(jobIDs: [job.id])).map(\.kind)
+        #expect(kinds.filter { $0 == .signal }.count == 3)
+    }
+
+    @Test(arguments: TestStore.all) func aWaitThatTimesOutReturnsNil(store: TestStore) async throws {
+        let queue = try await store.open()
+        let job = try await queue.enqueue(Waiter.self, .init(timeoutSeconds: 0.3, waits: 1))
+        try await work(queue, executors: functions)
+        let done = try #require(try await queue.job(job.id))
+        #expect(done.state == .succeeded, "\(done.error ?? "")")
+        #expect(try done.result(as: Waiter.Output.self) == .init(got: [nil]))
+        let wait = try #require(try await queue.functionSteps(of: job.id).first)
+        #expect(wait.finishedAt != nil && wait.resultJSON == nil, "recorded as timed out")
+    }
+
+    @Test(arguments: TestStore.all) func changedCodeFailsClearlyUnlessGated(store: TestStore) async throws {
+        let queue = try await store.open()
+        let unmarked = try await queue.enqueue(Changeling.self, .init(change: .unmarked))
+        let after = try await queue.enqueue(Changeling.self, .init(change: .patchedAfterRecord))
+        let before = try await queue.enqueue(Changeling.self, .init(change: .patchedBeforeRecord))
+        let duplicate = try await queue.enqueue(Changeling.self, .init(change: .duplicate))
+        try await work(queue, executors: functions)
+
+        let mismatch = try #require(try await queue.job(unmarked.id))
+        #expect(mismatch.state == .dead)
+        #expect(mismatch.attempt == 2, "a changed step is not retried")
+        #expect(mismatch.error?.contains("step 'charge'") == true && mismatch.error?.contains("step 'reserve'") == true)
+        #expect(mismatch.error?.contains("patched") == true, "the error says how to deploy such a change")
+
+        let old = try #require(try await queue.job(after.id))
+        #expect(old.state == .succeeded, "\(old.error ?? "")")
+        #expect(try old.result(as: Changeling.Output.self)?.path == "old", "a run recorded by the old code keeps it")
+        let new = try #require(try await queue.job(before.id))
+        #expect(new.state == .succeeded, "\(new.error ?? "")")
+        #expect(try new.result(as: Changeling.Output.self)?.path == "new", "a run reaching the gate first takes it")
+
+        let twice = try #require(try await queue.job(duplicate.id))
+        #expect(twice.state == .dead)
+        #expect(twice.error?.contains("step name 'same' is used twice") == true, "\(twice.error ?? "")")
+    }
+
+    @Test(arguments: TestStore.all) func badSignalsAreRefusedAndWriteNothing(store: TestStore) async throws {
+        let queue = try await store.open()
+        await #expect(throws: JobQueueError.self) { try await queue.signal(job: 999_999, name: "go") }
+        let job = try await queue.enqueue(JobRequest(executor: "echo", payloadJSON: "{}"))
+        for payload in ["{", "yes", #""\u0000""#] {
+            await #expect(throws: JobQueueError.self, "\(payload)") {
+                try await queue.signal(job: job.id, name: "go", payloadJSON: payload)
+            }
+        }
+        for name in ["", "a\u{0}b", String(repeating: "n", count: 201)] {
+            await #expect(throws: JobQueueError.self) { try await queue.signal(job: job.id, name: name) }
+        }
+        let events = try await queue.events(after: 0, filter: EventFilter(jobIDs: [job.id]))
+        #expect(!events.contains { $0.kind == .signal }, "nothing was sent")
+        let rows = try await queue.storedRows("SELECT COUNT(*) AS n FROM jobq_signals")
+        #expect(rows.first?["n"] as Int64? == 0)
+    }
+}
