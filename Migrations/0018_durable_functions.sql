@@ -4,13 +4,15 @@
 --
 -- kind: 'step' (`result` is its JSON), 'sleep' (`wake_at`: when it ends), 'signal' (a wait for
 -- the signal `name`: `wake_at` is its deadline, `finished_at` NULL while it waits, `result` the
--- signal's payload, NULL when it timed out).
+-- signal's payload, NULL when it timed out), 'call' (child jobs it enqueued, `children` their ids
+-- as a JSON array; `result` once they all finished: each one's state and result or error).
 CREATE TABLE jobq_steps (
     job_id      INTEGER NOT NULL,
     position    INTEGER NOT NULL CHECK (position >= 0),
     name        TEXT NOT NULL,
-    kind        TEXT NOT NULL CHECK (kind IN ('step', 'sleep', 'signal')),
+    kind        TEXT NOT NULL CHECK (kind IN ('step', 'sleep', 'signal', 'call')),
     result      TEXT,
+    children    TEXT,
     wake_at     REAL,
     attempt     INTEGER NOT NULL,
     started_at  REAL NOT NULL,

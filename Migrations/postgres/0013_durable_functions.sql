@@ -5,13 +5,15 @@
 --
 -- kind: 'step' (`result` is its JSON), 'sleep' (`wake_at`: when it ends), 'signal' (a wait for
 -- the signal `name`: `wake_at` is its deadline, `finished_at` NULL while it waits, `result` the
--- signal's payload, NULL when it timed out).
+-- signal's payload, NULL when it timed out), 'call' (child jobs it enqueued, `children` their ids
+-- as a JSON array; `result` once they all finished: each one's state and result or error).
 CREATE TABLE jobq_steps (
     job_id      bigint NOT NULL,
     position    integer NOT NULL CHECK (position >= 0),
     name        text NOT NULL,
-    kind        text NOT NULL CHECK (kind IN ('step', 'sleep', 'signal')),
+    kind        text NOT NULL CHECK (kind IN ('step', 'sleep', 'signal', 'call')),
     result      json,
+    children    json,
     wake_at     double precision,
     attempt     integer NOT NULL,
     started_at  double precision NOT NULL,

@@ -46,6 +46,15 @@ enum FunctionStepsTable {
                 let wake = step.wakeAt ?? step.startedAt
                 state = isLast && wake > now && !jobState.isFinal ? "sleeping" : "slept"
                 at = "until " + isoString(wake)
+            case .call:
+                let children = step.children.map(String.init).joined(separator: ",")
+                if let finished = step.finishedAt {
+                    state = "returned"
+                    at = isoString(finished)
+                } else {
+                    state = jobState.isFinal ? "abandoned" : "waiting"
+                    at = "jobs " + children
+                }
             case .signal:
                 if let finished = step.finishedAt {
                     state = step.resultJSON == nil ? "timed out" : "received"

@@ -194,7 +194,7 @@ package enum EventData: Sendable {
     /// A function recorded a step, a sleep or a wait, or a wait ended.
     case step(attempt: Int, step: FunctionStep)
     /// A function gave its slot back until `until`, or until the signal `awaiting`.
-    case parked(attempt: Int, until: Double, awaiting: String?)
+    case parked(attempt: Int, until: Double, awaiting: String?, calls: [JobID] = [])
     /// A signal was sent to the job; `woke`: the job was parked for it and is ready now.
     case signal(name: String, signal: Int64, woke: Bool)
     /// A job ended from outside its attempts: by an operator, a dependency's policy, a group or
@@ -329,6 +329,9 @@ package enum EventData: Sendable {
             data.add("name", string: step.name)
             data.add("kind", string: step.kind.rawValue)
             data.add("wakeAt", date: step.wakeAt)
+            if !step.children.isEmpty {
+                data.add("children", raw: "[" + step.children.map(String.init).joined(separator: ",") + "]")
+            }
             if step.finishedAt != nil {
                 data.add("finished", bool: true)
                 // A step's result can be large and is kept with the step; a signal's payload is
@@ -336,9 +339,13 @@ package enum EventData: Sendable {
                 if step.kind == .signal { data.add("payload", raw: step.resultJSON) }
                 if step.kind == .signal, step.resultJSON == nil { data.add("timedOut", bool: true) }
             }
-        case .parked(let attempt, let until, let awaiting):
+        case .parked(let attempt, let until, let awaiting, let calls):
             data.add("attempt", int: attempt)
-            data.add("until", date: Date(timeIntervalSince1970: until))
+            if calls.isEmpty {
+                data.add("until", date: Date(timeIntervalSince1970: until))
+            } else {
+                data.add("calls", raw: "[" + calls.map(String.init).joined(separator: ",") + "]")
+            }
             data.add("awaiting", string: awaiting)
         case .signal(let name, let signal, let woke):
             data.add("name", string: name)

@@ -14,7 +14,7 @@ extension SQLStore {
         try await read(.short) { db in
             try db.fetchRows(
                 sql: """
-                    SELECT position, name, kind, result, wake_at, attempt, started_at, finished_at
+                    SELECT position, name, kind, result, children, wake_at, attempt, started_at, finished_at
                     FROM jobq_steps WHERE job_id = ? ORDER BY position
                     """,
                 arguments: [job]
@@ -77,6 +77,31 @@ extension SQLStore {
         }
     }
 
+    package func startCall(_ children: [JobRequest], step: FunctionStep, job: ClaimedJob, workerID: String)
+        async throws -> CallProgress
+    {
+        try SharedSQL.validate(children)
+        let now = SharedSQL.now()
+        return try await write(.short) { db in
+            guard try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
+            var step = step
+            step.children = try SharedSQL.enqueue(children, db: db, now: now).map(\.job.id)
+            try SharedSQL.insertStep(db, step, job: job.id)
+            SharedSQL.appendEvent(
+                db, .step(attempt: job.attempt, step: step), job: job.id, queue: job.queue, executor: job.executor,
+                batch: job.batch, now: now, workflow: job.workflowID)
+            return try SharedSQL.finishOrParkCall(db, step, job: job, workerID: workerID, now: now)
+        }
+    }
+
+    package func resumeCall(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> CallProgress {
+        let now = SharedSQL.now()
+        return try await write(.short) { db in
+            guard try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
+            return try SharedSQL.finishOrParkCall(db, step, job: job, workerID: workerID, now: now)
+        }
+    }
+
     package func sendSignal(to id: JobID, name: String, payloadJSON: String?) async throws -> SignalReceipt {
         let now = SharedSQL.now()
         return try await write(.short) { db in
@@ -128,11 +153,13 @@ extension SharedSQL {
     static func insertStep(_ db: some SQLTransaction, _ step: FunctionStep, job: JobID) throws {
         try db.execute(
             sql: """
-                INSERT INTO jobq_steps (job_id, position, name, kind, result, wake_at, attempt, started_at, finished_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO jobq_steps (job_id, position, name, kind, result, children, wake_at, attempt, started_at,
+                    finished_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                job, step.position, step.name, step.kind.rawValue, step.resultJSON, step.wakeAt?.timeIntervalSince1970,
+                job, step.position, step.name, step.kind.rawValue, step.resultJSON,
+                step.children.isEmpty ? nil : jsonArray(step.children), step.wakeAt?.timeIntervalSince1970,
                 step.attempt, step.startedAt.timeIntervalSince1970, step.finishedAt?.timeIntervalSince1970
             ])
     }
@@ -151,10 +178,80 @@ extension SharedSQL {
         return db.changesCount > 0
     }
 
+    /// A call whose children all finished records their outcomes with its step; otherwise the
+    /// function parks `waiting` on the unfinished ones, as a job waits for its dependencies (an
+    /// edge each, policy `ignore`: a child that fails still wakes it, to see the failure). In a
+    /// write that runs alone, so that no child finishes between the count and the edges.
+    static func finishOrParkCall(
+        _ db: some SQLTransaction, _ step: FunctionStep, job: ClaimedJob, workerID: String, now: Double
+    ) throws -> CallProgress {
+        let list = jsonArray(step.children)
+        let rows = try db.fetchRows(
+            sql: "SELECT id, state, result, error FROM jobq_jobs WHERE \(db.dialect.integer("id", in: "?"))",
+            arguments: [list])
+        var byID: [JobID: SQLRow] = [:]
+        for row in rows { byID[row["id"]] = row }
+        let unfinished = step.children.filter { id in
+            byID[id].map { JobState(rawValue: $0["state"] as String)?.isFinal != true } ?? false
+        }
+        guard unfinished.isEmpty else {
+            try db.execute(
+                sql: """
+                    UPDATE jobq_jobs SET state = 'waiting', unmet = ?, attempt = attempt - 1, run_at = ?, awaiting = NULL,
+                        worker_id = NULL, lease_until = NULL
+                    WHERE id = ? AND \(runningAttempt(of: "?")) AND attempt = ?
+                    """,
+                arguments: [unfinished.count, now, job.id, workerID, job.attempt])
+            guard db.changesCount > 0 else { return .lost }
+            // A call parked again (its job retried by an operator meanwhile) keeps one edge per child.
+            try db.execute(
+                sql: "DELETE FROM jobq_dependencies WHERE job_id = ? AND \(db.dialect.integer("depends_on", in: "?"))",
+                arguments: [job.id, jsonArray(unfinished)])
+            try insertEdges(db, job: job.id, on: unfinished.map { (.job($0), "ignore") })
+            appendEvent(
+                db, .parked(attempt: job.attempt, until: now, awaiting: nil, calls: unfinished), job: job.id,
+                queue: job.queue, executor: job.executor, batch: job.batch, now: now, workflow: job.workflowID)
+            return .parked
+        }
+        // Each child's outcome, in the call's order; a child deleted meanwhile says so.
+        let outcomes = step.children.map { id -> String in
+            var outcome = JSONObjectBuilder()
+            outcome.add("job", int: Int(id))
+            guard let row = byID[id] else {
+                outcome.add("state", string: "deleted")
+                outcome.add("error", string: "job \(id) was deleted before the call read its outcome")
+                return outcome.text
+            }
+            let state: String = row["state"]
+            outcome.add("state", string: state)
+            if state == JobState.succeeded.rawValue {
+                outcome.add("result", raw: (row["result"] as String?) ?? "null")
+            } else {
+                outcome.add("error", string: (row["error"] as String?) ?? "job \(id) was \(state)")
+            }
+            return outcome.text
+        }
+        let outcomesJSON = "[" + outcomes.joined(separator: ",") + "]"
+        try db.execute(
+            sql: "UPDATE jobq_steps SET result = ?, finished_at = ? WHERE job_id = ? AND position = ?",
+            arguments: [outcomesJSON, now, job.id, step.position])
+        var finished = step
+        finished.finishedAt = Date(timeIntervalSince1970: now)
+        appendEvent(
+            db, .step(attempt: job.attempt, step: finished), job: job.id, queue: job.queue, executor: job.executor,
+            batch: job.batch, now: now, workflow: job.workflowID)
+        return .finished(outcomesJSON: outcomesJSON)
+    }
+
+    static func jobIDs(inJSONArray text: String) -> [JobID] {
+        text.split(whereSeparator: { !$0.isNumber && $0 != "-" }).compactMap { JobID($0) }
+    }
+
     static func functionStep(_ row: SQLRow) -> FunctionStep {
         FunctionStep(
             position: Int(row["position"] as Int64), name: row["name"],
             kind: FunctionStep.Kind(rawValue: row["kind"] as String) ?? .step, resultJSON: row["result"],
+            children: (row["children"] as String?).map(jobIDs(inJSONArray:)) ?? [],
             wakeAt: (row["wake_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
             attempt: Int(row["attempt"] as Int64), startedAt: Date(timeIntervalSince1970: row["started_at"]),
             finishedAt: (row["finished_at"] as Double?).map(Date.init(timeIntervalSince1970:)))

@@ -58,3 +58,24 @@ struct FunctionPark: Error, Sendable, CustomStringConvertible {
 struct FunctionAttemptLost: Error, Sendable, CustomStringConvertible {
     var description: String { "this attempt is no longer this worker's (cancelled or taken over); it stops here" }
 }
+
+/// Thrown by a call that parked its function until the jobs it called finish: the attempt
+/// ended in the call's own transaction, and nothing is left to record.
+struct FunctionParkedForCalls: Error, Sendable, CustomStringConvertible {
+    var description: String {
+        "the function parks until the jobs it called finish; let this error pass out of the executor"
+    }
+}
+
+/// A job a durable function called (``JobContext/call(_:_:options:)``) ended without a result:
+/// it died, was cancelled, or was deleted. The function can catch it to compensate; uncaught,
+/// it fails the function's attempt like any error.
+public struct FunctionCallFailed: Error, Sendable, CustomStringConvertible {
+    /// The called job.
+    public let job: JobID
+    /// `dead`, `cancelled` or `deleted`.
+    public let state: String
+    public let error: String
+
+    public var description: String { "called job \(job) ended \(state): \(error)" }
+}

@@ -128,6 +128,7 @@ extension FunctionStep.Kind {
         case .step: "step"
         case .sleep: "sleep"
         case .signal: "the wait for signal"
+        case .call: "the call"
         }
     }
 }

@@ -198,7 +198,7 @@ extension JobContext {
         try await functionRun().patched(id)
     }
 
-    private func functionRun() throws -> FunctionRun {
+    func functionRun() throws -> FunctionRun {
         guard let function else {
             throw JobQueueError.invalidState(
                 "durable steps, sleeps and waits run only in a job run by a WorkerPool (this context has no store)")
@@ -216,7 +216,7 @@ extension JobContext {
         return wake
     }
 
-    private static func decode<T: Decodable>(_ type: T.Type, _ json: String, what: String) throws -> T {
+    static func decode<T: Decodable>(_ type: T.Type, _ json: String, what: String) throws -> T {
         do {
             return try JSONDecoder.jobq.decode(T.self, from: Data(json.utf8))
         } catch {

@@ -141,11 +141,20 @@ extension WorkerPool {
         startFollows: Bool = false
     ) {
         guard let outcome else {
-            state.withLock { state in
-                state.stats.refused += 1
+            let parked = state.withLock { state in
                 state.forget(job.id, race: race)
+                guard state.parkedItself.remove(job.id) == nil else {
+                    state.stats.snoozed += 1
+                    return true
+                }
+                state.stats.refused += 1
+                return false
             }
-            logger.info("job \(job.id) was cancelled or taken over while running; its outcome is discarded")
+            if parked {
+                logger.debug("job \(job.id) parked until the jobs it called finish")
+            } else {
+                logger.info("job \(job.id) was cancelled or taken over while running; its outcome is discarded")
+            }
             return
         }
         completions.submit(
@@ -302,6 +311,9 @@ extension WorkerPool {
             switch cause {
             case let park as FunctionPark: return .parked(until: park.until, awaiting: park.awaiting)
             case is FunctionAttemptLost: return nil
+            case is FunctionParkedForCalls:
+                state.withLock { _ = $0.parkedItself.insert(job.id) }
+                return nil
             case let error as PayloadDecodingError: return .dead(error: error.description, timedOut: false)
             case is NonRetryableError, is FunctionReplayMismatch: return .dead(error: "\(error)", timedOut: false)
             case let snooze as Snooze: return reschedule(job, after: snooze.delay, checkpointJSON: nil)

@@ -252,6 +252,9 @@ struct PoolState: Sendable {
 
     /// Claimed jobs, running or buffered: all of them hold leases this pool renews.
     var running: [JobID: RunningJob] = [:]
+    /// Durable functions that parked themselves until their calls finish (their attempt ended
+    /// in the call's own transaction): nothing is left to record for them.
+    var parkedItself: Set<JobID> = []
     /// Claimed jobs not started yet, oldest first from `bufferStart`.
     private var buffer: [BufferedJob] = []
     private var bufferStart = 0

@@ -54,6 +54,10 @@ struct EventBytesTests {
         _ = try await queue.enqueue(ReportsOnce.self, .update)
         _ = try await queue.enqueue(Patient.self, .init(times: 1))
         try await drain()
+        // A durable function: a signal kept for it, its steps, and a sleep that parks it.
+        let napper = try await queue.enqueue(Napper.self, .init(seconds: 0.05, tag: "story"))
+        _ = try await queue.signal(job: napper.id, name: "unused", payloadJSON: #"{"x":1}"#)
+        try await drain(executors: BuiltinExecutors.all + [Napper()])
         // Cancelled, retried, updated by a unique key, expired.
         let idle = try await queue.enqueue(
             try JobRequest(executor: "echo", payloadJSON: "{}", options: .init(queue: "idle")))

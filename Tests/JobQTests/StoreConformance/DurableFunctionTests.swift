@@ -124,7 +124,34 @@ struct Changeling: Executor {
     }
 }
 
-private let functions: [any Executor] = BuiltinExecutors.all + [ThreeSteps(), Napper(), Waiter(), Changeling()]
+/// Calls `sum` once, then on several inputs at once, then a job that dies, and compensates.
+struct Caller: Executor {
+    static let name = "test-caller"
+    struct Input: Codable, Sendable { var tag = UUID().uuidString }
+    struct Output: Codable, Sendable, Equatable {
+        var one: Int
+        var many: [Int]
+        var failure: String
+    }
+    func run(_ input: Input, context: JobContext) async throws -> Output {
+        let one = try await context.call(SumExecutor.self, .init(a: 40, b: 2))
+        count(input.tag, "after one")
+        let many = try await context.call(SumExecutor.self, each: (1...3).map { SumExecutor.Input(a: $0, b: 0) })
+        var failure = ""
+        do {
+            _ = try await context.call(
+                ShellExecutor.self, .init(argv: ["false"]), options: JobOptions(maxAttempts: 1))
+        } catch let error as FunctionCallFailed {
+            failure = error.state
+            try await context.step("compensate") { count(input.tag, "compensate") }
+        }
+        func int(_ value: JSONValue) -> Int { if case .integer(let n) = value { Int(n) } else { -1 } }
+        return Output(one: int(one.sum), many: many.map { int($0.sum) }, failure: failure)
+    }
+}
+
+private let functions: [any Executor] =
+    BuiltinExecutors.all + [ThreeSteps(), Napper(), Waiter(), Changeling(), Caller()]
 
 @Suite("Durable functions")
 struct DurableFunctionTests {
@@ -157,7 +184,7 @@ struct DurableFunctionTests {
             options: quickOptions(stopWhen: .allJobsFinished))
         let running = Task { try await pool.run() }
         defer { running.cancel() }
-        try await eventually(.seconds(10), "the function to park") {
+        try await eventually(.seconds(30), "the function to park") {
             try await queue.job(napper.id)?.state == .scheduled
         }
         let parked = try #require(try await queue.job(napper.id))
@@ -192,7 +219,7 @@ struct DurableFunctionTests {
         let running = Task { try await pool.run() }
         defer { running.cancel() }
         // The first wait takes the kept signal; the second parks.
-        try await eventually(.seconds(10), "the function to park at its second wait") {
+        try await eventually(.seconds(30), "the function to park at its second wait") {
             try await queue.job(job.id)?.state == .scheduled
         }
         let steps = try await queue.functionSteps(of: job.id)
@@ -266,5 +293,27 @@ struct DurableFunctionTests {
         #expect(!events.contains { $0.kind == .signal }, "nothing was sent")
         let rows = try await queue.storedRows("SELECT COUNT(*) AS n FROM jobq_signals")
         #expect(rows.first?["n"] as Int64? == 0)
+    }
+
+    @Test(arguments: TestStore.all) func aCallRunsItsJobsOnceAndReturnsTheirResults(store: TestStore) async throws {
+        let queue = try await store.open()
+        let input = Caller.Input()
+        let caller = try await queue.enqueue(Caller.self, input)
+        try await work(queue, executors: functions)
+        let done = try #require(try await queue.job(caller.id))
+        #expect(done.state == .succeeded, "\(done.error ?? "")")
+        #expect(try done.result(as: Caller.Output.self) == .init(one: 42, many: [1, 2, 3], failure: "dead"))
+        #expect(done.attempt == 1, "waiting for its calls counts no attempt")
+        // Code outside steps runs on every run: after the first call, on the three runs that
+        // resumed from a call; the step runs once.
+        #expect(ran(input.tag, "after one") == 3)
+        #expect(ran(input.tag, "compensate") == 1)
+        // Five children, each enqueued once, whatever the replays.
+        let steps = try await queue.functionSteps(of: caller.id)
+        #expect(steps.filter { $0.kind == .call }.map(\.children.count) == [1, 3, 1])
+        #expect(try await queue.count(where: JobFilter("executor:sum")) == 4)
+        #expect(try await queue.count(where: JobFilter("executor:shell")) == 1)
+        let kinds = try await queue.events(after: 0, filter: EventFilter(jobIDs: [caller.id])).map(\.kind)
+        #expect(kinds.filter { $0 == .parked }.count == 3, "it parked once per call")
     }
 }

@@ -22,6 +22,24 @@ package protocol FunctionStore: AnyObject, Sendable {
     /// Keeps a signal for a job and, when the job is parked waiting for that name, makes it
     /// ready, in one transaction.
     func sendSignal(to job: JobID, name: String, payloadJSON: String?) async throws -> SignalReceipt
+    /// A call's first run: enqueues its children, records the call at `step.position`, and
+    /// parks the function until they all finish, in one transaction.
+    func startCall(_ children: [JobRequest], step: FunctionStep, job: ClaimedJob, workerID: String) async throws
+        -> CallProgress
+    /// A call recorded before: once its children all finished, records their outcomes with the
+    /// step and returns them; otherwise parks the function again until they do.
+    func resumeCall(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> CallProgress
+}
+
+/// Where a call stands (``FunctionStore/startCall(_:step:job:workerID:)``).
+package enum CallProgress: Sendable, Equatable {
+    /// Every child finished: their outcomes as the step records them (a JSON array of
+    /// `{"job", "state", "result"}` or `{"job", "state", "error"}`, in the call's order).
+    case finished(outcomesJSON: String)
+    /// The function is parked until its children finish: its attempt ended.
+    case parked
+    /// The attempt is no longer this worker's.
+    case lost
 }
 
 /// One recorded step of a durable function.
@@ -35,6 +53,9 @@ public struct FunctionStep: Sendable, Hashable, Codable {
         /// `context.waitForSignal(name, ...)`: `wakeAt` is its deadline; `resultJSON` the
         /// signal's payload once taken (`finishedAt` set), nil while it waits or when it timed out.
         case signal
+        /// `context.call(...)`: `children` are the jobs it enqueued; `resultJSON` their
+        /// outcomes once they all finished.
+        case call
     }
 
     /// Its place in the function's code, from 0: the order the code reached it.
@@ -42,6 +63,8 @@ public struct FunctionStep: Sendable, Hashable, Codable {
     public var name: String
     public var kind: Kind
     public var resultJSON: String?
+    /// A call's child jobs, in the call's order; empty for any other kind.
+    public var children: [JobID]
     public var wakeAt: Date?
     /// The attempt that recorded it.
     public var attempt: Int
@@ -50,13 +73,14 @@ public struct FunctionStep: Sendable, Hashable, Codable {
     public var finishedAt: Date?
 
     package init(
-        position: Int, name: String, kind: Kind, resultJSON: String?, wakeAt: Date?, attempt: Int, startedAt: Date,
-        finishedAt: Date?
+        position: Int, name: String, kind: Kind, resultJSON: String?, children: [JobID] = [], wakeAt: Date?,
+        attempt: Int, startedAt: Date, finishedAt: Date?
     ) {
         self.position = position
         self.name = name
         self.kind = kind
         self.resultJSON = resultJSON
+        self.children = children
         self.wakeAt = wakeAt
         self.attempt = attempt
         self.startedAt = startedAt
