@@ -36,3 +36,8 @@ CREATE INDEX jobq_signals_job ON jobq_signals (job_id, name, id);
 -- The signal a parked function waits for (its job `scheduled` until the wait's deadline); NULL
 -- for any other job.
 ALTER TABLE jobq_jobs ADD COLUMN awaiting TEXT;
+
+-- When cancelling a durable function was asked for (`jobq cancel`): the function runs once more,
+-- its sleeps, waits and calls throwing FunctionCancelled so that its compensating steps run, and
+-- then ends `cancelled`. NULL for any other job.
+ALTER TABLE jobq_jobs ADD COLUMN cancel_requested REAL;

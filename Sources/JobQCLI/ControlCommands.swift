@@ -21,7 +21,11 @@ struct CancelCommand: AsyncParsableCommand {
         switch try selection.target(id, verb: "cancel") {
         case .one(let id):
             let job = try await store.open().cancel(id)
-            print("job \(job.id) cancelled")
+            if job.state == .cancelled {
+                print("job \(job.id) cancelled")
+            } else {
+                print("job \(job.id) is a durable function: it runs once more to compensate, then ends cancelled")
+            }
         case .many(let filter):
             try await BulkSelection.run(.cancel, filter, dryRun: selection.dryRun, on: try await store.open())
         }

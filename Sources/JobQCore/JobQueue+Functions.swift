@@ -54,6 +54,6 @@ extension JobQueue {
     /// for step in try await queue.functionSteps(of: orderJob) { print(step.position, step.name) }
     /// ```
     public func functionSteps(of job: JobID) async throws -> [FunctionStep] {
-        try await store.functionSteps(of: job)
+        try await store.functionRecord(of: job).steps
     }
 }

@@ -197,6 +197,8 @@ package enum EventData: Sendable {
     case parked(attempt: Int, until: Double, awaiting: String?, calls: [JobID] = [])
     /// A signal was sent to the job; `woke`: the job was parked for it and is ready now.
     case signal(name: String, signal: Int64, woke: Bool)
+    /// Cancelling a durable function was asked for: it runs once more to compensate.
+    case cancelling(from: String)
     /// A job ended from outside its attempts: by an operator, a dependency's policy, a group or
     /// a deadline (`expired`); `why` is the error of a `dead` one and the reason of the others.
     case ended(EndKind, from: String, why: String?)
@@ -252,6 +254,7 @@ package enum EventData: Sendable {
         case .step: .step
         case .parked: .parked
         case .signal: .signal
+        case .cancelling: .cancelling
         case .ended(let kind, _, _):
             switch kind {
             case .cancelled: .cancelled
@@ -347,6 +350,8 @@ package enum EventData: Sendable {
                 data.add("calls", raw: "[" + calls.map(String.init).joined(separator: ",") + "]")
             }
             data.add("awaiting", string: awaiting)
+        case .cancelling(let from):
+            data.add("from", string: from)
         case .signal(let name, let signal, let woke):
             data.add("name", string: name)
             data.add("signal", int: Int(signal))

@@ -28,12 +28,21 @@ extension SharedSQL {
 
     /// Cancels a job that has not finished. A running job's worker notices within a fraction of
     /// a second, cancels the task, and its late result is refused by the completion fence.
+    ///
+    /// A durable function that recorded a step is asked to cancel instead: it runs once more
+    /// (woken now from a sleep, a wait or its calls), its sleeps, waits and calls throwing
+    /// `FunctionCancelled` so that it can compensate, and then ends `cancelled`.
     static func cancel(_ job: Job, _ db: some SQLTransaction, now: Double) throws -> Result<Job, Refusal> {
         guard !job.state.isFinal else {
             return .failure(
                 Refusal(
                     reason: "already \(job.state.rawValue)",
                     message: "job \(job.id) is already \(job.state.rawValue); only unfinished jobs can be cancelled"))
+        }
+        if try db.fetchRow(sql: "SELECT 1 AS recorded FROM jobq_steps WHERE job_id = ? LIMIT 1", arguments: [job.id])
+            != nil
+        {
+            return .success(try requestCancel(job, db, now: now))
         }
         let row = try db.fetchRow(
             sql: """
@@ -48,6 +57,25 @@ extension SharedSQL {
             executor: job.executor, batch: job.batch, workflow: job.workflowID)
         try settle(db, [FinishedJob(cancelled)], facts: try StoreFacts.read(db), events: &events)
         return .success(cancelled)
+    }
+
+    /// Asks a durable function to cancel: a running one learns it at its next sleep, wait or call;
+    /// a parked or waiting one is made ready now (its edges to the jobs it called stay, met or
+    /// not: the function reads its calls' state itself). Asked twice, the first time holds.
+    private static func requestCancel(_ job: Job, _ db: some SQLTransaction, now: Double) throws -> Job {
+        let row = try db.fetchRow(
+            sql: """
+                UPDATE jobq_jobs SET cancel_requested = COALESCE(cancel_requested, ?), awaiting = NULL,
+                    state = CASE WHEN state IN ('scheduled', 'waiting', 'failed') THEN 'ready' ELSE state END,
+                    run_at = CASE WHEN state IN ('scheduled', 'waiting', 'failed') THEN ? ELSE run_at END,
+                    unmet = CASE WHEN state = 'waiting' THEN 0 ELSE unmet END
+                WHERE id = ? RETURNING \(Job.columns)
+                """,
+            arguments: [now, now, job.id])
+        appendEvent(
+            db, .cancelling(from: job.state.rawValue), job: job.id, queue: job.queue, executor: job.executor,
+            batch: job.batch, now: now, workflow: job.workflowID)
+        return Job(row!)
     }
 
     /// Makes a failed, dead or cancelled job ready to run now. A dead job gets one more attempt

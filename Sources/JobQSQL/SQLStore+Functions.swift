@@ -10,28 +10,32 @@ import JobQCore
 /// and each reads the other's rows in a statement of its own after that lock, so whichever
 /// commits second sees the first (``SharedSQL/wakeIfSignalled(_:job:now:)``).
 extension SQLStore {
-    package func functionSteps(of job: JobID) async throws -> [FunctionStep] {
+    package func functionRecord(of job: JobID) async throws -> FunctionRecord {
         try await read(.short) { db in
-            try db.fetchRows(
+            let steps = try db.fetchRows(
                 sql: """
                     SELECT position, name, kind, result, children, wake_at, attempt, started_at, finished_at
                     FROM jobq_steps WHERE job_id = ? ORDER BY position
                     """,
                 arguments: [job]
             ).map(SharedSQL.functionStep)
+            let cancel = try db.fetchOne(
+                Double.self, sql: "SELECT cancel_requested FROM jobq_jobs WHERE id = ?", arguments: [job])
+            return FunctionRecord(steps: steps, cancelRequested: cancel.map(Date.init(timeIntervalSince1970:)))
         }
     }
 
-    package func recordStep(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> Bool {
+    package func recordStep(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> StepWrite {
         try await write(.short, audience: .followers) { db in
-            guard try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return false }
+            guard let hold = try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
+            if hold.cancelRequested, step.kind != .step { return .cancelled }
             try SharedSQL.insertStep(db, step, job: job.id)
             SharedSQL.appendEvent(
                 db, .step(attempt: job.attempt, step: step), job: job.id, queue: job.queue,
                 executor: job.executor, batch: job.batch,
                 now: step.finishedAt?.timeIntervalSince1970 ?? SharedSQL.now(),
                 workflow: job.workflowID)
-            return true
+            return .recorded
         }
     }
 
@@ -39,7 +43,8 @@ extension SQLStore {
         -> SignalTake
     {
         try await write(.short, audience: .followers) { db in
-            guard try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
+            guard let hold = try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
+            if hold.cancelRequested { return .cancelled }
             let recorded = try db.fetchRow(
                 sql: "SELECT finished_at FROM jobq_steps WHERE job_id = ? AND position = ?",
                 arguments: [job.id, step.position])
@@ -83,7 +88,8 @@ extension SQLStore {
         try SharedSQL.validate(children)
         let now = SharedSQL.now()
         return try await write(.short) { db in
-            guard try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
+            guard let hold = try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
+            if hold.cancelRequested { return .cancelled }
             var step = step
             step.children = try SharedSQL.enqueue(children, db: db, now: now).map(\.job.id)
             try SharedSQL.insertStep(db, step, job: job.id)
@@ -97,7 +103,8 @@ extension SQLStore {
     package func resumeCall(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> CallProgress {
         let now = SharedSQL.now()
         return try await write(.short) { db in
-            guard try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
+            guard let hold = try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
+            if hold.cancelRequested { return .cancelled }
             return try SharedSQL.finishOrParkCall(db, step, job: job, workerID: workerID, now: now)
         }
     }
@@ -140,14 +147,23 @@ extension SQLStore {
 }
 
 extension SharedSQL {
-    /// Whether `job`'s attempt is still `workerID`'s running one: the fence of every write a
-    /// running function makes. On a server the row is locked until the transaction ends, so no
-    /// cancel or reclaim slips between this and the write.
-    static func holdsAttempt(_ db: some SQLTransaction, job: ClaimedJob, workerID: String) throws -> Bool {
+    /// A running function's hold on its attempt.
+    struct AttemptHold {
+        /// Cancelling the function was asked for: its sleeps, waits and calls end the run.
+        var cancelRequested: Bool
+    }
+
+    /// `job`'s attempt when it is still `workerID`'s running one, nil otherwise: the fence of
+    /// every write a running function makes. On a server the row is locked until the
+    /// transaction ends, so no cancel or reclaim slips between this and the write.
+    static func holdsAttempt(_ db: some SQLTransaction, job: ClaimedJob, workerID: String) throws -> AttemptHold? {
         try db.fetchRow(
-            sql:
-                "SELECT 1 AS held FROM jobq_jobs WHERE id = ? AND \(runningAttempt(of: "?")) AND attempt = ? \(db.dialect.forUpdate)",
-            arguments: [job.id, workerID, job.attempt]) != nil
+            sql: """
+                SELECT cancel_requested FROM jobq_jobs WHERE id = ? AND \(runningAttempt(of: "?")) AND attempt = ?
+                \(db.dialect.forUpdate)
+                """,
+            arguments: [job.id, workerID, job.attempt]
+        ).map { AttemptHold(cancelRequested: ($0["cancel_requested"] as Double?) != nil) }
     }
 
     static func insertStep(_ db: some SQLTransaction, _ step: FunctionStep, job: JobID) throws {

@@ -195,8 +195,13 @@ extension SharedSQL {
 
     private static let parkedUpdate = FencedUpdate(
         """
-        UPDATE jobq_jobs SET state = 'scheduled', attempt = attempt - 1, run_at = \(P.runAt), awaiting = \(P.awaiting),
-            worker_id = NULL, lease_until = NULL
+        UPDATE jobq_jobs SET attempt = attempt - 1, awaiting = \(P.awaiting), worker_id = NULL, lease_until = NULL,
+            state = CASE WHEN cancel_requested IS NULL THEN 'scheduled' ELSE 'ready' END,
+            run_at = CASE WHEN cancel_requested IS NULL THEN \(P.runAt) ELSE run_at END
+        """)
+    private static let cancelledUpdate = FencedUpdate(
+        """
+        UPDATE jobq_jobs SET state = 'cancelled', error = \(P.error), finished_at = \(P.finishedAt), lease_until = NULL
         """)
 
     /// Applies one outcome if the fence matches; returns false when it does not. Its events join
@@ -258,6 +263,12 @@ extension SharedSQL {
             update.bind(P.awaiting, awaiting)
             data = .parked(attempt: job.attempt, until: until.timeIntervalSince1970, awaiting: awaiting)
             finalState = nil
+        case .cancelled(let reason):
+            update = try db.statement(sql: fence.sql(cancelledUpdate))
+            update.bind(P.error, reason)
+            update.bind(P.finishedAt, now)
+            data = .ended(.cancelled, from: JobState.running.rawValue, why: reason)
+            finalState = .cancelled
         }
         fence.bind(update, job: job)
         try update.run()
@@ -287,7 +298,7 @@ extension SharedSQL {
         if let finalState, job.isMember || facts.dependencies {
             var error: String?
             switch outcome {
-            case .dead(let message, _): error = message
+            case .dead(let message, _), .cancelled(let message): error = message
             default: break
             }
             try settle(db, [FinishedJob(job, state: finalState, error: error)], facts: facts, events: &events)

@@ -79,3 +79,22 @@ public struct FunctionCallFailed: Error, Sendable, CustomStringConvertible {
 
     public var description: String { "called job \(job) ended \(state): \(error)" }
 }
+
+/// Cancelling this durable function was asked for (`jobq cancel`, ``JobQueue/cancel(_:)``): its
+/// sleeps, waits and calls throw this at once, and it runs once more so that it can compensate.
+/// Catch it to run compensating steps; whatever the run then does (return, throw), the job ends
+/// `cancelled`. The run is bounded by the job's timeout.
+///
+/// ```swift
+/// do {
+///     try await context.sleep(for: .seconds(86_400))
+/// } catch let cancelled as FunctionCancelled {
+///     try await context.step("refund") { try await payments.refund(charge) }
+///     throw cancelled
+/// }
+/// ```
+public struct FunctionCancelled: Error, Sendable, CustomStringConvertible {
+    public let job: JobID
+
+    public var description: String { "job \(job) was cancelled" }
+}

@@ -14,6 +14,8 @@ final class FunctionRun: Sendable {
         var next = 0
         var inStep: String?
         var stepNames: Set<String> = []
+        /// Cancelling the function was asked for, seen when the run began or by a write since.
+        var cancelRequested = false
     }
 
     /// The latest time a sleep or a wait can end: what both stores hold as a time.
@@ -109,14 +111,33 @@ final class FunctionRun: Sendable {
     /// Writes a step's record, fenced on this attempt.
     func record(_ step: FunctionStep) async throws {
         await startWritten()
-        guard try await store.recordStep(step, job: job, workerID: workerID) else { throw FunctionAttemptLost() }
+        switch try await store.recordStep(step, job: job, workerID: workerID) {
+        case .recorded: return
+        case .lost: throw FunctionAttemptLost()
+        case .cancelled: throw noteCancelled()
+        }
+    }
+
+    /// Whether cancelling the function was asked for, as far as this run knows.
+    var cancelRequested: Bool { state.withLock { $0.cancelRequested } }
+
+    /// The store says cancelling was asked for: the error the sleep, wait or call throws.
+    func noteCancelled() -> FunctionCancelled {
+        state.withLock { $0.cancelRequested = true }
+        return FunctionCancelled(job: job.id)
+    }
+
+    /// Throws when cancelling was asked for: a sleep, a wait or a call ends the run at once.
+    func checkNotCancelled() throws {
+        if cancelRequested { throw FunctionCancelled(job: job.id) }
     }
 
     private func loadHistory() async throws {
         guard state.withLock({ $0.history == nil }) else { return }
-        let steps = try await store.functionSteps(of: job.id)
+        let record = try await store.functionRecord(of: job.id)
         state.withLock { state in
-            if state.history == nil { state.history = steps }
+            if state.history == nil { state.history = record.steps }
+            if record.cancelRequested != nil { state.cancelRequested = true }
         }
     }
 }

@@ -49,9 +49,11 @@ extension JobContext {
         if let recorded, let outcomes = recorded.resultJSON, recorded.finishedAt != nil {
             progress = .finished(outcomesJSON: outcomes)
         } else if let recorded {
+            try run.checkNotCancelled()
             await run.startWritten()
             progress = try await run.store.resumeCall(recorded, job: run.job, workerID: run.workerID)
         } else {
+            try run.checkNotCancelled()
             let requests = try inputs.map { try JobRequest(E.self, $0, options: options) }
             await run.startWritten()
             progress = try await run.store.startCall(
@@ -64,6 +66,7 @@ extension JobContext {
         switch progress {
         case .parked: throw FunctionParkedForCalls()
         case .lost: throw FunctionAttemptLost()
+        case .cancelled: throw run.noteCancelled()
         case .finished(let outcomesJSON):
             run.advance()
             return try Self.callResults(E.self, outcomesJSON)

@@ -127,6 +127,8 @@ extension JobContext {
         if let recorded {
             wake = recorded.wakeAt ?? recorded.startedAt
         } else {
+            // Cancelled, the function sleeps no more; a sleep it already slept replays as before.
+            try run.checkNotCancelled()
             wake = date
             let now = Date()
             try await run.record(
@@ -135,7 +137,10 @@ extension JobContext {
                     startedAt: now, finishedAt: now))
         }
         run.advance()
-        if wake > Date() { throw FunctionPark(until: wake, awaiting: nil) }
+        if wake > Date() {
+            try run.checkNotCancelled()
+            throw FunctionPark(until: wake, awaiting: nil)
+        }
     }
 
     /// Waits durably for the signal `name` (``JobQueue/signal(job:name:payloadJSON:)``, `jobq
@@ -163,6 +168,7 @@ extension JobContext {
             guard let payload = recorded.resultJSON else { return nil }
             return try Self.decode(T.self, payload, what: "the payload of signal '\(name)'")
         }
+        try run.checkNotCancelled()
         let step =
             recorded
             ?? FunctionStep(
@@ -182,6 +188,8 @@ extension JobContext {
             throw FunctionPark(until: step.wakeAt ?? FunctionRun.latestWake, awaiting: name)
         case .lost:
             throw FunctionAttemptLost()
+        case .cancelled:
+            throw run.noteCancelled()
         }
     }
 

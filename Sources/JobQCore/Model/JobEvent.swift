@@ -34,6 +34,10 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// A signal was sent to the job (``JobQueue/signal(job:name:payloadJSON:)``). Data: `name`,
     /// `signal` (its id), `woke` (the job was parked for it and is ready now).
     case signal
+    /// Cancelling a durable function was asked for (``JobQueue/cancel(_:)``): it runs once more,
+    /// its sleeps, waits and calls throwing ``FunctionCancelled`` so that it can compensate, and
+    /// then ends `cancelled`. Data: `from` (its state when asked).
+    case cancelling
     /// Made ready again by `retry`. Data: `maxAttempts`.
     case retried
     /// Its deadline to start (``JobOptions/expiresAt``) passed before an attempt started: the

@@ -66,7 +66,7 @@ final class JobMetrics: Sendable {
 
     /// The `outcome` label of `jobq_jobs_completed_total` (and of attempt spans).
     enum Outcome: String, CaseIterable {
-        case succeeded, retried, dead, snoozed, parked, released, discarded
+        case succeeded, retried, dead, snoozed, parked, released, cancelled, discarded
 
         /// What an attempt came to; nil is an attempt with nothing to record (cancelled or
         /// taken over while it ran).
@@ -78,6 +78,7 @@ final class JobMetrics: Sendable {
                 case .dead: .dead
                 case .snoozed: .snoozed
                 case .parked: .parked
+                case .cancelled: .cancelled
                 case .released: .released
                 case nil: .discarded
                 }
@@ -141,7 +142,7 @@ final class JobMetrics: Sendable {
         switch outcome {
         case .retry(_, _, let timedOut), .dead(_, let timedOut):
             (timedOut ? handles.failedByTimeout : handles.failedByError).increment()
-        case .succeeded, .snoozed, .released, .parked:
+        case .succeeded, .snoozed, .released, .parked, .cancelled:
             break
         }
     }

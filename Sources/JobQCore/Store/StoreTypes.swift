@@ -161,6 +161,9 @@ package enum AttemptOutcome: Sendable {
     /// A durable function gave its slot back until `until` (a sleep, or a wait's deadline),
     /// waiting for the signal `awaiting` if any; neither the attempt nor a snooze is counted.
     case parked(until: Date, awaiting: String?)
+    /// A durable function whose cancelling was asked for ran its compensation: the job ends
+    /// `cancelled`, with `reason`.
+    case cancelled(reason: String)
 
     package var isSuccess: Bool {
         if case .succeeded = self { true } else { false }

@@ -53,6 +53,7 @@ extension WorkerPool {
         let end: AttemptRace.End
         var ran = false
         var span: (any Span)?
+        var function: FunctionRun?
         let sharedWrites = job.workflowID == nil ? nil : SharedWrites()
         if !race.isResolved, !job.startRecorded, !job.isSuspect {
             // Claimed ahead: its start mark goes with the next transaction (with the outcome
@@ -79,6 +80,8 @@ extension WorkerPool {
             let progress = AttemptProgress(
                 store: queue.store, job: job, workerID: workerID, interval: options.progressInterval,
                 startWritten: { [id = job.id] in await completions.startWritten(id) })
+            let run = FunctionRun(store: queue.store, job: job, workerID: workerID, startWritten: progress.startWritten)
+            function = run
             metrics?.started(
                 queue: job.queue, executor: job.executor, waitSeconds: Date().timeIntervalSince1970 - job.runAt)
             ran = true
@@ -87,10 +90,12 @@ extension WorkerPool {
             if let span {
                 // The executor's own spans become children of the attempt's.
                 end = await ServiceContext.withValue(span.context) {
-                    await runExecutor(executor, job: job, race: race, progress: progress, sharedWrites: sharedWrites)
+                    await runExecutor(
+                        executor, job: job, race: race, progress: progress, function: run, sharedWrites: sharedWrites)
                 }
             } else {
-                end = await runExecutor(executor, job: job, race: race, progress: progress, sharedWrites: sharedWrites)
+                end = await runExecutor(
+                    executor, job: job, race: race, progress: progress, function: run, sharedWrites: sharedWrites)
             }
             let seconds = (ContinuousClock.now - started).inSeconds
             state.withLock { $0.observeRun(seconds: seconds) }
@@ -108,7 +113,10 @@ extension WorkerPool {
         let interruption = state.withLock { state in
             state.running[job.id].flatMap { $0.race === race ? $0.interruption : nil }
         }
-        let outcome = outcome(of: job, end: end, interruption: interruption, sharedWrites: sharedWrites?.all ?? [])
+        var outcome = outcome(of: job, end: end, interruption: interruption, sharedWrites: sharedWrites?.all ?? [])
+        if let function, function.cancelRequested, let ended = outcome {
+            outcome = Self.cancelledFunction(ended, end: end)
+        }
         if outcome == nil, ran { metrics?.discarded(queue: job.queue, executor: job.executor) }
         if let span { JobTracing.end(span, end: end, outcome: outcome) }
         return outcome
@@ -178,6 +186,7 @@ extension WorkerPool {
                 case .dead: state.stats.dead += 1
                 case .released: state.stats.released += 1
                 case .snoozed, .parked: state.stats.snoozed += 1
+                case .cancelled: state.stats.dead += 1
                 }
             }
         }
@@ -204,7 +213,7 @@ extension WorkerPool {
 
     private func runExecutor(
         _ executor: ErasedExecutor, job: ClaimedJob, race: AttemptRace, progress: AttemptProgress,
-        sharedWrites: SharedWrites?
+        function: FunctionRun, sharedWrites: SharedWrites?
     ) async -> AttemptRace.End {
         let timeout = job.timeout ?? executor.defaultTimeout
         let deadline = timeout.map { ContinuousClock.now + $0 }
@@ -213,9 +222,7 @@ extension WorkerPool {
             maxAttempts: job.maxAttempts, deadline: deadline, snoozes: job.snoozes, checkpointJSON: job.checkpointJSON,
             workflowID: job.workflowID, progressWriter: progress, sharedJSON: job.sharedJSON,
             sharedWrites: sharedWrites,
-            failedDependenciesJSON: job.failedDependenciesJSON,
-            function: FunctionRun(
-                store: queue.store, job: job, workerID: workerID, startWritten: progress.startWritten))
+            failedDependenciesJSON: job.failedDependenciesJSON, function: function)
         let work = startImmediately {
             do {
                 race.resolve(.finished(.success(try await executor.run(job.payloadJSON, context))))
@@ -296,6 +303,8 @@ extension WorkerPool {
             return outcome
         case .snoozed, .released, .parked:
             return outcome
+        case .cancelled(let reason):
+            return .cancelled(reason: StoredText.plain(reason))
         }
     }
 
@@ -338,6 +347,22 @@ extension WorkerPool {
         }
     }
 
+    /// The outcome of a run of a durable function whose cancelling was asked for: it ran its
+    /// compensation (it had one run to do so), and ends `cancelled` however that run ended; a
+    /// run that did not end (released at shutdown, taken over) runs again.
+    static func cancelledFunction(_ outcome: AttemptOutcome, end: AttemptRace.End) -> AttemptOutcome {
+        switch outcome {
+        case .released, .cancelled: return outcome
+        case .succeeded, .parked, .snoozed:
+            return .cancelled(reason: "cancelled while it ran; its compensation finished")
+        case .retry(let error, _, _), .dead(let error, _):
+            if case .finished(.failure(let thrown)) = end, thrown is FunctionCancelled {
+                return .cancelled(reason: "cancelled while it ran; it ended at its cancellation")
+            }
+            return .cancelled(reason: "cancelled while it ran; its compensation failed: \(error)")
+        }
+    }
+
     private func reschedule(_ job: ClaimedJob, after delay: Duration, checkpointJSON: String?) -> AttemptOutcome {
         guard job.snoozes < options.maximumSnoozes else {
             return .dead(
@@ -367,6 +392,7 @@ extension WorkerPool {
         case .dead(let error, _): logger.warning("job dead: \(error)", metadata: metadata)
         case .released: logger.info("job released unfinished", metadata: metadata)
         case .snoozed(let until, _): logger.debug("job snoozed until \(ISO8601.string(until))", metadata: metadata)
+        case .cancelled(let reason): logger.info("function cancelled: \(reason)", metadata: metadata)
         case .parked(let until, let awaiting):
             logger.debug(
                 "function parked until \(ISO8601.string(until))\(awaiting.map { " or the signal '\($0)'" } ?? "")",

@@ -58,6 +58,13 @@ struct EventBytesTests {
         let napper = try await queue.enqueue(Napper.self, .init(seconds: 0.05, tag: "story"))
         _ = try await queue.signal(job: napper.id, name: "unused", payloadJSON: #"{"x":1}"#)
         try await drain(executors: BuiltinExecutors.all + [Napper()])
+        // A function cancelled while it sleeps: woken, it compensates and ends cancelled.
+        let saga = try await queue.enqueue(Saga.self, .init(tag: "story"), options: .init(queue: "sagas"))
+        try await work(
+            queue, executors: [Saga()], queues: ["sagas"], concurrency: 1,
+            options: quickOptions(stopWhen: .queuesEmpty))
+        _ = try await queue.cancel(saga.id)
+        try await drain(["sagas"], executors: [Saga()])
         // Cancelled, retried, updated by a unique key, expired.
         let idle = try await queue.enqueue(
             try JobRequest(executor: "echo", payloadJSON: "{}", options: .init(queue: "idle")))

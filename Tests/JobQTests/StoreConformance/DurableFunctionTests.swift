@@ -150,8 +150,26 @@ struct Caller: Executor {
     }
 }
 
+/// Charges, then sleeps a day; cancelled meanwhile, it refunds.
+struct Saga: Executor {
+    static let name = "test-saga"
+    struct Input: Codable, Sendable { var tag = UUID().uuidString }
+    struct Output: Codable, Sendable {}
+    func run(_ input: Input, context: JobContext) async throws -> Output {
+        try await context.step("charge") { count(input.tag, "charge") }
+        do {
+            try await context.sleep(for: .seconds(86_400))
+        } catch let cancelled as FunctionCancelled {
+            try await context.step("refund") { count(input.tag, "refund") }
+            throw cancelled
+        }
+        try await context.step("ship") { count(input.tag, "ship") }
+        return Output()
+    }
+}
+
 private let functions: [any Executor] =
-    BuiltinExecutors.all + [ThreeSteps(), Napper(), Waiter(), Changeling(), Caller()]
+    BuiltinExecutors.all + [ThreeSteps(), Napper(), Waiter(), Changeling(), Caller(), Saga()]
 
 @Suite("Durable functions")
 struct DurableFunctionTests {
@@ -315,5 +333,28 @@ struct DurableFunctionTests {
         #expect(try await queue.count(where: JobFilter("executor:shell")) == 1)
         let kinds = try await queue.events(after: 0, filter: EventFilter(jobIDs: [caller.id])).map(\.kind)
         #expect(kinds.filter { $0 == .parked }.count == 3, "it parked once per call")
+    }
+
+    @Test(arguments: TestStore.all) func cancellingAFunctionWakesItToCompensate(store: TestStore) async throws {
+        let queue = try await store.open()
+        let input = Saga.Input()
+        let saga = try await queue.enqueue(Saga.self, input)
+        let pool = WorkerPool(
+            queue: queue, queues: ["default"], concurrency: 1, executors: functions,
+            options: quickOptions(stopWhen: .allJobsFinished))
+        let running = Task { try await pool.run() }
+        defer { running.cancel() }
+        try await eventually(.seconds(30), "the saga to sleep") { try await queue.job(saga.id)?.state == .scheduled }
+        let asked = try await queue.cancel(saga.id)
+        #expect(asked.state == .ready, "a parked function is woken to compensate, not ended at once")
+        try await within(.seconds(20), "the pool to finish") { try await running.value }
+        let done = try #require(try await queue.job(saga.id))
+        #expect(done.state == .cancelled)
+        #expect(done.error?.contains("cancelled") == true, "\(done.error ?? "")")
+        #expect(ran(input.tag, "charge") == 1 && ran(input.tag, "refund") == 1 && ran(input.tag, "ship") == 0)
+        let kinds = try await queue.events(after: 0, filter: EventFilter(jobIDs: [saga.id])).map(\.kind)
+        #expect(kinds.contains(.cancelling) && kinds.last == .cancelled, "\(kinds)")
+        // Cancelled, it is final: another cancel is refused.
+        await #expect(throws: JobQueueError.self) { try await queue.cancel(saga.id) }
     }
 }

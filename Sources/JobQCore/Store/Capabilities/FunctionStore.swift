@@ -9,11 +9,12 @@ import Foundation
 /// let taken = try await functions.recordStep(step, job: job, workerID: id)
 /// ```
 package protocol FunctionStore: AnyObject, Sendable {
-    /// The steps recorded for a job, by position; empty for a job that never reached one.
-    func functionSteps(of job: JobID) async throws -> [FunctionStep]
-    /// Records a finished step or a sleep at its position. False when the attempt is no longer
-    /// this worker's (the job was cancelled or taken over): nothing is written.
-    func recordStep(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> Bool
+    /// The steps recorded for a job, by position (empty for a job that never reached one), and
+    /// when cancelling it was asked for.
+    func functionRecord(of job: JobID) async throws -> FunctionRecord
+    /// Records a finished step or a sleep at its position, fenced on the attempt. A sleep is not
+    /// recorded once cancelling the function was asked for.
+    func recordStep(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> StepWrite
     /// A wait for a signal at `step.position` (recorded now if it was not): takes the oldest
     /// signal of its name not taken yet, or, past the wait's deadline, ends it with no signal;
     /// the step row and the signal change in one transaction.
@@ -40,6 +41,8 @@ package enum CallProgress: Sendable, Equatable {
     case parked
     /// The attempt is no longer this worker's.
     case lost
+    /// Cancelling the function was asked for: the call ends the run.
+    case cancelled
 }
 
 /// One recorded step of a durable function.
@@ -88,6 +91,27 @@ public struct FunctionStep: Sendable, Hashable, Codable {
     }
 }
 
+/// A durable function's record (``FunctionStore/functionRecord(of:)``).
+package struct FunctionRecord: Sendable {
+    package var steps: [FunctionStep]
+    /// When cancelling the function was asked for (its compensation runs), nil if it was not.
+    package var cancelRequested: Date?
+
+    package init(steps: [FunctionStep], cancelRequested: Date?) {
+        self.steps = steps
+        self.cancelRequested = cancelRequested
+    }
+}
+
+/// What ``FunctionStore/recordStep(_:job:workerID:)`` did.
+package enum StepWrite: Sendable, Equatable {
+    case recorded
+    /// The attempt is no longer this worker's: nothing written.
+    case lost
+    /// Cancelling the function was asked for: a sleep is not recorded, it ends the run.
+    case cancelled
+}
+
 /// What a wait found (``FunctionStore/takeSignal(for:job:workerID:now:)``).
 package enum SignalTake: Sendable, Equatable {
     /// A signal was taken: its payload (nil when it was sent without one).
@@ -98,6 +122,8 @@ package enum SignalTake: Sendable, Equatable {
     case none
     /// The attempt is no longer this worker's.
     case lost
+    /// Cancelling the function was asked for: the wait ends the run.
+    case cancelled
 }
 
 /// What ``JobQueue/signal(job:name:payloadJSON:)`` did.
