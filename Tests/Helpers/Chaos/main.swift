@@ -7,7 +7,8 @@
 //   some producers killed mid-transaction): each committed order's job once, no other job,
 //   workflows and trees final exactly once, trees holding exactly their jobs, one job per
 //   schedule occurrence, trigger jobs once per deduped emit and in dependency order, unique keys
-//   never held twice at once, lane order, a queue's concurrency limit never passed, jobs left
+//   never held twice at once, lane order, a queue's concurrency limit never passed, durable
+//   functions (steps, sleeps, signals, calls) finished once with their record intact, jobs left
 //   waiting, jobs past their deadline to start ended unrun, a shell job's command never running
 //   beside its own next attempt (a killed worker's command outlives it), integrity, busy errors
 //   seen by users
@@ -49,6 +50,24 @@ if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "app-producer" {
             exit(0)
         } catch {
             FileHandle.standardError.write(Data("app-producer: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+    dispatchMain()
+}
+
+// A worker process of durable functions (FunctionWorker.swift), killed like the others.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "function-worker" {
+    guard let index = CommandLine.arguments.firstIndex(of: "--db"), index + 1 < CommandLine.arguments.count else {
+        fatalError("function-worker needs --db")
+    }
+    let db = CommandLine.arguments[index + 1]
+    Task.detached {
+        do {
+            try await ChaosFunctions.runWorker(db: db)
+            exit(0)
+        } catch {
+            FileHandle.standardError.write(Data("function-worker: \(error)\n".utf8))
             exit(1)
         }
     }
@@ -303,6 +322,49 @@ func emitter(_ number: Int) throws -> Process {
     return process
 }
 
+// Durable functions, enqueued before the workers start; their signals are sent below.
+let functionCount = max(10, options.jobs / 200)
+let functionFile = directory.appendingPathComponent("functions.jsonl").path
+try ChaosFunctions.jobLines(functionCount).write(toFile: functionFile, atomically: true, encoding: .utf8)
+let functionIDs = { () -> [Int64] in
+    let process = run(["enqueue", "--file", functionFile, "--any-executor"], log: "functions.txt")
+    precondition(process.waitUntilExitAndStatus() == 0)
+    let text = (try? String(contentsOfFile: directory.appendingPathComponent("functions.txt").path, encoding: .utf8))
+    return (text ?? "").split(separator: "\n").compactMap { Int64($0) }
+}()
+precondition(functionIDs.count == functionCount, "the functions were not all enqueued")
+
+/// Sends each function its `go` signal (payload n + 1000) once, in a random order at random
+/// moments over the first seconds of the run: many arrive before their function reaches its wait.
+@MainActor func signaller() throws -> Process {
+    var order = Array(functionIDs.enumerated())
+    order.shuffle(using: &random)
+    let script = order.map { n, id in
+        "sleep 0.0\(Int.random(in: 1...9, using: &random)); "
+            + persistently("signal \(id) go --payload \(n + 1000)", output: "\(directory.path)/signalled.txt")
+    }.joined(separator: "\n")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", script]
+    process.standardError = logFile("signaller.log")
+    try process.run()
+    return process
+}
+
+func functionWorker(_ number: Int) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    process.arguments = ["function-worker", "--db", db]
+    let log = directory.appendingPathComponent("function-worker-\(number).log").path
+    if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
+    let handle = FileHandle(forWritingAtPath: log)!
+    handle.seekToEndOfFile()
+    process.standardOutput = handle
+    process.standardError = handle
+    try process.run()
+    return process
+}
+
 // Jobs with a deadline to start in a queue no worker serves.
 let unservedQueue = "chaos-unserved"
 
@@ -368,6 +430,7 @@ for producer in 0..<options.producers {
     producers.append(process)
 }
 producers += try (0..<2).map(emitter)
+producers.append(try signaller())
 
 // Applications enqueueing in their own transactions: an order row and its job, one in five
 // rolled back; the killer also kills them (in a transaction or between two) and starts others.
@@ -399,6 +462,8 @@ let workerArguments = [
     "--queue", limitedQueue, "--queue", cleanedQueue, "--cleaner-every", "500ms"
 ]
 var workers = (0..<options.workers).map { run(workerArguments, log: "worker-\($0).log") }
+var functionWorkers = try (0..<2).map(functionWorker)
+var functionWorkerKills = 0
 var kills = 0
 var serverRestarts = 0
 let started = Date()
@@ -433,6 +498,14 @@ while true {
     workers[victim].waitUntilExit()
     kills += 1
     workers[victim] = run(workerArguments, log: "worker-\(victim).log")
+    // Every other round, a worker of durable functions dies too, wherever its functions are.
+    if kills % 2 == 0 {
+        let victim = Int.random(in: 0..<functionWorkers.count, using: &random)
+        kill(functionWorkers[victim].processIdentifier, SIGKILL)
+        functionWorkers[victim].waitUntilExit()
+        functionWorkerKills += 1
+        functionWorkers[victim] = try functionWorker(victim)
+    }
     // Every fourth round, an application producer dies wherever it is; another takes its place
     // (four at most).
     if kills % 4 == 0, let victim = appProducers.firstIndex(where: \.isRunning), appProducerCount < 6 {
@@ -491,6 +564,9 @@ while true {
         for index in workers.indices where !workers[index].isRunning {
             workers[index] = run(workerArguments, log: "worker-\(index).log")
         }
+        for index in functionWorkers.indices where !functionWorkers[index].isRunning {
+            functionWorkers[index] = try functionWorker(index)
+        }
     }
     if !producing, !batchClosed {
         precondition(run(["batch", "close", "chaos"], log: "setup.log").waitUntilExitAndStatus() == 0)
@@ -504,8 +580,8 @@ while true {
         break
     }
 }
-for worker in workers { kill(worker.processIdentifier, SIGTERM) }
-for worker in workers { worker.waitUntilExit() }
+for worker in workers + functionWorkers { kill(worker.processIdentifier, SIGTERM) }
+for worker in workers + functionWorkers { worker.waitUntilExit() }
 let producerFailures =
     producers.filter { $0.terminationStatus != 0 }.count
     + appProducers.filter { $0.terminationReason == .exit && $0.terminationStatus != 0 }.count
@@ -769,6 +845,45 @@ let report = try { () throws -> [String: Int] in
             SELECT COUNT(*) FROM (SELECT started_at, LAG(finished_at) OVER (ORDER BY id) AS previous_end FROM jobq_jobs WHERE lane = 'chaos') AS lane
             WHERE previous_end IS NOT NULL AND started_at < previous_end
             """) ?? -1
+    // Durable functions: each succeeded with its result, its record holds exactly its six
+    // positions in order, its one signal was taken, by its wait, once.
+    let functionList = "(" + functionIDs.map(String.init).joined(separator: ",") + ")"
+    figures["functionsNotSucceeded"] =
+        try db.int("SELECT COUNT(*) FROM jobq_jobs WHERE id IN \(functionList) AND state != 'succeeded'") ?? -1
+    let results = try db.pairs("SELECT CAST(result AS text), id FROM jobq_jobs WHERE id IN \(functionList)")
+    figures["functionResultsWrong"] =
+        results.filter { row in
+            guard let n = functionIDs.firstIndex(of: Int64(row.count)),
+                let output = try? JSONDecoder().decode(ChaosFunctions.Order.Output.self, from: Data(row.name.utf8))
+            else { return true }
+            return output != ChaosFunctions.Order.expected(n)
+        }.count + (functionCount - results.count)
+    let recordText = ChaosFunctions.record.enumerated().map { "\($0.offset):\($0.element.kind):\($0.element.name)" }
+        .joined(separator: "|")
+    let records = try db.pairs(
+        """
+        SELECT \(onPostgres ? "string_agg(position || ':' || kind || ':' || name, '|' ORDER BY position)" : "group_concat(position || ':' || kind || ':' || name, '|')"), job_id
+        FROM (SELECT * FROM jobq_steps WHERE job_id IN \(functionList) ORDER BY job_id, position) AS s GROUP BY job_id
+        """)
+    figures["functionRecordsWrong"] =
+        records.filter { $0.name != recordText }.count + (functionCount - records.count)
+    figures["functionStepsUnfinished"] =
+        try db.int("SELECT COUNT(*) FROM jobq_steps WHERE job_id IN \(functionList) AND finished_at IS NULL") ?? -1
+    figures["signalsWrong"] =
+        try db.int(
+            """
+            SELECT COUNT(*) FROM jobq_jobs j WHERE j.id IN \(functionList)
+                AND (SELECT COUNT(*) FROM jobq_signals s WHERE s.job_id = j.id AND s.position = 3) != 1
+            """) ?? -1
+    figures["signalsUntaken"] = try db.int("SELECT COUNT(*) FROM jobq_signals WHERE position IS NULL") ?? -1
+    figures["functionsFinishedTwice"] =
+        try db.int(
+            """
+            SELECT COUNT(*) FROM (SELECT job_id FROM jobq_events WHERE job_id IN \(functionList) AND kind = 'succeeded'
+                GROUP BY job_id HAVING COUNT(*) > 1) AS twice
+            """) ?? -1
+    figures["functionParks"] =
+        try db.int("SELECT COUNT(*) FROM jobq_events WHERE job_id IN \(functionList) AND kind = 'parked'") ?? -1
     return figures
 }()
 var busy = 0
@@ -791,7 +906,9 @@ for key in [
     "cleanedTooEarly", "treesWithWrongJobs",
     "triggerOrder",
     "triggerUnlinked", "uniqueOverlaps", "burned", "deadNeverStarted", "appLost", "rolledBackJobs", "ordersWithoutJob",
-    "appDuplicates", "expiredRan", "unservedNotExpired", "pausedStarts"
+    "appDuplicates", "expiredRan", "unservedNotExpired", "pausedStarts", "functionsNotSucceeded",
+    "functionResultsWrong", "functionRecordsWrong", "functionStepsUnfinished", "signalsWrong", "signalsUntaken",
+    "functionsFinishedTwice"
 ] where figure(key) != 0 { broken.append(key) }
 // Every bulk retry that was not killed ended well and wrote its `bulk` event (one killed after
 // its last commit may have written its own too).
@@ -853,6 +970,12 @@ line +=
     "orders enqueued in the app's transaction \(figure("appOrders")) (acknowledged \(figure("appAcked")), producers killed \(appKills), "
     + "lost \(figure("appLost")), rolled-back jobs run \(figure("rolledBackJobs")), orders without their job \(figure("ordersWithoutJob")), "
     + "twice \(figure("appDuplicates"))), "
+line +=
+    "durable functions \(functionCount) (workers killed \(functionWorkerKills), parks \(figure("functionParks")), "
+    + "not succeeded \(figure("functionsNotSucceeded")), wrong results \(figure("functionResultsWrong")), "
+    + "wrong records \(figure("functionRecordsWrong")), unfinished steps \(figure("functionStepsUnfinished")), "
+    + "signals not taken once \(figure("signalsWrong") + figure("signalsUntaken")), "
+    + "finished twice \(figure("functionsFinishedTwice"))), "
 line +=
     "expired \(figure("expired")) (ran anyway \(figure("expiredRan")), unserved jobs not expired \(figure("unservedNotExpired"))), "
 line +=

@@ -1,0 +1,69 @@
+import Foundation
+import JobQ
+import JobQPostgres
+import Logging
+
+/// Durable functions under the kills: worker processes of the run's own (`jobq-chaos
+/// function-worker --db DB`), killed and restarted with the `jobq work` ones. Each function
+/// records a step, sleeps a few hundred milliseconds (its slot given back), records another,
+/// waits for its `go` signal (sent by the run at a random moment, often before the wait is
+/// reached), calls a `sum` job (run by the `jobq work` workers) and records a last step. The
+/// checks: every function succeeded with the right result, its record holds exactly its six
+/// positions in order, its one signal was taken once, and it finished once.
+enum ChaosFunctions {
+    static let queue = "chaos-functions"
+    /// The record every function ends with: (kind, name) by position.
+    static let record: [(kind: String, name: String)] = [
+        ("step", "charge"), ("sleep", "sleep"), ("step", "pack"), ("signal", "go"), ("call", "call sum"),
+        ("step", "ship")
+    ]
+
+    struct Order: Executor {
+        static let name = "chaos-order"
+        struct Input: Codable, Sendable { var n: Int }
+        struct Output: Codable, Sendable, Equatable {
+            var charge: Int
+            var go: Int
+            var total: Int
+        }
+
+        func run(_ input: Input, context: JobContext) async throws -> Output {
+            let charge = try await context.step("charge") { input.n * 2 }
+            try await context.sleep(for: .milliseconds(Int64(200 + input.n % 3 * 100)))
+            let packed = try await context.step("pack") { charge + 1 }
+            guard let go = try await context.waitForSignal("go", as: Int.self, timeout: .seconds(300)) else {
+                throw NonRetryableError("no go signal within five minutes")
+            }
+            let sum = try await context.call(
+                SumExecutor.self, .init(a: packed, b: go), options: JobOptions(maxAttempts: 10))
+            let total = try await context.step("ship") { () -> Int in
+                if case .integer(let value) = sum.sum { return Int(value) }
+                throw NonRetryableError("sum returned \(sum.sum)")
+            }
+            return Output(charge: charge, go: go, total: total)
+        }
+
+        /// What function `n` returns when it receives its signal (`n + 1000`).
+        static func expected(_ n: Int) -> Output { Output(charge: 2 * n, go: n + 1000, total: 2 * n + 1 + n + 1000) }
+    }
+
+    /// The job lines of `count` functions.
+    static func jobLines(_ count: Int) -> String {
+        (0..<count).map { #"{"executor": "\#(Order.name)", "payload": {"n": \#($0)}, "queue": "\#(queue)", "maxAttempts": 10}"# }
+            .joined(separator: "\n")
+    }
+
+    /// Runs a worker pool of the functions until killed.
+    static func runWorker(db: String) async throws {
+        let logger = Logger(label: "chaos.functions")
+        let jobs =
+            db.hasPrefix("postgres")
+            ? try await JobQueue(postgres: try PostgresSettings(url: db), logger: logger) : try JobQueue(path: db)
+        var options = WorkerPool.Options()
+        options.lease = .seconds(1)
+        options.pollInterval = .milliseconds(100)
+        options.stopWhen = .never
+        let pool = WorkerPool(queue: jobs, queues: [queue], concurrency: 4, executors: [Order()], options: options)
+        try await pool.run()
+    }
+}
