@@ -194,6 +194,9 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")
             ]
         ),
+        // The DocC article "Durable functions"'s complete example, compiled as written and run by
+        // a test.
+        .executableTarget(name: "DurableOrder", dependencies: ["JobQ"]),
         // A program the tests run as a process (kill -9 in the middle of a data migration).
         .executableTarget(
             name: "jobq-test-helper",
@@ -243,6 +246,7 @@ let package = Package(
                 "jobq-test-helper",
                 "jobq-chaos",
                 "jobq-fuzz",
+                "DurableOrder",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

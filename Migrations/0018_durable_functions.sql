@@ -6,6 +6,8 @@
 -- the signal `name`: `wake_at` is its deadline, `finished_at` NULL while it waits, `result` the
 -- signal's payload, NULL when it timed out), 'call' (child jobs it enqueued, `children` their ids
 -- as a JSON array; `result` once they all finished: each one's state and result or error).
+-- `cancelled`: the sleep, wait or call the function had reached when it was cancelled, ended
+-- there, so that a replay of its compensation reaches the same point and ends it the same way.
 CREATE TABLE jobq_steps (
     job_id      INTEGER NOT NULL,
     position    INTEGER NOT NULL CHECK (position >= 0),
@@ -17,6 +19,7 @@ CREATE TABLE jobq_steps (
     attempt     INTEGER NOT NULL,
     started_at  REAL NOT NULL,
     finished_at REAL,
+    cancelled   INTEGER NOT NULL DEFAULT 0 CHECK (cancelled IN (0, 1)),
     PRIMARY KEY (job_id, position)
 ) WITHOUT ROWID;
 

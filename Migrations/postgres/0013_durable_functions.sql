@@ -7,6 +7,8 @@
 -- the signal `name`: `wake_at` is its deadline, `finished_at` NULL while it waits, `result` the
 -- signal's payload, NULL when it timed out), 'call' (child jobs it enqueued, `children` their ids
 -- as a JSON array; `result` once they all finished: each one's state and result or error).
+-- `cancelled`: the sleep, wait or call the function had reached when it was cancelled, ended
+-- there, so that a replay of its compensation reaches the same point and ends it the same way.
 CREATE TABLE jobq_steps (
     job_id      bigint NOT NULL,
     position    integer NOT NULL CHECK (position >= 0),
@@ -18,6 +20,7 @@ CREATE TABLE jobq_steps (
     attempt     integer NOT NULL,
     started_at  double precision NOT NULL,
     finished_at double precision,
+    cancelled   integer NOT NULL DEFAULT 0 CHECK (cancelled IN (0, 1)),
     PRIMARY KEY (job_id, position)
 );
 

@@ -335,7 +335,8 @@ package enum EventData: Sendable {
             if !step.children.isEmpty {
                 data.add("children", raw: "[" + step.children.map(String.init).joined(separator: ",") + "]")
             }
-            if step.finishedAt != nil {
+            if step.cancelled { data.add("cancelled", bool: true) }
+            if step.finishedAt != nil, !step.cancelled {
                 data.add("finished", bool: true)
                 // A step's result can be large and is kept with the step; a signal's payload is
                 // what the sender gave, said once here.

@@ -14,7 +14,8 @@ extension SQLStore {
         try await read(.short) { db in
             let steps = try db.fetchRows(
                 sql: """
-                    SELECT position, name, kind, result, children, wake_at, attempt, started_at, finished_at
+                    SELECT position, name, kind, result, children, wake_at, attempt, started_at, finished_at,
+                        cancelled
                     FROM jobq_steps WHERE job_id = ? ORDER BY position
                     """,
                 arguments: [job]
@@ -79,6 +80,27 @@ extension SQLStore {
                 db, .step(attempt: job.attempt, step: finished), job: job.id, queue: job.queue,
                 executor: job.executor, batch: job.batch, now: now, workflow: job.workflowID)
             return take
+        }
+    }
+
+    package func cancelPoint(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> Bool {
+        let now = SharedSQL.now()
+        return try await write(.short, audience: .followers) { db in
+            guard try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) != nil else { return false }
+            var ended = step
+            ended.cancelled = true
+            ended.finishedAt = ended.finishedAt ?? Date(timeIntervalSince1970: now)
+            try db.execute(
+                sql: """
+                    UPDATE jobq_steps SET cancelled = 1, finished_at = COALESCE(finished_at, ?)
+                    WHERE job_id = ? AND position = ?
+                    """,
+                arguments: [now, job.id, step.position])
+            if db.changesCount == 0 { try SharedSQL.insertStep(db, ended, job: job.id) }
+            SharedSQL.appendEvent(
+                db, .step(attempt: job.attempt, step: ended), job: job.id, queue: job.queue, executor: job.executor,
+                batch: job.batch, now: now, workflow: job.workflowID)
+            return true
         }
     }
 
@@ -170,13 +192,14 @@ extension SharedSQL {
         try db.execute(
             sql: """
                 INSERT INTO jobq_steps (job_id, position, name, kind, result, children, wake_at, attempt, started_at,
-                    finished_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    finished_at, cancelled)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 job, step.position, step.name, step.kind.rawValue, step.resultJSON,
                 step.children.isEmpty ? nil : jsonArray(step.children), step.wakeAt?.timeIntervalSince1970,
-                step.attempt, step.startedAt.timeIntervalSince1970, step.finishedAt?.timeIntervalSince1970
+                step.attempt, step.startedAt.timeIntervalSince1970, step.finishedAt?.timeIntervalSince1970,
+                step.cancelled ? 1 : 0
             ])
     }
 
@@ -270,6 +293,7 @@ extension SharedSQL {
             children: (row["children"] as String?).map(jobIDs(inJSONArray:)) ?? [],
             wakeAt: (row["wake_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
             attempt: Int(row["attempt"] as Int64), startedAt: Date(timeIntervalSince1970: row["started_at"]),
-            finishedAt: (row["finished_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
+            finishedAt: (row["finished_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            cancelled: (row["cancelled"] as Int64) != 0)
     }
 }

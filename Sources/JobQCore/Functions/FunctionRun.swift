@@ -114,22 +114,21 @@ final class FunctionRun: Sendable {
         switch try await store.recordStep(step, job: job, workerID: workerID) {
         case .recorded: return
         case .lost: throw FunctionAttemptLost()
-        case .cancelled: throw noteCancelled()
+        case .cancelled: throw try await cancel(at: step)
         }
     }
 
     /// Whether cancelling the function was asked for, as far as this run knows.
     var cancelRequested: Bool { state.withLock { $0.cancelRequested } }
 
-    /// The store says cancelling was asked for: the error the sleep, wait or call throws.
-    func noteCancelled() -> FunctionCancelled {
+    /// Ends the sleep, wait or call at `step`'s position as cancelled and moves past it: the
+    /// error it then throws. Recorded, so that a replay of the compensation ends there too.
+    func cancel(at step: FunctionStep) async throws -> FunctionCancelled {
+        await startWritten()
+        guard try await store.cancelPoint(step, job: job, workerID: workerID) else { throw FunctionAttemptLost() }
         state.withLock { $0.cancelRequested = true }
+        advance()
         return FunctionCancelled(job: job.id)
-    }
-
-    /// Throws when cancelling was asked for: a sleep, a wait or a call ends the run at once.
-    func checkNotCancelled() throws {
-        if cancelRequested { throw FunctionCancelled(job: job.id) }
     }
 
     private func loadHistory() async throws {

@@ -45,28 +45,33 @@ extension JobContext {
         }
         let run = try functionRun()
         let (position, recorded) = try await run.begin(.call, "call \(E.name)")
+        if let recorded, recorded.cancelled {
+            run.advance()
+            throw FunctionCancelled(job: jobID)
+        }
+        let step =
+            recorded
+            ?? FunctionStep(
+                position: position, name: "call \(E.name)", kind: .call, resultJSON: nil, wakeAt: nil,
+                attempt: attempt, startedAt: Date(), finishedAt: nil)
         let progress: CallProgress
         if let recorded, let outcomes = recorded.resultJSON, recorded.finishedAt != nil {
             progress = .finished(outcomesJSON: outcomes)
+        } else if run.cancelRequested {
+            // Cancelled, the function waits for its calls no more (the jobs it called go on).
+            throw try await run.cancel(at: step)
         } else if let recorded {
-            try run.checkNotCancelled()
             await run.startWritten()
             progress = try await run.store.resumeCall(recorded, job: run.job, workerID: run.workerID)
         } else {
-            try run.checkNotCancelled()
             let requests = try inputs.map { try JobRequest(E.self, $0, options: options) }
             await run.startWritten()
-            progress = try await run.store.startCall(
-                requests,
-                step: FunctionStep(
-                    position: position, name: "call \(E.name)", kind: .call, resultJSON: nil, wakeAt: nil,
-                    attempt: attempt, startedAt: Date(), finishedAt: nil),
-                job: run.job, workerID: run.workerID)
+            progress = try await run.store.startCall(requests, step: step, job: run.job, workerID: run.workerID)
         }
         switch progress {
         case .parked: throw FunctionParkedForCalls()
         case .lost: throw FunctionAttemptLost()
-        case .cancelled: throw run.noteCancelled()
+        case .cancelled: throw try await run.cancel(at: step)
         case .finished(let outcomesJSON):
             run.advance()
             return try Self.callResults(E.self, outcomesJSON)

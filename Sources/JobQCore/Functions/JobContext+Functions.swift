@@ -123,24 +123,23 @@ extension JobContext {
         }
         let run = try functionRun()
         let (position, recorded) = try await run.begin(.sleep, "sleep")
-        let wake: Date
-        if let recorded {
-            wake = recorded.wakeAt ?? recorded.startedAt
-        } else {
-            // Cancelled, the function sleeps no more; a sleep it already slept replays as before.
-            try run.checkNotCancelled()
-            wake = date
-            let now = Date()
-            try await run.record(
-                FunctionStep(
-                    position: position, name: "sleep", kind: .sleep, resultJSON: nil, wakeAt: wake, attempt: attempt,
-                    startedAt: now, finishedAt: now))
+        // Cancelled, the function sleeps no more where it is: the sleep it reached ends as
+        // cancelled (recorded so, for a replay of its compensation); one it slept replays.
+        if let recorded, recorded.cancelled {
+            run.advance()
+            throw FunctionCancelled(job: jobID)
         }
+        let now = Date()
+        let step =
+            recorded
+            ?? FunctionStep(
+                position: position, name: "sleep", kind: .sleep, resultJSON: nil, wakeAt: date, attempt: attempt,
+                startedAt: now, finishedAt: now)
+        let wake = step.wakeAt ?? step.startedAt
+        if run.cancelRequested, recorded == nil || wake > now { throw try await run.cancel(at: step) }
+        if recorded == nil { try await run.record(step) }
         run.advance()
-        if wake > Date() {
-            try run.checkNotCancelled()
-            throw FunctionPark(until: wake, awaiting: nil)
-        }
+        if wake > now { throw FunctionPark(until: wake, awaiting: nil) }
     }
 
     /// Waits durably for the signal `name` (``JobQueue/signal(job:name:payloadJSON:)``, `jobq
@@ -162,18 +161,22 @@ extension JobContext {
         let deadline = try timeout.map(Self.wake(after:)) ?? FunctionRun.latestWake
         let run = try functionRun()
         let (position, recorded) = try await run.begin(.signal, name)
+        if let recorded, recorded.cancelled {
+            run.advance()
+            throw FunctionCancelled(job: jobID)
+        }
         if let recorded, recorded.finishedAt != nil {
             run.advance()
             // A wait that timed out recorded no result; a signal sent without a payload, `null`.
             guard let payload = recorded.resultJSON else { return nil }
             return try Self.decode(T.self, payload, what: "the payload of signal '\(name)'")
         }
-        try run.checkNotCancelled()
         let step =
             recorded
             ?? FunctionStep(
                 position: position, name: name, kind: .signal, resultJSON: nil, wakeAt: deadline, attempt: attempt,
                 startedAt: Date(), finishedAt: nil)
+        if run.cancelRequested { throw try await run.cancel(at: step) }
         await run.startWritten()
         let take = try await run.store.takeSignal(
             for: step, job: run.job, workerID: run.workerID, now: Date().timeIntervalSince1970)
@@ -189,7 +192,7 @@ extension JobContext {
         case .lost:
             throw FunctionAttemptLost()
         case .cancelled:
-            throw run.noteCancelled()
+            throw try await run.cancel(at: step)
         }
     }
 

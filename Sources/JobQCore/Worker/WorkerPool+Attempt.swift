@@ -354,12 +354,12 @@ extension WorkerPool {
         switch outcome {
         case .released, .cancelled: return outcome
         case .succeeded, .parked, .snoozed:
-            return .cancelled(reason: "cancelled while it ran; its compensation finished")
+            return .cancelled(reason: "cancelled by an operator; the function finished its run")
         case .retry(let error, _, _), .dead(let error, _):
             if case .finished(.failure(let thrown)) = end, thrown is FunctionCancelled {
-                return .cancelled(reason: "cancelled while it ran; it ended at its cancellation")
+                return .cancelled(reason: "cancelled by an operator; the function compensated and ended")
             }
-            return .cancelled(reason: "cancelled while it ran; its compensation failed: \(error)")
+            return .cancelled(reason: "cancelled by an operator; its compensation failed: \(error)")
         }
     }
 

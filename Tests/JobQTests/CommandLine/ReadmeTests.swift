@@ -43,6 +43,36 @@ struct ReadmeTests {
         for block in blocks { #expect(compiled.contains(block), "not compiled as written:\n\(block)") }
     }
 
+    /// The article "Durable functions" shows code that compiles and runs: each of its Swift blocks
+    /// but the last (a fragment about deploys) is in the DurableOrder target's files, and the
+    /// built example runs to its end: one order shipped, one cancelled and refunded.
+    @Test func durableFunctionsExampleCompilesAndRuns() async throws {
+        let article = try Self.article("DurableFunctions")
+        let folder = Self.root.appendingPathComponent("Sources/DurableOrder")
+        let compiled = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().map {
+            try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8)
+        }.joined(separator: "\n")
+        let blocks = article.components(separatedBy: "```swift\n").dropFirst().map {
+            String($0.components(separatedBy: "```")[0])
+        }
+        #expect(blocks.count == 3)
+        for block in blocks.dropLast() { #expect(compiled.contains(block), "not compiled as written:\n\(block)") }
+        let example = CLI.binary.deletingLastPathComponent().appendingPathComponent("DurableOrder")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: example.path), "build the DurableOrder target first")
+        let process = Process()
+        process.executableURL = example
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(text.contains("order 1: LABEL-1, approved by ada"), "\(text)")
+        #expect(text.contains("order 2: cancelled, refunded: true"), "\(text)")
+    }
+
     @Test func quickstartInReadmeIsTheCompiledQuickstart() throws {
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         let source = try String(

@@ -23,6 +23,9 @@ package protocol FunctionStore: AnyObject, Sendable {
     /// Keeps a signal for a job and, when the job is parked waiting for that name, makes it
     /// ready, in one transaction.
     func sendSignal(to job: JobID, name: String, payloadJSON: String?) async throws -> SignalReceipt
+    /// Ends the sleep, wait or call at `step.position` as cancelled (recorded now if it was not),
+    /// fenced on the attempt: false when the attempt is no longer this worker's.
+    func cancelPoint(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> Bool
     /// A call's first run: enqueues its children, records the call at `step.position`, and
     /// parks the function until they all finish, in one transaction.
     func startCall(_ children: [JobRequest], step: FunctionStep, job: ClaimedJob, workerID: String) async throws
@@ -74,11 +77,14 @@ public struct FunctionStep: Sendable, Hashable, Codable {
     public var startedAt: Date
     /// When it finished; nil for a wait still waiting.
     public var finishedAt: Date?
+    /// The sleep, wait or call the function had reached when it was cancelled: ended there.
+    public var cancelled: Bool
 
     package init(
         position: Int, name: String, kind: Kind, resultJSON: String?, children: [JobID] = [], wakeAt: Date?,
-        attempt: Int, startedAt: Date, finishedAt: Date?
+        attempt: Int, startedAt: Date, finishedAt: Date?, cancelled: Bool = false
     ) {
+        self.cancelled = cancelled
         self.position = position
         self.name = name
         self.kind = kind
