@@ -81,7 +81,7 @@ public struct JobContext: Sendable {
     /// This attempt's writes to the shared context, committed with its success.
     let sharedWrites: SharedWrites?
     let failedDependenciesJSON: String?
-    /// The run's durable-function record (``step(_:_:)``), set by the worker pool.
+    /// The run's durable-function record (``step(_:_:)->_``), set by the worker pool.
     var function: FunctionRun? = nil
 
     /// Whether this is the last attempt the job gets.

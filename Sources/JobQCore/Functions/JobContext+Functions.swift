@@ -4,7 +4,7 @@ import Foundation
 /// for days and waits for signals without holding a worker, and that picks up where it was after
 /// a crash, a retry or a deploy.
 ///
-/// Each ``step(_:_:)``, ``sleep(for:)`` and ``waitForSignal(_:as:timeout:)`` takes the next
+/// Each ``step(_:_:)->_``, ``sleep(for:)`` and ``waitForSignal(_:as:timeout:)`` takes the next
 /// position in the job's record. When the function runs again, the positions already recorded
 /// return what was recorded (a step's result, a signal's payload) without running again, so the
 /// code before them must reach them in the same order: keep what decides the path in steps.
@@ -83,7 +83,7 @@ extension JobContext {
         return value
     }
 
-    /// Runs `body`, which returns nothing, once for this job (see ``step(_:_:)-<T>``); its record
+    /// Runs `body`, which returns nothing, once for this job (see ``step(_:_:)->_``); its record
     /// holds `null`.
     ///
     /// ```swift

@@ -24,7 +24,7 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
     case released
     /// The executor asked to run again later without using an attempt. Data: `until`, `snoozes`.
     case snoozed
-    /// A durable function recorded a step (``JobContext/step(_:_:)``), a sleep or a wait, or a
+    /// A durable function recorded a step (``JobContext/step(_:_:)->_``), a sleep or a wait, or a
     /// wait ended. Data: `attempt`, `position`, `name`, `kind` (`step`, `sleep`, `signal`),
     /// `wakeAt`, `finished`, and for a wait that ended `payload` or `timedOut`.
     case step

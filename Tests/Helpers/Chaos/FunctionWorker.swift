@@ -49,8 +49,10 @@ enum ChaosFunctions {
 
     /// The job lines of `count` functions.
     static func jobLines(_ count: Int) -> String {
-        (0..<count).map { #"{"executor": "\#(Order.name)", "payload": {"n": \#($0)}, "queue": "\#(queue)", "maxAttempts": 10}"# }
-            .joined(separator: "\n")
+        (0..<count).map {
+            #"{"executor": "\#(Order.name)", "payload": {"n": \#($0)}, "queue": "\#(queue)", "maxAttempts": 10}"#
+        }
+        .joined(separator: "\n")
     }
 
     /// Runs a worker pool of the functions until killed.
