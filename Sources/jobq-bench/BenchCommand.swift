@@ -167,6 +167,8 @@ struct BenchCommand: AsyncParsableCommand {
         let sequence = try size(sequenceSteps, 1_000, 100)
         let fanOut = try size(treeFanOut, 100, 30)
         let treeJobs = 1 + fanOut + fanOut * fanOut
+        let functionCount = try size(nil, 2_000, 100)
+        let sleepers = try size(nil, 10_000, 500)
         var bench = try BenchWorkloads()
         bench.durability = durable ? .full : .normal
         defer { bench.cleanUp() }
@@ -239,6 +241,16 @@ struct BenchCommand: AsyncParsableCommand {
         let treeRuns = try await repeated { try await bench.runTree(fanOut: fanOut) }
         let tree = treeRuns.measured(\.jobsPerSecond)
         let lastLeaf = treeRuns.measured(\.lastLeafToTreeEvent)
+        progress("durable functions: \(functionCount) of 10 steps, and \(functionCount * 10) plain jobs")
+        let plainForFunctions = try await measure {
+            try await BenchWorkloads.drainPlain(try bench.open(bench.freshPath()), jobs: functionCount * 10)
+        }
+        let functionSteps = try await measure {
+            try await BenchWorkloads.runFunctions(
+                try bench.open(bench.freshPath()), functions: functionCount, steps: 10)
+        }
+        progress("a signal to its function's success")
+        let signalled = try await BenchWorkloads.signalLatency(try bench.open(bench.freshPath()), count: latencyCount)
         progress("latency")
         let inProcess = try await bench.latency(latencyCount, crossProcess: false)
         let crossProcess = try await bench.latency(latencyCount, crossProcess: true)
@@ -258,7 +270,10 @@ struct BenchCommand: AsyncParsableCommand {
             let rawLatency: MinimalRawLatency.Samples? = nil
         #endif
         progress("an idle worker's CPU over \(idleFor)s")
-        let idleCPU = try await bench.idleWorkerCPU(seconds: idleFor)
+        let idle = try await bench.idleWorker(seconds: idleFor)
+        let idleCPU = idle?.cpu
+        progress("an idle worker's CPU and memory beside \(sleepers) sleeping durable functions")
+        let idleBesideSleepers = try await bench.idleWorker(seconds: idleFor, sleepingFunctions: sleepers)
         progress("flat cost with \(finished) finished and \(future) future jobs")
         let flat = try await bench.flatCost(finished: finished, future: future, drain: drainCount)
         progress("peak memory with a \(backlog)-job backlog")
@@ -382,6 +397,28 @@ struct BenchCommand: AsyncParsableCommand {
                 Row(
                     workload: "enqueue to done in the worker p50, vs the \(limit)", value: jobqOneWay, unit: "ms",
                     baseline: "\(oneWay) p50", baselineValue: limitOneWay, ratio: limitOneWay / jobqOneWay)
+            ]
+        }
+        rows += [
+            Row(
+                workload: "durable functions of 10 steps (\(functionCount), concurrency 4)", value: functionSteps,
+                unit: "steps/s", baseline: "plain drain of \(functionCount * 10) jobs, concurrency 4",
+                baselineValue: plainForFunctions, ratio: functionSteps / plainForFunctions),
+            Row(
+                workload: "a signal to its parked function's success p50", value: percentile(signalled, 50), unit: "ms",
+                baseline: "latency in-process p50", baselineValue: percentile(inProcess.roundTrip, 50),
+                ratio: percentile(inProcess.roundTrip, 50) / percentile(signalled, 50))
+        ]
+        if let idle, let besideSleepers = idleBesideSleepers {
+            rows += [
+                Row(
+                    workload: "CPU of an idle `jobq work` beside \(sleepers) sleeping functions",
+                    value: besideSleepers.cpu, unit: "% of a core", baseline: "with none", baselineValue: idle.cpu),
+                Row(
+                    workload: "peak memory of an idle `jobq work` beside \(sleepers) sleeping functions",
+                    value: Double(besideSleepers.rss) / 1_048_576, unit: "MiB", baseline: "with none",
+                    baselineValue: Double(idle.rss) / 1_048_576,
+                    ratio: Double(besideSleepers.rss) / Double(max(idle.rss, 1)))
             ]
         }
         if let idleCPU {

@@ -247,8 +247,16 @@ struct BenchWorkloads {
     /// for work costs (the wake-ups on other processes' commits come from the OS, so none of it
     /// should be polling). nil where the kernel does not report a process's CPU time (/proc).
     mutating func idleWorkerCPU(seconds: Int) async throws -> Double? {
+        try await idleWorker(seconds: seconds)?.cpu
+    }
+
+    /// An idle `jobq work`'s CPU over `seconds` (percent of a core) and its peak resident memory
+    /// (bytes), beside `sleepingFunctions` durable functions parked in a day-long sleep; nil
+    /// without /proc.
+    mutating func idleWorker(seconds: Int, sleepingFunctions: Int = 0) async throws -> (cpu: Double, rss: Int)? {
         let path = freshPath()
         let queue = try open(path)
+        if sleepingFunctions > 0 { try await Self.parkSleepers(queue, count: sleepingFunctions) }
         let child = try BenchChild(["--db", path] + workerFlags + ["work", "--concurrency", "4"])
         defer { child.terminate() }
         // Let the worker start (one job done) and settle.
@@ -261,9 +269,10 @@ struct BenchWorkloads {
         guard let before = child.cpuSeconds() else { return nil }
         try await Task.sleep(for: .seconds(seconds))
         guard let after = child.cpuSeconds() else { return nil }
+        let rss = BenchChild.highWaterMark(child.pid) ?? 0
         child.terminate()
         _ = await child.wait()
-        return (after - before) / Double(seconds) * 100
+        return ((after - before) / Double(seconds) * 100, rss)
     }
 
     /// Claim throughput on a store that also holds `finished` succeeded jobs and `future` jobs

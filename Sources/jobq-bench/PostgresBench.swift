@@ -387,6 +387,17 @@
                 progress("pick-up latency through the pooler")
                 pooled = (drain, try await bench.pickUpLatency(min(latencyCount, 30), through: pooler, on: connection))
             }
+            progress("durable functions of 10 steps, and as many plain jobs")
+            let functionCount = try size(nil, 500, 50)
+            let plainForFunctions = try await jobq {
+                try await BenchWorkloads.drainPlain(try await bench.queue(), jobs: functionCount * 10)
+            }
+            let functionSteps = try await jobq {
+                try await BenchWorkloads.runFunctions(try await bench.queue(), functions: functionCount, steps: 10)
+            }
+            try await bench.reset(connection)
+            progress("a signal to its function's success")
+            let signalled = try await BenchWorkloads.signalLatency(try await bench.queue(), count: latencyCount)
             try await bench.reset(connection)
             progress("pick-up latency")
             let latency = try await bench.pickUpLatency(latencyCount, on: connection)
@@ -401,6 +412,14 @@
             try await minimal.drop()
             let baseline = "minimal PostgreSQL queue"
             var rows = [
+                Row(
+                    workload: "\(label): durable functions of 10 steps (\(functionCount), concurrency 4)",
+                    value: functionSteps, unit: "steps/s",
+                    baseline: "plain drain of \(functionCount * 10) jobs in-process, concurrency 4",
+                    baselineValue: plainForFunctions, ratio: functionSteps / plainForFunctions),
+                Row(
+                    workload: "\(label): a signal to its parked function's success p50 (in-process worker)",
+                    value: percentile(signalled, 50), unit: "ms"),
                 Row(
                     workload: "\(label): enqueue, one per transaction", value: single, unit: "jobs/s",
                     baseline: "\(baseline), one INSERT each", baselineValue: minimalSingle,
