@@ -159,6 +159,8 @@ package enum FilterSQL {
         case .batch: "batch"
         case .unique: "unique_key"
         case .error: "error"
+        // Kept after the function is woken: it counts only while the function is parked.
+        case .awaiting: "(CASE WHEN state = 'scheduled' THEN awaiting END)"
         }
     }
 

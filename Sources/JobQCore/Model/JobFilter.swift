@@ -12,8 +12,9 @@ import Foundation
 ///
 /// Terms, separated by spaces:
 /// - `state:dead`, `state:dead,cancelled` (any of), and likewise `queue:`, `executor:`,
-///   `name:`, `partition:`, `lane:`, `batch:`, `unique:`, `error:`; a value with spaces in
-///   double quotes (`name:"nightly report"`).
+///   `name:`, `partition:`, `lane:`, `batch:`, `unique:`, `error:`, and `awaiting:` (the signal
+///   a durable function is parked waiting for); a value with spaces in double quotes
+///   (`name:"nightly report"`).
 /// - `error~timeout`: the text contains `timeout` (case matters); also for the other text
 ///   fields but `state`.
 /// - `attempt>1`, `priority>=5`, `id<1000`, `workflow:42`: whole-number fields with `:` (any of
@@ -127,6 +128,8 @@ public struct JobFilter: Sendable, Hashable, CustomStringConvertible {
 
     package enum TextField: String, Sendable, Hashable, CaseIterable {
         case state, queue, executor, name, partition, lane, batch, unique, error
+        /// The signal a durable function is parked waiting for (none for any other job).
+        case awaiting
     }
 
     package enum IntegerField: String, Sendable, Hashable, CaseIterable {

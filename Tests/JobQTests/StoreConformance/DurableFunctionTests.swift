@@ -244,12 +244,15 @@ struct DurableFunctionTests {
         #expect(steps.count == 2)
         #expect(steps.first?.resultJSON == #"{"n":1}"#)
         #expect(steps.last?.finishedAt == nil, "the second wait waits")
+        #expect(try await queue.jobs(where: JobFilter("awaiting:go")).map(\.id) == [job.id])
+        #expect(try await queue.count(where: JobFilter("awaiting:other")) == 0)
         let second = try await queue.signal(job: job.id, name: "go", payload: Waiter.Go(n: 2))
         #expect(second.wokeJob, "the signal makes the parked function ready")
         try await within(.seconds(20), "the pool to finish") { try await running.value }
         let done = try #require(try await queue.job(job.id))
         #expect(done.state == .succeeded, "\(done.error ?? "")")
         #expect(try done.result(as: Waiter.Output.self) == .init(got: [.init(n: 1), .init(n: 2)]))
+        #expect(try await queue.count(where: JobFilter("awaiting:go")) == 0, "woken, it waits no more")
         // A third signal finds the job finished: refused, nothing kept.
         await #expect(throws: JobQueueError.self) {
             try await queue.signal(job: job.id, name: "go", payload: Waiter.Go(n: 3))
