@@ -32,43 +32,20 @@ struct SignalCommand: AsyncParsableCommand {
 
 /// How `jobq show` lists a durable function's record.
 enum FunctionStepsTable {
-    static func render(_ steps: [FunctionStep], jobState: JobState, now: Date = Date()) -> String {
+    static func render(_ steps: [FunctionStep], jobState: JobState) -> String {
         var rows: [[String]] = [["#", "kind", "name", "state", "at", "result"]]
         for (index, step) in steps.enumerated() {
-            let isLast = index == steps.count - 1
-            let state: String
-            let at: String
-            switch step.kind {
-            case .step:
-                state = "done"
-                at = isoString(step.finishedAt ?? step.startedAt)
-            case .sleep:
-                let wake = step.wakeAt ?? step.startedAt
-                state = isLast && wake > now && !jobState.isFinal ? "sleeping" : "slept"
-                at = "until " + isoString(wake)
-            case .call:
-                let children = step.children.map(String.init).joined(separator: ",")
-                if let finished = step.finishedAt {
-                    state = "returned"
-                    at = isoString(finished)
-                } else {
-                    state = jobState.isFinal ? "abandoned" : "waiting"
-                    at = "jobs " + children
-                }
-            case .signal:
-                if let finished = step.finishedAt {
-                    state = step.resultJSON == nil ? "timed out" : "received"
-                    at = isoString(finished)
-                } else {
-                    state = jobState.isFinal ? "abandoned" : "waiting"
-                    at =
-                        step.wakeAt.map {
-                            $0 >= Date(timeIntervalSince1970: 253_402_300_799) ? "no timeout" : "until " + isoString($0)
-                        } ?? "-"
-                }
+            let (state, at) = step.standing(isLast: index == steps.count - 1, functionEnded: jobState.isFinal)
+            let when: String
+            switch (state, at) {
+            case ("sleeping", let at?), ("slept", let at?), ("waiting", let at?): when = "until " + isoString(at)
+            case (_, let at?): when = isoString(at)
+            case ("waiting", nil) where step.kind == .call:
+                when = "jobs " + step.children.map(String.init).joined(separator: ",")
+            default: when = "no timeout"
             }
             let result = step.resultJSON.map { $0.count > 60 ? String($0.prefix(57)) + "..." : $0 } ?? "-"
-            rows.append([String(step.position), step.kind.rawValue, step.name, state, at, result])
+            rows.append([String(step.position), step.kind.rawValue, step.name, state, when, result])
         }
         return Table.render(rows)
     }

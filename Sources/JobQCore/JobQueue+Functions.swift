@@ -33,7 +33,10 @@ extension JobQueue {
             }
             try StoredText.checkJSON(payloadJSON, what: "the payload of signal '\(name)'")
         }
-        return try await store.sendSignal(to: job, name: name, payloadJSON: payloadJSON)
+        let receipt = try await store.sendSignal(to: job, name: name, payloadJSON: payloadJSON)
+        // Pools of this process learn of the ready job now; others from the commit.
+        if receipt.wokeJob { wakeWorkers() }
+        return receipt
     }
 
     /// Sends the signal `name` with `payload` encoded as JSON (see ``signal(job:name:payloadJSON:)``).

@@ -137,13 +137,18 @@ public final class JobQueue: Sendable {
     ///
     /// A scheduled, ready or failed job is `cancelled` at once. A running job is marked
     /// `cancelled` now; its worker cancels the task at its next lease renewal, and any result
-    /// the task still produces is discarded.
+    /// the task still produces is discarded. A durable function that recorded a step is asked to
+    /// cancel instead: it runs once more to compensate (the job returned is `ready`, or still
+    /// `running`), then ends `cancelled` (<doc:DurableFunctions>).
     ///
     /// - Throws: ``JobQueueError/notFound(_:)`` for an unknown id,
     ///   ``JobQueueError/invalidState(_:)`` for a job that already finished.
     @discardableResult
     public func cancel(_ id: JobID) async throws -> Job {
-        try await store.cancel(id)
+        let job = try await store.cancel(id)
+        // A durable function woken to compensate is ready: this process's pools learn of it now.
+        if job.state == .ready { wakeWorkers() }
+        return job
     }
 
     /// Runs a failed, dead or cancelled job again, now. A dead job gets one more attempt.

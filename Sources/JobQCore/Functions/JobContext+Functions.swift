@@ -83,6 +83,41 @@ extension JobContext {
         return value
     }
 
+    /// Runs `body` once for this job as ``step(_:_:)->_`` does, trying it again in this run as
+    /// `policy` says when it throws: up to `policy.maxAttempts` tries (1 when nil), `policy.backoff`
+    /// apart, none after an error `policy.giveUpOn` accepts. The slot is held meanwhile, so keep
+    /// the backoff short; a step still failing after its tries fails the function for good, the
+    /// step named. The job's own retry policy then does not apply.
+    ///
+    /// ```swift
+    /// let rate = try await context.step("rate", retry: RetryPolicy(maxAttempts: 5, backoff: .init(base: .milliseconds(200)))) {
+    ///     try await exchange.rate(for: order.currency)
+    /// }
+    /// ```
+    public func step<T: Codable & Sendable>(_ name: String, retry policy: RetryPolicy, _ body: () async throws -> T)
+        async throws -> T
+    {
+        try await step(name) { () async throws -> T in
+            let tries = max(policy.maxAttempts ?? 1, 1)
+            var tried = 1
+            while true {
+                do {
+                    return try await body()
+                } catch {
+                    if error is NonRetryableError || error is CancellationError { throw error }
+                    if policy.giveUpOn(error) {
+                        throw NonRetryableError("failed for good (its retry policy gives up on this error): \(error)")
+                    }
+                    guard tried < tries else {
+                        throw NonRetryableError("failed \(tried) times, its retry policy's limit: \(error)")
+                    }
+                    try await Task.sleep(for: policy.backoff.delay(afterAttempt: tried))
+                    tried += 1
+                }
+            }
+        }
+    }
+
     /// Runs `body`, which returns nothing, once for this job (see ``step(_:_:)->_``); its record
     /// holds `null`.
     ///

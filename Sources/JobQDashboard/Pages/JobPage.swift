@@ -5,12 +5,13 @@ import JobQWebText
 
 extension Dashboard {
     /// One job: its fields, payload, result, error, progress, the actions its state allows,
-    /// and its event timeline.
+    /// a durable function's steps, and its event timeline.
     func jobPage(_ id: JobID, request: Request) async throws -> PageContent {
         guard let job = try await queue.job(id) else {
             throw JobQueueError.notFound("no job #\(id); it may have been pruned or deleted")
         }
         let events = try await queue.events(after: 0, filter: EventFilter(jobIDs: [id]), limit: 500)
+        let steps = try await queue.functionSteps(of: id)
         var actions = ""
         if [.failed, .dead, .cancelled].contains(job.state) {
             actions += Pages.action("/jobs/\(id)/retry", "Retry", dashboard: self)
@@ -70,6 +71,7 @@ extension Dashboard {
         if job.updateJSON != nil { sections += "<h2>Progress data</h2>\(json(.progress))" }
         if job.checkpointJSON != nil { sections += "<h2>Checkpoint</h2>\(json(.checkpoint))" }
         if job.failedDependenciesJSON != nil { sections += "<h2>Failed dependencies</h2>\(json(.failedDependencies))" }
+        sections += Self.stepsSection(steps, job: job)
         let timeline = events.map { event in
             Pages.row([
                 HTML.time(event.createdAt), HTML.badge(event.kind.rawValue),

@@ -168,8 +168,28 @@ struct Saga: Executor {
     }
 }
 
+/// A step that fails `failures` times before it succeeds, under a step retry policy of 3 tries.
+struct Retrier: Executor {
+    static let name = "test-retrier"
+    struct Input: Codable, Sendable {
+        var failures: Int
+        var tag = UUID().uuidString
+    }
+    struct Output: Codable, Sendable, Equatable { var tries: Int }
+    func run(_ input: Input, context: JobContext) async throws -> Output {
+        let policy = RetryPolicy(maxAttempts: 3, backoff: RetryBackoff(base: .milliseconds(5), jitter: 0))
+        let tries = try await context.step("flaky", retry: policy) { () async throws -> Int in
+            count(input.tag, "flaky")
+            let tried = ran(input.tag, "flaky")
+            if tried <= input.failures { throw TransientFailure() }
+            return tried
+        }
+        return Output(tries: tries)
+    }
+}
+
 private let functions: [any Executor] =
-    BuiltinExecutors.all + [ThreeSteps(), Napper(), Waiter(), Changeling(), Caller(), Saga()]
+    BuiltinExecutors.all + [ThreeSteps(), Napper(), Waiter(), Changeling(), Caller(), Saga(), Retrier()]
 
 @Suite("Durable functions")
 struct DurableFunctionTests {
@@ -359,5 +379,20 @@ struct DurableFunctionTests {
         #expect(kinds.contains(.cancelling) && kinds.last == .cancelled, "\(kinds)")
         // Cancelled, it is final: another cancel is refused.
         await #expect(throws: JobQueueError.self) { try await queue.cancel(saga.id) }
+    }
+
+    @Test(arguments: TestStore.all) func aStepsRetryPolicyTriesItAgainInTheSameRun(store: TestStore) async throws {
+        let queue = try await store.open()
+        let recovers = try await queue.enqueue(Retrier.self, .init(failures: 2))
+        let fails = try await queue.enqueue(Retrier.self, .init(failures: 5))
+        try await work(queue, executors: functions)
+        let recovered = try #require(try await queue.job(recovers.id))
+        #expect(recovered.state == .succeeded, "\(recovered.error ?? "")")
+        #expect(recovered.attempt == 1, "the step's tries are within one attempt")
+        #expect(try recovered.result(as: Retrier.Output.self) == .init(tries: 3))
+        let failed = try #require(try await queue.job(fails.id))
+        #expect(failed.state == .dead)
+        #expect(failed.attempt == 1, "out of the step's tries, the function fails for good")
+        #expect(failed.error?.contains("step 'flaky' failed: failed 3 times") == true, "\(failed.error ?? "")")
     }
 }
