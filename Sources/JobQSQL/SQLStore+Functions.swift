@@ -27,7 +27,10 @@ extension SQLStore {
     }
 
     package func recordStep(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> StepWrite {
-        try await write(.short, audience: .followers) { db in
+        // A shared write: it changes only the rows of its own running attempt (the job's row,
+        // locked first, and the step it inserts), so functions on a server record steps side by
+        // side; a cancel or a reclaim is exclusive and runs before or after it.
+        try await write(.short, audience: .followers, lock: .shared) { db in
             guard let hold = try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
             if hold.cancelRequested, step.kind != .step { return .cancelled }
             try SharedSQL.insertStep(db, step, job: job.id)

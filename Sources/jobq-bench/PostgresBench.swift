@@ -49,7 +49,7 @@
 
         func reset(_ connection: PostgresConnection) async throws {
             try await connection.query(
-                "TRUNCATE jobs, events, dependencies, workers, queues RESTART IDENTITY", logger: logger)
+                "TRUNCATE jobs, events, dependencies, workers, queues, steps, signals RESTART IDENTITY", logger: logger)
         }
 
         func count(_ connection: PostgresConnection, _ sql: String) async throws -> Int {
