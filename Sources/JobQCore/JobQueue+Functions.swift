@@ -19,11 +19,7 @@ extension JobQueue {
     ///   is written then.
     @discardableResult
     public func signal(job: JobID, name: String, payloadJSON: String? = nil) async throws -> SignalReceipt {
-        guard !name.isEmpty, !name.utf8.contains(0), name.utf8.count <= 200 else {
-            throw JobQueueError.invalidInput(
-                "a signal's name must be 1 to 200 bytes of text without NUL characters; got \(String(reflecting: name))"
-            )
-        }
+        try FunctionStep.checkName(name)
         if let payloadJSON {
             guard (try? JSONSerialization.jsonObject(with: Data(payloadJSON.utf8), options: .fragmentsAllowed)) != nil
             else {

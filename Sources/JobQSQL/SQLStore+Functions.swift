@@ -34,11 +34,8 @@ extension SQLStore {
             guard let hold = try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
             if hold.cancelRequested, step.kind != .step { return .cancelled }
             try SharedSQL.insertStep(db, step, job: job.id)
-            SharedSQL.appendEvent(
-                db, .step(attempt: job.attempt, step: step), job: job.id, queue: job.queue,
-                executor: job.executor, batch: job.batch,
-                now: step.finishedAt?.timeIntervalSince1970 ?? SharedSQL.now(),
-                workflow: job.workflowID)
+            SharedSQL.appendStepEvent(
+                db, step, job: job, now: step.finishedAt?.timeIntervalSince1970 ?? SharedSQL.now())
             return .recorded
         }
     }
@@ -79,9 +76,7 @@ extension SQLStore {
             try db.execute(
                 sql: "UPDATE jobq_steps SET result = ?, finished_at = ? WHERE job_id = ? AND position = ?",
                 arguments: [finished.resultJSON, now, job.id, step.position])
-            SharedSQL.appendEvent(
-                db, .step(attempt: job.attempt, step: finished), job: job.id, queue: job.queue,
-                executor: job.executor, batch: job.batch, now: now, workflow: job.workflowID)
+            SharedSQL.appendStepEvent(db, finished, job: job, now: now)
             return take
         }
     }
@@ -100,9 +95,7 @@ extension SQLStore {
                     """,
                 arguments: [now, job.id, step.position])
             if db.changesCount == 0 { try SharedSQL.insertStep(db, ended, job: job.id) }
-            SharedSQL.appendEvent(
-                db, .step(attempt: job.attempt, step: ended), job: job.id, queue: job.queue, executor: job.executor,
-                batch: job.batch, now: now, workflow: job.workflowID)
+            SharedSQL.appendStepEvent(db, ended, job: job, now: now)
             return true
         }
     }
@@ -118,9 +111,7 @@ extension SQLStore {
             var step = step
             step.children = try SharedSQL.enqueue(children, db: db, now: now).map(\.job.id)
             try SharedSQL.insertStep(db, step, job: job.id)
-            SharedSQL.appendEvent(
-                db, .step(attempt: job.attempt, step: step), job: job.id, queue: job.queue, executor: job.executor,
-                batch: job.batch, now: now, workflow: job.workflowID)
+            SharedSQL.appendStepEvent(db, step, job: job, now: now)
             return try SharedSQL.finishOrParkCall(db, step, job: job, workerID: workerID, now: now)
         }
     }
@@ -151,13 +142,11 @@ extension SQLStore {
                     "job \(id) is \(state.rawValue): a signal can reach only a job that has not finished; nothing was sent"
                 )
             }
-            try db.execute(
-                sql: "INSERT INTO jobq_signals (job_id, name, payload, sent_at) VALUES (?, ?, ?, ?)",
-                arguments: [id, name, payloadJSON, now])
             let signal =
                 try db.fetchOne(
                     Int64.self,
-                    sql: "SELECT MAX(id) FROM jobq_signals WHERE job_id = ? AND name = ?", arguments: [id, name]) ?? 0
+                    sql: "INSERT INTO jobq_signals (job_id, name, payload, sent_at) VALUES (?, ?, ?, ?) RETURNING id",
+                    arguments: [id, name, payloadJSON, now]) ?? 0
             let woke = try SharedSQL.wakeIfSignalled(db, job: id, now: now)
             let queue: String = row["queue"]
             let executor: String = row["executor"]
@@ -279,10 +268,16 @@ extension SharedSQL {
             arguments: [outcomesJSON, now, job.id, step.position])
         var finished = step
         finished.finishedAt = Date(timeIntervalSince1970: now)
-        appendEvent(
-            db, .step(attempt: job.attempt, step: finished), job: job.id, queue: job.queue, executor: job.executor,
-            batch: job.batch, now: now, workflow: job.workflowID)
+        appendStepEvent(db, finished, job: job, now: now)
         return .finished(outcomesJSON: outcomesJSON)
+    }
+
+    /// The event of a function's step, sleep, wait or call: one helper, so that every write of
+    /// the record tells it the same way.
+    static func appendStepEvent(_ db: some SQLTransaction, _ step: FunctionStep, job: ClaimedJob, now: Double) {
+        appendEvent(
+            db, .step(attempt: job.attempt, step: step), job: job.id, queue: job.queue, executor: job.executor,
+            batch: job.batch, now: now, workflow: job.workflowID)
     }
 
     static func jobIDs(inJSONArray text: String) -> [JobID] {

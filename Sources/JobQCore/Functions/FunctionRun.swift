@@ -40,11 +40,7 @@ final class FunctionRun: Sendable {
     /// The next position, and what is recorded there: checks that the code asks for what was
     /// recorded (the same kind and name), and that a step's name is not used twice in a run.
     func begin(_ kind: FunctionStep.Kind, _ name: String) async throws -> (position: Int, recorded: FunctionStep?) {
-        guard !name.isEmpty, !name.utf8.contains(0), name.utf8.count <= 200 else {
-            throw JobQueueError.invalidInput(
-                "a step's or signal's name must be 1 to 200 bytes of text without NUL characters; got \(String(reflecting: name))"
-            )
-        }
+        try FunctionStep.checkName(name)
         try await loadHistory()
         return try state.withLock { state throws -> (Int, FunctionStep?) in
             if let outer = state.inStep {

@@ -97,6 +97,18 @@ public struct FunctionStep: Sendable, Hashable, Codable {
     }
 }
 
+extension FunctionStep {
+    /// Refuses a step's or signal's name a store would not hold the same everywhere: empty, a
+    /// NUL, or over 200 bytes.
+    package static func checkName(_ name: String) throws(JobQueueError) {
+        guard !name.isEmpty, !name.utf8.contains(0), name.utf8.count <= 200 else {
+            throw .invalidInput(
+                "a step's or signal's name must be 1 to 200 bytes of text without NUL characters; got \(String(reflecting: name))"
+            )
+        }
+    }
+}
+
 /// A durable function's record (``FunctionStore/functionRecord(of:)``).
 package struct FunctionRecord: Sendable {
     package var steps: [FunctionStep]
