@@ -45,7 +45,7 @@ enum FunctionStepsTable {
             default: when = "no timeout"
             }
             let result = step.resultJSON.map { $0.count > 60 ? String($0.prefix(57)) + "..." : $0 } ?? "-"
-            rows.append([String(step.position), step.kind.rawValue, step.name, state, when, result])
+            rows.append([String(step.position), step.kind.rawValue, step.label, state, when, result])
         }
         return Table.render(rows)
     }

@@ -147,7 +147,8 @@ struct EmitCommand: AsyncParsableCommand {
             jobq emit order.paid --payload '{"order": 1042}' --dedupe order-1042
 
             Ids are printed in the order the jobs were stored (a task after those it depends on,
-            higher priority first). With --dedupe KEY, a second emit of the event with KEY within
+            higher priority first). Durable functions waiting for the event (context.waitForEvent)
+            whose filter the payload matches take it and resume; stderr names them. With --dedupe KEY, a second emit of the event with KEY within
             24 hours enqueues nothing and prints the first emit's ids (and says so on stderr).
             """))
 
@@ -167,9 +168,15 @@ struct EmitCommand: AsyncParsableCommand {
             printError(
                 "event '\(event)' was already emitted with dedupe key '\(dedupe ?? "")' within 24 hours; nothing was enqueued"
             )
-        } else if emitted.jobs.isEmpty {
+        } else if emitted.jobs.isEmpty, emitted.resumedFunctions.isEmpty {
             printError(
-                "event '\(event)' has no active tasks; nothing was enqueued (`jobq trigger list` shows the triggers)")
+                "event '\(event)' has no active tasks and no function waits for it; nothing was enqueued "
+                    + "(`jobq trigger list` shows the triggers)")
+        }
+        if !emitted.resumedFunctions.isEmpty {
+            printError(
+                "resumed \(emitted.resumedFunctions.count) durable function(s) waiting for '\(event)': "
+                    + emitted.resumedFunctions.map(String.init).joined(separator: ", "))
         }
     }
 }

@@ -47,7 +47,8 @@ extension JobQueue {
     /// `payloadJSON` set in its payload under `"event"`. Higher priority tasks come first in
     /// claim order; a task waits for the jobs of the tasks it depends on. With a `dedupe` key,
     /// a second emit of the same event and key within 24 hours makes nothing and returns the
-    /// first emit's jobs.
+    /// first emit's jobs. In the same transaction, every durable function waiting for the event
+    /// with a filter its payload matches takes it (``Emitted/resumedFunctions``).
     ///
     /// ```swift
     /// let emitted = try await queue.emit("order.paid", payloadJSON: #"{"order": 1042}"#, dedupe: "order-1042")
@@ -56,7 +57,11 @@ extension JobQueue {
     @discardableResult
     public func emit(_ event: String, payloadJSON: String = "{}", dedupe: String? = nil) async throws -> Emitted {
         let emitted = try await store.emit(event: event, payloadJSON: payloadJSON, dedupe: dedupe, now: Date())
-        if !emitted.deduplicated, emitted.jobs.contains(where: { $0.state == .ready }) { wakeWorkers() }
+        if !emitted.deduplicated,
+            emitted.jobs.contains(where: { $0.state == .ready }) || !emitted.resumedFunctions.isEmpty
+        {
+            wakeWorkers()
+        }
         return emitted
     }
 }

@@ -335,13 +335,15 @@ package enum EventData: Sendable {
             if !step.children.isEmpty {
                 data.add("children", raw: "[" + step.children.map(String.init).joined(separator: ",") + "]")
             }
+            data.add("filter", string: step.filter)
             if step.cancelled { data.add("cancelled", bool: true) }
             if step.finishedAt != nil, !step.cancelled {
                 data.add("finished", bool: true)
                 // A step's result can be large and is kept with the step; a signal's payload is
-                // what the sender gave, said once here.
+                // what the sender gave, said once here. An event's payload is the emit's, which
+                // may end many waits: kept with each step, not repeated in the feed.
                 if step.kind == .signal { data.add("payload", raw: step.resultJSON) }
-                if step.kind == .signal, step.resultJSON == nil { data.add("timedOut", bool: true) }
+                if [.signal, .event].contains(step.kind), step.resultJSON == nil { data.add("timedOut", bool: true) }
             }
         case .parked(let attempt, let until, let awaiting, let calls):
             data.add("attempt", int: attempt)

@@ -15,7 +15,7 @@ extension SQLStore {
             let steps = try db.fetchRows(
                 sql: """
                     SELECT position, name, kind, result, children, wake_at, attempt, started_at, finished_at,
-                        cancelled
+                        cancelled, filter
                     FROM jobq_steps WHERE job_id = ? ORDER BY position
                     """,
                 arguments: [job]
@@ -47,9 +47,12 @@ extension SQLStore {
             guard let hold = try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
             if hold.cancelRequested { return .cancelled }
             let recorded = try db.fetchRow(
-                sql: "SELECT finished_at FROM jobq_steps WHERE job_id = ? AND position = ?",
+                sql: "SELECT result, finished_at FROM jobq_steps WHERE job_id = ? AND position = ?",
                 arguments: [job.id, step.position])
             if recorded == nil { try SharedSQL.insertStep(db, step, job: job.id) }
+            if step.kind == .event {
+                return try SharedSQL.takeEvent(db, step, recorded: recorded, job: job, now: now)
+            }
             let signal = try db.fetchRow(
                 sql: """
                     SELECT id, payload FROM jobq_signals WHERE job_id = ? AND name = ? AND position IS NULL
@@ -184,29 +187,125 @@ extension SharedSQL {
         try db.execute(
             sql: """
                 INSERT INTO jobq_steps (job_id, position, name, kind, result, children, wake_at, attempt, started_at,
-                    finished_at, cancelled)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    finished_at, cancelled, filter)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 job, step.position, step.name, step.kind.rawValue, step.resultJSON,
                 step.children.isEmpty ? nil : jsonArray(step.children), step.wakeAt?.timeIntervalSince1970,
                 step.attempt, step.startedAt.timeIntervalSince1970, step.finishedAt?.timeIntervalSince1970,
-                step.cancelled ? 1 : 0
+                step.cancelled ? 1 : 0, step.filter
             ])
     }
 
-    /// Makes a job parked for a signal ready when a signal of that name waits for it; whether it
-    /// did. Called after the job's row is locked, by the signal's transaction and by the park's.
+    /// Makes a job parked for a signal or an event ready when a signal of that name waits for
+    /// it, or an emit ended its wait for the event (the last position it reached); whether it
+    /// did. Called after the job's row is locked, by the signal's or the emit's transaction and
+    /// by the park's.
     static func wakeIfSignalled(_ db: some SQLTransaction, job: JobID, now: Double) throws -> Bool {
         try db.execute(
             sql: """
                 UPDATE jobq_jobs SET state = 'ready', run_at = ?
-                WHERE id = ? AND state = 'scheduled' AND awaiting IS NOT NULL AND EXISTS (
-                    SELECT 1 FROM jobq_signals s
-                    WHERE s.job_id = jobq_jobs.id AND s.name = jobq_jobs.awaiting AND s.position IS NULL)
+                WHERE id = ? AND state = 'scheduled' AND awaiting IS NOT NULL AND (
+                    EXISTS (
+                        SELECT 1 FROM jobq_signals s
+                        WHERE s.job_id = jobq_jobs.id AND s.name = jobq_jobs.awaiting AND s.position IS NULL)
+                    OR EXISTS (
+                        SELECT 1 FROM jobq_steps w
+                        WHERE w.job_id = jobq_jobs.id AND w.kind = 'event' AND w.finished_at IS NOT NULL
+                            AND w.position = (SELECT MAX(position) FROM jobq_steps l WHERE l.job_id = jobq_jobs.id)))
                 """,
             arguments: [now, job])
         return db.changesCount > 0
+    }
+
+    /// A function's wait for an event, in its own fenced transaction: the payload an emit ended
+    /// it with, or past its deadline the end of the wait with nothing. An emit and the deadline
+    /// race for the open row; whichever ends it first is what the wait returns.
+    static func takeEvent(
+        _ db: some SQLTransaction, _ step: FunctionStep, recorded: SQLRow?, job: ClaimedJob, now: Double
+    ) throws -> SignalTake {
+        if let recorded, (recorded["finished_at"] as Double?) != nil {
+            return .taken(payloadJSON: recorded["result"])
+        }
+        guard let deadline = step.wakeAt, deadline.timeIntervalSince1970 <= now else { return .none }
+        try db.execute(
+            sql: """
+                UPDATE jobq_steps SET finished_at = ? WHERE job_id = ? AND position = ? AND finished_at IS NULL
+                """,
+            arguments: [now, job.id, step.position])
+        var ended = step
+        ended.finishedAt = Date(timeIntervalSince1970: now)
+        ended.resultJSON = nil
+        appendStepEvent(db, ended, job: job, now: now)
+        return .timedOut
+    }
+
+    /// What an emit does for the durable functions waiting for its event, in the emit's
+    /// transaction: each open wait whose filter matches the payload ends with it, and a function
+    /// parked at it is made ready. The functions it reached, by job id.
+    ///
+    /// A job's row is locked before its wait's row (as a running function locks them), in
+    /// id order, so that two emits and a function's own writes queue instead of deadlocking.
+    static func deliverEvent(_ db: some SQLTransaction, event: String, payloadJSON: String, now: Double) throws
+        -> [JobID]
+    {
+        let open = try db.fetchRows(
+            sql: """
+                SELECT job_id, position, name, kind, result, children, wake_at, attempt, started_at, finished_at,
+                    cancelled, filter
+                FROM jobq_steps
+                WHERE kind = 'event' AND name = ? AND finished_at IS NULL AND cancelled = 0
+                ORDER BY job_id
+                """,
+            arguments: [event])
+        guard !open.isEmpty else { return [] }
+        var matches: [String: Bool] = [:]
+        var reached: [JobID] = []
+        for row in open {
+            var wait = functionStep(row)
+            if let filter = wait.filter {
+                if matches[filter] == nil { matches[filter] = try payload(payloadJSON, matches: filter, db) }
+                guard matches[filter] == true else { continue }
+            }
+            let id: JobID = row["job_id"]
+            guard
+                let job = try db.fetchRow(
+                    sql: """
+                        SELECT queue, executor, batch, workflow_id FROM jobq_jobs WHERE id = ? \(db.dialect.forUpdate)
+                        """,
+                    arguments: [id])
+            else { continue }
+            try db.execute(
+                sql: """
+                    UPDATE jobq_steps SET result = ?, finished_at = ?
+                    WHERE job_id = ? AND position = ? AND finished_at IS NULL AND cancelled = 0
+                    """,
+                arguments: [payloadJSON, now, id, wait.position])
+            guard db.changesCount > 0 else { continue }
+            _ = try wakeIfSignalled(db, job: id, now: now)
+            wait.resultJSON = payloadJSON
+            wait.finishedAt = Date(timeIntervalSince1970: now)
+            appendEvent(
+                db, .step(attempt: wait.attempt, step: wait), job: id, queue: job["queue"], executor: job["executor"],
+                batch: job["batch"], now: now, workflow: job["workflow_id"])
+            reached.append(id)
+        }
+        return reached
+    }
+
+    /// Whether an emitted payload matches a wait's filter, decided by the store's own SQL for
+    /// the filter language, so that it means here what it means in `jobq list --where`. A filter
+    /// that no longer reads (it was checked when the wait began) matches nothing.
+    private static func payload(_ payloadJSON: String, matches filter: String, _ db: some SQLTransaction) throws
+        -> Bool
+    {
+        guard let parsed = try? JobFilter(filter) else { return false }
+        let condition = FilterSQL.condition(parsed, db.dialect, now: now())
+        let value = db.dialect == .postgres ? "CAST(? AS json)" : "?"
+        return try db.fetchRow(
+            sql: "SELECT 1 AS matched FROM (SELECT \(value) AS payload) AS emitted WHERE \(condition.sql)",
+            arguments: [payloadJSON] + condition.arguments) != nil
     }
 
     /// A call whose children all finished records their outcomes with its step; otherwise the
@@ -292,6 +391,6 @@ extension SharedSQL {
             wakeAt: (row["wake_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
             attempt: Int(row["attempt"] as Int64), startedAt: Date(timeIntervalSince1970: row["started_at"]),
             finishedAt: (row["finished_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
-            cancelled: (row["cancelled"] as Int64) != 0)
+            cancelled: (row["cancelled"] as Int64) != 0, filter: row["filter"])
     }
 }

@@ -91,8 +91,9 @@ extension SQLStore {
         }
     }
 
-    /// Makes one job per active task of `event`, in one transaction, or (for a dedupe key seen
-    /// within 24 hours) returns the jobs of that earlier emit and makes nothing.
+    /// Makes one job per active task of `event` and ends the durable functions' waits for it
+    /// that its payload matches, in one transaction, or (for a dedupe key seen within 24 hours)
+    /// returns the jobs of that earlier emit and does nothing.
     package func emit(event: String, payloadJSON: String, dedupe: String?, now: Date) async throws -> Emitted {
         try SharedSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
         let seconds = now.timeIntervalSince1970
@@ -161,7 +162,8 @@ extension SharedSQL {
         appendEvent(
             db, .triggerEmitted(event: event, rawJobs: ids, dedupe: dedupe), job: nil, queue: nil, executor: nil,
             batch: nil, now: seconds)
-        return Emitted(jobs: jobs, deduplicated: false)
+        let resumed = try deliverEvent(db, event: event, payloadJSON: payloadJSON, now: seconds)
+        return Emitted(jobs: jobs, deduplicated: false, resumedFunctions: resumed)
     }
 }
 

@@ -7,12 +7,15 @@ package struct SchemaMigration: Sendable {
     package let version: Int
     package let name: String
     package let sql: String
-    package var checksum: String { SHA256.hex(sql) }
+    /// The SHA-256 of `sql`, computed once: every open of a store compares the checksums of the
+    /// migrations it applied, and a process opens many stores.
+    package let checksum: String
 
     package init(version: Int, name: String, sql: String) {
         self.version = version
         self.name = name
         self.sql = sql
+        self.checksum = SHA256.hex(sql)
     }
 
     /// Embedded files named `NNNN_name.sql`, as migrations in order.

@@ -130,6 +130,9 @@ extension JobQueue {
     {
         try SharedSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
         let store = try callersStore()
+        // A wait's filter may compare payload numbers by jobq's SQL function, which the
+        // application's connection may not have yet.
+        SQLiteStore.addFunctions(db)
         let emitted = try store.inCallersTransaction(db) { transaction in
             try SharedSQL.emit(
                 event: event, payloadJSON: payloadJSON, dedupe: dedupe, db: transaction, now: SharedSQL.now())

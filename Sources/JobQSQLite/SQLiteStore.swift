@@ -90,7 +90,9 @@ final class SQLiteStore: SQLStore {
                 try Self.createPrivately(path)
                 writer = try Self.openPool(path, config)
             } else {
-                writer = try DatabaseQueue(configuration: config)
+                let memory = try DatabaseQueue(configuration: config)
+                if policy == .applyPending { try InMemoryTemplate.copy(to: memory) }
+                writer = memory
             }
             let migrator = SchemaMigrator(writer: writer, path: path)
             switch policy {

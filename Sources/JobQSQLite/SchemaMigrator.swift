@@ -14,8 +14,16 @@ extension SchemaMigration {
 
     /// The migration's SQL for a store whose tables have the `jobq_` prefix from the start: the
     /// migrations written before the prefix existed, with each table and index name prefixed,
-    /// and nothing for the one that renames an older store's tables.
+    /// and nothing for the one that renames an older store's tables. Rewritten once per process,
+    /// not at each new store.
     var prefixedSQL: String {
+        Self.prefixedByVersion[version] ?? rewrittenWithPrefix
+    }
+
+    private static let prefixedByVersion = Dictionary(
+        all.map { ($0.version, $0.rewrittenWithPrefix) }, uniquingKeysWith: { first, _ in first })
+
+    private var rewrittenWithPrefix: String {
         guard version <= Self.prefixVersion else { return sql }
         guard version < Self.prefixVersion else { return "" }
         return StoreTables.rewrite(sql) { site in

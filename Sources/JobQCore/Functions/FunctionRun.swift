@@ -144,6 +144,7 @@ extension FunctionStep.Kind {
         case .step: "step"
         case .sleep: "sleep"
         case .signal: "the wait for signal"
+        case .event: "the wait for event"
         case .call: "the call"
         }
     }

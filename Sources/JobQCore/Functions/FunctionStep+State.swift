@@ -18,7 +18,7 @@ extension FunctionStep {
         case .sleep:
             let wake = wakeAt ?? startedAt
             return (isLast && wake > now && !functionEnded ? "sleeping" : "slept", wake)
-        case .signal:
+        case .signal, .event:
             if let finishedAt { return (resultJSON == nil ? "timed out" : "received", finishedAt) }
             return (functionEnded ? "abandoned" : "waiting", wakeAt.flatMap { $0 >= FunctionRun.latestWake ? nil : $0 })
         case .call:
@@ -26,4 +26,8 @@ extension FunctionStep {
             return (functionEnded ? "abandoned" : "waiting", nil)
         }
     }
+
+    /// The name as `jobq show` and the dashboard say it: an event wait's filter after its
+    /// event's name (`order.paid where /order = 42`).
+    package var label: String { filter.map { "\(name) where \($0)" } ?? name }
 }

@@ -231,6 +231,87 @@ extension JobContext {
         }
     }
 
+    /// Waits durably for the event `event` (``JobQueue/emit(_:payloadJSON:dedupe:)``, `jobq
+    /// emit`) with a payload that `filter` matches (the filter language's payload terms, e.g.
+    /// `/order = 42`; nil: any payload), and returns that payload decoded as `type`, or nil when
+    /// `timeout` passes first (nil: no timeout). The job gives its slot back while it waits.
+    ///
+    /// An event is not addressed to a job, so nothing is kept for a function that has not
+    /// reached its wait yet: the wait takes the first matching emit after it began (a signal,
+    /// sent to one job, is kept until its wait takes it). Every function waiting for a matching
+    /// emit takes it, in the emit's transaction.
+    ///
+    /// ```swift
+    /// guard let paid = try await context.waitForEvent(
+    ///     "order.paid", where: "/order = \(order.id)", as: Payment.self, timeout: .seconds(86_400))
+    /// else { throw NonRetryableError("order \(order.id) was not paid within a day") }
+    /// ```
+    public func waitForEvent<T: Decodable>(
+        _ event: String, where filter: String? = nil, as type: T.Type, timeout: Duration? = nil
+    ) async throws -> T? {
+        // Bad code, not a bad moment: a retry would fail the same way.
+        do {
+            try Names.check(event, what: "event name")
+            if let filter { try Self.checkEventFilter(filter, event: event) }
+        } catch {
+            throw NonRetryableError(error.description)
+        }
+        if let timeout, timeout < .zero {
+            throw JobQueueError.invalidInput(
+                "a wait's timeout must not be negative; got \(DurationParser.format(timeout))")
+        }
+        let deadline = try timeout.map(Self.wake(after:)) ?? FunctionRun.latestWake
+        let run = try functionRun()
+        let (position, recorded) = try await run.begin(.event, event)
+        if let recorded, recorded.cancelled {
+            run.advance()
+            throw FunctionCancelled(job: jobID)
+        }
+        if let recorded, recorded.finishedAt != nil {
+            run.advance()
+            guard let payload = recorded.resultJSON else { return nil }
+            return try Self.decode(T.self, payload, what: "the payload of event '\(event)'")
+        }
+        let step =
+            recorded
+            ?? FunctionStep(
+                position: position, name: event, kind: .event, resultJSON: nil, wakeAt: deadline, attempt: attempt,
+                startedAt: Date(), finishedAt: nil, filter: filter)
+        if run.cancelRequested { throw try await run.cancel(at: step) }
+        await run.startWritten()
+        let take = try await run.store.takeSignal(
+            for: step, job: run.job, workerID: run.workerID, now: Date().timeIntervalSince1970)
+        switch take {
+        case .taken(let payload):
+            run.advance()
+            return try Self.decode(T.self, payload ?? "null", what: "the payload of event '\(event)'")
+        case .timedOut:
+            run.advance()
+            return nil
+        case .none:
+            throw FunctionPark(until: step.wakeAt ?? FunctionRun.latestWake, awaiting: event)
+        case .lost:
+            throw FunctionAttemptLost()
+        case .cancelled:
+            throw try await run.cancel(at: step)
+        }
+    }
+
+    /// Refuses a filter that is not one an emit can apply to its payload: it must read, and
+    /// each of its terms must be about the payload (an emit has no state, queue or time).
+    static func checkEventFilter(_ filter: String, event: String) throws(JobQueueError) {
+        let parsed = try JobFilter(filter)
+        for term in parsed.terms {
+            switch term.condition {
+            case .payloadExists, .payloadEquals, .payloadCompare: continue
+            default:
+                throw .invalidInput(
+                    "the filter of a wait for event '\(event)' may test only the event's payload (terms like "
+                        + "/order = 42 or /amount > 100); \(String(reflecting: filter)) tests a job's field")
+            }
+        }
+    }
+
     /// A version gate for changing a function's code while functions run it: true on runs
     /// that reach this line for the first time with the new code, false on replays of runs
     /// recorded by the old code (which must keep taking the old path).

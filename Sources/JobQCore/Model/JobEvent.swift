@@ -25,11 +25,11 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// The executor asked to run again later without using an attempt. Data: `until`, `snoozes`.
     case snoozed
     /// A durable function recorded a step (``JobContext/step(_:_:)->_``), a sleep or a wait, or a
-    /// wait ended. Data: `attempt`, `position`, `name`, `kind` (`step`, `sleep`, `signal`),
-    /// `wakeAt`, `finished`, and for a wait that ended `payload` or `timedOut`.
+    /// wait ended. Data: `attempt`, `position`, `name`, `kind` (`step`, `sleep`, `signal`,
+    /// `event`, `call`), `wakeAt`, `finished`, and for a wait that ended `payload` or `timedOut`.
     case step
-    /// A durable function gave its worker slot back until `until`, or until the signal
-    /// `awaiting` arrives. Data: `attempt`, `until`, `awaiting`.
+    /// A durable function gave its worker slot back until `until`, or until the signal or
+    /// event `awaiting` arrives. Data: `attempt`, `until`, `awaiting`.
     case parked
     /// A signal was sent to the job (``JobQueue/signal(job:name:payloadJSON:)``). Data: `name`,
     /// `signal` (its id), `woke` (the job was parked for it and is ready now).

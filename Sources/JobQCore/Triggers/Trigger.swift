@@ -139,9 +139,14 @@ public struct Emitted: Sendable, Hashable {
     /// True when an emit with the same dedupe key happened within 24 hours: nothing was made,
     /// and ``jobs`` are that emit's jobs (those not pruned since).
     public var deduplicated: Bool
+    /// The durable functions whose wait for this event took it
+    /// (``JobContext/waitForEvent(_:where:as:timeout:)``), by job id: each has the payload
+    /// as its wait's result and runs again to go on. Empty for a repeated dedupe key.
+    public var resumedFunctions: [JobID]
 
-    public init(jobs: [Job], deduplicated: Bool) {
+    public init(jobs: [Job], deduplicated: Bool, resumedFunctions: [JobID] = []) {
         self.jobs = jobs
         self.deduplicated = deduplicated
+        self.resumedFunctions = resumedFunctions
     }
 }

@@ -14,7 +14,7 @@ extension Dashboard {
             let result =
                 step.resultJSON.map { "<code>\(HTML.escape(HTML.capped($0, limit: eventDataLimit)))</code>" } ?? ""
             return Pages.row([
-                "\(step.position)", HTML.escape(step.kind.rawValue), HTML.escape(step.name), HTML.badge(state),
+                "\(step.position)", HTML.escape(step.kind.rawValue), HTML.escape(step.label), HTML.badge(state),
                 HTML.time(at), children.isEmpty ? result : children + " " + result
             ])
         }

@@ -60,15 +60,12 @@ struct ReadmeTests {
         let example = CLI.binary.deletingLastPathComponent().appendingPathComponent("DurableOrder")
         try #require(
             FileManager.default.isExecutableFile(atPath: example.path), "build the DurableOrder target first")
-        let process = Process()
-        process.executableURL = example
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        // Its output goes to a file and its exit is awaited: a pipe read here would block a thread
+        // of the test pool until every process holding the pipe's end exits, and a `jobq work`
+        // that another test spawns at the same moment can inherit it.
+        let result = try await CLI.run([], db: nil, executable: example)
+        #expect(result.status == 0, "\(result.stderr)")
+        let text = result.stdout
         #expect(text.contains("order 1: LABEL-1, approved by ada"), "\(text)")
         #expect(text.contains("order 2: cancelled, refunded: true"), "\(text)")
     }

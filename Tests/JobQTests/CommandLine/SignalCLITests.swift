@@ -35,6 +35,39 @@ struct SignalCLITests {
         #expect(rows.first?["n"] as Int64? == 1)
     }
 
+    @Test func emitResumesTheFunctionsWaitingForItAndShowSaysWhatTheyWaitFor() async throws {
+        let store = try TemporaryStore()
+        let queue = try JobQueue(path: store.path)
+        let waiter = try await queue.enqueue(PaymentWaiter.self, .init(order: 42))
+        try await work(
+            queue, executors: [PaymentWaiter()], concurrency: 1, options: quickOptions(stopWhen: .queuesEmpty))
+        let shown = try await CLI.run(["show", "\(waiter.id)"], db: store.path)
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(
+            shown.stdout.split(separator: "\n").contains {
+                $0.contains("event") && $0.contains("order.paid") && $0.contains("waiting")
+                    && $0.contains("/order = 42")
+            }, "\(shown.stdout)")
+        let listed = try await CLI.run(["list", "--where", "awaiting:order.paid"], db: store.path)
+        #expect(listed.stdout.contains("\(waiter.id)"), "\(listed.stdout)")
+
+        let other = try await CLI.run(
+            ["emit", "order.paid", "--payload", #"{"order": 41, "amount": 1}"#], db: store.path)
+        #expect(other.status == 0, "\(other.stderr)")
+        #expect(other.stderr.contains("no function waits for it"), "\(other.stderr)")
+        let paid = try await CLI.run(
+            ["emit", "order.paid", "--payload", #"{"order": 42, "amount": 9}"#], db: store.path)
+        #expect(paid.status == 0, "\(paid.stderr)")
+        #expect(paid.stdout.isEmpty, "no job was made: \(paid.stdout)")
+        #expect(
+            paid.stderr.contains("resumed 1 durable function(s) waiting for 'order.paid': \(waiter.id)"),
+            "\(paid.stderr)")
+        try await work(queue, executors: [PaymentWaiter()], concurrency: 1)
+        #expect(
+            try await queue.job(waiter.id)?.result(as: PaymentWaiter.Output.self)
+                == .init(paid: .init(order: 42, amount: 9)))
+    }
+
     @Test func showListsAFunctionsRecordWhileItSleeps() async throws {
         let store = try TemporaryStore()
         let queue = try JobQueue(path: store.path)

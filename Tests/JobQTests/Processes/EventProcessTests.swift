@@ -48,7 +48,8 @@ struct EventProcessTests {
         try await Self.waitFor("the child to start") {
             ((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "").hasSuffix("\n")
         }
-        #expect(try await CLI.run(["cancel", id], db: db).status == 0)
+        let cancel = try await CLI.run(["cancel", id], db: db)
+        try #require(cancel.status == 0, "jobq cancel: \(cancel.stderr)")
         try await Self.waitFor("the child to get SIGTERM", timeout: 15) {
             FileManager.default.fileExists(atPath: marker)
         }

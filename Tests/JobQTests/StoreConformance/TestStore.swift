@@ -41,7 +41,7 @@ enum TestStore: String, Sendable, CustomTestStringConvertible {
     func open() async throws -> JobQueue {
         switch self {
         case .sqlite:
-            return try JobQueue.inMemory()
+            return try await offTheTestPool { try JobQueue.inMemory() }
         case .postgres:
             return try await JobQueue(
                 postgres: try await PostgresTestDatabases.shared.fresh(), logger: PostgresTestServer.logger)

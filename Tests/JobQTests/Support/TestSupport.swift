@@ -43,6 +43,16 @@ struct TemporaryStore {
     func open() throws -> JobQueue { try JobQueue(path: path) }
 }
 
+/// Runs `body` on a thread of its own and awaits it. Opening an SQLite store migrates it in
+/// the calling thread; hundreds of tests doing that at once on the two threads of Swift's
+/// concurrency pool (two cores) would hold them for seconds, and every test waiting for a
+/// worker or a server meanwhile would time out.
+func offTheTestPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+    }
+}
+
 /// Pool options that make tests quick: short polls, short backoff, short lease.
 func quickOptions(stopWhen: StopCondition = .allJobsFinished) -> WorkerPool.Options {
     var options = WorkerPool.Options()

@@ -15,9 +15,10 @@ package protocol FunctionStore: AnyObject, Sendable {
     /// Records a finished step or a sleep at its position, fenced on the attempt. A sleep is not
     /// recorded once cancelling the function was asked for.
     func recordStep(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> StepWrite
-    /// A wait for a signal at `step.position` (recorded now if it was not): takes the oldest
-    /// signal of its name not taken yet, or, past the wait's deadline, ends it with no signal;
-    /// the step row and the signal change in one transaction.
+    /// A wait at `step.position` (recorded now if it was not). For a signal: takes the oldest
+    /// signal of its name not taken yet, the step row and the signal changing in one
+    /// transaction. For an event: what an emit ended it with, if one did. Past the wait's
+    /// deadline with nothing, ends it with nothing.
     func takeSignal(for step: FunctionStep, job: ClaimedJob, workerID: String, now: Double) async throws
         -> SignalTake
     /// Keeps a signal for a job and, when the job is parked waiting for that name, makes it
@@ -59,6 +60,10 @@ public struct FunctionStep: Sendable, Hashable, Codable {
         /// `context.waitForSignal(name, ...)`: `wakeAt` is its deadline; `resultJSON` the
         /// signal's payload once taken (`finishedAt` set), nil while it waits or when it timed out.
         case signal
+        /// `context.waitForEvent(name, where: ...)`: `name` is the event's, `filter` what its
+        /// payload must match; `resultJSON` the payload of the emit that ended it, nil while it
+        /// waits or when it timed out.
+        case event
         /// `context.call(...)`: `children` are the jobs it enqueued; `resultJSON` their
         /// outcomes once they all finished.
         case call
@@ -79,12 +84,16 @@ public struct FunctionStep: Sendable, Hashable, Codable {
     public var finishedAt: Date?
     /// The sleep, wait or call the function had reached when it was cancelled: ended there.
     public var cancelled: Bool
+    /// A wait for an event: the filter its payload must match (the filter language); nil for
+    /// any payload, and for every other kind.
+    public var filter: String?
 
     package init(
         position: Int, name: String, kind: Kind, resultJSON: String?, children: [JobID] = [], wakeAt: Date?,
-        attempt: Int, startedAt: Date, finishedAt: Date?, cancelled: Bool = false
+        attempt: Int, startedAt: Date, finishedAt: Date?, cancelled: Bool = false, filter: String? = nil
     ) {
         self.cancelled = cancelled
+        self.filter = filter
         self.position = position
         self.name = name
         self.kind = kind
@@ -132,7 +141,8 @@ package enum StepWrite: Sendable, Equatable {
 
 /// What a wait found (``FunctionStore/takeSignal(for:job:workerID:now:)``).
 package enum SignalTake: Sendable, Equatable {
-    /// A signal was taken: its payload (nil when it was sent without one).
+    /// A signal was taken, or an event's emit ended the wait: the payload (nil for a signal
+    /// sent without one).
     case taken(payloadJSON: String?)
     /// The deadline passed with no signal.
     case timedOut
