@@ -7,15 +7,18 @@ import Logging
 /// function-worker --db DB`), killed and restarted with the `jobq work` ones. Each function
 /// records a step, sleeps a few hundred milliseconds (its slot given back), records another,
 /// waits for its `go` signal (sent by the run at a random moment, often before the wait is
-/// reached), calls a `sum` job (run by the `jobq work` workers) and records a last step. The
-/// checks: every function succeeded with the right result, its record holds exactly its six
-/// positions in order, its one signal was taken once, and it finished once.
+/// reached), waits for the `chaos.paid` event of its batch (emitted by the run every half
+/// second until the end), calls a `sum` job (run by the `jobq work` workers) and records a last
+/// step. The checks: every function succeeded with the right result, its record holds exactly
+/// its seven positions in order, its one signal was taken once, and it finished once.
 enum ChaosFunctions {
     static let queue = "chaos-functions"
+    /// The batches of `chaos.paid` events: each function waits for its own batch's.
+    static let batches = 4
     /// The record every function ends with: (kind, name) by position.
     static let record: [(kind: String, name: String)] = [
-        ("step", "charge"), ("sleep", "sleep"), ("step", "pack"), ("signal", "go"), ("call", "call sum"),
-        ("step", "ship")
+        ("step", "charge"), ("sleep", "sleep"), ("step", "pack"), ("signal", "go"), ("event", "chaos.paid"),
+        ("call", "call sum"), ("step", "ship")
     ]
 
     struct Order: Executor {
@@ -24,8 +27,10 @@ enum ChaosFunctions {
         struct Output: Codable, Sendable, Equatable {
             var charge: Int
             var go: Int
+            var batch: Int
             var total: Int
         }
+        struct Paid: Codable, Sendable { var batch: Int }
 
         func run(_ input: Input, context: JobContext) async throws -> Output {
             let charge = try await context.step("charge") { input.n * 2 }
@@ -34,17 +39,26 @@ enum ChaosFunctions {
             guard let go = try await context.waitForSignal("go", as: Int.self, timeout: .seconds(300)) else {
                 throw NonRetryableError("no go signal within five minutes")
             }
+            guard
+                let paid = try await context.waitForEvent(
+                    "chaos.paid", where: "/batch = \(Self.batch(input.n))", as: Paid.self, timeout: .seconds(300))
+            else { throw NonRetryableError("no chaos.paid event of batch \(Self.batch(input.n)) within five minutes") }
             let sum = try await context.call(
                 SumExecutor.self, .init(a: packed, b: go), options: JobOptions(maxAttempts: 10))
             let total = try await context.step("ship") { () -> Int in
                 if case .integer(let value) = sum.sum { return Int(value) }
                 throw NonRetryableError("sum returned \(sum.sum)")
             }
-            return Output(charge: charge, go: go, total: total)
+            return Output(charge: charge, go: go, batch: paid.batch, total: total)
         }
 
+        /// The batch whose `chaos.paid` event function `n` waits for.
+        static func batch(_ n: Int) -> Int { n % ChaosFunctions.batches }
+
         /// What function `n` returns when it receives its signal (`n + 1000`).
-        static func expected(_ n: Int) -> Output { Output(charge: 2 * n, go: n + 1000, total: 2 * n + 1 + n + 1000) }
+        static func expected(_ n: Int) -> Output {
+            Output(charge: 2 * n, go: n + 1000, batch: batch(n), total: 2 * n + 1 + n + 1000)
+        }
     }
 
     /// The job lines of `count` functions.

@@ -351,6 +351,23 @@ precondition(functionIDs.count == functionCount, "the functions were not all enq
     return process
 }
 
+/// Emits `chaos.paid` for every batch every half second until the run ends: a function waiting
+/// for its batch's event takes the first emit after its wait began (an event is not kept for a
+/// wait to come), so the emits go on as long as a function may reach its wait. An emit that
+/// fails (a restart) is tried again at the next round.
+@MainActor func payer() throws -> Process {
+    let round = (0..<ChaosFunctions.batches).map { batch in
+        "\(binary) --db '\(db)' emit chaos.paid --payload '{\"batch\": \(batch)}' >> \(directory.path)/paid.txt"
+    }.joined(separator: "; ")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", "while true; do \(round); sleep 0.5; done"]
+    // Each emit that reaches no function says so on stderr: not a failure, and not kept.
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return process
+}
+
 func functionWorker(_ number: Int) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
@@ -431,6 +448,7 @@ for producer in 0..<options.producers {
 }
 producers += try (0..<2).map(emitter)
 producers.append(try signaller())
+let paying = try payer()
 
 // Applications enqueueing in their own transactions: an order row and its job, one in five
 // rolled back; the killer also kills them (in a transaction or between two) and starts others.
@@ -580,6 +598,7 @@ while true {
         break
     }
 }
+kill(paying.processIdentifier, SIGKILL)
 for worker in workers + functionWorkers { kill(worker.processIdentifier, SIGTERM) }
 for worker in workers + functionWorkers { worker.waitUntilExit() }
 let producerFailures =
@@ -845,8 +864,9 @@ let report = try { () throws -> [String: Int] in
             SELECT COUNT(*) FROM (SELECT started_at, LAG(finished_at) OVER (ORDER BY id) AS previous_end FROM jobq_jobs WHERE lane = 'chaos') AS lane
             WHERE previous_end IS NOT NULL AND started_at < previous_end
             """) ?? -1
-    // Durable functions: each succeeded with its result, its record holds exactly its six
-    // positions in order, its one signal was taken, by its wait, once.
+    // Durable functions: each succeeded with its result (its event of its own batch), its
+    // record holds exactly its seven positions in order, its one signal was taken, by its
+    // wait, once.
     let functionList = "(" + functionIDs.map(String.init).joined(separator: ",") + ")"
     figures["functionsNotSucceeded"] =
         try db.int("SELECT COUNT(*) FROM jobq_jobs WHERE id IN \(functionList) AND state != 'succeeded'") ?? -1

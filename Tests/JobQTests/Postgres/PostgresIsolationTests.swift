@@ -15,7 +15,9 @@ import Testing
     "PostgreSQL: a locked queue holds up nothing else",
     .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
 struct PostgresIsolationTests {
-    @Test func aQueueRowHeldByAnotherSessionDoesNotStallTheOtherQueues() async throws {
+    /// Runs alone (``RunsAlone``): it bounds a wait in seconds, which the suite's load beside it
+    /// could stretch.
+    @Test(RunsAlone.trait) func aQueueRowHeldByAnotherSessionDoesNotStallTheOtherQueues() async throws {
         try await PostgresTestServer.withFreshDatabase { settings in
             let queue = try await JobQueue(postgres: settings, logger: PostgresTestServer.logger)
             try await queue.setLimits(QueueLimits(concurrency: 2), for: "limq")

@@ -38,7 +38,7 @@ struct EventProcessTests {
         // The child notes the SIGTERM it gets: proof that it was asked to stop, not SIGKILLed,
         // and that it does not inherit the worker's ignored SIGTERM.
         let script =
-            "echo $$ > \(pidFile); trap 'echo TERM > \(marker); kill $! 2>/dev/null; exit 143' TERM; sleep 60 & wait"
+            "echo $$ > \(pidFile); trap 'echo TERM > \(marker); kill $! 2>/dev/null; exit 143' TERM; sleep 600 & wait"
         let payload = try String(decoding: JSONSerialization.data(withJSONObject: ["script": script]), as: UTF8.self)
         let id = try await CLI.run(["enqueue", "shell", "--payload", payload], db: db)
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)

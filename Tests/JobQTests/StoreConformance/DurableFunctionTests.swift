@@ -297,7 +297,10 @@ struct DurableFunctionTests {
 
     @Test(arguments: TestStore.all) func changedCodeFailsClearlyUnlessGated(store: TestStore) async throws {
         let queue = try await store.open()
-        let unmarked = try await queue.enqueue(Changeling.self, .init(change: .unmarked))
+        // Ten attempts: a mismatch that were retried would use them all; one attempt more than
+        // the two it needs is a reclaim on a loaded machine, not a retry.
+        let unmarked = try await queue.enqueue(
+            Changeling.self, .init(change: .unmarked), options: .init(maxAttempts: 10))
         let after = try await queue.enqueue(Changeling.self, .init(change: .patchedAfterRecord))
         let before = try await queue.enqueue(Changeling.self, .init(change: .patchedBeforeRecord))
         let duplicate = try await queue.enqueue(Changeling.self, .init(change: .duplicate))
@@ -305,7 +308,7 @@ struct DurableFunctionTests {
 
         let mismatch = try #require(try await queue.job(unmarked.id))
         #expect(mismatch.state == .dead)
-        #expect(mismatch.attempt == 2, "a changed step is not retried")
+        #expect((2...3).contains(mismatch.attempt), "a changed step is not retried: attempt \(mismatch.attempt)")
         #expect(mismatch.error?.contains("step 'charge'") == true && mismatch.error?.contains("step 'reserve'") == true)
         #expect(mismatch.error?.contains("patched") == true, "the error says how to deploy such a change")
 

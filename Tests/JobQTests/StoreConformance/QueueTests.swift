@@ -133,7 +133,7 @@ struct QueueTests {
         var options = quickOptions(stopWhen: .never)
         options.maximumJobs = 20
         options.prefetch = 5
-        let stats = try await work(queue, concurrency: 2, options: options, limit: .seconds(10))
+        let stats = try await work(queue, concurrency: 2, options: options, limit: .seconds(60))
         #expect(stats.succeeded == 20, "runs exactly 20, got \(stats.succeeded)")
         #expect(try await queue.jobs(state: .running).isEmpty, "prefetched jobs went back to ready")
         #expect(try await queue.jobs(state: .ready, limit: 100).count == 50 - stats.succeeded)

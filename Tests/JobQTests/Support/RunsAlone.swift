@@ -10,7 +10,7 @@ enum RunsAlone {
     static let enabled = ProcessInfo.processInfo.environment["JOBQ_TEST_RUN_ALONE"] == "1"
     /// The tests' names, as `.ci/run` passes them to `swift test --filter`, one at a time.
     static let filter =
-        "ConnectionLimitProcessTests|ServerRestartProcessTests|WhileTheServerRestarts|CopyKilledMidway|PgBouncerTests|NothingCompletesTwice|FilterAgreementTests"
+        "ConnectionLimitProcessTests|ServerRestartProcessTests|WhileTheServerRestarts|CopyKilledMidway|PgBouncerTests|NothingCompletesTwice|FilterAgreementTests|QueueRowHeldByAnotherSession"
 
     static var trait: ConditionTrait {
         .enabled(
