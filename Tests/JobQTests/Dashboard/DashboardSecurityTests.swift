@@ -202,7 +202,8 @@ struct DashboardSecurityTests {
             try await dashboard.get("/", headers: ["Cookie": "jobq_session=0123"]).status == 401, "a made-up session")
         // Fifteen seconds: the requests above fit in them on a loaded machine too.
         #expect(
-            ContinuousClock.now - signedIn < .seconds(15), "the checks of a live session took too long to mean anything")
+            ContinuousClock.now - signedIn < .seconds(15), "the checks of a live session took too long to mean anything"
+        )
         try await Task.sleep(until: signedIn + .milliseconds(15_300))
         #expect(try await dashboard.get("/", headers: ["Cookie": session]).status == 401, "an expired session")
     }
