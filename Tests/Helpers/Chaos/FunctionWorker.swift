@@ -7,8 +7,8 @@ import Logging
 /// function-worker --db DB`), killed and restarted with the `jobq work` ones. Each function
 /// records a step, sleeps a few hundred milliseconds (its slot given back), records another,
 /// waits for its `go` signal (sent by the run at a random moment, often before the wait is
-/// reached), waits for the `chaos.paid` event of its batch (emitted by the run every half
-/// second until the end), calls a `sum` job (run by the `jobq work` workers) and records a last
+/// reached), waits for the `chaos.paid` event of its batch (emitted every second by each
+/// function worker, killed with it), calls a `sum` job (run by the `jobq work` workers) and records a last
 /// step. The checks: every function succeeded with the right result, its record holds exactly
 /// its seven positions in order, its one signal was taken once, and it finished once.
 enum ChaosFunctions {
@@ -61,10 +61,11 @@ enum ChaosFunctions {
         }
     }
 
-    /// The job lines of `count` functions.
+    /// The job lines of `count` functions. Forty attempts: the function workers are killed every
+    /// other round, a second or so after they start, and each kill of a run costs its attempt.
     static func jobLines(_ count: Int) -> String {
         (0..<count).map {
-            #"{"executor": "\#(Order.name)", "payload": {"n": \#($0)}, "queue": "\#(queue)", "maxAttempts": 10}"#
+            #"{"executor": "\#(Order.name)", "payload": {"n": \#($0)}, "queue": "\#(queue)", "maxAttempts": 40}"#
         }
         .joined(separator: "\n")
     }
@@ -80,6 +81,17 @@ enum ChaosFunctions {
         options.pollInterval = .milliseconds(100)
         options.stopWhen = .never
         let pool = WorkerPool(queue: jobs, queues: [queue], concurrency: 4, executors: [Order()], options: options)
+        // A function takes the first emit of its batch's event after its wait began (an event
+        // is not kept for a wait to come): the emits go on as long as the worker runs.
+        let payer = Task {
+            while !Task.isCancelled {
+                for batch in 0..<batches {
+                    _ = try? await jobs.emit("chaos.paid", payloadJSON: #"{"batch": \#(batch)}"#)
+                }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        defer { payer.cancel() }
         try await pool.run()
     }
 }

@@ -351,23 +351,6 @@ precondition(functionIDs.count == functionCount, "the functions were not all enq
     return process
 }
 
-/// Emits `chaos.paid` for every batch every half second until the run ends: a function waiting
-/// for its batch's event takes the first emit after its wait began (an event is not kept for a
-/// wait to come), so the emits go on as long as a function may reach its wait. An emit that
-/// fails (a restart) is tried again at the next round.
-@MainActor func payer() throws -> Process {
-    let round = (0..<ChaosFunctions.batches).map { batch in
-        "\(binary) --db '\(db)' emit chaos.paid --payload '{\"batch\": \(batch)}' >> \(directory.path)/paid.txt"
-    }.joined(separator: "; ")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    process.arguments = ["-c", "while true; do \(round); sleep 0.5; done"]
-    // Each emit that reaches no function says so on stderr: not a failure, and not kept.
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    return process
-}
-
 func functionWorker(_ number: Int) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
@@ -448,7 +431,6 @@ for producer in 0..<options.producers {
 }
 producers += try (0..<2).map(emitter)
 producers.append(try signaller())
-let paying = try payer()
 
 // Applications enqueueing in their own transactions: an order row and its job, one in five
 // rolled back; the killer also kills them (in a transaction or between two) and starts others.
@@ -598,7 +580,6 @@ while true {
         break
     }
 }
-kill(paying.processIdentifier, SIGKILL)
 for worker in workers + functionWorkers { kill(worker.processIdentifier, SIGTERM) }
 for worker in workers + functionWorkers { worker.waitUntilExit() }
 let producerFailures =
@@ -870,7 +851,8 @@ let report = try { () throws -> [String: Int] in
     let functionList = "(" + functionIDs.map(String.init).joined(separator: ",") + ")"
     figures["functionsNotSucceeded"] =
         try db.int("SELECT COUNT(*) FROM jobq_jobs WHERE id IN \(functionList) AND state != 'succeeded'") ?? -1
-    let results = try db.pairs("SELECT CAST(result AS text), id FROM jobq_jobs WHERE id IN \(functionList)")
+    let results = try db.pairs(
+        "SELECT COALESCE(CAST(result AS text), ''), id FROM jobq_jobs WHERE id IN \(functionList)")
     figures["functionResultsWrong"] =
         results.filter { row in
             guard let n = functionIDs.firstIndex(of: Int64(row.count)),
