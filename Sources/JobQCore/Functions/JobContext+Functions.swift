@@ -189,46 +189,10 @@ extension JobContext {
     public func waitForSignal<T: Decodable>(_ name: String, as type: T.Type, timeout: Duration? = nil)
         async throws -> T?
     {
-        if let timeout, timeout < .zero {
-            throw JobQueueError.invalidInput(
-                "a wait's timeout must not be negative; got \(DurationParser.format(timeout))")
-        }
-        let deadline = try timeout.map(Self.wake(after:)) ?? FunctionRun.latestWake
-        let run = try functionRun()
-        let (position, recorded) = try await run.begin(.signal, name)
-        if let recorded, recorded.cancelled {
-            run.advance()
-            throw FunctionCancelled(job: jobID)
-        }
-        if let recorded, recorded.finishedAt != nil {
-            run.advance()
-            // A wait that timed out recorded no result; a signal sent without a payload, `null`.
-            guard let payload = recorded.resultJSON else { return nil }
-            return try Self.decode(T.self, payload, what: "the payload of signal '\(name)'")
-        }
-        let step =
-            recorded
-            ?? FunctionStep(
-                position: position, name: name, kind: .signal, resultJSON: nil, wakeAt: deadline, attempt: attempt,
-                startedAt: Date(), finishedAt: nil)
-        if run.cancelRequested { throw try await run.cancel(at: step) }
-        await run.startWritten()
-        let take = try await run.store.takeSignal(
-            for: step, job: run.job, workerID: run.workerID, now: Date().timeIntervalSince1970)
-        switch take {
-        case .taken(let payload):
-            run.advance()
-            return try Self.decode(T.self, payload ?? "null", what: "the payload of signal '\(name)'")
-        case .timedOut:
-            run.advance()
+        guard let payload = try await waitAtNextPosition(.signal, name, filter: nil, timeout: timeout) else {
             return nil
-        case .none:
-            throw FunctionPark(until: step.wakeAt ?? FunctionRun.latestWake, awaiting: name)
-        case .lost:
-            throw FunctionAttemptLost()
-        case .cancelled:
-            throw try await run.cancel(at: step)
         }
+        return try Self.decode(T.self, payload, what: "the payload of signal '\(name)'")
     }
 
     /// Waits durably for the event `event` (``JobQueue/emit(_:payloadJSON:dedupe:)``, `jobq
@@ -256,26 +220,38 @@ extension JobContext {
         } catch {
             throw NonRetryableError(error.description)
         }
+        guard let payload = try await waitAtNextPosition(.event, event, filter: filter, timeout: timeout) else {
+            return nil
+        }
+        return try Self.decode(T.self, payload, what: "the payload of event '\(event)'")
+    }
+
+    /// A wait for a signal or an event at the function's next position, one path for both: the
+    /// payload it ended with as JSON (`null` for a signal sent without one), or nil when its
+    /// timeout passed first. Parks the function while nothing has come.
+    private func waitAtNextPosition(_ kind: FunctionStep.Kind, _ name: String, filter: String?, timeout: Duration?)
+        async throws -> String?
+    {
         if let timeout, timeout < .zero {
             throw JobQueueError.invalidInput(
                 "a wait's timeout must not be negative; got \(DurationParser.format(timeout))")
         }
         let deadline = try timeout.map(Self.wake(after:)) ?? FunctionRun.latestWake
         let run = try functionRun()
-        let (position, recorded) = try await run.begin(.event, event)
+        let (position, recorded) = try await run.begin(kind, name)
         if let recorded, recorded.cancelled {
             run.advance()
             throw FunctionCancelled(job: jobID)
         }
         if let recorded, recorded.finishedAt != nil {
             run.advance()
-            guard let payload = recorded.resultJSON else { return nil }
-            return try Self.decode(T.self, payload, what: "the payload of event '\(event)'")
+            // A wait that timed out recorded no result; a signal sent without a payload, `null`.
+            return recorded.resultJSON
         }
         let step =
             recorded
             ?? FunctionStep(
-                position: position, name: event, kind: .event, resultJSON: nil, wakeAt: deadline, attempt: attempt,
+                position: position, name: name, kind: kind, resultJSON: nil, wakeAt: deadline, attempt: attempt,
                 startedAt: Date(), finishedAt: nil, filter: filter)
         if run.cancelRequested { throw try await run.cancel(at: step) }
         await run.startWritten()
@@ -284,12 +260,12 @@ extension JobContext {
         switch take {
         case .taken(let payload):
             run.advance()
-            return try Self.decode(T.self, payload ?? "null", what: "the payload of event '\(event)'")
+            return payload ?? "null"
         case .timedOut:
             run.advance()
             return nil
         case .none:
-            throw FunctionPark(until: step.wakeAt ?? FunctionRun.latestWake, awaiting: event)
+            throw FunctionPark(until: step.wakeAt ?? FunctionRun.latestWake, awaiting: name)
         case .lost:
             throw FunctionAttemptLost()
         case .cancelled:
