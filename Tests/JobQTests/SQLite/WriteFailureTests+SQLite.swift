@@ -14,7 +14,9 @@ extension WriteFailureTests {
         let queue = try store.open()
         let jobs = try await queue.enqueue(
             contentsOf: (0..<12).map { _ in
-                try JobRequest(executor: "sleep", payloadJSON: #"{"seconds": 0.5}"#)
+                // Three seconds each: four of them run together long enough for a loaded machine's
+                // test task to see it (at half a second, all twelve could be done first).
+                try JobRequest(executor: "sleep", payloadJSON: #"{"seconds": 3}"#)
             })
         let pool = WorkerPool(queue: queue, concurrency: 4, executors: BuiltinExecutors.all, options: quickOptions())
         let running = Task { try await pool.run() }
