@@ -107,10 +107,23 @@ final class FunctionRun: Sendable {
     /// Writes a step's record, fenced on this attempt.
     func record(_ step: FunctionStep) async throws {
         await startWritten()
-        switch try await store.recordStep(step, job: job, workerID: workerID) {
+        switch try await storeCall({ try await self.store.recordStep(step, job: self.job, workerID: self.workerID) }) {
         case .recorded: return
         case .lost: throw FunctionAttemptLost()
         case .cancelled: throw try await cancel(at: step)
+        }
+    }
+
+    /// A store call of this run. The server going away under it (a restart, a failover) parks
+    /// the function for a second instead of failing its attempt: the park is written like any
+    /// outcome once the server answers, and the run after it replays. A write whose commit the
+    /// outage hid is found recorded by that replay, or is made again (at least once, as a step
+    /// is).
+    func storeCall<T: Sendable>(_ call: @Sendable () async throws -> T) async throws -> T {
+        do {
+            return try await call()
+        } catch  where StoreErrorKind.isOutage(error) {
+            throw FunctionPark(until: Date().addingTimeInterval(1), awaiting: nil)
         }
     }
 
@@ -121,7 +134,8 @@ final class FunctionRun: Sendable {
     /// error it then throws. Recorded, so that a replay of the compensation ends there too.
     func cancel(at step: FunctionStep) async throws -> FunctionCancelled {
         await startWritten()
-        guard try await store.cancelPoint(step, job: job, workerID: workerID) else { throw FunctionAttemptLost() }
+        guard try await storeCall({ try await self.store.cancelPoint(step, job: self.job, workerID: self.workerID) })
+        else { throw FunctionAttemptLost() }
         state.withLock { $0.cancelRequested = true }
         advance()
         return FunctionCancelled(job: job.id)
@@ -129,7 +143,7 @@ final class FunctionRun: Sendable {
 
     private func loadHistory() async throws {
         guard state.withLock({ $0.history == nil }) else { return }
-        let record = try await store.functionRecord(of: job.id)
+        let record = try await storeCall { try await self.store.functionRecord(of: self.job.id) }
         state.withLock { state in
             if state.history == nil { state.history = record.steps }
             if record.cancelRequested != nil { state.cancelRequested = true }

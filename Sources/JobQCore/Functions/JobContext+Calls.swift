@@ -62,11 +62,15 @@ extension JobContext {
             throw try await run.cancel(at: step)
         } else if let recorded {
             await run.startWritten()
-            progress = try await run.store.resumeCall(recorded, job: run.job, workerID: run.workerID)
+            progress = try await run.storeCall {
+                try await run.store.resumeCall(recorded, job: run.job, workerID: run.workerID)
+            }
         } else {
             let requests = try inputs.map { try JobRequest(E.self, $0, options: options) }
             await run.startWritten()
-            progress = try await run.store.startCall(requests, step: step, job: run.job, workerID: run.workerID)
+            progress = try await run.storeCall {
+                try await run.store.startCall(requests, step: step, job: run.job, workerID: run.workerID)
+            }
         }
         switch progress {
         case .parked: throw FunctionParkedForCalls()

@@ -255,8 +255,10 @@ extension JobContext {
                 startedAt: Date(), finishedAt: nil, filter: filter)
         if run.cancelRequested { throw try await run.cancel(at: step) }
         await run.startWritten()
-        let take = try await run.store.takeSignal(
-            for: step, job: run.job, workerID: run.workerID, now: Date().timeIntervalSince1970)
+        let take = try await run.storeCall {
+            try await run.store.takeSignal(
+                for: step, job: run.job, workerID: run.workerID, now: Date().timeIntervalSince1970)
+        }
         switch take {
         case .taken(let payload):
             run.advance()
