@@ -14,17 +14,26 @@ import PostgresNIO
 /// }
 /// ```
 ///
-/// Everything the enqueue writes (the job, its event, a unique key, dependencies, a lane, a
-/// batch) is in the application's transaction, inside a savepoint: if jobq throws, none of it
-/// stays, even when the application goes on and commits its own rows. Workers are woken by the
-/// notification PostgreSQL delivers at the commit; a rolled-back transaction wakes nobody.
+/// Jobs that are only their own row (no unique key, dependency, lane, batch, partition or
+/// expiry) go in one statement, one round trip for one job or a batch: the job rows, their
+/// `enqueued` events, the shared write lock and the wake-up notification, which PostgreSQL
+/// delivers at the commit (a rolled-back transaction wakes nobody). That statement can only
+/// fail on the server's side (a lost connection, a lock or statement timeout, a full disk), not
+/// on data jobq checked before it; when it does, PostgreSQL aborts the application's
+/// transaction, as with any failed statement of its own. Pass `savepoint: true` to keep the
+/// application's transaction usable after such an error, at two more round trips. On a
+/// connection outside a transaction block (no `BEGIN`), PostgreSQL commits that statement on
+/// its own: the job and its event at once, as `queue.enqueue` would (a statement cannot tell
+/// PostgreSQL's implicit transaction from a block); with `savepoint: true` jobq refuses such a
+/// connection instead.
 ///
-/// A job that is only its own row (no unique key, dependency, lane or batch) takes jobq's write
-/// lock shared, beside workers' claims and completions. Any other enqueue, a submission or an
-/// emit takes it exclusively until the application's transaction ends, as jobq's own rule
-/// writes do: keep such transactions short.
+/// Anything else (a unique key, a dependency, a lane, a batch), a submission or an emit runs
+/// inside a savepoint: if jobq throws, none of it stays, even when the application goes on and
+/// commits its own rows. Those take jobq's write lock exclusively until the application's
+/// transaction ends, as jobq's own rule writes do: keep such transactions short.
 ///
-/// - Throws: `JobQueueError.invalidState` when the connection is not in a transaction;
+/// - Throws: `JobQueueError.invalidState` when the connection is not in a transaction (for
+///   what runs in a savepoint);
 ///   `JobQueueError.invalidInput` when it is to another database, or for a bad request.
 extension JobQueue {
     /// Enqueues one job for a typed executor in the application's transaction on `connection`.
@@ -36,19 +45,30 @@ extension JobQueue {
     /// ```
     @discardableResult
     public func enqueue<E: Executor>(
-        _ executor: E.Type, _ input: E.Input, options: JobOptions = .init(), in connection: PostgresConnection
+        _ executor: E.Type, _ input: E.Input, options: JobOptions = .init(), in connection: PostgresConnection,
+        savepoint: Bool = false
     ) async throws -> Job {
-        try await enqueue(try JobRequest(executor, input, options: options), in: connection)
+        try await enqueue(try JobRequest(executor, input, options: options), in: connection, savepoint: savepoint)
     }
 
     /// Enqueues one job in the application's transaction on `connection`.
     ///
     /// ```swift
     /// try await queue.enqueue(JobRequest(executor: "mail", payloadJSON: "{}"), in: connection)
+    /// // The application's transaction stays usable if jobq's statement fails:
+    /// try await queue.enqueue(JobRequest(executor: "mail", payloadJSON: "{}"), in: connection, savepoint: true)
     /// ```
+    ///
+    /// - Parameter savepoint: run jobq's writes in a savepoint of their own, so that an error of
+    ///   the server during the enqueue leaves the application's transaction usable (two more
+    ///   round trips). Without it a plain job is one statement, and such an error aborts the
+    ///   application's transaction as an error in one of its own statements would. Jobs with a
+    ///   unique key, a dependency, a lane or a batch always get the savepoint.
     @discardableResult
-    public func enqueue(_ request: JobRequest, in connection: PostgresConnection) async throws -> Job {
-        try await enqueueReportingDuplicates(contentsOf: [request], in: connection)[0].job
+    public func enqueue(_ request: JobRequest, in connection: PostgresConnection, savepoint: Bool = false)
+        async throws -> Job
+    {
+        try await enqueueReportingDuplicates(contentsOf: [request], in: connection, savepoint: savepoint)[0].job
     }
 
     /// Enqueues many jobs in the application's transaction on `connection`: all or none.
@@ -57,24 +77,31 @@ extension JobQueue {
     /// try await queue.enqueue(contentsOf: requests, in: connection)
     /// ```
     @discardableResult
-    public func enqueue(contentsOf requests: some Sequence<JobRequest>, in connection: PostgresConnection) async throws
-        -> [Job]
-    {
-        try await enqueueReportingDuplicates(contentsOf: requests, in: connection).map(\.job)
+    public func enqueue(
+        contentsOf requests: some Sequence<JobRequest>, in connection: PostgresConnection, savepoint: Bool = false
+    ) async throws -> [Job] {
+        try await enqueueReportingDuplicates(contentsOf: requests, in: connection, savepoint: savepoint).map(\.job)
     }
 
-    /// Enqueues like ``enqueue(contentsOf:in:)`` and says which requests
+    /// Enqueues like ``enqueue(contentsOf:in:savepoint:)`` and says which requests
     /// found their unique key already held (nothing new stored for those).
     ///
     /// ```swift
     /// let outcome = try await queue.enqueueReportingDuplicates(contentsOf: [request], in: connection)[0]
     /// ```
     public func enqueueReportingDuplicates(
-        contentsOf requests: some Sequence<JobRequest>, in connection: PostgresConnection
+        contentsOf requests: some Sequence<JobRequest>, in connection: PostgresConnection, savepoint: Bool = false
     ) async throws -> [Enqueued] {
         let requests = traced(requests)
         try SharedSQL.validate(requests)
-        let lock: WriteLock = requests.allSatisfy(\.isSelfContained) ? .shared : .exclusive
+        guard !requests.isEmpty else { return [] }
+        let selfContained = requests.allSatisfy(\.isSelfContained)
+        if selfContained, !savepoint {
+            return try await callersServer().enqueueSelfContained(requests, in: connection).map {
+                Enqueued(job: $0, existed: false)
+            }
+        }
+        let lock: WriteLock = selfContained ? .shared : .exclusive
         return try await callersServer().inCallersTransaction(connection, lock: lock, audience: .workersAndFollowers) {
             db in try SharedSQL.enqueue(requests, db: db, now: SharedSQL.now())
         }

@@ -45,6 +45,29 @@ extension PostgresServer {
         }
     }
 
+    /// Enqueues self-contained jobs in the application's transaction with one statement
+    /// (``SelfContainedInsert``): one round trip, without a savepoint. The statement checks the
+    /// connection itself (its database, a transaction block) and writes nothing when they are
+    /// wrong; a store missing from the connection's database is an error of the statement,
+    /// which aborts the application's transaction as any failed statement does.
+    func enqueueSelfContained(_ requests: [JobRequest], in connection: PostgresConnection) async throws -> [Job] {
+        let insert = SelfContainedInsert(
+            requests, now: SharedSQL.now(), names: settings.schemaNames, callersDatabase: settings.database)
+        let sql = settings.schemaNames.qualified(insert.sql)
+        let result: StatementResult
+        do {
+            result = try await PostgresSession.runOnce(sql, insert.values, on: connection, logger: logger)
+        } catch let error where ["42P01", "3F000", "42883"].contains(PostgresStoreError.sqlState(error)) {
+            throw JobQueueError.invalidInput(
+                "the application's connection reaches no jobq store at \(settings.schemaNames.table("jobs")) "
+                    + "(\(PostgresStoreError.from(error, sql: sql))): connect it to the store's database '\(settings.database)'; "
+                    + "PostgreSQL has aborted the application's transaction, roll it back")
+        } catch {
+            throw PostgresStoreError.from(error, sql: sql)
+        }
+        return try insert.jobs(from: result)
+    }
+
     /// Opens jobq's savepoint; outside a transaction block PostgreSQL refuses it (each statement
     /// would commit on its own, so half an enqueue could), and so does jobq.
     private static func savepoint(_ session: PostgresSession) throws {

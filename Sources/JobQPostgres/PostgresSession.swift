@@ -106,6 +106,17 @@ final class PostgresSession: @unchecked Sendable {
         return Self.result(collected, changes: collected.count)
     }
 
+    /// One statement on a connection jobq does not hold (the application's), from Swift
+    /// concurrency; `sql` is already qualified. Throws postgres-nio's error as it is.
+    static func runOnce(_ sql: String, _ values: [SQLValue], on connection: PostgresConnection, logger: Logger)
+        async throws -> StatementResult
+    {
+        let rows = try await connection.query(try query(sql, values), logger: logger)
+        var collected: [PostgresRow] = []
+        for try await row in rows { collected.append(row) }
+        return result(collected, changes: collected.count)
+    }
+
     private static func query(_ sql: String, _ values: [SQLValue]) throws -> PostgresQuery {
         PostgresQuery(unsafeSQL: sql, binds: try bindings(values))
     }
@@ -233,6 +244,11 @@ enum PostgresStoreError {
     /// connection failing (its state unknown: it is given up).
     static func isServerAnswer(_ error: any Error) -> Bool {
         (error as? PSQLError)?.serverInfo?[.sqlState] != nil
+    }
+
+    /// The SQLSTATE of a server's refusal; nil for anything else.
+    static func sqlState(_ error: any Error) -> String? {
+        (error as? PSQLError)?.serverInfo?[.sqlState]
     }
 
     static func from(_ error: any Error, sql: String) -> any Error {

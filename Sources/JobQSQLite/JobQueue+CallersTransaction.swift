@@ -17,8 +17,10 @@ import JobQSQL
 /// ```
 ///
 /// Everything the enqueue writes (the job, its event, a unique key, dependencies, a lane, a
-/// batch) is in the application's transaction, inside a savepoint: if jobq throws, none of it
-/// stays, even when the application goes on and commits its own rows. Workers, here and in other
+/// batch) is in the application's transaction: if jobq throws, none of it stays, even when the
+/// application goes on and commits its own rows. A job that is only its own row (no unique key,
+/// dependency, lane, batch, partition or expiry) is one INSERT, which SQLite undoes whole if it
+/// fails; anything more goes in a savepoint. Workers, here and in other
 /// processes, are woken once the transaction commits; a rolled-back one wakes nobody.
 ///
 /// - Throws: `JobQueueError.invalidState` outside a write transaction;
@@ -73,7 +75,9 @@ extension JobQueue {
         let requests = traced(requests)
         try SharedSQL.validate(requests)
         let store = try callersStore()
-        let outcomes = try store.inCallersTransaction(db) { transaction in
+        // One self-contained job is one INSERT (its event is in its row): atomic by itself.
+        let atomic = requests.count == 1 && requests[0].isSelfContained
+        let outcomes = try store.inCallersTransaction(db, atomic: atomic) { transaction in
             try SharedSQL.enqueue(requests, db: transaction, now: SharedSQL.now())
         }
         db.afterNextTransaction(onCommit: { [self] _ in

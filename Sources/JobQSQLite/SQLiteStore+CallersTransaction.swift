@@ -8,9 +8,36 @@ import JobQSQL
 /// file, inside its `write { db in ... }`. The statements are jobq's own, run on the
 /// application's connection, so they commit or roll back with the application's rows.
 extension SQLiteStore {
-    /// Runs `body` on the application's transaction `db`, inside a savepoint: jobq's writes are
-    /// all there or none, even when the application catches jobq's error and commits its own.
-    func inCallersTransaction<T>(_ db: Database, _ body: (SQLiteTransaction) throws -> T) throws -> T {
+    /// Runs `body` on the application's transaction `db`: jobq's writes are all there or none,
+    /// even when the application catches jobq's error and commits its own. `atomic`: `body` is
+    /// one statement (a self-contained job, whose `enqueued` event is in its row), which SQLite
+    /// undoes whole when it fails, so no savepoint is needed; otherwise it runs inside one.
+    func inCallersTransaction<T>(_ db: Database, atomic: Bool = false, _ body: (SQLiteTransaction) throws -> T)
+        throws -> T
+    {
+        try checkCallersConnection(db)
+        do {
+            try checkSchemaOnce(db)
+            if atomic { return try SQLiteTransaction(db: db).writing(body) }
+            // jobq's own statements, cached on the application's connection: GRDB's
+            // `inSavepoint` parsed its two statements anew on every call.
+            try db.cachedStatement(sql: "SAVEPOINT jobq_write").execute()
+            do {
+                let result = try SQLiteTransaction(db: db).writing(body)
+                try db.cachedStatement(sql: "RELEASE SAVEPOINT jobq_write").execute()
+                return result
+            } catch {
+                try? db.execute(sql: "ROLLBACK TO SAVEPOINT jobq_write")
+                try? db.execute(sql: "RELEASE SAVEPOINT jobq_write")
+                throw error
+            }
+        } catch let error as DatabaseError {
+            throw JobQueueError.storeUnavailable(Self.explain(error, path: path))
+        }
+    }
+
+    /// Refuses a connection outside a write transaction or to another file than the store's.
+    private func checkCallersConnection(_ db: Database) throws {
         guard let path else {
             throw JobQueueError.invalidState(
                 "an in-memory store cannot share an application's transaction; open the store on the application's file"
@@ -21,24 +48,20 @@ extension SQLiteStore {
                 "enqueueing in the application's transaction needs one: call it inside `dbPool.write { db in ... }` "
                     + "(not writeWithoutTransaction)")
         }
-        let theirs = String(cString: sqlite3_db_filename(db.sqliteConnection, "main"))
-        guard callersFilesSeen.withLock({ $0.contains(theirs) }) || Self.sameFile(theirs, path) else {
+        guard let name = sqlite3_db_filename(db.sqliteConnection, "main") else {
+            throw JobQueueError.invalidInput(
+                "the application's connection has no main database: open the JobQueue on the application's database file"
+            )
+        }
+        // Most calls come from connections already checked: no String made for them.
+        if callersFilesSeen.withLock({ seen in seen.contains { $0.withCString { strcmp($0, name) == 0 } } }) { return }
+        let theirs = String(cString: name)
+        guard Self.sameFile(theirs, path) else {
             throw JobQueueError.invalidInput(
                 "the application's connection is to \(theirs.isEmpty ? "an in-memory database" : theirs), not to the store at \(path): "
                     + "open the JobQueue on the application's database file so that both commit together")
         }
         callersFilesSeen.withLock { _ = $0.insert(theirs) }
-        do {
-            try checkSchemaOnce(db)
-            var result: T?
-            try db.inSavepoint {
-                result = try SQLiteTransaction(db: db).writing(body)
-                return .commit
-            }
-            return result!
-        } catch let error as DatabaseError {
-            throw JobQueueError.storeUnavailable(Self.explain(error, path: path))
-        }
     }
 
     /// What jobq's own writes do after they commit, for a write the application committed:

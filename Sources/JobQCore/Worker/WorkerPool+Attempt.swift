@@ -21,8 +21,10 @@ extension WorkerPool {
                 await Task.yield()
             }
             let outcome = await attempt(job, race: race)
+            // A cancelled pool releases what is buffered; its slots take nothing more.
+            let cancelled = Task.isCancelled
             let (following, lowBuffer, othersActive) = state.withLock { state -> (BufferedJob?, Bool, Bool) in
-                let following = state.takeBuffered(jobLimit: jobLimit)
+                let following = cancelled ? nil : state.takeBuffered(jobLimit: jobLimit)
                 if following == nil { state.active -= 1 }
                 let lowBuffer =
                     state.bufferedCount <= state.refillThreshold(maximum: options.prefetch, concurrency: concurrency)

@@ -32,8 +32,10 @@ extension WorkerPool {
             // that there is something to claim, so idle pools do not take the write lock.
             while true {
                 if Task.isCancelled {
-                    interruptAll()
+                    // The buffer first: a slot whose job the interruption ends must find it
+                    // empty, or it would start (and mark started) a job only to release it.
                     releaseBuffered()
+                    interruptAll()
                     break
                 }
                 let (active, drainDeadline, limitReached) = state.withLock { state in

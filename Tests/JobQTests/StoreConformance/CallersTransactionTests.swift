@@ -138,7 +138,9 @@ struct CallersTransactionTests {
         }
     }
 
-    /// A connection outside a transaction is refused: each statement would commit on its own.
+    /// A connection outside a transaction is refused where jobq writes more than one statement
+    /// (each would commit on its own); on PostgreSQL a plain job's single statement commits
+    /// whole instead.
     @Test(arguments: TestStore.all)
     func outsideATransactionIsRefused(store: TestStore) async throws {
         let app = try await AppSide.open(store)
@@ -160,8 +162,19 @@ struct CallersTransactionTests {
             let connection = try await PostgresConnector(settings: settings, logger: PostgresTestServer.logger)
                 .connect()
             defer { Task { try? await connection.close() } }
+            // What runs in a savepoint is refused (a savepoint needs a transaction block)...
             await #expect(
-                performing: { try await app.queue.enqueue(try Self.echo("x"), in: connection) }, throws: refused)
+                performing: { try await app.queue.enqueue(try Self.echo("x"), in: connection, savepoint: true) },
+                throws: refused)
+            let keyed = try JobRequest(
+                executor: "echo", payloadJSON: "{}", options: .init(unique: UniqueKey("k")))
+            await #expect(performing: { try await app.queue.enqueue(keyed, in: connection) }, throws: refused)
+            #expect(try await app.queue.jobs().isEmpty)
+            // ...while a plain job's one statement commits whole on its own, job and event.
+            let job = try await app.queue.enqueue(try Self.echo("y"), in: connection)
+            #expect(try await app.queue.jobs().map(\.id) == [job.id])
+            #expect(try await app.queue.events(after: 0).map(\.kind) == [.enqueued])
+            return
         }
         #expect(try await app.queue.jobs().isEmpty)
     }
