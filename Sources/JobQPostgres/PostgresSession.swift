@@ -117,6 +117,20 @@ final class PostgresSession: @unchecked Sendable {
         return result(collected, changes: collected.count)
     }
 
+    /// One of the hot path's statements on the application's connection, prepared there once
+    /// (``CallersPreparedText``) for the store `names`. Throws postgres-nio's error as it is.
+    static func runPreparedOnce<Text: StatementText>(
+        _ text: Text.Type, _ values: [SQLValue], names: SchemaNames, on connection: PostgresConnection, logger: Logger
+    ) async throws -> StatementResult {
+        let statement = CallersPreparedText<Text>(bindings: try bindings(values))
+        let rows = try await CallersStatementStore.$names.withValue(names) {
+            try await connection.execute(statement, logger: logger)
+        }
+        var collected: [PostgresRow] = []
+        for try await row in rows { collected.append(row) }
+        return result(collected, changes: collected.count)
+    }
+
     private static func query(_ sql: String, _ values: [SQLValue]) throws -> PostgresQuery {
         PostgresQuery(unsafeSQL: sql, binds: try bindings(values))
     }

@@ -26,3 +26,47 @@ struct PreparedText<Text: StatementText>: PostgresPreparedStatement {
 
     func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }
+
+/// The store whose statements ``CallersPreparedText`` prepares on the application's connection
+/// for the task that runs them.
+enum CallersStatementStore {
+    @TaskLocal static var names: SchemaNames?
+}
+
+/// A ``StatementText`` prepared on the application's connection (an enqueue in its
+/// transaction), whose `search_path` is the application's: the text names the store's schema,
+/// and so does the statement's name (a short hash of the schema), so that two stores on one
+/// connection never share a statement. postgres-nio takes a prepared statement's name and text
+/// from its type when `execute` is called; both are read from ``CallersStatementStore``, set
+/// around that call. Outside it the text is one that fails, never another store's.
+struct CallersPreparedText<Text: StatementText>: PostgresPreparedStatement {
+    typealias Row = PostgresRow
+
+    static var name: String {
+        guard let names = CallersStatementStore.names else { return "jobq.unset." + String(describing: Text.self) }
+        return "jobq." + String(describing: Text.self) + "." + schemaTag(names.schema)
+    }
+
+    static var sql: String {
+        guard let names = CallersStatementStore.names else {
+            return "SELECT CAST('jobq prepared a statement without its store' AS integer)"
+        }
+        return names.qualified(Text.sql)
+    }
+
+    let bindings: PostgresBindings
+
+    func makeBindings() throws -> PostgresBindings { bindings }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+
+    /// FNV-1a of the schema's name, in hex: names stay within PostgreSQL's 63 bytes.
+    private static func schemaTag(_ schema: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in schema.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+}

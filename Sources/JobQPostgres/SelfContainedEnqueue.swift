@@ -1,6 +1,8 @@
 import Foundation
 import JobQCore
 import JobQSQL
+import Logging
+import PostgresNIO
 
 /// Enqueueing on PostgreSQL. Jobs that are only their own row and `enqueued` event go in one
 /// statement, one round trip for a job or a batch of any size (by arrays), whether jobq commits
@@ -86,6 +88,17 @@ struct SelfContainedInsert {
             arguments[.database] = database
             values = arguments.values
         }
+    }
+
+    /// Runs the statement on the application's connection, prepared there for the store `names`.
+    func runPrepared(on connection: PostgresConnection, names: SchemaNames, logger: Logger) async throws
+        -> StatementResult
+    {
+        isOne
+            ? try await PostgresSession.runPreparedOnce(
+                InsertOneJob.self, values, names: names, on: connection, logger: logger)
+            : try await PostgresSession.runPreparedOnce(
+                InsertJobs.self, values, names: names, on: connection, logger: logger)
     }
 
     /// The jobs as stored, from the statement's one row: the ids (in the requests' order) and

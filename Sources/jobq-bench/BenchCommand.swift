@@ -202,10 +202,28 @@ struct BenchCommand: AsyncParsableCommand {
         // between the two is as small as it can be.
         progress("enqueue, and its raw baseline")
         let rawSingle = try await measure { try bench.raw(inserts: enqueueCount, insertBatch: 1) }
-        let single = try await measure { try await bench.enqueueOneAtATime(enqueueCount) }
+        var singleCPU: [Double] = []
+        let single = try await measure {
+            defer { singleCPU.append(bench.lastCPUPerItem) }
+            return try await bench.enqueueOneAtATime(enqueueCount)
+        }
         progress("enqueue in the application's transaction")
-        let appOnly = try await measure { try await bench.appTransactions(enqueueCount, withJob: false) }
-        let appWithJob = try await measure { try await bench.appTransactions(enqueueCount, withJob: true) }
+        var appCPU: [Double] = []
+        let appOnly = try await measure {
+            defer { appCPU.append(bench.lastCPUPerItem) }
+            return try await bench.appTransactions(enqueueCount)
+        }
+        var appWithJobCPU: [Double] = []
+        let appWithJob = try await measure {
+            defer { appWithJobCPU.append(bench.lastCPUPerItem) }
+            return try await bench.appTransactions(enqueueCount, extra: .jobs(1))
+        }
+        // CPU per job of an enqueue in the application's transaction: the transaction's CPU
+        // above the application's own, run for run, in microseconds.
+        let enqueueInAppCPU = Measured(zip(appWithJobCPU, appCPU).map { ($0 - $1) * 1e6 })
+        let singleEnqueueCPU = Measured(singleCPU.map { $0 * 1e6 })
+        let appRows100 = try await measure { try await bench.appTransactions(enqueueCount * 10, extra: .rows(100)) }
+        let appJobs100 = try await measure { try await bench.appTransactions(enqueueCount * 10, extra: .jobs(100)) }
         let rawBulk = try await measure { try bench.raw(inserts: bulkCount, insertBatch: 1000) }
         let bulk = try await measure { try await bench.enqueueInBulk(bulkCount) }
         progress("raw claim+complete")
@@ -288,6 +306,14 @@ struct BenchCommand: AsyncParsableCommand {
                 workload: "enqueue in the app's transaction (GRDB: its row + the job)", value: appWithJob,
                 unit: "jobs/s", baseline: "the app's transaction, its row only", baselineValue: appOnly,
                 ratio: appWithJob / appOnly),
+            Row(
+                workload: "CPU per job of the enqueue in the app's transaction (above the app's own)",
+                value: enqueueInAppCPU, unit: "us/job", baseline: "CPU per job of jobq's own single enqueue",
+                baselineValue: singleEnqueueCPU, ratio: enqueueInAppCPU / singleEnqueueCPU),
+            Row(
+                workload: "enqueue 100 jobs in one app transaction (GRDB: its row + 100 jobs)", value: appJobs100,
+                unit: "jobs/s", baseline: "its row + 100 rows of its own", baselineValue: appRows100,
+                ratio: appJobs100 / appRows100),
             Row(
                 workload: "enqueue, bulk (batches of 1,000)", value: bulk, unit: "jobs/s",
                 baseline: "raw inserts, batches of 1,000", baselineValue: rawBulk, ratio: bulk / rawBulk),

@@ -8,6 +8,9 @@ import Logging
 struct BenchWorkloads {
     let directory: URL
     var storeCount = 0
+    /// The process's CPU seconds per job (or per application transaction) of the last
+    /// workload that measures it.
+    var lastCPUPerItem = 0.0
     /// `.full` measures with synchronous=FULL (jobq and the raw baseline alike).
     var durability: Durability = .normal
 
@@ -45,19 +48,23 @@ struct BenchWorkloads {
     /// The limits of the bench's partitioned drain: 5 at once per value of the payload's `c`.
     static let partitionedLimits = QueueLimits(concurrency: 5, partitionBy: .payload("/c"))
 
-    /// Enqueues one job per transaction. Returns jobs per second.
+    /// Enqueues one job per transaction. Returns jobs per second; ``lastCPUPerItem`` is the
+    /// process's CPU per job meanwhile.
     mutating func enqueueOneAtATime(_ count: Int) async throws -> Double {
         let queue = try open(freshPath())
         let requests = try (0..<count).map(Self.sumRequest)
+        let cpu = ProcessCPU.now()
         let start = ContinuousClock.now
         for request in requests { try await queue.enqueue(request) }
+        lastCPUPerItem = (ProcessCPU.now() - cpu) / Double(count)
         return Double(count) / (ContinuousClock.now - start).inSeconds
     }
 
     /// An application's transactions on the store's file (its own GRDB pool), each writing an
-    /// order row and, `withJob`, enqueueing its job in the same transaction. Transactions per
-    /// second: without the job, the application's own cost, the baseline of the enqueue's.
-    mutating func appTransactions(_ count: Int, withJob: Bool) async throws -> Double {
+    /// order row and `extra` more: `jobs` (enqueued in the same transaction, one call for all)
+    /// or the application's own rows (`.rows`, the baseline). Returns the extra items per
+    /// second; with `.none`, transactions per second: the application's own cost.
+    mutating func appTransactions(_ count: Int, extra: AppTransactionExtra = .none) async throws -> Double {
         let path = freshPath()
         let queue = try open(path)
         var configuration = Configuration()
@@ -68,15 +75,32 @@ struct BenchWorkloads {
         try await pool.write {
             try $0.execute(sql: "CREATE TABLE app_orders (id INTEGER PRIMARY KEY, note TEXT NOT NULL)")
         }
-        let requests = try (0..<count).map(Self.sumRequest)
+        let perTransaction = extra.count
+        let transactions = max(1, count / max(1, perTransaction))
+        let requests = try (0..<(transactions * perTransaction)).map(Self.sumRequest)
+        let cpu = ProcessCPU.now()
         let start = ContinuousClock.now
-        for request in requests {
+        for index in 0..<transactions {
             try await pool.write { db in
                 try db.execute(sql: "INSERT INTO app_orders (note) VALUES ('order')")
-                if withJob { try queue.enqueue(request, in: db) }
+                switch extra {
+                case .none: break
+                case .jobs(let n):
+                    let mine = requests[(index * n)..<((index + 1) * n)]
+                    if n == 1 {
+                        try queue.enqueue(mine.first!, in: db)
+                    } else {
+                        try queue.enqueue(contentsOf: mine, in: db)
+                    }
+                case .rows(let n):
+                    let insert = try db.cachedStatement(sql: "INSERT INTO app_orders (note) VALUES ('line')")
+                    for _ in 0..<n { try insert.execute() }
+                }
             }
         }
-        return Double(count) / (ContinuousClock.now - start).inSeconds
+        let seconds = (ContinuousClock.now - start).inSeconds
+        lastCPUPerItem = (ProcessCPU.now() - cpu) / Double(transactions)
+        return Double(transactions * max(1, perTransaction)) / seconds
     }
 
     /// Enqueues in batches of 1,000 with `enqueue(contentsOf:)`. Returns jobs per second.
@@ -378,4 +402,30 @@ func percentile(_ samples: [Double], _ p: Double) -> Double {
     let sorted = samples.sorted()
     let rank = Int((p / 100 * Double(sorted.count - 1)).rounded())
     return sorted[min(max(rank, 0), sorted.count - 1)]
+}
+
+/// What an application's transaction writes beside its order row, in the bench.
+enum AppTransactionExtra {
+    case none
+    /// Jobs, enqueued in the transaction with one call.
+    case jobs(Int)
+    /// Rows of the application's own (the baseline of a batch of jobs).
+    case rows(Int)
+
+    var count: Int {
+        switch self {
+        case .none: 0
+        case .jobs(let n), .rows(let n): n
+        }
+    }
+}
+
+/// The CPU time (user + system) this process has used, in seconds.
+enum ProcessCPU {
+    static func now() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
 }

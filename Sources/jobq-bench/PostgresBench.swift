@@ -68,22 +68,40 @@
         }
 
         /// An application's transactions on a connection of its own, each writing an order row
-        /// and, `withJob`, enqueueing its job in the same transaction. Transactions per second:
-        /// without the job, the application's own cost, the baseline of the enqueue's.
-        func appTransactions(_ count: Int, withJob: Bool, on connection: PostgresConnection) async throws -> Double {
+        /// and `extra` more: jobs enqueued in the same transaction (one call for all) or rows of
+        /// its own in one statement (the baseline). Extra items per second; with `.none`,
+        /// transactions per second: the application's own cost.
+        func appTransactions(_ count: Int, extra: AppTransactionExtra = .none, on connection: PostgresConnection)
+            async throws -> Double
+        {
             let queue = try await queue()
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS public.bench_app_orders (id bigserial PRIMARY KEY, note text NOT NULL)",
                 logger: logger)
+            let perTransaction = extra.count
+            let transactions = max(1, count / max(1, perTransaction))
             let start = ContinuousClock.now
-            for index in 0..<count {
+            for index in 0..<transactions {
                 try await connection.query("BEGIN", logger: logger)
                 try await connection.query(
                     "INSERT INTO public.bench_app_orders (note) VALUES ('order')", logger: logger)
-                if withJob { try await queue.enqueue(try BenchWorkloads.sumRequest(index), in: connection) }
+                switch extra {
+                case .none: break
+                case .jobs(let n):
+                    let requests = try ((index * n)..<((index + 1) * n)).map(BenchWorkloads.sumRequest)
+                    if n == 1 {
+                        try await queue.enqueue(requests[0], in: connection)
+                    } else {
+                        try await queue.enqueue(contentsOf: requests, in: connection)
+                    }
+                case .rows(let n):
+                    try await connection.query(
+                        "INSERT INTO public.bench_app_orders (note) SELECT 'line' FROM generate_series(1, \(n))",
+                        logger: logger)
+                }
                 try await connection.query("COMMIT", logger: logger)
             }
-            let rate = Double(count) / (ContinuousClock.now - start).inSeconds
+            let rate = Double(transactions * max(1, perTransaction)) / (ContinuousClock.now - start).inSeconds
             try await connection.query("DROP TABLE public.bench_app_orders", logger: logger)
             return rate
         }
@@ -320,11 +338,15 @@
             let minimalSingle = try await minimalQueue { try await minimal.enqueueOneAtATime(enqueueCount) }
             let single = try await jobq { try await bench.enqueueOneAtATime(enqueueCount) }
             progress("enqueue in the application's transaction")
-            let appOnly = try await jobq {
-                try await bench.appTransactions(enqueueCount, withJob: false, on: connection)
-            }
+            let appOnly = try await jobq { try await bench.appTransactions(enqueueCount, on: connection) }
             let appWithJob = try await jobq {
-                try await bench.appTransactions(enqueueCount, withJob: true, on: connection)
+                try await bench.appTransactions(enqueueCount, extra: .jobs(1), on: connection)
+            }
+            let appRows100 = try await jobq {
+                try await bench.appTransactions(enqueueCount * 10, extra: .rows(100), on: connection)
+            }
+            let appJobs100 = try await jobq {
+                try await bench.appTransactions(enqueueCount * 10, extra: .jobs(100), on: connection)
             }
             let minimalBulk = try await minimalQueue { try await minimal.enqueueInBulk(bulkCount) }
             let bulk = try await jobq { try await bench.enqueueInBulk(bulkCount) }
@@ -428,6 +450,10 @@
                     workload: "\(label): enqueue in the app's transaction (its row + the job)", value: appWithJob,
                     unit: "jobs/s", baseline: "the app's transaction, its row only", baselineValue: appOnly,
                     ratio: appWithJob / appOnly),
+                Row(
+                    workload: "\(label): enqueue 100 jobs in one app transaction (its row + 100 jobs)",
+                    value: appJobs100, unit: "jobs/s", baseline: "its row + 100 rows of its own",
+                    baselineValue: appRows100, ratio: appJobs100 / appRows100),
                 Row(
                     workload: "\(label): enqueue, bulk (batches of 1,000)", value: bulk, unit: "jobs/s",
                     baseline: "\(baseline), one INSERT over arrays", baselineValue: minimalBulk,

@@ -198,7 +198,10 @@ package struct JSONObjectBuilder {
     package mutating func add(_ key: String, int value: Int?) { add(key, raw: value.map { String($0) }) }
     package mutating func add(_ key: String, number value: Double?) { add(key, raw: value.map(JSONText.number)) }
     package mutating func add(_ key: String, bool value: Bool?) { add(key, raw: value.map { $0 ? "true" : "false" }) }
-    package mutating func add(_ key: String, date value: Date?) { add(key, string: value.map(ISO8601.string)) }
+    /// A date as ISO 8601 text, which never needs escaping.
+    package mutating func add(_ key: String, date value: Date?) {
+        add(key, raw: value.map { "\"" + ISO8601.string($0) + "\"" })
+    }
 
     package var text: String { body.isEmpty ? "{}" : body + "}" }
 

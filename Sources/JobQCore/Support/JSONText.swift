@@ -102,33 +102,38 @@ enum ISO8601 {
         let days = Int(seconds / 86_400)
         let secondOfDay = Int(seconds % 86_400)
         let (year, month, day) = civilDate(daysSinceEpoch: days)
-        var text = ""
-        text.reserveCapacity(24)
-        func append(_ value: Int, digits: Int) {
-            var divisor = 1
-            for _ in 1..<digits { divisor *= 10 }
-            var value = value
-            while divisor > 0 {
-                text.unicodeScalars.append(Unicode.Scalar(UInt8(48 + value / divisor)))
-                value %= divisor
-                divisor /= 10
+        // Written as bytes into the string's own storage: appending scalar by scalar was most
+        // of the cost of an `enqueued` event's data.
+        return String(unsafeUninitializedCapacity: 24) { bytes in
+            var end = 0
+            func digits(_ value: Int, _ count: Int) {
+                var value = value
+                for place in stride(from: end + count - 1, through: end, by: -1) {
+                    bytes[place] = UInt8(48 + value % 10)
+                    value /= 10
+                }
+                end += count
             }
+            func byte(_ character: UInt8) {
+                bytes[end] = character
+                end += 1
+            }
+            digits(year, 4)
+            byte(UInt8(ascii: "-"))
+            digits(month, 2)
+            byte(UInt8(ascii: "-"))
+            digits(day, 2)
+            byte(UInt8(ascii: "T"))
+            digits(secondOfDay / 3600, 2)
+            byte(UInt8(ascii: ":"))
+            digits(secondOfDay / 60 % 60, 2)
+            byte(UInt8(ascii: ":"))
+            digits(secondOfDay % 60, 2)
+            byte(UInt8(ascii: "."))
+            digits(milliseconds, 3)
+            byte(UInt8(ascii: "Z"))
+            return end
         }
-        append(year, digits: 4)
-        text += "-"
-        append(month, digits: 2)
-        text += "-"
-        append(day, digits: 2)
-        text += "T"
-        append(secondOfDay / 3600, digits: 2)
-        text += ":"
-        append(secondOfDay / 60 % 60, digits: 2)
-        text += ":"
-        append(secondOfDay % 60, digits: 2)
-        text += "."
-        append(milliseconds, digits: 3)
-        text += "Z"
-        return text
     }
 
     /// Year, month, day of a day count since 1970-01-01 (proleptic Gregorian; Howard Hinnant's
