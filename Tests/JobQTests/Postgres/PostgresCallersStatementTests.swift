@@ -96,6 +96,42 @@ struct PostgresCallersStatementTests {
         }
     }
 
+    /// Two stores in two schemas of one database, enqueued into on one application connection:
+    /// each store's statement is prepared there under a name of its own, and each job lands in
+    /// the store it was enqueued to, one at a time and in batches.
+    @Test(.enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
+    func twoStoresOnOneConnectionEachGetTheirOwnJobs() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            var first = settings
+            first.schema = "jobq_first"
+            var second = settings
+            second.schema = "jobq_second"
+            let one = try await JobQueue(postgres: first, logger: logger)
+            let two = try await JobQueue(postgres: second, logger: logger)
+            let app = try await PostgresConnector(settings: settings, logger: logger).connect()
+            for round in 0..<3 {
+                try await app.query("BEGIN", logger: logger)
+                _ = try await one.enqueue(try echo(round), in: app)
+                _ = try await two.enqueue(try echo(100 + round), in: app)
+                _ = try await two.enqueue(contentsOf: [try echo(200 + round), try echo(300 + round)], in: app)
+                _ = try await one.enqueue(contentsOf: [try echo(400 + round), try echo(500 + round)], in: app)
+                try await app.query("COMMIT", logger: logger)
+            }
+            try await app.close()
+            func numbers(_ queue: JobQueue) async throws -> [String] {
+                try await queue.jobs().sorted { $0.id < $1.id }.map(\.payloadJSON)
+            }
+            #expect(
+                try await numbers(one)
+                    == (0..<3).flatMap { [#"{"n":\#($0)}"#, #"{"n":\#(400 + $0)}"#, #"{"n":\#(500 + $0)}"#] })
+            #expect(
+                try await numbers(two)
+                    == (0..<3).flatMap {
+                        [#"{"n":\#(100 + $0)}"#, #"{"n":\#(200 + $0)}"#, #"{"n":\#(300 + $0)}"#]
+                    })
+        }
+    }
+
     /// A hundred jobs in one application transaction: invisible until it commits, then in the
     /// order given (ascending ids), each with its `enqueued` event, and as returned.
     @Test(.enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
