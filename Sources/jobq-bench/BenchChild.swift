@@ -92,6 +92,12 @@ struct BenchChild {
     /// memory (vfork), and exec folds that memory's peak into the child's `ru_maxrss`, so it
     /// reported the bench's own peak (141 MiB) rather than the worker's (about 50 MiB).
     func wait() async -> (status: Int32, peakRSS: Int) {
+        let (status, peak, _) = await waitMeasured()
+        return (status, peak)
+    }
+
+    /// ``wait()``, and the CPU time (user + system, seconds) the child used, from wait4.
+    func waitMeasured() async -> (status: Int32, peakRSS: Int, cpuSeconds: Double) {
         let pid = self.pid
         return await withCheckedContinuation { continuation in
             Thread {
@@ -109,7 +115,9 @@ struct BenchChild {
                     while wait4(pid, &status, 0, &usage) == -1, errno == EINTR {}
                     let peak = Int(usage.ru_maxrss)  // bytes on macOS
                 #endif
-                continuation.resume(returning: ((status >> 8) & 0xff, peak))
+                func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+                continuation.resume(
+                    returning: ((status >> 8) & 0xff, peak, seconds(usage.ru_utime) + seconds(usage.ru_stime)))
             }.start()
         }
     }

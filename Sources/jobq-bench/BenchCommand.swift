@@ -233,14 +233,30 @@ struct BenchCommand: AsyncParsableCommand {
         let bareCycle100 = try await measure { try bench.raw(claimComplete: drainCount, batch: 100, events: false) }
         let rawCycle100 = try await measure { try bench.raw(claimComplete: drainCount, batch: 100) }
         progress("the minimal raw queue (one table, one index)")
-        let minimalRuns = try await repeated { try bench.minimalRaw(inserts: enqueueCount, drain: drainCount) }
+        var minimalDrainCPU: [Double] = []
+        let minimalRuns = try await repeated {
+            defer { minimalDrainCPU.append(bench.lastCPUPerItem * 1e6) }
+            return try bench.minimalRaw(inserts: enqueueCount, drain: drainCount)
+        }
         let minimalInserts = minimalRuns.measured(\.insertsPerSecond)
         let minimalDrain = minimalRuns.measured(\.drainedPerSecond)
         progress("drain in-process")
-        let drain1 = try await measure { try await bench.drainInProcess(drainCount, concurrency: 1) }
-        let drain4 = try await measure { try await bench.drainInProcess(drainCount, concurrency: 4) }
+        var drain1CPU: [Double] = []
+        let drain1 = try await measure {
+            defer { drain1CPU.append(bench.lastCPUPerItem * 1e6) }
+            return try await bench.drainInProcess(drainCount, concurrency: 1)
+        }
+        var drain4CPU: [Double] = []
+        let drain4 = try await measure {
+            defer { drain4CPU.append(bench.lastCPUPerItem * 1e6) }
+            return try await bench.drainInProcess(drainCount, concurrency: 4)
+        }
         progress("drain through `jobq work`")
-        let drainProcess = try await measure { try await bench.drainThroughWorkerProcess(drainCount) }
+        var drainProcessCPU: [Double] = []
+        let drainProcess = try await measure {
+            defer { drainProcessCPU.append(bench.lastCPUPerItem * 1e6) }
+            return try await bench.drainThroughWorkerProcess(drainCount)
+        }
         progress("drain through `jobq work` under a concurrency limit that never binds")
         let drainLimited = try await measure {
             try await bench.drainThroughWorkerProcess(drainCount, limits: QueueLimits(concurrency: Self.neverBinding))
@@ -378,6 +394,19 @@ struct BenchCommand: AsyncParsableCommand {
                 baseline: "\(limit) claim+complete", baselineValue: minimalDrain,
                 ratio: drainProcess / minimalDrain)
         ]
+        // CPU per job (user + system over jobs): the drains' own cost, whatever the machine's
+        // noise does to their rates. The ratio is the minimal queue's CPU over jobq's (higher
+        // is better, as for the rates).
+        let minimalCPU = Measured(minimalDrainCPU)
+        rows += [
+            ("drain in-process, concurrency 1 (this process)", Measured(drain1CPU)),
+            ("drain in-process, concurrency 4 (this process)", Measured(drain4CPU)),
+            ("drain through `jobq work` (the worker process, start-up included)", Measured(drainProcessCPU))
+        ].map { workload, cpu in
+            Row(
+                workload: "CPU per job: \(workload)", value: cpu, unit: "us/job",
+                baseline: "\(limit) claim+complete, CPU per job", baselineValue: minimalCPU, ratio: minimalCPU / cpu)
+        }
         rows += [
             Row(workload: "latency in-process p50", value: percentile(inProcess.roundTrip, 50), unit: "ms"),
             Row(workload: "latency in-process p99", value: percentile(inProcess.roundTrip, 99), unit: "ms"),

@@ -154,7 +154,10 @@ struct BenchWorkloads {
     /// Drains a fresh backlog of `count` jobs in this process. Returns jobs per second.
     mutating func drainInProcess(_ count: Int, concurrency: Int) async throws -> Double {
         let (queue, _) = try await backlog(count)
-        return try await Self.drain(queue, jobs: count, concurrency: concurrency)
+        let cpu = ProcessCPU.now()
+        let rate = try await Self.drain(queue, jobs: count, concurrency: concurrency)
+        lastCPUPerItem = (ProcessCPU.now() - cpu) / Double(count)
+        return rate
     }
 
     /// Drains a backlog through a separate `jobq work --until-empty` process, its queue under
@@ -167,8 +170,10 @@ struct BenchWorkloads {
         if let limits { try await queue.setLimits(limits, for: "default") }
         let start = ContinuousClock.now
         let child = try BenchChild(["--db", path] + workerFlags + ["work", "--until-empty", "--concurrency", "4"])
-        let (status, _) = await child.wait()
+        let (status, _, cpu) = await child.waitMeasured()
         let elapsed = (ContinuousClock.now - start).inSeconds
+        // The worker process's own CPU, start-up included, per job.
+        lastCPUPerItem = cpu / Double(count)
         let done = try await queue.status().queues.first?.counts["succeeded"] ?? 0
         guard status == 0, done == count else {
             throw CLIError.failure("bench: the worker process exited \(status) after \(done) of \(count) jobs")
@@ -350,10 +355,12 @@ struct BenchWorkloads {
         let insertRate = try queue.insert(count: inserts)
         // The drain takes the single inserts too: top them up to `jobs` in one go.
         _ = try queue.insert(count: max(0, jobs - inserts), batch: 1000)
+        let cpu = ProcessCPU.now()
         let (done, drainRate) = try queue.claimAndComplete(batch: 100)
         guard done == max(jobs, inserts) else {
             throw CLIError.failure("minimal raw queue: drained \(done) of \(max(jobs, inserts))")
         }
+        lastCPUPerItem = (ProcessCPU.now() - cpu) / Double(done)
         return (insertRate, drainRate)
     }
 
