@@ -59,11 +59,14 @@ extension JobQueue {
     /// try await queue.enqueue(JobRequest(executor: "mail", payloadJSON: "{}"), in: connection, savepoint: true)
     /// ```
     ///
-    /// - Parameter savepoint: run jobq's writes in a savepoint of their own, so that an error of
-    ///   the server during the enqueue leaves the application's transaction usable (two more
-    ///   round trips). Without it a plain job is one statement, and such an error aborts the
-    ///   application's transaction as an error in one of its own statements would. Jobs with a
-    ///   unique key, a dependency, a lane or a batch always get the savepoint.
+    /// - Parameters:
+    ///   - request: the job.
+    ///   - connection: the application's connection, inside its transaction.
+    ///   - savepoint: run jobq's writes in a savepoint of their own, so that an error of the
+    ///     server during the enqueue leaves the application's transaction usable (two more
+    ///     round trips). Without it a plain job is one statement, and such an error aborts the
+    ///     application's transaction as an error in one of its own statements would. Jobs with
+    ///     a unique key, a dependency, a lane or a batch always get the savepoint.
     @discardableResult
     public func enqueue(_ request: JobRequest, in connection: PostgresConnection, savepoint: Bool = false)
         async throws -> Job

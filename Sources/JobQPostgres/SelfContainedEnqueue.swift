@@ -265,36 +265,3 @@ struct SelfContainedJobRow {
         eventData = EventData.enqueued(state: state, runAt: runAt, priority: priority).text
     }
 }
-
-/// PostgreSQL array literals (`{1,2}`, `{"a","b\"c",NULL}`), sent as text and cast to arrays
-/// by the statement: one parameter carries a column of any number of rows.
-enum ArrayLiteral {
-    static func integers(_ values: [Int64]) -> String {
-        "{" + values.map(String.init).joined(separator: ",") + "}"
-    }
-
-    static func reals(_ values: [Double?]) -> String {
-        // Swift's description of a Double is the shortest text that reads back to it exactly.
-        "{" + values.map { $0.map { "\($0)" } ?? "NULL" }.joined(separator: ",") + "}"
-    }
-
-    static func reals(_ values: [Double]) -> String { reals(values.map(Optional.some)) }
-
-    static func texts(_ values: [String?]) -> String {
-        "{" + values.map { $0.map(quoted) ?? "NULL" }.joined(separator: ",") + "}"
-    }
-
-    static func texts(_ values: [String]) -> String { texts(values.map(Optional.some)) }
-
-    /// An element in double quotes, with its backslashes and double quotes escaped.
-    private static func quoted(_ text: String) -> String {
-        var result = "\""
-        result.reserveCapacity(text.utf8.count + 2)
-        for character in text.unicodeScalars {
-            if character == "\\" || character == "\"" { result.unicodeScalars.append("\\") }
-            result.unicodeScalars.append(character)
-        }
-        result.unicodeScalars.append("\"")
-        return result
-    }
-}
