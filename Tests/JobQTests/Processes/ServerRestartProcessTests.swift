@@ -102,8 +102,31 @@ struct ServerRestartProcessTests {
             return Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
         }
         let total = try await count(nil)
-        try await within(.seconds(180), "the drain to finish") {
-            while try await count("state:succeeded") < total { try await Task.sleep(for: .milliseconds(500)) }
+        do {
+            try await within(.seconds(180), "the drain to finish") {
+                while try await count("state:succeeded") < total { try await Task.sleep(for: .milliseconds(500)) }
+            }
+        } catch {
+            // What held the drain up, for whoever reads the failure: the store's counts, the
+            // jobs not done, and the end of each worker's log.
+            var report = ["jobq status:", (try? await CLI.run(["status"], db: db).stdout) ?? "?"]
+            for state in ["ready", "running", "scheduled", "failed", "dead", "cancelled", "waiting"] {
+                let listed = try? await CLI.run(["list", "--state", state, "--limit", "20"], db: db)
+                report.append("\(state): \(listed?.stdout ?? "?")")
+            }
+            for index in 0..<2 {
+                let log =
+                    (try? String(
+                        contentsOfFile: scratch.appendingPathComponent("worker-\(index).err").path, encoding: .utf8))
+                    ?? ""
+                report.append(
+                    "worker \(index) (last 40 lines):\n" + log.split(separator: "\n").suffix(40).joined(separator: "\n")
+                )
+            }
+            report.append("producer's warnings: \(logs.messages.suffix(20))")
+            let text = "the drain did not finish: \(error)\n" + report.joined(separator: "\n")
+            Issue.record(Comment(rawValue: text))
+            throw error
         }
         for worker in workers { kill(worker.processIdentifier, SIGTERM) }
         for worker in workers { await worker.wait() }
