@@ -22,6 +22,10 @@ final class AttemptProgress: Sendable {
         var lastWrite: ContinuousClock.Instant?
         var pending: Report?
         var flushScheduled = false
+        /// Held reports a scheduled flush has taken and is writing.
+        var writing = 0
+        /// ``flush()``es waiting for those writes to land.
+        var writesLanded: [CheckedContinuation<Void, Never>] = []
     }
 
     let store: any JobStore
@@ -73,20 +77,40 @@ final class AttemptProgress: Sendable {
                     state.flushScheduled = false
                     state.lastWrite = ContinuousClock.now
                     defer { state.pending = nil }
+                    if state.pending != nil { state.writing += 1 }
                     return state.pending
                 }
-                if let pending { try? await self.write(pending) }
+                guard let pending else { return }
+                try? await self.write(pending)
+                let landed = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                    state.writing -= 1
+                    guard state.writing == 0 else { return [] }
+                    defer { state.writesLanded = [] }
+                    return state.writesLanded
+                }
+                for waiter in landed { waiter.resume() }
             }
         case .wait:
             break
         }
     }
 
-    /// Writes a held report now, so the latest progress lands before the outcome.
+    /// Writes a held report now, so the latest progress lands before the outcome. A scheduled
+    /// flush that took the last report and is still writing it is waited for first: otherwise
+    /// the outcome could be recorded before it, and the report (an executor's last `update`,
+    /// say) be refused as late.
     func flush() async {
         let pending = state.withLock { state -> Report? in
             defer { state.pending = nil }
             return state.pending
+        }
+        await withCheckedContinuation { continuation in
+            let landed = state.withLock { state in
+                if state.writing == 0 { return true }
+                state.writesLanded.append(continuation)
+                return false
+            }
+            if landed { continuation.resume() }
         }
         if let pending { try? await write(pending) }
     }
