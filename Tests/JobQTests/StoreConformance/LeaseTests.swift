@@ -72,10 +72,12 @@ struct LeaseTests {
 
     @Test(arguments: TestStore.all) func heartbeatKeepsALongJobOwned(store: TestStore) async throws {
         let queue = try await store.open()
-        let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 7))
+        let job = try await queue.enqueue(SleepExecutor.self, .init(seconds: 14))
         var options = quickOptions()
-        // Renewed every second: a lease of 3s survives a loaded machine's scheduling delays.
-        options.lease = .seconds(3)
+        // Renewed every 2 s (a third of the lease): the job outlives two leases, and a loaded
+        // machine's stall of up to 4 s between renewals is survived (a lease of 3 s renewed every
+        // second was not, once, on CI: the test process stalled over 2 s under the parallel suite).
+        options.lease = .seconds(6)
         let stats = try await work(queue, options: options)
         let done = try #require(try await queue.job(job.id))
         #expect(done.state == .succeeded)
