@@ -47,9 +47,9 @@ extension PostgresServer {
 
     /// Enqueues self-contained jobs in the application's transaction with one statement
     /// (``SelfContainedInsert``): one round trip, without a savepoint. The statement checks the
-    /// connection itself (its database, a transaction block) and writes nothing when they are
-    /// wrong; a store missing from the connection's database is an error of the statement,
-    /// which aborts the application's transaction as any failed statement does.
+    /// connection's database itself and writes nothing when it is another; a store missing from
+    /// the connection's database is an error of the statement, which aborts the application's
+    /// transaction as any failed statement does.
     func enqueueSelfContained(_ requests: [JobRequest], in connection: PostgresConnection) async throws -> [Job] {
         let insert = SelfContainedInsert(
             requests, now: SharedSQL.now(), names: settings.schemaNames, callersDatabase: settings.database)

@@ -100,17 +100,20 @@ final class AttemptProgress: Sendable {
     /// the outcome could be recorded before it, and the report (an executor's last `update`,
     /// say) be refused as late.
     func flush() async {
-        let pending = state.withLock { state -> Report? in
+        let (pending, writing) = state.withLock { state -> (Report?, Bool) in
             defer { state.pending = nil }
-            return state.pending
+            return (state.pending, state.writing > 0)
         }
-        await withCheckedContinuation { continuation in
-            let landed = state.withLock { state in
-                if state.writing == 0 { return true }
-                state.writesLanded.append(continuation)
-                return false
+        // Every attempt ends here: no suspension unless a scheduled write is in flight.
+        if writing {
+            await withCheckedContinuation { continuation in
+                let landed = state.withLock { state in
+                    if state.writing == 0 { return true }
+                    state.writesLanded.append(continuation)
+                    return false
+                }
+                if landed { continuation.resume() }
             }
-            if landed { continuation.resume() }
         }
         if let pending { try? await write(pending) }
     }
