@@ -184,18 +184,7 @@ extension SharedSQL {
     }
 
     static func insertStep(_ db: some SQLTransaction, _ step: FunctionStep, job: JobID) throws {
-        try db.execute(
-            sql: """
-                INSERT INTO jobq_steps (job_id, position, name, kind, result, children, wake_at, attempt, started_at,
-                    finished_at, cancelled, filter)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                job, step.position, step.name, step.kind.rawValue, step.resultJSON,
-                step.children.isEmpty ? nil : jsonArray(step.children), step.wakeAt?.timeIntervalSince1970,
-                step.attempt, step.startedAt.timeIntervalSince1970, step.finishedAt?.timeIntervalSince1970,
-                step.cancelled ? 1 : 0, step.filter
-            ])
+        try insertSteps(db, [(job, step)])
     }
 
     /// Makes a job parked for a signal or an event ready when a signal of that name waits for

@@ -59,6 +59,16 @@ struct FunctionAttemptLost: Error, Sendable, CustomStringConvertible {
     var description: String { "this attempt is no longer this worker's (cancelled or taken over); it stops here" }
 }
 
+/// The store did not take a step's record (refused it for good, or did not answer before the
+/// worker shut down): the attempt fails, and its retry replays from the last step recorded.
+struct FunctionStepRecordFailed: Error, Sendable, CustomStringConvertible {
+    let underlying: any Error
+
+    var description: String {
+        "jobq could not record a finished step of this function (\(underlying)); the attempt fails and its retry runs the step again"
+    }
+}
+
 /// Thrown by a call that parked its function until the jobs it called finish: the attempt
 /// ended in the call's own transaction, and nothing is left to record.
 struct FunctionParkedForCalls: Error, Sendable, CustomStringConvertible {

@@ -16,6 +16,11 @@ final class FunctionRun: Sendable {
         var stepNames: Set<String> = []
         /// Cancelling the function was asked for, seen when the run began or by a write since.
         var cancelRequested = false
+        /// Step records queued and not settled yet, and who waits for them.
+        var recordsInFlight = 0
+        var recordWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Why a queued record was not written: the first reason, reported once.
+        var recordProblem: (any Error)?
     }
 
     /// The latest time a sleep or a wait can end: what both stores hold as a time.
@@ -26,15 +31,20 @@ final class FunctionRun: Sendable {
     let workerID: String
     /// Returns once the attempt's start is written: a step's event follows the `started` one.
     let startWritten: @Sendable () async -> Void
+    /// Queues a finished step's record with the worker's next transaction (its completion
+    /// batcher), which calls back once it is settled. Nil: each record is its own transaction.
+    let recordLater: (@Sendable (StepRecord, @escaping @Sendable (StepRecordResult) -> Void) -> Void)?
     private let state = Mutex(State())
 
     init(
-        store: any FunctionStore, job: ClaimedJob, workerID: String, startWritten: @escaping @Sendable () async -> Void
+        store: any FunctionStore, job: ClaimedJob, workerID: String, startWritten: @escaping @Sendable () async -> Void,
+        recordLater: (@Sendable (StepRecord, @escaping @Sendable (StepRecordResult) -> Void) -> Void)? = nil
     ) {
         self.store = store
         self.job = job
         self.workerID = workerID
         self.startWritten = startWritten
+        self.recordLater = recordLater
     }
 
     /// The next position, and what is recorded there: checks that the code asks for what was
@@ -96,7 +106,7 @@ final class FunctionRun: Sendable {
         // Reached for the first time: the new code runs from here on.
         let (position, _) = try await begin(.step, name)
         let now = Date()
-        try await record(
+        try await recordStep(
             FunctionStep(
                 position: position, name: name, kind: .step, resultJSON: "true", wakeAt: nil, attempt: job.attempt,
                 startedAt: now, finishedAt: now))
@@ -104,7 +114,56 @@ final class FunctionRun: Sendable {
         return true
     }
 
-    /// Writes a step's record, fenced on this attempt.
+    /// Records a finished step without waiting for the write: the worker writes it with its
+    /// next transaction, together with other functions' steps and jobs' outcomes, while the
+    /// function goes on. Records are written in the order they were made, and everything else
+    /// the run writes (a sleep, a wait, a call, its outcome) waits for them first
+    /// (``settleRecords()``), so a record is never behind what follows it. A kill before the
+    /// write loses the step's record, and the replay runs the step again: at least once, as a
+    /// step always is.
+    func recordStep(_ step: FunctionStep) async throws {
+        guard let recordLater else { return try await record(step) }
+        try state.withLock { state in
+            if let problem = state.recordProblem { throw problem }
+            state.recordsInFlight += 1
+        }
+        recordLater(StepRecord(job: job, step: step)) { [weak self] result in self?.settled(result) }
+    }
+
+    private func settled(_ result: StepRecordResult) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.recordsInFlight -= 1
+            switch result {
+            case .written: break
+            case .lost: if state.recordProblem == nil { state.recordProblem = FunctionAttemptLost() }
+            case .failed(let error):
+                if state.recordProblem == nil {
+                    state.recordProblem = FunctionStepRecordFailed(underlying: error)
+                }
+            }
+            guard state.recordsInFlight == 0 else { return [] }
+            defer { state.recordWaiters = [] }
+            return state.recordWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Waits until every step record queued by ``recordStep(_:)`` is written or refused;
+    /// throws what kept one from being written (``FunctionAttemptLost`` when the attempt is no
+    /// longer this worker's).
+    func settleRecords() async throws {
+        await withCheckedContinuation { continuation in
+            let settled = state.withLock { state in
+                guard state.recordsInFlight > 0 else { return true }
+                state.recordWaiters.append(continuation)
+                return false
+            }
+            if settled { continuation.resume() }
+        }
+        if let problem = state.withLock({ $0.recordProblem }) { throw problem }
+    }
+
+    /// Writes a step's record, fenced on this attempt, and waits for it.
     func record(_ step: FunctionStep) async throws {
         await startWritten()
         switch try await storeCall({ try await self.store.recordStep(step, job: self.job, workerID: self.workerID) }) {
@@ -120,6 +179,8 @@ final class FunctionRun: Sendable {
     /// outage hid is found recorded by that replay, or is made again (at least once, as a step
     /// is).
     func storeCall<T: Sendable>(_ call: @Sendable () async throws -> T) async throws -> T {
+        // What the run writes follows the steps it recorded before.
+        try await settleRecords()
         do {
             return try await call()
         } catch  where StoreErrorKind.isOutage(error) {

@@ -71,7 +71,7 @@ extension JobContext {
             throw NonRetryableError("the result of step '\(name)' holds \(problem), which jobq does not store")
         }
         do {
-            try await run.record(
+            try await run.recordStep(
                 FunctionStep(
                     position: position, name: name, kind: .step, resultJSON: json, wakeAt: nil, attempt: attempt,
                     startedAt: started, finishedAt: Date()))

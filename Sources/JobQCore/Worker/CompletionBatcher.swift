@@ -39,6 +39,14 @@ final class CompletionBatcher: Sendable {
         let race: AttemptRace
     }
 
+    /// A finished step of a durable function, written with the next transaction after the
+    /// outcomes and start marks queued before it (``recordStep(_:)``).
+    struct StepItem: Sendable {
+        let record: StepRecord
+        /// Told once, when the record is written or what kept it from being written is known.
+        let settled: @Sendable (StepRecordResult) -> Void
+    }
+
     /// What one transaction did: the items, and the ids the fence refused (or the error that
     /// rolled the transaction back).
     typealias Handler = @Sendable (_ items: [Item], _ refused: Result<Set<JobID>, any Error>) -> Void
@@ -46,6 +54,7 @@ final class CompletionBatcher: Sendable {
     private struct State {
         var pending: [Item] = []
         var starts: [Start] = []
+        var steps: [StepItem] = []
         /// Runs whose start mark the store refused, their outcome not submitted yet.
         var refusedRuns: Set<ObjectIdentifier> = []
         /// Starts noted and not written yet, and who waits for them (``startWritten(_:)``).
@@ -63,7 +72,7 @@ final class CompletionBatcher: Sendable {
     /// The longest wait between two tries of a failed write.
     static let maximumBackoff: Duration = .seconds(5)
 
-    private let store: any JobStore
+    private let store: any JobStore & FunctionStore
     private let workerID: String
     private let logger: Logger
     private let state = Mutex(State())
@@ -102,7 +111,7 @@ final class CompletionBatcher: Sendable {
     }
     private let claimer = Mutex<ClaimerBox?>(nil)
 
-    init(store: any JobStore, workerID: String, logger: Logger) {
+    init(store: any JobStore & FunctionStore, workerID: String, logger: Logger) {
         self.store = store
         self.workerID = workerID
         self.logger = logger
@@ -172,6 +181,19 @@ final class CompletionBatcher: Sendable {
         if startFlush { startImmediately { await self.flush(gathering: true) } }
     }
 
+    /// Queues a finished step's record for the next transaction; the caller does not wait for
+    /// it (a durable function goes on to its next step) and learns through `item.settled`.
+    /// Steps are written after the start marks and outcomes queued before them, in the order
+    /// they were queued.
+    func recordStep(_ item: StepItem) {
+        let startFlush = state.withLock { state in
+            state.steps.append(item)
+            defer { state.flushing = true }
+            return !state.flushing
+        }
+        if startFlush { startImmediately { await self.flush(gathering: true) } }
+    }
+
     /// Returns once the start noted for job `id` (``noteStart(_:race:)``) has been written, refused,
     /// or given up on; at once when none is waiting to be written. A job's progress waits for
     /// it, so that its `started` event comes before its updates.
@@ -226,7 +248,7 @@ final class CompletionBatcher: Sendable {
             for _ in 0..<3 { await Task.yield() }
         }
         while true {
-            let (batch, starts, dropped, waiters) = state.withLock { state in
+            let (batch, starts, steps, dropped, waiters) = state.withLock { state in
                 var batch: [Item] = []
                 var dropped: [Item] = []
                 for item in state.pending {
@@ -237,22 +259,28 @@ final class CompletionBatcher: Sendable {
                     }
                 }
                 let starts = state.starts
+                let steps = state.steps
                 state.pending = []
                 state.starts = []
-                guard batch.isEmpty, starts.isEmpty else {
-                    return (batch, starts, dropped, [CheckedContinuation<Void, Never>]())
+                state.steps = []
+                guard batch.isEmpty, starts.isEmpty, steps.isEmpty else {
+                    return (batch, starts, steps, dropped, [CheckedContinuation<Void, Never>]())
                 }
                 state.flushing = false
                 defer { state.idleWaiters = [] }
-                return (batch, starts, dropped, state.idleWaiters)
+                return (batch, starts, steps, dropped, state.idleWaiters)
             }
             if !dropped.isEmpty {
                 // Their start was refused: not this worker's attempt any more.
                 handler.withLock { $0 }?.call(dropped, .success(Set(dropped.map(\.job.id))))
             }
-            if batch.isEmpty, starts.isEmpty {
+            if batch.isEmpty, starts.isEmpty, steps.isEmpty {
                 for waiter in waiters { waiter.resume() }
                 return
+            }
+            guard !batch.isEmpty || !starts.isEmpty else {
+                await write(steps)
+                continue
             }
             let result: Result<Set<JobID>, any Error>
             let claim = claimer.withLock { $0 }
@@ -276,6 +304,8 @@ final class CompletionBatcher: Sendable {
                 settleStarts(starts)
             } catch {
                 if let request { claim?.handle(request, .notMade) }
+                // Written after what was queued before them: back in front, or given up with it.
+                putBack(steps)
                 var unwritten = (items: batch, starts: starts)
                 if StoreErrorKind(of: error) == .permanent {
                     // One item's data, most likely: retried as it is, the batch would fail
@@ -306,10 +336,73 @@ final class CompletionBatcher: Sendable {
                     continue
                 }
                 settleStarts(unwritten.starts)
+                giveUp(stepsAfter: error)
                 if !unwritten.items.isEmpty { handler.withLock { $0 }?.call(unwritten.items, .failure(error)) }
                 continue
             }
+            if !steps.isEmpty { await write(steps) }
             if !batch.isEmpty { handler.withLock { $0 }?.call(batch, result) }
+        }
+    }
+
+    /// At shutdown, when the store has not taken what was queued in time: the steps put back
+    /// are reported failed with it.
+    private func giveUp(stepsAfter error: any Error) {
+        let steps = state.withLock { state in
+            defer { state.steps = [] }
+            return state.steps
+        }
+        for item in steps { item.settled(.failed(error)) }
+    }
+
+    /// Steps go back to the front of the queue.
+    private func putBack(_ steps: [StepItem]) {
+        guard !steps.isEmpty else { return }
+        state.withLock { $0.steps = steps + $0.steps }
+    }
+
+    /// Writes step records in one transaction. A transient failure puts them back in front
+    /// after a backoff (at shutdown, when giving up, they are reported failed); a batch the
+    /// store refuses for good is written record by record, and a record it refuses is
+    /// reported failed, which fails its function's attempt.
+    private func write(_ steps: [StepItem]) async {
+        do {
+            let lost = try await store.recordSteps(steps.map(\.record), workerID: workerID)
+            state.withLock { $0.failures = 0 }
+            for item in steps { item.settled(lost.contains(item.record.job.id) ? .lost : .written) }
+        } catch where StoreErrorKind(of: error) == .permanent && steps.count > 1 {
+            logger.error(
+                "the store refused \(steps.count) step record(s) for good (\(error)); writing them one by one to find the one it refuses"
+            )
+            for (index, item) in steps.enumerated() {
+                do {
+                    let lost = try await store.recordSteps([item.record], workerID: workerID)
+                    item.settled(lost.isEmpty ? .written : .lost)
+                } catch where StoreErrorKind(of: error) == .transient {
+                    putBack(Array(steps[index...]))
+                    return
+                } catch {
+                    item.settled(.failed(error))
+                }
+            }
+        } catch where StoreErrorKind(of: error) == .permanent {
+            steps.first?.settled(.failed(error))
+        } catch {
+            let (failures, givingUp) = state.withLock { state in
+                state.failures += 1
+                return (state.failures, state.givingUp)
+            }
+            guard !givingUp else {
+                for item in steps { item.settled(.failed(error)) }
+                return
+            }
+            putBack(steps)
+            let backoff = min(Self.maximumBackoff, .milliseconds(50) * (1 << min(failures - 1, 10)))
+            logger.storeFailure(
+                .error, error,
+                "could not record \(steps.count) step(s) (\(error)); the functions' jobs stay held and the write is tried again in \(DurationParser.format(backoff)) (failure \(failures) in a row)"
+            )
+            try? await Task.sleep(for: backoff)
         }
     }
 
@@ -389,4 +482,13 @@ final class CompletionBatcher: Sendable {
             }
         }
     }
+}
+
+/// What became of a step's record queued with ``CompletionBatcher/recordStep(_:)``.
+enum StepRecordResult: Sendable {
+    case written
+    /// The attempt is no longer this worker's: nothing written.
+    case lost
+    /// The store did not take it (refused it for good, or at shutdown did not answer in time).
+    case failed(any Error)
 }

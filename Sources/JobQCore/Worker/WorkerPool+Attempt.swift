@@ -52,7 +52,7 @@ extension WorkerPool {
     /// previous run's outcome is written; so every lookup checks that the entry is this run's
     /// (the same race), and the old run never removes the new one.
     func attempt(_ job: ClaimedJob, race: AttemptRace) async -> AttemptOutcome? {
-        let end: AttemptRace.End
+        var end: AttemptRace.End
         var ran = false
         var span: (any Span)?
         var function: FunctionRun?
@@ -82,7 +82,9 @@ extension WorkerPool {
             let progress = AttemptProgress(
                 store: queue.store, job: job, workerID: workerID, interval: options.progressInterval,
                 startWritten: { [id = job.id] in await completions.startWritten(id) })
-            let run = FunctionRun(store: queue.store, job: job, workerID: workerID, startWritten: progress.startWritten)
+            let run = FunctionRun(
+                store: queue.store, job: job, workerID: workerID, startWritten: progress.startWritten,
+                recordLater: { record, settled in completions.recordStep(.init(record: record, settled: settled)) })
             function = run
             metrics?.started(
                 queue: job.queue, executor: job.executor, waitSeconds: Date().timeIntervalSince1970 - job.runAt)
@@ -103,6 +105,13 @@ extension WorkerPool {
             state.withLock { $0.observeRun(seconds: seconds) }
             metrics?.ran(queue: job.queue, executor: job.executor, seconds: seconds)
             await progress.flush()
+            // A function's outcome follows its steps' records: a step whose record was not
+            // written ends the attempt as what kept it out (lost, or failed to be retried).
+            do {
+                try await run.settleRecords()
+            } catch {
+                end = .finished(.failure(error))
+            }
         } else {
             let names = executors.keys.sorted().joined(separator: ", ")
             end = .finished(

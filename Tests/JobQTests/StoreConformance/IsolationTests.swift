@@ -229,6 +229,54 @@ struct IsolationTests {
         #expect(workflow.state != .running && workflow.root.state != .running, "\(workflow.state)")
     }
 
+    /// Step records queued with a worker's batcher: a batch the store refuses for good is
+    /// written record by record, the record it refuses is reported failed (its function's
+    /// attempt fails) and the others are written; a record of an attempt the worker no longer
+    /// holds is reported lost and written nowhere.
+    @Test(arguments: TestStore.all) func stepRecordsRefusedOrLostAreReportedOneByOne(store: TestStore)
+        async throws
+    {
+        let queue = try await store.open()
+        _ = try await queue.enqueue(
+            contentsOf: try (0..<3).map { _ in try JobRequest(executor: "echo", payloadJSON: "{}") })
+        let claimed = try await queue.store.claim(
+            queues: ["default"], limit: 3, workerID: "w", lease: .seconds(30), startingNow: 3)
+        try #require(claimed.count == 3)
+        var quiet = Logger(label: "test")
+        quiet.logLevel = .critical
+        let batcher = CompletionBatcher(
+            store: RefusingStore(store: queue.store, poison: #""poison""#), workerID: "w", logger: quiet)
+        // The third job is taken over by another worker: its attempt is no longer "w"'s.
+        try await Self.rawWrite(queue) { db in
+            try db.execute(sql: "UPDATE jobq_jobs SET worker_id = 'other' WHERE id = ?", arguments: [claimed[2].id])
+        }
+        let settled = Mutex<[String: String]>([:])
+        let results = [#""ok""#, #""poison""#, #""late""#]
+        for (job, result) in zip(claimed, results) {
+            let step = FunctionStep(
+                position: 0, name: "s", kind: .step, resultJSON: result, wakeAt: nil, attempt: job.attempt,
+                startedAt: Date(), finishedAt: Date())
+            batcher.recordStep(
+                .init(record: StepRecord(job: job, step: step)) { outcome in
+                    let said =
+                        switch outcome {
+                        case .written: "written"
+                        case .lost: "lost"
+                        case .failed(let error): "failed: \(error)"
+                        }
+                    settled.withLock { $0[result] = said }
+                })
+        }
+        try await within(.seconds(10), "the step records to be written") { await batcher.waitUntilIdle() }
+        let said = settled.withLock { $0 }
+        #expect(said[#""ok""#] == "written")
+        #expect(said[#""late""#] == "lost")
+        #expect(said[#""poison""#]?.contains("SQLSTATE 22021") == true, "\(said)")
+        var recorded: [String?] = []
+        for job in claimed { recorded.append(try await queue.store.functionRecord(of: job.id).steps.first?.resultJSON) }
+        #expect(recorded == [#""ok""#, nil, nil])
+    }
+
     /// A duration beyond 100 years is refused where it enters, and one stored anyway (by hand,
     /// by an older jobq) is read as 100 years by every reader and worker, never trapping.
     @Test(arguments: TestStore.all) func hugeDurationsAreRefusedAndNeverTrapAReader(store: TestStore) async throws {
@@ -279,12 +327,12 @@ struct ReturnsText: Executor {
 }
 
 /// A store that refuses for good (PostgreSQL's SQLSTATE 22021, as jobq reports it) every batch
-/// of outcomes holding a given result, and passes everything else to `store`.
-final class RefusingStore: JobStore, Sendable {
-    let store: any JobStore
+/// of outcomes or step records holding a given result, and passes everything else to `store`.
+final class RefusingStore: JobStore, FunctionStore, Sendable {
+    let store: any Store
     let poison: String
 
-    init(store: any JobStore, poison: String) {
+    init(store: any Store, poison: String) {
         self.store = store
         self.poison = poison
     }
@@ -296,11 +344,40 @@ final class RefusingStore: JobStore, Sendable {
             if case .succeeded(let result, _) = item.outcome { return result == poison }
             return false
         }
-        if poisoned {
-            throw JobQueueError.storeUnavailable(
-                "PostgreSQL refused a statement: invalid byte sequence (SQLSTATE 22021) in: UPDATE jobq_jobs")
-        }
+        if poisoned { throw Self.refusal }
         return try await store.complete(outcomes, starting: starting, workerID: workerID)
+    }
+
+    static let refusal = JobQueueError.storeUnavailable(
+        "PostgreSQL refused a statement: invalid byte sequence (SQLSTATE 22021) in: UPDATE jobq_jobs")
+
+    func recordSteps(_ records: [StepRecord], workerID: String) async throws -> Set<JobID> {
+        if records.contains(where: { $0.step.resultJSON == poison }) { throw Self.refusal }
+        return try await store.recordSteps(records, workerID: workerID)
+    }
+
+    func functionRecord(of job: JobID) async throws -> FunctionRecord { try await store.functionRecord(of: job) }
+    func recordStep(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> StepWrite {
+        try await store.recordStep(step, job: job, workerID: workerID)
+    }
+    func takeSignal(for step: FunctionStep, job: ClaimedJob, workerID: String, now: Double) async throws
+        -> SignalTake
+    {
+        try await store.takeSignal(for: step, job: job, workerID: workerID, now: now)
+    }
+    func sendSignal(to job: JobID, name: String, payloadJSON: String?) async throws -> SignalReceipt {
+        try await store.sendSignal(to: job, name: name, payloadJSON: payloadJSON)
+    }
+    func cancelPoint(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> Bool {
+        try await store.cancelPoint(step, job: job, workerID: workerID)
+    }
+    func startCall(_ children: [JobRequest], step: FunctionStep, job: ClaimedJob, workerID: String) async throws
+        -> CallProgress
+    {
+        try await store.startCall(children, step: step, job: job, workerID: workerID)
+    }
+    func resumeCall(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> CallProgress {
+        try await store.resumeCall(step, job: job, workerID: workerID)
     }
 
     func enqueue(_ requests: [JobRequest]) async throws -> [Enqueued] { try await store.enqueue(requests) }

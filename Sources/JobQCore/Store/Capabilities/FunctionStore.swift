@@ -15,6 +15,10 @@ package protocol FunctionStore: AnyObject, Sendable {
     /// Records a finished step or a sleep at its position, fenced on the attempt. A sleep is not
     /// recorded once cancelling the function was asked for.
     func recordStep(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> StepWrite
+    /// Records finished steps of many running functions in one transaction, each fenced on
+    /// its job's attempt; returns the jobs whose attempt is no longer this worker's (their
+    /// steps are not written). Steps only: a sleep, a wait or a call goes through its own call.
+    func recordSteps(_ records: [StepRecord], workerID: String) async throws -> Set<JobID>
     /// A wait at `step.position` (recorded now if it was not). For a signal: takes the oldest
     /// signal of its name not taken yet, the step row and the signal changing in one
     /// transaction. For an event: what an emit ended it with, if one did. Past the wait's
@@ -127,6 +131,17 @@ package struct FunctionRecord: Sendable {
     package init(steps: [FunctionStep], cancelRequested: Date?) {
         self.steps = steps
         self.cancelRequested = cancelRequested
+    }
+}
+
+/// A finished step to record for a running function (``FunctionStore/recordSteps(_:workerID:)``).
+package struct StepRecord: Sendable {
+    package let job: ClaimedJob
+    package let step: FunctionStep
+
+    package init(job: ClaimedJob, step: FunctionStep) {
+        self.job = job
+        self.step = step
     }
 }
 
