@@ -370,7 +370,7 @@ final class CompletionBatcher: Sendable {
             let lost = try await store.recordSteps(steps.map(\.record), workerID: workerID)
             state.withLock { $0.failures = 0 }
             for item in steps { item.settled(lost.contains(item.record.job.id) ? .lost : .written) }
-        } catch where StoreErrorKind(of: error) == .permanent && steps.count > 1 {
+        } catch  where StoreErrorKind(of: error) == .permanent && steps.count > 1 {
             logger.error(
                 "the store refused \(steps.count) step record(s) for good (\(error)); writing them one by one to find the one it refuses"
             )
@@ -378,14 +378,14 @@ final class CompletionBatcher: Sendable {
                 do {
                     let lost = try await store.recordSteps([item.record], workerID: workerID)
                     item.settled(lost.isEmpty ? .written : .lost)
-                } catch where StoreErrorKind(of: error) == .transient {
+                } catch  where StoreErrorKind(of: error) == .transient {
                     putBack(Array(steps[index...]))
                     return
                 } catch {
                     item.settled(.failed(error))
                 }
             }
-        } catch where StoreErrorKind(of: error) == .permanent {
+        } catch  where StoreErrorKind(of: error) == .permanent {
             steps.first?.settled(.failed(error))
         } catch {
             let (failures, givingUp) = state.withLock { state in
