@@ -28,9 +28,12 @@ extension JobContext {
     /// Runs `body` once for this job and returns its result; when the function runs again, the
     /// result recorded the first time, without running `body`.
     ///
-    /// The result is recorded when `body` returns, fenced on this attempt: a step is **at least
-    /// once** (a worker killed between the step's side effect and the record runs it again on the
-    /// next attempt), its recorded result **exactly once**. Make a step's side effect idempotent
+    /// The result is recorded when `body` returns, fenced on this attempt: the worker writes it
+    /// with the steps other functions finished meanwhile, in one transaction, while the function
+    /// goes on; what the function writes next (a sleep, a wait, a call, its outcome) waits for
+    /// the record first. A step is **at least once** (a worker killed between the step's side
+    /// effect and the record runs it again on the next attempt), its recorded result **exactly
+    /// once**. Make a step's side effect idempotent
     /// where running it twice would hurt: pass a key derived from the job and the step to the
     /// system it calls (`"\(context.jobID)-charge"` as a payment's idempotency key).
     ///
