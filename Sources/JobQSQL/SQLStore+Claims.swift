@@ -317,7 +317,7 @@ extension SharedSQL {
     /// bursts of claims (a fresh store, a drain); judging jobs_leases nearly empty, it scanned
     /// all of it, entries of jobs that stopped running moments ago included, once per
     /// completion, and a worker's check of the jobs it holds took seconds.
-    static func runningAttempt(of worker: String, _ table: String? = nil) -> String {
+    package static func runningAttempt(of worker: String, _ table: String? = nil) -> String {
         let column = table.map { "\($0)." } ?? ""
         return "CASE WHEN \(column)state = 'running' THEN \(column)worker_id END = \(worker)"
     }

@@ -372,7 +372,7 @@ extension SharedSQL {
         text.split(whereSeparator: { !$0.isNumber && $0 != "-" }).compactMap { JobID($0) }
     }
 
-    static func functionStep(_ row: SQLRow) -> FunctionStep {
+    package static func functionStep(_ row: SQLRow) -> FunctionStep {
         FunctionStep(
             position: Int(row["position"] as Int64), name: row["name"],
             kind: FunctionStep.Kind(rawValue: row["kind"] as String) ?? .step, resultJSON: row["result"],

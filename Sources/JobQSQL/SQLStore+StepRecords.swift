@@ -10,6 +10,12 @@ import JobQCore
 /// ``stepRowsPerInsert`` and their events with the transaction's others.
 extension SQLStore {
     package func recordSteps(_ records: [StepRecord], workerID: String) async throws -> Set<JobID> {
+        try await recordStepsInTransaction(records, workerID: workerID)
+    }
+
+    /// ``FunctionStore/recordSteps(_:workerID:)`` in a write transaction of the shared SQL: the
+    /// one way on SQLite, and on a server for records its statement does not write.
+    package func recordStepsInTransaction(_ records: [StepRecord], workerID: String) async throws -> Set<JobID> {
         guard !records.isEmpty else { return [] }
         // Shared, as one step's record is: only the rows of this worker's running attempts.
         return try await write(.short, audience: .followers, lock: .shared) { db in
