@@ -29,7 +29,7 @@ extension ServerStore {
     /// The names ``SharedSQL/functionStep(_:)`` reads, in the statement's column order.
     private static let functionRecordColumns = [
         "cancel_requested", "position", "name", "kind", "result", "children", "wake_at", "attempt", "started_at",
-        "finished_at", "cancelled", "filter",
+        "finished_at", "cancelled", "filter"
     ]
 
     fileprivate static let functionRecordSQL = """
