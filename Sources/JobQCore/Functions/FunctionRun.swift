@@ -152,6 +152,12 @@ final class FunctionRun: Sendable {
     /// throws what kept one from being written (``FunctionAttemptLost`` when the attempt is no
     /// longer this worker's).
     func settleRecords() async throws {
+        // Every attempt ends here, a function's or not: no suspension when nothing is in flight.
+        let inFlight = try state.withLock { state throws -> Bool in
+            if state.recordsInFlight == 0, let problem = state.recordProblem { throw problem }
+            return state.recordsInFlight > 0
+        }
+        guard inFlight else { return }
         await withCheckedContinuation { continuation in
             let settled = state.withLock { state in
                 guard state.recordsInFlight > 0 else { return true }
