@@ -215,27 +215,31 @@ struct MigrationTests {
         let store = try Self.oldStore()
         let holder = try DatabaseQueue(path: store.path)
         let locked = Mutex(false)
-        let released = Mutex(false)
-        // On threads of their own: both block.
+        let openStarted = Mutex(false)
+        let ended = Mutex(false)
+        let endedWhileHeld = Mutex<Bool?>(nil)
+        // On threads of their own, and timed there: both block, and a loaded test pool (whose
+        // tasks may wait seconds for a thread at a CI run's start) cannot make the lock look
+        // released early or held too long.
         let holding = onThread {
             try holder.writeWithoutTransaction { db in
                 try db.execute(sql: "BEGIN IMMEDIATE")
                 locked.withLock { $0 = true }
-                while !released.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.005) }
+                while !openStarted.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.005) }
+                Thread.sleep(forTimeInterval: 0.3)
+                endedWhileHeld.withLock { $0 = ended.withLock { $0 } }
                 try db.execute(sql: "ROLLBACK")
             }
         }
         try await eventually(.seconds(30), "the other connection to hold the write lock") { locked.withLock { $0 } }
-        let ended = Mutex(false)
         let opening = onThread {
             defer { ended.withLock { $0 = true } }
+            openStarted.withLock { $0 = true }
             _ = try store.open()
         }
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(ended.withLock { $0 } == false, "the open waited for the lock")
-        released.withLock { $0 = true }
         try await holding.value
         try await opening.value
+        #expect(endedWhileHeld.withLock { $0 } == false, "the open waited for the lock")
         #expect(try Self.version(store.path) == SchemaMigration.latestVersion)
     }
 

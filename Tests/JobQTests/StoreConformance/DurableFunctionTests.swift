@@ -215,8 +215,9 @@ struct DurableFunctionTests {
 
     @Test(arguments: TestStore.all) func aSleepGivesItsSlotBackAndResumesWhenDue(store: TestStore) async throws {
         let queue = try await store.open()
-        // Long enough that a loaded machine runs the other job below before the sleep ends.
-        let input = Napper.Input(seconds: 10)
+        // Long enough that a loaded machine runs the other job below before the sleep ends (a CI
+        // run's start once held the test's tasks up for over 10 s).
+        let input = Napper.Input(seconds: 25)
         let napper = try await queue.enqueue(Napper.self, input)
         let pool = WorkerPool(
             queue: queue, queues: ["default"], concurrency: 1, executors: functions,
@@ -228,7 +229,7 @@ struct DurableFunctionTests {
         }
         let parked = try #require(try await queue.job(napper.id))
         #expect(parked.attempt == 0, "a sleep does not count as an attempt")
-        #expect(parked.runAt >= parked.createdAt.addingTimeInterval(10), "due when the sleep ends")
+        #expect(parked.runAt >= parked.createdAt.addingTimeInterval(25), "due when the sleep ends")
         // The pool's one slot is free while the function sleeps: another job runs meanwhile,
         // finishing before the sleep ends.
         let other = try await queue.enqueue(JobRequest(executor: "echo", payloadJSON: "{}"))
