@@ -7,7 +7,10 @@ import Testing
 @testable import JobQSQL
 @testable import JobQSQLite
 
-@Suite("Schema migrations")
+/// Serialized: most of its tests open and migrate stores synchronously, which on a parallel
+/// run's start held both of a 2-core machine's concurrency threads for seconds (stack samples
+/// showed two migrations there) and starved every other test's tasks.
+@Suite("Schema migrations", .serialized)
 struct MigrationTests {
     /// A copy of the version-1 fixture in a fresh directory.
     static func oldStore() throws -> TemporaryStore {
