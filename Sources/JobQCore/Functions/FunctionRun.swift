@@ -32,13 +32,13 @@ final class FunctionRun: Sendable {
     /// Returns once the attempt's start is written: a step's event follows the `started` one.
     let startWritten: @Sendable () async -> Void
     /// Queues a finished step's record with the worker's next transaction (its completion
-    /// batcher), which calls back once it is settled. Nil: each record is its own transaction.
-    let recordLater: (@Sendable (StepRecord, @escaping @Sendable (StepRecordResult) -> Void) -> Void)?
+    /// batcher), which calls back once it is settled.
+    let recordLater: @Sendable (StepRecord, @escaping @Sendable (StepRecordResult) -> Void) -> Void
     private let state = Mutex(State())
 
     init(
         store: any FunctionStore, job: ClaimedJob, workerID: String, startWritten: @escaping @Sendable () async -> Void,
-        recordLater: (@Sendable (StepRecord, @escaping @Sendable (StepRecordResult) -> Void) -> Void)? = nil
+        recordLater: @escaping @Sendable (StepRecord, @escaping @Sendable (StepRecordResult) -> Void) -> Void
     ) {
         self.store = store
         self.job = job
@@ -122,7 +122,6 @@ final class FunctionRun: Sendable {
     /// write loses the step's record, and the replay runs the step again: at least once, as a
     /// step always is.
     func recordStep(_ step: FunctionStep) async throws {
-        guard let recordLater else { return try await record(step) }
         try state.withLock { state in
             if let problem = state.recordProblem { throw problem }
             state.recordsInFlight += 1

@@ -72,6 +72,12 @@ final class CompletionBatcher: Sendable {
     /// The longest wait between two tries of a failed write.
     static let maximumBackoff: Duration = .seconds(5)
 
+    /// The wait before the next try of a write that failed `failures` times in a row: doubling
+    /// from 50 ms, at most ``maximumBackoff``.
+    static func backoff(afterFailures failures: Int) -> Duration {
+        min(maximumBackoff, .milliseconds(50) * (1 << min(failures - 1, 10)))
+    }
+
     private let store: any JobStore & FunctionStore
     private let workerID: String
     private let logger: Logger
@@ -327,7 +333,7 @@ final class CompletionBatcher: Sendable {
                         state.pending = unwritten.items + state.pending
                         state.starts = unwritten.starts + state.starts
                     }
-                    let backoff = min(Self.maximumBackoff, .milliseconds(50) * (1 << min(failures - 1, 10)))
+                    let backoff = Self.backoff(afterFailures: failures)
                     logger.storeFailure(
                         .error, error,
                         "could not record \(unwritten.items.count) outcome(s) and \(unwritten.starts.count) start(s) (\(error)); the jobs stay held and the write is tried again in \(DurationParser.format(backoff)) (failure \(failures) in a row)"
@@ -397,7 +403,7 @@ final class CompletionBatcher: Sendable {
                 return
             }
             putBack(steps)
-            let backoff = min(Self.maximumBackoff, .milliseconds(50) * (1 << min(failures - 1, 10)))
+            let backoff = Self.backoff(afterFailures: failures)
             logger.storeFailure(
                 .error, error,
                 "could not record \(steps.count) step(s) (\(error)); the functions' jobs stay held and the write is tried again in \(DurationParser.format(backoff)) (failure \(failures) in a row)"
