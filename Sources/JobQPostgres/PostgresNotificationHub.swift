@@ -110,6 +110,16 @@ final class PostgresNotificationHub: Sendable {
         if let connection { Self.close(connection) }
     }
 
+    /// The LISTEN connection's settings: the server itself when the URL names it for LISTEN
+    /// (behind a pooler), and its own name in `pg_stat_activity` (`<application_name>-listen`),
+    /// so that an operator (and a test) can tell it from the store's connections: what it last
+    /// ran is a `SELECT 1` as often as a `LISTEN`.
+    private var listenSettings: PostgresSettings {
+        var listening = settings.forListening
+        listening.applicationName = String(settings.applicationName.prefix(56)) + "-listen"
+        return listening
+    }
+
     /// Connects, listens, probes, and checks the connection until cancelled; again after a
     /// failure.
     private func run(generation: Int) async {
@@ -117,8 +127,7 @@ final class PostgresNotificationHub: Sendable {
         while !Task.isCancelled {
             var opened: ContinuousClock.Instant?
             do {
-                // The server itself when the URL names it for LISTEN (behind a pooler).
-                let connection = try await PostgresConnector(settings: settings.forListening, logger: logger).connect()
+                let connection = try await PostgresConnector(settings: listenSettings, logger: logger).connect()
                 opened = .now
                 try await withTaskCancellationHandler {
                     try await serve(connection, reconnected: !first, generation: generation)
@@ -132,7 +141,7 @@ final class PostgresNotificationHub: Sendable {
                 if ServerOutage.isOutage(error) {
                     ServerOutage.noteFailure(
                         error, connection: "jobq.postgres.listen", opened: opened, logger: logger,
-                        settings: settings.forListening)
+                        settings: listenSettings)
                 } else {
                     logger.warning(
                         "listening for PostgreSQL notifications failed: \(PostgresConnector.explain(error)); retrying in 1s"

@@ -158,7 +158,7 @@ extension PostgresCommitWatchTests {
                 settings,
                 """
                 SELECT count(*)::int FROM pg_stat_activity
-                WHERE datname = current_database() AND query LIKE 'LISTEN%'
+                WHERE datname = current_database() AND application_name = 'jobq-listen'
                 """, as: Int.self
             ).first ?? -1
         }

@@ -38,13 +38,14 @@ struct PostgresConnectionBudgetTests {
         if !layout.listens { #expect(open == 1, "one connection does everything") }
     }
 
-    /// How many connections named `name` the server has now.
+    /// How many connections named `name` the server has now (the LISTEN connection's name is
+    /// `name` with `-listen`).
     static func connections(named name: String) async throws -> Int {
         let admin = try PostgresSettings(url: try #require(PostgresTestServer.url))
         let connection = try await PostgresConnector(settings: admin, logger: PostgresTestServer.logger).connect()
         defer { Task { try? await connection.close() } }
         let rows = try await connection.query(
-            "SELECT count(*)::int FROM pg_stat_activity WHERE application_name = \(name)",
+            "SELECT count(*)::int FROM pg_stat_activity WHERE application_name IN (\(name), \(name + "-listen"))",
             logger: PostgresTestServer.logger)
         for try await count in rows.decode(Int.self) { return count }
         return 0
