@@ -19,20 +19,31 @@ extension SQLStore {
         guard !records.isEmpty else { return [] }
         // Shared, as one step's record is: only the rows of this worker's running attempts.
         return try await write(.short, audience: .followers, lock: .shared) { db in
-            // By attempt: a timed-out run's late step and its job's next attempt can share a batch.
-            let attempts = Dictionary(
-                records.map { (SharedSQL.HeldAttempt($0.job), $0.job) }, uniquingKeysWith: { first, _ in first })
-            let held = try SharedSQL.heldAttempts(db, Array(attempts.values), workerID: workerID)
-            let kept = records.filter { held.contains(SharedSQL.HeldAttempt($0.job)) }
-            let lost = Set(records.lazy.filter { !held.contains(SharedSQL.HeldAttempt($0.job)) }.map(\.job.id))
-            try SharedSQL.insertSteps(db, kept.map { ($0.job.id, $0.step) })
-            for record in kept {
-                SharedSQL.appendStepEvent(
-                    db, record.step, job: record.job,
-                    now: record.step.finishedAt?.timeIntervalSince1970 ?? SharedSQL.now())
-            }
-            return lost
+            try SharedSQL.recordSteps(db, records, workerID: workerID)
         }
+    }
+}
+
+extension SharedSQL {
+    /// Writes the records of `workerID`'s running attempts inside the caller's transaction (the
+    /// store's own, or the application's for a step whose record commits with the
+    /// application's rows), and returns the ids of the jobs whose attempt is no longer held:
+    /// their records are not written.
+    package static func recordSteps(_ db: some SQLTransaction, _ records: [StepRecord], workerID: String) throws
+        -> Set<JobID>
+    {
+        // By attempt: a timed-out run's late step and its job's next attempt can share a batch.
+        let attempts = Dictionary(
+            records.map { (HeldAttempt($0.job), $0.job) }, uniquingKeysWith: { first, _ in first })
+        let held = try heldAttempts(db, Array(attempts.values), workerID: workerID)
+        let kept = records.filter { held.contains(HeldAttempt($0.job)) }
+        let lost = Set(records.lazy.filter { !held.contains(HeldAttempt($0.job)) }.map(\.job.id))
+        try insertSteps(db, kept.map { ($0.job.id, $0.step) })
+        for record in kept {
+            appendStepEvent(
+                db, record.step, job: record.job, now: record.step.finishedAt?.timeIntervalSince1970 ?? now())
+        }
+        return lost
     }
 }
 

@@ -55,8 +55,11 @@ struct FunctionPark: Error, Sendable, CustomStringConvertible {
 
 /// The attempt is no longer this worker's (cancelled, or taken over after its lease ran out):
 /// the function stops, and its outcome is discarded.
-struct FunctionAttemptLost: Error, Sendable, CustomStringConvertible {
-    var description: String { "this attempt is no longer this worker's (cancelled or taken over); it stops here" }
+package struct FunctionAttemptLost: Error, Sendable, CustomStringConvertible {
+    package init() {}
+    package var description: String {
+        "this attempt is no longer this worker's (cancelled or taken over); it stops here"
+    }
 }
 
 /// The store did not take a step's record (refused it for good, or did not answer before the

@@ -62,22 +62,11 @@ extension JobContext {
             run.abandonStep()
             throw FunctionStepFailed(step: name, underlying: error)
         }
-        let json: String
-        do {
-            json = String(decoding: try JSONEncoder.jobq.encode(value), as: UTF8.self)
-        } catch {
-            run.abandonStep()
-            throw NonRetryableError("the result of step '\(name)' does not encode as JSON: \(error)")
-        }
-        if let problem = StoredText.problem(inJSON: json) {
-            run.abandonStep()
-            throw NonRetryableError("the result of step '\(name)' holds \(problem), which jobq does not store")
-        }
         do {
             try await run.recordStep(
                 FunctionStep(
-                    position: position, name: name, kind: .step, resultJSON: json, wakeAt: nil, attempt: attempt,
-                    startedAt: started, finishedAt: Date()))
+                    position: position, name: name, kind: .step, resultJSON: try Self.stepResultJSON(value, step: name),
+                    wakeAt: nil, attempt: attempt, startedAt: started, finishedAt: Date()))
         } catch {
             run.abandonStep()
             throw error
@@ -324,6 +313,21 @@ extension JobContext {
         return wake
     }
 
+    /// A step's result as the JSON its record stores; a result that does not encode, or holds
+    /// what jobq does not store, fails the function for good with the step named.
+    static func stepResultJSON(_ value: some Encodable, step name: String) throws -> String {
+        let json: String
+        do {
+            json = String(decoding: try JSONEncoder.jobq.encode(value), as: UTF8.self)
+        } catch {
+            throw NonRetryableError("the result of step '\(name)' does not encode as JSON: \(error)")
+        }
+        if let problem = StoredText.problem(inJSON: json) {
+            throw NonRetryableError("the result of step '\(name)' holds \(problem), which jobq does not store")
+        }
+        return json
+    }
+
     static func decode<T: Decodable>(_ type: T.Type, _ json: String, what: String) throws -> T {
         do {
             return try JSONDecoder.jobq.decode(T.self, from: Data(json.utf8))
@@ -336,10 +340,10 @@ extension JobContext {
 }
 
 /// The record of a step that returns nothing: JSON `null`.
-private struct NoResult: Codable, Sendable {
-    init() {}
-    init(from decoder: any Decoder) throws {}
-    func encode(to encoder: any Encoder) throws {
+package struct NoResult: Codable, Sendable {
+    package init() {}
+    package init(from decoder: any Decoder) throws {}
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encodeNil()
     }

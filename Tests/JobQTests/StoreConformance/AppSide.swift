@@ -110,6 +110,33 @@ final class AppSide: @unchecked Sendable {
         }
     }
 
+    /// A durable function's step that inserts an order row with `note` in the application's
+    /// transaction, its record committed with it (`JobContext.step(_:in:_:)`), and returns the
+    /// row's id; `fail` throws after the insert, from the step's body. `connectionLane` picks
+    /// the PostgreSQL connection (one per concurrent function).
+    func committedStep(
+        _ context: JobContext, _ name: String, note: String, fail: Bool = false, connectionLane: Int = 0
+    ) async throws -> Int64 {
+        struct BodyFailed: Error, CustomStringConvertible { var description: String { "the body failed" } }
+        if let pool {
+            return try await context.step(name, in: pool) { db -> Int64 in
+                try db.execute(sql: "INSERT INTO app_orders (note) VALUES (?)", arguments: [note])
+                if fail { throw BodyFailed() }
+                return db.lastInsertedRowID
+            }
+        }
+        let connection = try await connection(connectionLane)
+        let logger = self.logger
+        return try await context.step(name, in: connection) { connection -> Int64 in
+            let rows = try await connection.query(
+                "INSERT INTO public.app_orders (note) VALUES (\(note)) RETURNING id", logger: logger)
+            var id: Int64 = -1
+            for try await value in rows.decode(Int64.self) { id = value }
+            if fail { throw BodyFailed() }
+            return id
+        }
+    }
+
     /// The notes of the application's orders, in id order.
     func orders() async throws -> [String] {
         if let pool {
