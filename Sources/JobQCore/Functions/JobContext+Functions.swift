@@ -35,7 +35,10 @@ extension JobContext {
     /// effect and the record runs it again on the next attempt), its recorded result **exactly
     /// once**. Make a step's side effect idempotent
     /// where running it twice would hurt: pass a key derived from the job and the step to the
-    /// system it calls (`"\(context.jobID)-charge"` as a payment's idempotency key).
+    /// system it calls (`"\(context.jobID)-charge"` as a payment's idempotency key). A step
+    /// whose effect is rows of the application's own database can commit them with its record
+    /// instead, exactly once (`step(_:in:_:)` of JobQSQLite and JobQPostgres, see
+    /// <doc:DurableFunctions>).
     ///
     /// A step that throws records nothing and fails the attempt with the step named
     /// (``FunctionStepFailed``); the job's retry policy decides what follows, and the retry

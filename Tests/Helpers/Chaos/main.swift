@@ -62,9 +62,10 @@ if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "function-worker
         fatalError("function-worker needs --db")
     }
     let db = CommandLine.arguments[index + 1]
+    let locks = CommandLine.arguments.firstIndex(of: "--locks").map { CommandLine.arguments[$0 + 1] }
     Task.detached {
         do {
-            try await ChaosFunctions.runWorker(db: db)
+            try await ChaosFunctions.runWorker(db: db, locks: locks)
             exit(0)
         } catch {
             FileHandle.standardError.write(Data("function-worker: \(error)\n".utf8))
@@ -354,7 +355,7 @@ precondition(functionIDs.count == functionCount, "the functions were not all enq
 func functionWorker(_ number: Int) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    process.arguments = ["function-worker", "--db", db]
+    process.arguments = ["function-worker", "--db", db, "--locks", "\(restartGate):\(commandsRunning)"]
     let log = directory.appendingPathComponent("function-worker-\(number).log").path
     if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
     let handle = FileHandle(forWritingAtPath: log)!
@@ -434,8 +435,11 @@ producers.append(try signaller())
 
 // Applications enqueueing in their own transactions: an order row and its job, one in five
 // rolled back; the killer also kills them (in a transaction or between two) and starts others.
-_ = try (onPostgres ? try PostgresReader(url: db) as any ChaosReader : try SQLiteReader(path: db, writable: true)).int(
-    AppProducer.createTable(postgres: onPostgres))
+do {
+    let setup = try onPostgres ? PostgresReader(url: db) as any ChaosReader : SQLiteReader(path: db, writable: true)
+    _ = try setup.int(AppProducer.createTable(postgres: onPostgres))
+    _ = try setup.int(ChaosFunctionRows.createTable(postgres: onPostgres))
+}
 var appProducerCount = 0
 var appKills = 0
 func appProducer(_ number: Int) throws -> Process {
@@ -884,6 +888,14 @@ let report = try { () throws -> [String: Int] in
             SELECT COUNT(*) FROM (SELECT job_id FROM jobq_events WHERE job_id IN \(functionList) AND kind = 'succeeded'
                 GROUP BY job_id HAVING COUNT(*) > 1) AS twice
             """) ?? -1
+    // Each function's two committed steps: one row each, never two, none missing.
+    let rowsTable = (onPostgres ? "public." : "") + ChaosFunctionRows.table
+    figures["functionRowsWrong"] =
+        (try db.int(
+            "SELECT COUNT(*) FROM (SELECT n, step FROM \(rowsTable) GROUP BY n, step HAVING COUNT(*) > 1) AS twice")
+            ?? -1)
+        + 2 * functionCount
+        - (try db.int("SELECT COUNT(*) FROM (SELECT DISTINCT n, step FROM \(rowsTable)) AS rows") ?? 0)
     figures["functionParks"] =
         try db.int("SELECT COUNT(*) FROM jobq_events WHERE job_id IN \(functionList) AND kind = 'parked'") ?? -1
     return figures
@@ -910,7 +922,7 @@ for key in [
     "triggerUnlinked", "uniqueOverlaps", "burned", "deadNeverStarted", "appLost", "rolledBackJobs", "ordersWithoutJob",
     "appDuplicates", "expiredRan", "unservedNotExpired", "pausedStarts", "functionsNotSucceeded",
     "functionResultsWrong", "functionRecordsWrong", "functionStepsUnfinished", "signalsWrong", "signalsUntaken",
-    "functionsFinishedTwice"
+    "functionsFinishedTwice", "functionRowsWrong"
 ] where figure(key) != 0 { broken.append(key) }
 // Every bulk retry that was not killed ended well and wrote its `bulk` event (one killed after
 // its last commit may have written its own too).
@@ -977,7 +989,7 @@ line +=
     + "not succeeded \(figure("functionsNotSucceeded")), wrong results \(figure("functionResultsWrong")), "
     + "wrong records \(figure("functionRecordsWrong")), unfinished steps \(figure("functionStepsUnfinished")), "
     + "signals not taken once \(figure("signalsWrong") + figure("signalsUntaken")), "
-    + "finished twice \(figure("functionsFinishedTwice"))), "
+    + "finished twice \(figure("functionsFinishedTwice")), committed step rows wrong \(figure("functionRowsWrong"))), "
 line +=
     "expired \(figure("expired")) (ran anyway \(figure("expiredRan")), unserved jobs not expired \(figure("unservedNotExpired"))), "
 line +=
