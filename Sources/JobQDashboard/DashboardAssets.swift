@@ -52,6 +52,9 @@ enum DashboardAssets {
         a.count { font-weight: 600; text-decoration: none; }
         .spark svg { vertical-align: middle; background: #f3f4f6; border-radius: 2px; }
         .bar-ok { fill: #22c55e; } .bar-dead { fill: #ef4444; } .bar-cancelled { fill: #9ca3af; }
+        svg.timeline { vertical-align: middle; background: #f3f4f6; border-radius: 2px; }
+        .span-step { fill: #2563eb; } .span-sleep { fill: #9ca3af; } .span-signal, .span-event { fill: #d97706; }
+        .span-call { fill: #7c3aed; }
         form.inline { display: inline; margin: 0 .3rem 0 0; }
         button { font: inherit; padding: .25rem .8rem; border-radius: 5px; border: 1px solid #c7cdd8; background: #fff; cursor: pointer; }
         button:hover { background: #f0f3f8; }

@@ -147,6 +147,13 @@ final class FunctionRun: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// Whether step records are queued and not settled yet; asked without suspending.
+    var hasRecordsInFlight: Bool { state.withLock { $0.recordsInFlight > 0 } }
+
+    /// What kept a queued record from being written, once the records are settled (nil: all
+    /// were written): ``FunctionAttemptLost``, or ``FunctionStepRecordFailed``.
+    var recordProblem: (any Error)? { state.withLock { $0.recordProblem } }
+
     /// Waits until every step record queued by ``recordStep(_:)`` is written or refused;
     /// throws what kept one from being written (``FunctionAttemptLost`` when the attempt is no
     /// longer this worker's).

@@ -30,6 +30,20 @@ final class CompletionBatcher: Sendable {
         let job: ClaimedJob
         let outcome: AttemptOutcome
         let race: AttemptRace
+        /// Set when the attempt was a durable function whose step records were still queued
+        /// when it ended: the outcome is written after them (``AfterStepRecords``).
+        var afterRecords: AfterStepRecords? = nil
+    }
+
+    /// An outcome that waits here, not in its slot, for its function's step records: the slot
+    /// takes its next job at once, and the outcome joins the first transaction after the one
+    /// that writes the records. If a record was not written, the outcome is what that makes
+    /// of the attempt instead.
+    struct AfterStepRecords: Sendable {
+        let run: FunctionRun
+        /// The attempt's outcome when a record was not written (`problem`): nil when the
+        /// attempt is not this worker's any more (nothing to record), else the failure's.
+        let otherwise: @Sendable (_ problem: any Error) -> AttemptOutcome?
     }
 
     /// An attempt's start, noted by its run (the race), so that a refused start can refuse
@@ -254,7 +268,7 @@ final class CompletionBatcher: Sendable {
             for _ in 0..<3 { await Task.yield() }
         }
         while true {
-            let (batch, starts, steps, dropped, waiters) = state.withLock { state in
+            let (grabbed, starts, steps, refusedStart, idleWaiters) = state.withLock { state in
                 var batch: [Item] = []
                 var dropped: [Item] = []
                 for item in state.pending {
@@ -270,20 +284,31 @@ final class CompletionBatcher: Sendable {
                 state.starts = []
                 state.steps = []
                 guard batch.isEmpty, starts.isEmpty, steps.isEmpty else {
-                    return (batch, starts, steps, dropped, [CheckedContinuation<Void, Never>]())
+                    return (batch, starts, steps, dropped, [CheckedContinuation<Void, Never>]?.none)
                 }
                 state.flushing = false
                 defer { state.idleWaiters = [] }
                 return (batch, starts, steps, dropped, state.idleWaiters)
             }
-            if !dropped.isEmpty {
-                // Their start was refused: not this worker's attempt any more.
-                handler.withLock { $0 }?.call(dropped, .success(Set(dropped.map(\.job.id))))
-            }
-            if batch.isEmpty, starts.isEmpty, steps.isEmpty {
-                for waiter in waiters { waiter.resume() }
+            if let idleWaiters {
+                if !refusedStart.isEmpty {
+                    // Their start was refused: not this worker's attempt any more.
+                    handler.withLock { $0 }?.call(refusedStart, .success(Set(refusedStart.map(\.job.id))))
+                }
+                for waiter in idleWaiters { waiter.resume() }
                 return
             }
+            var (batch, dropped) = (grabbed, refusedStart)
+            // Outcomes behind step records written in this transaction wait for the next one.
+            let behindSteps = Self.outcomesBehind(steps, in: &batch, dropped: &dropped)
+            if !dropped.isEmpty {
+                // Their start was refused, or a step record found the attempt lost: not this
+                // worker's attempt any more.
+                handler.withLock { $0 }?.call(dropped, .success(Set(dropped.map(\.job.id))))
+            }
+            defer { if !behindSteps.isEmpty { state.withLock { $0.pending = behindSteps + $0.pending } } }
+            // Everything grabbed was dropped: look again.
+            if batch.isEmpty, starts.isEmpty, steps.isEmpty { continue }
             guard !batch.isEmpty || !starts.isEmpty else {
                 await write(steps)
                 continue
@@ -349,6 +374,38 @@ final class CompletionBatcher: Sendable {
             if !steps.isEmpty { await write(steps) }
             if !batch.isEmpty { handler.withLock { $0 }?.call(batch, result) }
         }
+    }
+
+    /// Resolves the outcomes in `batch` that follow their function's step records
+    /// (``AfterStepRecords``): those whose records are among `steps` (written by this
+    /// transaction) are taken out and returned, to go with the next one; the others' records
+    /// are settled, and each stays as it is (all written), becomes the failure a record's
+    /// problem makes of it, or moves to `dropped` (the attempt was lost).
+    private static func outcomesBehind(_ steps: [StepItem], in batch: inout [Item], dropped: inout [Item]) -> [Item] {
+        guard batch.contains(where: { $0.afterRecords != nil }) else { return [] }
+        let stepJobs = Set(steps.lazy.map(\.record.job.id))
+        var behind: [Item] = []
+        var resolved: [Item] = []
+        resolved.reserveCapacity(batch.count)
+        for item in batch {
+            guard let after = item.afterRecords else {
+                resolved.append(item)
+                continue
+            }
+            if stepJobs.contains(item.job.id) {
+                behind.append(item)
+            } else if let problem = after.run.recordProblem {
+                if let outcome = after.otherwise(problem) {
+                    resolved.append(Item(job: item.job, outcome: outcome, race: item.race))
+                } else {
+                    dropped.append(item)
+                }
+            } else {
+                resolved.append(Item(job: item.job, outcome: item.outcome, race: item.race))
+            }
+        }
+        batch = resolved
+        return behind
     }
 
     /// At shutdown, when the store has not taken what was queued in time: the steps put back

@@ -20,7 +20,7 @@ extension WorkerPool {
                 runSinceYield = 0
                 await Task.yield()
             }
-            let outcome = await attempt(job, race: race)
+            let (outcome, afterRecords) = await attempt(job, race: race)
             // A cancelled pool releases what is buffered; its slots take nothing more.
             let cancelled = Task.isCancelled
             let (following, lowBuffer, othersActive) = state.withLock { state -> (BufferedJob?, Bool, Bool) in
@@ -32,7 +32,8 @@ extension WorkerPool {
             }
             // The next job's start, if it needs one, is written with this outcome.
             finish(
-                job, race: race, outcome: outcome, moreComing: following != nil || othersActive,
+                job, race: race, outcome: outcome, afterRecords: afterRecords,
+                moreComing: following != nil || othersActive,
                 startFollows: following.map { !$0.job.startRecorded } ?? false)
             // The claim loop refills the buffer before it runs dry, and starts slots for jobs
             // it claims while this one is gone.
@@ -42,7 +43,8 @@ extension WorkerPool {
     }
 
     /// Runs one claimed attempt; returns the outcome to record, or nil when there is nothing
-    /// to record (the job was cancelled or taken over).
+    /// to record (the job was cancelled or taken over), and for a durable function whose step
+    /// records are still queued, what the batcher checks before it writes the outcome after them.
     ///
     /// The executor runs in its own task so that the pool can stop waiting for it (timeout,
     /// shutdown, cancellation by an operator) even if it ignores cancellation; whatever it returns
@@ -51,8 +53,11 @@ extension WorkerPool {
     /// The running map is keyed by job id, and a snoozed job can be claimed again before the
     /// previous run's outcome is written; so every lookup checks that the entry is this run's
     /// (the same race), and the old run never removes the new one.
-    func attempt(_ job: ClaimedJob, race: AttemptRace) async -> AttemptOutcome? {
+    func attempt(_ job: ClaimedJob, race: AttemptRace) async -> (
+        outcome: AttemptOutcome?, afterRecords: CompletionBatcher.AfterStepRecords?
+    ) {
         var end: AttemptRace.End
+        var recordsQueued: FunctionRun?
         var ran = false
         var span: (any Span)?
         var function: FunctionRun?
@@ -70,8 +75,8 @@ extension WorkerPool {
             // before it runs, so that a death from now on counts as its attempt.
             switch await recordStartBeforeRunning(job) {
             case .recorded: break
-            case .refused: return nil
-            case .failed: return .released
+            case .refused: return (nil, nil)
+            case .failed: return (.released, nil)
             }
         }
         if race.isResolved {
@@ -107,10 +112,12 @@ extension WorkerPool {
             await progress.flush()
             // A function's outcome follows its steps' records: a step whose record was not
             // written ends the attempt as what kept it out (lost, or failed to be retried).
-            do {
-                try await run.settleRecords()
-            } catch {
-                end = .finished(.failure(error))
+            // Records still queued are not waited for here: the batcher writes the outcome
+            // after them, and the slot takes its next job.
+            if run.hasRecordsInFlight {
+                recordsQueued = run
+            } else if let problem = run.recordProblem {
+                end = .finished(.failure(problem))
             }
         } else {
             let names = executors.keys.sorted().joined(separator: ", ")
@@ -130,7 +137,14 @@ extension WorkerPool {
         }
         if outcome == nil, ran { metrics?.discarded(queue: job.queue, executor: job.executor) }
         if let span { JobTracing.end(span, end: end, outcome: outcome) }
-        return outcome
+        guard let recordsQueued else { return (outcome, nil) }
+        let afterRecords = CompletionBatcher.AfterStepRecords(run: recordsQueued) { [self] problem in
+            let failed = AttemptRace.End.finished(.failure(problem))
+            let outcome = self.outcome(of: job, end: failed, interruption: interruption)
+            guard recordsQueued.cancelRequested, let outcome else { return outcome }
+            return Self.cancelledFunction(outcome, end: failed)
+        }
+        return (outcome, afterRecords)
     }
 
     enum StartRecord { case recorded, refused, failed }
@@ -156,8 +170,8 @@ extension WorkerPool {
     /// Hands an outcome to the batcher. The job stays leased (and renewed) until the outcome
     /// is written; with nothing to write, it is forgotten now.
     func finish(
-        _ job: ClaimedJob, race: AttemptRace, outcome: AttemptOutcome?, moreComing: Bool = true,
-        startFollows: Bool = false
+        _ job: ClaimedJob, race: AttemptRace, outcome: AttemptOutcome?,
+        afterRecords: CompletionBatcher.AfterStepRecords? = nil, moreComing: Bool = true, startFollows: Bool = false
     ) {
         guard let outcome else {
             let parked = state.withLock { state in
@@ -177,7 +191,8 @@ extension WorkerPool {
             return
         }
         completions.submit(
-            .init(job: job, outcome: outcome, race: race), moreComing: moreComing, startFollows: startFollows)
+            .init(job: job, outcome: outcome, race: race, afterRecords: afterRecords), moreComing: moreComing,
+            startFollows: startFollows)
     }
 
     /// After a completion transaction: counts, logs, and forgets the recorded jobs.

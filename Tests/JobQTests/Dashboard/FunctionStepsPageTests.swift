@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import JobQCore
+@testable import JobQDashboard
 
 /// A durable function's job page lists its steps, and a hostile step name or result is shown as
 /// text, never as markup.
@@ -31,5 +32,40 @@ struct FunctionStepsPageTests {
         #expect(
             page.body.contains("&lt;script&gt;alert(&#39;name&#39;)&lt;/script&gt;")
                 || page.body.contains("&lt;script&gt;alert("))
+        #expect(page.body.contains("<svg class=\"timeline\""), "the record as a timeline")
+        #expect(page.body.contains("class=\"span-step\"") && page.body.contains("class=\"span-sleep\""))
+    }
+
+    /// The timeline puts each position on one axis: a step of milliseconds is a sliver (a
+    /// pixel at least) at the start, a sleep that has ended fills the rest, and a wait still
+    /// waiting runs to now.
+    @Test func theTimelineDrawsEachPositionOnOneAxis() throws {
+        let start = Date(timeIntervalSince1970: 1_000_000)
+        func at(_ seconds: Double) -> Date { start.addingTimeInterval(seconds) }
+        let steps = [
+            FunctionStep(
+                position: 0, name: "charge", kind: .step, resultJSON: "1", wakeAt: nil, attempt: 1, startedAt: at(0),
+                finishedAt: at(0.002)),
+            FunctionStep(
+                position: 1, name: "sleep", kind: .sleep, resultJSON: nil, wakeAt: at(60), attempt: 1,
+                startedAt: at(0.002), finishedAt: nil),
+            FunctionStep(
+                position: 2, name: "approved", kind: .signal, resultJSON: nil, wakeAt: at(3600), attempt: 2,
+                startedAt: at(60), finishedAt: nil)
+        ]
+        let timeline = StepTimeline(steps, functionEnded: false, now: at(80))
+        #expect(timeline.heading == "Timeline (80.0 s)", "\(timeline.heading)")
+        func rect(_ index: Int) -> (x: Double, width: Double) {
+            let bar = timeline.bar(index).components(separatedBy: "<rect")[1]
+            func attribute(_ name: String) -> Double {
+                let after = bar.components(separatedBy: " \(name)=\"")[1]
+                return Double(after.prefix { $0 != "\"" }) ?? -1
+            }
+            return (attribute("x"), attribute("width"))
+        }
+        #expect(rect(0).x == 0 && rect(0).width == 1, "a 2 ms step is a pixel: \(rect(0))")
+        #expect(abs(rect(1).width - 120) < 0.2, "the sleep is 60 s of 80: \(rect(1))")
+        #expect(abs(rect(2).x - 120) < 0.2 && abs(rect(2).width - 40) < 0.2, "the wait runs to now: \(rect(2))")
+        #expect(timeline.bar(0).contains("<title>2 ms, from +0 ms</title>"))
     }
 }
