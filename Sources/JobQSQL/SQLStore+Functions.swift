@@ -43,6 +43,14 @@ extension SQLStore {
     package func takeSignal(for step: FunctionStep, job: ClaimedJob, workerID: String, now: Double) async throws
         -> SignalTake
     {
+        try await takeSignalInTransaction(for: step, job: job, workerID: workerID, now: now)
+    }
+
+    /// ``FunctionStore/takeSignal(for:job:workerID:now:)`` in a write transaction of the shared
+    /// SQL: the one way on SQLite, and on a server for what its statement does not take.
+    package func takeSignalInTransaction(for step: FunctionStep, job: ClaimedJob, workerID: String, now: Double)
+        async throws -> SignalTake
+    {
         try await write(.short, audience: .followers) { db in
             guard let hold = try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
             if hold.cancelRequested { return .cancelled }

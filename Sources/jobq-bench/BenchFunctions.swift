@@ -80,13 +80,13 @@ extension BenchWorkloads {
 
     /// Milliseconds from a signal to its function's success being visible, for `count`
     /// functions one after the other, each parked in its wait, a pool idle in this process.
-    static func signalLatency(_ queue: JobQueue, count: Int) async throws -> [Double] {
+    static func signalLatency(_ queue: JobQueue, count: Int) async throws -> SignalLatency {
         var logger = Logger(label: "jobq.bench")
         logger.logLevel = .error
         let pool = WorkerPool(queue: queue, concurrency: 4, executors: [BenchWaiter()], logger: logger)
         let running = Task { try await pool.run() }
         defer { running.cancel() }
-        var samples: [Double] = []
+        var samples = SignalLatency()
         let feed = queue.events(
             EventFilter(kinds: [.parked, .succeeded]), since: try await queue.latestEventID(),
             pollInterval: .milliseconds(1))
@@ -98,9 +98,22 @@ extension BenchWorkloads {
             try await Task.sleep(for: .milliseconds(5))
             let start = ContinuousClock.now
             try await queue.signal(job: job.id, name: "go", payloadJSON: "1")
+            let committed = Date()
             while let event = try await iterator.next(), event.jobID != job.id || event.kind != .succeeded {}
-            samples.append((ContinuousClock.now - start).inSeconds * 1000)
+            samples.toSuccess.append((ContinuousClock.now - start).inSeconds * 1000)
+            // The wait's record ends when the function took the signal (the worker's clock).
+            if let taken = try await queue.functionSteps(of: job.id).first?.finishedAt {
+                samples.toTake.append(max(0, taken.timeIntervalSince(committed)) * 1000)
+            }
         }
         return samples
+    }
+
+    /// Milliseconds per signal: from the call to the function's success (seen in the feed), and
+    /// from the signal's commit to the function taking it (its wait's record ending): the
+    /// second is to a signal what pick-up is to a new job.
+    struct SignalLatency {
+        var toSuccess: [Double] = []
+        var toTake: [Double] = []
     }
 }
