@@ -446,7 +446,8 @@
                     workload: "\(label): a signal committed to its function taking it p50 (in-process worker)",
                     value: percentile(signalled.toTake, 50), unit: "ms",
                     baseline: "enqueue committed to done in an idle worker process, p50",
-                    baselineValue: percentile(latency, 50), ratio: percentile(latency, 50) / percentile(signalled.toTake, 50)),
+                    baselineValue: percentile(latency, 50),
+                    ratio: percentile(latency, 50) / percentile(signalled.toTake, 50)),
                 Row(
                     workload: "\(label): enqueue, one per transaction", value: single, unit: "jobs/s",
                     baseline: "\(baseline), one INSERT each", baselineValue: minimalSingle,
