@@ -9,7 +9,7 @@ extension JobContext {
     /// Runs `body` once for this job in a write transaction of `writer` (the application's
     /// `DatabasePool` or `DatabaseQueue` on the store's file), and records the step in that same
     /// transaction: the rows `body` writes and the step's record commit together or not at all.
-    /// Where a plain ``step(_:_:)->_`` is at least once, the database writes of this one are
+    /// Where a plain `step(_:_:)` is at least once, the database writes of this one are
     /// exactly once: a worker killed before the commit leaves neither, and the replay runs the
     /// step again; after the commit, the replay returns the recorded result without running it.
     ///
@@ -26,7 +26,7 @@ extension JobContext {
     /// attempt like any: when the attempt is no longer this worker's (cancelled, or taken over
     /// after its lease ran out), the transaction is rolled back and the function stops. `body`
     /// throwing rolls it back and fails the attempt with the step named
-    /// (``FunctionStepFailed``), as a plain step's error does.
+    /// (`FunctionStepFailed`), as a plain step's error does.
     ///
     /// - Throws: `JobQueueError.invalidState` when this job's store is not SQLite;
     ///   `JobQueueError.invalidInput` when `writer` is a connection to another file.
