@@ -16,6 +16,13 @@ extension Dashboard {
             try await queue.cancel(id)
             return "/jobs/\(id)"
         }
+        action(router, "/jobs/:id/signal") { context, form in
+            let id = try Self.jobID(context.parameters.get("id"))
+            // An empty payload field is a signal without one.
+            let payload = form["payload"].flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+            _ = try await queue.signal(job: id, name: try Self.field(form, "name"), payloadJSON: payload)
+            return "/jobs/\(id)"
+        }
         action(router, "/jobs/:id/delete") { context, _ in
             let id = try Self.jobID(context.parameters.get("id"))
             try await queue.delete(id)

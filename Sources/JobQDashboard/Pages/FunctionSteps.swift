@@ -25,6 +25,23 @@ extension Dashboard {
     }
 }
 
+extension Dashboard {
+    /// A form that sends a durable function a signal, shown while the function has not ended
+    /// (a signal sent before its wait is kept for it): the name its wait is for, prefilled when
+    /// it waits for one, and an optional JSON payload. The store checks both; a bad one is a
+    /// 400 that says what was wrong, and nothing is sent.
+    func signalForm(_ steps: [FunctionStep], job: Job) -> String {
+        guard !options.readOnly, !job.state.isFinal, !steps.isEmpty else { return "" }
+        let waitingFor = steps.last.flatMap { $0.kind == .signal && $0.finishedAt == nil ? $0.name : nil } ?? ""
+        return "<h2>Send a signal</h2>"
+            + "<form method=\"post\" action=\"/jobs/\(job.id)/signal\" class=\"filters\">"
+            + "<input type=\"hidden\" name=\"csrf\" value=\"\(formToken)\">"
+            + "<label>Name<input name=\"name\" value=\"\(HTML.escape(waitingFor))\" required maxlength=\"200\"></label>"
+            + "<label>Payload (JSON, optional)<input name=\"payload\" placeholder=\"{&quot;approved&quot;: true}\"></label>"
+            + "<button type=\"submit\">Send</button></form>"
+    }
+}
+
 /// A durable function's record as a timeline: each position a bar from when the code reached
 /// it to when it ended (a step's body, a sleep until it woke, a wait until its signal, event
 /// or timeout, a call until its jobs finished; one still waiting, until now), all on one

@@ -71,7 +71,7 @@ extension Dashboard {
         if job.updateJSON != nil { sections += "<h2>Progress data</h2>\(json(.progress))" }
         if job.checkpointJSON != nil { sections += "<h2>Checkpoint</h2>\(json(.checkpoint))" }
         if job.failedDependenciesJSON != nil { sections += "<h2>Failed dependencies</h2>\(json(.failedDependencies))" }
-        sections += Self.stepsSection(steps, job: job)
+        sections += Self.stepsSection(steps, job: job) + signalForm(steps, job: job)
         let timeline = events.map { event in
             Pages.row([
                 HTML.time(event.createdAt), HTML.badge(event.kind.rawValue),

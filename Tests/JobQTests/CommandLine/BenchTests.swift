@@ -75,10 +75,11 @@ struct BenchTests {
             // 100; one a durable function's steps), 4 CPU per job ratios (the app transaction's
             // enqueue, three drains), 2 latency ratios to the minimal raw queue across processes,
             // 1 beside the cleaner, 1 beside a bulk retry, 1 for a count by payload member with
-            // its index against without, a signal's wake-up against a new job's pick-up, and an
-            // idle worker's memory beside sleeping functions against none.
+            // its index against without, a signal's wake-up (to its function's success, and to
+            // its function taking it) against a new job's pick-up, and an idle worker's memory
+            // beside sleeping functions against none.
             #expect(
-                report.results.filter { $0.ratio != nil }.count == 31,
+                report.results.filter { $0.ratio != nil }.count == 32,
                 "every throughput figure has a ratio to its baseline")
             for latencyLimit in [
                 "minimal raw queue round trip across processes, p50", "minimal raw queue one way across processes, p50",

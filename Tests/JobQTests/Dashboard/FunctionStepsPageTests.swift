@@ -19,6 +19,51 @@ struct FunctionStepsPageTests {
         }
     }
 
+    struct Approval: Executor {
+        static let name = "test-approval"
+        struct Input: Codable, Sendable {}
+        struct Output: Codable, Sendable, Equatable { var approvedBy: Int? }
+        func run(_ input: Input, context: JobContext) async throws -> Output {
+            Output(approvedBy: try await context.waitForSignal("approved", as: Int.self, timeout: .seconds(3600)))
+        }
+    }
+
+    /// A function waiting for a signal gets it from its job page: the form names the signal it
+    /// waits for; a payload that is not JSON, a missing name or a missing form token is refused
+    /// and sends nothing; a good one wakes the function, which returns the payload.
+    @Test func aSignalSentFromTheJobPageWakesTheFunction() async throws {
+        let queue = try JobQueue.inMemory()
+        let job = try await queue.enqueue(Approval.self, .init())
+        try await work(queue, executors: [Approval()], concurrency: 1, options: quickOptions(stopWhen: .queuesEmpty))
+        #expect(try await queue.job(job.id)?.state == .scheduled, "parked for its signal")
+        let dashboard = try await RunningDashboard(queue: queue, options: .init(storeName: "m", access: .loopbackOnly))
+        let page = try await dashboard.get("/jobs/\(job.id)")
+        #expect(page.body.contains("action=\"/jobs/\(job.id)/signal\""))
+        #expect(page.body.contains("name=\"name\" value=\"approved\""), "the form names the signal it waits for")
+        let token = try await dashboard.formToken()
+
+        let notJSON = try await dashboard.post(
+            "/jobs/\(job.id)/signal", fields: ["name": "approved", "payload": "yes please"], token: token)
+        #expect(notJSON.status == 400 && notJSON.body.contains("is not JSON"), "\(notJSON.status) \(notJSON.body)")
+        let noName = try await dashboard.post("/jobs/\(job.id)/signal", fields: ["payload": "1"], token: token)
+        #expect(noName.status == 400, "\(noName.status)")
+        #expect(noName.body.contains("no &#39;name&#39;") || noName.body.contains("no 'name'"), "\(noName.body)")
+        let noToken = try await dashboard.post(
+            "/jobs/\(job.id)/signal", fields: ["name": "approved", "payload": "1"], token: nil)
+        #expect(noToken.status == 403)
+        #expect(try await queue.job(job.id)?.state == .scheduled, "nothing was sent")
+
+        let sent = try await dashboard.post(
+            "/jobs/\(job.id)/signal", fields: ["name": "approved", "payload": "42"], token: token)
+        #expect(sent.status == 303 && sent.header("Location") == "/jobs/\(job.id)")
+        try await work(queue, executors: [Approval()], concurrency: 1, options: quickOptions(stopWhen: .queuesEmpty))
+        let done = try #require(try await queue.job(job.id))
+        #expect(done.state == .succeeded)
+        #expect(try done.result(as: Approval.Output.self) == Approval.Output(approvedBy: 42))
+        let finished = try await dashboard.get("/jobs/\(job.id)")
+        #expect(!finished.body.contains("/signal\""), "no form once the function ended")
+    }
+
     @Test func stepsAreListedAndHostileTextIsEscaped() async throws {
         let queue = try JobQueue.inMemory()
         let job = try await queue.enqueue(Hostile.self, .init())
