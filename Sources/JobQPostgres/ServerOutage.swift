@@ -37,6 +37,15 @@ enum ServerOutage {
     }
     private static let reach = Mutex<[String: Reach]>([:])
 
+    /// Whose reach `settings` share: the server, database and role they connect to, whatever
+    /// the connection's name (the LISTEN connection is `<name>-listen`), so that a process says
+    /// an outage or a refusal once, not once per kind of connection.
+    private static func key(_ settings: PostgresSettings) -> String {
+        var server = settings
+        server.applicationName = PostgresSettings.defaultApplicationName
+        return "\(server)"
+    }
+
     /// Whether `error` is a connection failing or the server going away: the connection was
     /// closed under a statement, or the server ended it (57P01 administrator command, 57P02 a
     /// crash of another backend).
@@ -55,7 +64,7 @@ enum ServerOutage {
     static func connectMayWork(after error: any Error, settings: PostgresSettings) -> Bool {
         if isRefusedForNow(error) { return true }
         guard isConnectionLost(error) else { return false }
-        return reach.withLock { $0["\(settings)"]?.connected ?? false }
+        return reach.withLock { $0[key(settings)]?.connected ?? false }
     }
 
     /// Whether `error` is the server refusing a connection for now.
@@ -84,8 +93,8 @@ enum ServerOutage {
         let refused = error.map(isRefusedForNow) ?? false
         let reason = error.map(PostgresConnector.explain) ?? "closed while idle"
         let (began, warn) = reach.withLock { reach -> (ContinuousClock.Instant?, Bool) in
-            var state = reach["\(settings)"] ?? Reach()
-            defer { reach["\(settings)"] = state }
+            var state = reach[key(settings)] ?? Reach()
+            defer { reach[key(settings)] = state }
             if state.since == nil, let opened, let ended = state.ended, opened < ended { return (nil, false) }
             let began = state.since
             let recentlyWarned = state.warned.map { now - $0 < quietPeriod } ?? false
@@ -122,8 +131,8 @@ enum ServerOutage {
     static func noteConnected(logger: Logger, settings: PostgresSettings) {
         let now = ContinuousClock.now
         let since = reach.withLock { reach -> ContinuousClock.Instant? in
-            var state = reach["\(settings)"] ?? Reach()
-            defer { reach["\(settings)"] = state }
+            var state = reach[key(settings)] ?? Reach()
+            defer { reach[key(settings)] = state }
             state.connected = true
             guard let since = state.since else { return nil }
             state.since = nil
@@ -139,7 +148,7 @@ enum ServerOutage {
     static func outOfReach(within window: Duration, settings: PostgresSettings) -> Bool {
         let now = ContinuousClock.now
         return reach.withLock { reach in
-            guard let state = reach["\(settings)"] else { return false }
+            guard let state = reach[key(settings)] else { return false }
             if state.since != nil { return true }
             return state.ended.map { now - $0 < window } ?? false
         }
