@@ -138,7 +138,7 @@ extension Result where Failure == any Error {
 func work(
     _ queue: JobQueue, executors: [any Executor] = BuiltinExecutors.all, queues: [String] = ["default"],
     concurrency: Int = 4, migrators: [any DataMigrator] = [], options: WorkerPool.Options = quickOptions(),
-    limit: Duration = .seconds(30)
+    limit: Duration = .seconds(90)
 ) async throws -> WorkerPool.Statistics {
     let pool = WorkerPool(
         queue: queue, queues: queues, concurrency: concurrency, executors: executors, migrators: migrators,
