@@ -26,76 +26,79 @@ import JobQSQL
 /// reads the worker's clock inside its transaction, after the lock.) Across machines, as with
 /// every time jobq records, the clocks are assumed to agree.
 extension ServerStore {
+    /// Steps through the ``ClaimLoop``: an unlimited queue's claim and the promotion of due jobs
+    /// are statements of their own, a limited queue's claim a transaction
+    /// (`SharedSQL.claim(_:_:workerID:leaseUntil:)`, which counts places under the queue's row
+    /// lock: one statement would count with the snapshot it began with, before it waited for
+    /// the lock). Each commits on its own: a failure on a later queue hands over the jobs
+    /// already committed (``QueueClaimFailure``), never drops them.
     func claim(queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int)
         async throws -> [ClaimedJob]
     {
         guard limit > 0 else { return [] }
-        var claimed: [ClaimedJob] = []
-        claimed.reserveCapacity(limit)
+        var loop = ClaimLoop(
+            ClaimRequest(queues: queues, limit: limit, lease: lease, startingNow: startingNow), settings: nil)
         let queueList = ArrayLiteral.texts(queues)
         let workerJSON = JSONText.string(workerID)
-        var promoted = false
-        var index = queues.startIndex
-        // Each queue's claim commits on its own: a failure on a later queue hands over the jobs
-        // already committed (``QueueClaimFailure``), never drops them.
-        do {
-            while index < queues.endIndex, claimed.count < limit {
-                // The lease starts now, as the statement is sent: it takes no lock it would wait for.
-                let now = SharedSQL.now()
-                let starting = max(0, startingNow - claimed.count)
-                var arguments = ServerArguments<Claim>()
-                arguments[.worker] = .text(workerID)
-                arguments[.leaseUntil] = .real(now + lease.inSeconds)
-                arguments[.queue] = .text(queues[index])
-                arguments[.limit] = .integer(Int64(limit - claimed.count))
-                arguments[.startingNow] = .integer(Int64(starting))
-                arguments[.workerJSON] = .text(workerJSON)
-                arguments[.now] = .real(now)
-                arguments[.queues] = .text(queueList)
-                let result =
-                    starting > 0
-                    ? try await server.autocommit(ClaimStartingJobs.self, arguments.values, line: .claims)
-                    : try await server.autocommit(ClaimJobs.self, arguments.values, line: .claims)
-                var due = false
-                var limited = false
-                for values in result.rows {
-                    let row = SQLRow(names: [], values: values)
-                    due = due || row.int64(Self.dueColumn) != 0
-                    limited = limited || row.int64(Self.limitedColumn) != 0
-                    // The row that carries only `due` and `limited`.
-                    guard row.optionalInt64(0) != nil else { continue }
-                    var job = ClaimedJob(row)
-                    job.sharedJSON = row.optionalString(Self.sharedColumn)
-                    job.startRecorded = row.optionalDouble(Self.startedColumn) != nil
-                    claimed.append(job)
+        defer { if !loop.claimed.isEmpty { commitObservers.callAll() } }
+        while let step = loop.next() {
+            do {
+                switch step {
+                case .promoteDue:
+                    try await promoteDue()
+                    loop.promoted()
+                case .claim(let part):
+                    let found = try await claimStatement(
+                        part, workerID: workerID, workerJSON: workerJSON, lease: lease, queueList: queueList)
+                    loop.took(found.jobs, dueFound: found.due, limited: found.limited)
+                case .claimLimited(let part):
+                    let audience: CommitAudience = part.startingNow > 0 ? .followers : .nobody
+                    loop.took(
+                        try await write(.short, audience: audience, lock: .shared) { db in
+                            // The lease starts once the transaction holds the lock, as SQLite's.
+                            try SharedSQL.claim(db, part, workerID: workerID, leaseUntil: SharedSQL.now() + lease.inSeconds)
+                        })
                 }
-                if due, !promoted {
-                    do {
-                        try await promoteDue()
-                    } catch {
-                        // Not this queue's failure: every queue's due jobs are promoted together.
-                        throw QueueClaimFailure(queue: nil, claimed: [], underlying: error)
-                    }
-                    promoted = true
-                    continue  // the same queue again: what was due may be on it
-                }
-                if limited {
-                    // Limits are counted under the queue's row lock, in a transaction
-                    // (`SharedSQL.capacity`): one statement would count with the snapshot it began
-                    // with, before it waited for the lock.
-                    claimed += try await claimInTransaction(
-                        queues: [queues[index]], limit: limit - claimed.count, workerID: workerID, lease: lease,
-                        startingNow: max(0, startingNow - claimed.count))
-                }
-                index += 1
+            } catch {
+                throw loop.failure(error, committed: true)
             }
-        } catch {
-            if !claimed.isEmpty { commitObservers.callAll() }
-            throw QueueClaimFailure.wrapping(
-                error, queue: index < queues.endIndex ? queues[index] : nil, claimedBefore: claimed)
         }
-        if !claimed.isEmpty { commitObservers.callAll() }
-        return claimed
+        return loop.claimed
+    }
+
+    /// One queue's claim in one statement: its jobs, whether jobs on the worker's queues have
+    /// fallen due, and whether the queue is limited (then it claimed nothing).
+    private func claimStatement(
+        _ part: ClaimLoop.QueuePart, workerID: String, workerJSON: String, lease: Duration, queueList: String
+    ) async throws -> (jobs: [ClaimedJob], due: Bool, limited: Bool) {
+        // The lease starts now, as the statement is sent: it takes no lock it would wait for.
+        let now = SharedSQL.now()
+        var arguments = ServerArguments<Claim>()
+        arguments[.worker] = .text(workerID)
+        arguments[.leaseUntil] = .real(now + lease.inSeconds)
+        arguments[.queue] = .text(part.queue)
+        arguments[.limit] = .integer(Int64(part.limit))
+        arguments[.startingNow] = .integer(Int64(part.startingNow))
+        arguments[.workerJSON] = .text(workerJSON)
+        arguments[.now] = .real(now)
+        arguments[.queues] = .text(queueList)
+        let result =
+            part.startingNow > 0
+            ? try await server.autocommit(ClaimStartingJobs.self, arguments.values, line: .claims)
+            : try await server.autocommit(ClaimJobs.self, arguments.values, line: .claims)
+        var found: (jobs: [ClaimedJob], due: Bool, limited: Bool) = ([], false, false)
+        for values in result.rows {
+            let row = SQLRow(names: [], values: values)
+            found.due = found.due || row.int64(Self.dueColumn) != 0
+            found.limited = found.limited || row.int64(Self.limitedColumn) != 0
+            // The row that carries only `due` and `limited`.
+            guard row.optionalInt64(0) != nil else { continue }
+            var job = ClaimedJob(row)
+            job.sharedJSON = row.optionalString(Self.sharedColumn)
+            job.startRecorded = row.optionalDouble(Self.startedColumn) != nil
+            found.jobs.append(job)
+        }
+        return found
     }
 
     /// Makes due scheduled and retrying jobs ready, skipping rows another claim is promoting.
@@ -108,20 +111,15 @@ extension ServerStore {
     /// The due jobs' parameter: the time now.
     fileprivate enum Promote: Int32, ServerParameter { case now = 1 }
 
-    fileprivate static let promoteSQL = promoteDueSQL(now: "\(Promote.now)", takingTheLock: true)
-
-    /// Makes due scheduled and retrying jobs ready, skipping rows another claim is promoting;
-    /// `takingTheLock` for a statement that commits on its own, which takes the shared write
-    /// lock first (a claim transaction holds it already).
-    private static func promoteDueSQL(now: String, takingTheLock: Bool) -> String {
-        let lock = "WITH lock AS MATERIALIZED (SELECT \(PostgresServer.lockAndNotify(.shared, .nobody)))\n"
-        return """
-            \(takingTheLock ? lock : "")UPDATE jobq_jobs SET state = 'ready' WHERE id IN (
-                SELECT id FROM jobq_jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST(\(now) AS double precision)
-                    \(takingTheLock ? "AND (SELECT true FROM lock)" : "")
-                FOR UPDATE SKIP LOCKED)
-            """
-    }
+    /// Committed on its own, so it takes the shared write lock first (as a transaction's
+    /// prelude would).
+    fileprivate static let promoteSQL = """
+        WITH lock AS MATERIALIZED (SELECT \(PostgresServer.lockAndNotify(.shared, .nobody)))
+        UPDATE jobq_jobs SET state = 'ready' WHERE id IN (
+            SELECT id FROM jobq_jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST(\(Promote.now) AS double precision)
+                AND (SELECT true FROM lock)
+            FOR UPDATE SKIP LOCKED)
+        """
 
     /// Columns after `ClaimedJob.columns` (0-19) in a claim's rows.
     private static let sharedColumn: Int32 = 20
@@ -207,90 +205,4 @@ private enum ClaimStartingJobs: StatementText {
 
 private enum PromoteDueJobs: StatementText {
     static let sql = ServerStore.promoteSQL
-}
-
-/// PostgreSQL's claim statements inside a claim transaction (a limited queue's claim, which
-/// counts places under the queue's row lock; others claim in one statement of their own,
-/// above). Other claims run at the same time: rows another claim holds or
-/// promotes are skipped (SKIP LOCKED), so claims never wait for each other.
-extension ServerStore {
-    static func promoteDue(_ db: ServerTransaction, now: Double) throws {
-        let promote = try db.statement(sql: promoteDueInTransactionSQL)
-        promote.bind(PromoteInTransaction.now, now)
-        try promote.run()
-    }
-
-    /// One statement; RETURNING gives no order guarantee, so the claim order is restored.
-    static func claimReady(
-        _ db: ServerTransaction, queue: String, limit: Int, workerID: String, leaseUntil: Double
-    ) throws -> [ClaimedJob] {
-        typealias P = ClaimReady
-        let statement = try db.statement(sql: claimReadySQL)
-        statement.bind(P.worker, workerID)
-        statement.bind(P.leaseUntil, leaseUntil)
-        statement.bind(P.queue, queue)
-        statement.bind(P.limit, limit)
-        statement.bind(P.now, SharedSQL.now())
-        var rows: [ClaimedJob] = []
-        while try statement.step() { rows.append(ClaimedJob(statement)) }
-        statement.reset()
-        return rows.sorted { $0.claimsBefore($1) }
-    }
-
-    /// Marks jobs read as ready claimed by `workerID`, and returns those it marked (all of
-    /// them: the claim holds the queue's row, so no other claim takes them meanwhile).
-    static func markClaimed(_ db: ServerTransaction, _ jobs: [ClaimedJob], workerID: String, leaseUntil: Double)
-        throws -> [ClaimedJob]
-    {
-        let statement = try db.statement(sql: markClaimedSQL)
-        statement.bind(MarkClaimed.worker, workerID)
-        statement.bind(MarkClaimed.leaseUntil, leaseUntil)
-        statement.bind(MarkClaimed.ids, SharedSQL.jsonArray(jobs.map(\.id)))
-        var marked: Set<JobID> = []
-        while try statement.step() { marked.insert(statement.int64(0)) }
-        statement.reset()
-        return jobs.filter { marked.contains($0.id) }
-    }
-
-    private enum PromoteInTransaction: Int32, SQLParameter { case now = 1 }
-
-    private static let promoteDueInTransactionSQL = promoteDueSQL(
-        now: "\(PromoteInTransaction.now)", takingTheLock: false)
-
-    /// A claim's parameters: who claims, until when, how many of which queue's jobs, and the
-    /// time now (for deadlines to start).
-    private enum ClaimReady: Int32, SQLParameter {
-        case worker = 1
-        case leaseUntil, queue, limit, now
-    }
-
-    /// The inner SELECT's ORDER BY is exactly the column order of the jobs_claim_order index,
-    /// so the database walks the index and stops after LIMIT rows, skipping rows another claim
-    /// holds.
-    private static let claimReadySQL = """
-        UPDATE jobq_jobs SET state = 'running', attempt = attempt + 1, worker_id = \(ClaimReady.worker),
-            lease_until = \(ClaimReady.leaseUntil), started_at = NULL
-        WHERE id IN (
-            SELECT id FROM jobq_jobs WHERE state = 'ready' AND queue = \(ClaimReady.queue)
-                AND \(SharedSQL.notExpired(at: "\(ClaimReady.now)")) AND \(SharedSQL.executorNotPaused)
-            ORDER BY \(SharedSQL.claimOrder) LIMIT \(ClaimReady.limit) FOR UPDATE SKIP LOCKED)
-        RETURNING \(ClaimedJob.columns)
-        """
-
-    /// A mark's parameters: the worker, the lease's end, the ids (a JSON array).
-    private enum MarkClaimed: Int32, SQLParameter {
-        case worker = 1
-        case leaseUntil, ids
-    }
-
-    /// The ids are joined as a set and the `ready` check is a CASE: a store whose statistics lag
-    /// (a fresh backlog, never analyzed) was planned as a scan of every job testing each against
-    /// the whole id list (0.6 s for a claim of a thousand), or of the partial index of ready jobs.
-    private static let markClaimedSQL = """
-        UPDATE jobq_jobs SET state = 'running', attempt = jobq_jobs.attempt + 1, worker_id = \(MarkClaimed.worker),
-            lease_until = \(MarkClaimed.leaseUntil), started_at = NULL
-        FROM unnest(CAST(translate(CAST(\(MarkClaimed.ids) AS text), '[]', '{}') AS bigint[])) AS picked(id)
-        WHERE jobq_jobs.id = picked.id AND CASE WHEN jobq_jobs.state = 'ready' THEN 1 END = 1
-        RETURNING jobq_jobs.id
-        """
 }

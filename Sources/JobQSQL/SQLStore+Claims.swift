@@ -3,97 +3,6 @@ import JobQCore
 
 /// The worker's hot path: claim, renew leases, reclaim expired leases.
 extension SQLStore {
-    /// Claims up to `limit` ready jobs from `queues`, in queue order, then by priority (higher
-    /// first), run time and id, in one write transaction of the shared SQL: SQLite's claim, and
-    /// a server's for queues with a concurrency limit. It first makes due scheduled and retrying
-    /// jobs ready, then claims each unpaused queue in the order of its claim index.
-    ///
-    /// A claimed job is `running` under the worker's lease with its attempt number taken, but
-    /// its attempt has not started (`started_at` is NULL) until its start mark is written (with
-    /// the worker's next completions); the first `startingNow` jobs (those the worker hands to
-    /// free slots at once) are marked here, with their `started` events. A claimed job whose
-    /// worker dies before its start is recorded gets its attempt back (``reclaimExpiredLeases()``).
-    package func claimInTransaction(
-        queues: [String], limit: Int, workerID: String, lease: Duration, startingNow: Int
-    ) async throws -> [ClaimedJob] {
-        guard limit > 0 else { return [] }
-        // Jobs made ready here are claimed here or found by other workers' own clocks.
-        // Shared: a claim takes only ready rows no other claim holds (SKIP LOCKED on a server).
-        return try await write(.short, audience: startingNow > 0 ? .followers : .nobody, lock: .shared) { db in
-            try Self.claim(
-                db, ClaimRequest(queues: queues, limit: limit, lease: lease, startingNow: startingNow),
-                workerID: workerID)
-        }
-    }
-
-    /// The claim of ``claimInTransaction(queues:limit:workerID:lease:startingNow:)`` inside the
-    /// caller's write transaction (its own, or one that records completions first).
-    static func claim(_ db: Transaction, _ request: ClaimRequest, workerID: String) throws -> [ClaimedJob] {
-        let (queues, limit, lease, startingNow) = (request.queues, request.limit, request.lease, request.startingNow)
-        guard limit > 0 else { return [] }
-        // The lease starts when the claim commits, not before it waited for the write lock:
-        // a claim delayed past its lease would otherwise be born expired and reclaimable.
-        let now = SharedSQL.now()
-        let leaseUntil = now + lease.inSeconds
-        try Self.promoteDue(db, now: now)
-        let settings = try db.statement(sql: SharedSQL.queueSettingsSQL)
-        var paused: Set<String> = []
-        var limited: [String: LimitedQueue] = [:]
-        while try settings.step() {
-            let queue = LimitedQueue(settings)
-            if queue.paused { paused.insert(queue.name) } else if queue.isLimited { limited[queue.name] = queue }
-        }
-        settings.reset()
-        var claimed: [ClaimedJob] = []
-        claimed.reserveCapacity(limit)
-        var rateStarts: [(queue: String, taken: [String: Int])] = []
-        for queue in queues where claimed.count < limit && !paused.contains(queue) {
-            // Said by queue, so that the pool backs off this queue and claims the others
-            // (the transaction rolls back: nothing of this claim was committed).
-            do {
-                let left = limit - claimed.count
-                guard let limits = limited[queue] else {
-                    claimed += try Self.claimReady(
-                        db, queue: queue, limit: left, workerID: workerID, leaseUntil: leaseUntil)
-                    continue
-                }
-                let (jobs, taken) = try SharedSQL.claimLimited(
-                    Self.self, db, limits, limit: left, startingNow: max(0, startingNow - claimed.count),
-                    workerID: workerID,
-                    leaseUntil: leaseUntil)
-                claimed += jobs
-                if limits.rate != nil, !jobs.isEmpty { rateStarts.append((queue, taken)) }
-            } catch {
-                throw QueueClaimFailure.wrapping(error, queue: queue, claimedBefore: [])
-            }
-        }
-        // Workflow steps see the shared context as it is when they start.
-        if claimed.contains(where: { $0.workflowID != nil }) {
-            let context = try db.statement(sql: "SELECT context FROM jobq_workflows WHERE id = ?")
-            for index in claimed.indices {
-                guard let workflow = claimed[index].workflowID else { continue }
-                context.bind(1, workflow)
-                if try context.step() { claimed[index].sharedJSON = context.optionalString(0) }
-                context.reset()
-            }
-        }
-        let starting = min(startingNow, claimed.count)
-        if starting > 0 {
-            // Stamped now, not when the transaction began: a claim of a limited queue may
-            // have waited for the queue's row lock while the jobs it took places from
-            // finished, and a start must not precede the finish that made room for it. A
-            // rate's starts are stamped by the clock its window is counted with.
-            let stamp = rateStarts.isEmpty ? SharedSQL.now() : try SharedSQL.clock(db)
-            var events = SharedSQL.PendingEvents(db, now: stamp)
-            _ = try SharedSQL.markStarted(db, claimed[..<starting], workerID: workerID, events: &events)
-            for (queue, taken) in rateStarts {
-                try SharedSQL.recordRateStarts(db, queue: queue, taken: taken, startedAt: stamp)
-            }
-            for index in 0..<starting { claimed[index].startRecorded = true }
-        }
-        return claimed
-    }
-
     /// Extends the leases of the given jobs that this worker still holds, and returns their
     /// ids; the caller stops the jobs it runs that are not among them (cancelled by an operator,
     /// or taken over after the lease expired).
@@ -322,32 +231,6 @@ extension SharedSQL {
         return "CASE WHEN \(column)state = 'running' THEN \(column)worker_id END = \(worker)"
     }
 
-    /// Claims up to `limit` ready jobs of a limited queue, no more than its places left (per
-    /// partition when partitioned), counted under the queue's row lock. Returns the jobs and
-    /// how many each partition took (`''` when not partitioned).
-    ///
-    /// A rate counts starts, so a rate-limited queue's jobs are claimed only into free slots
-    /// (at most `startingNow`), where the claim records their start: none wait in a worker's
-    /// buffer, and the time a start is counted at is the time its `started` event carries.
-    static func claimLimited<Store: SQLStore>(
-        _ store: Store.Type, _ db: Store.Transaction, _ queue: LimitedQueue, limit: Int, startingNow: Int,
-        workerID: String, leaseUntil: Double
-    ) throws -> (jobs: [ClaimedJob], taken: [String: Int]) {
-        let limit = queue.rate == nil ? limit : min(limit, startingNow)
-        guard limit > 0 else { return ([], [:]) }
-        try lockQueueRow(db, queue.name)
-        let now = queue.rate == nil ? SharedSQL.now() : try clock(db)
-        var capacity = try capacity(db, of: queue, now: now, pruning: true)
-        guard queue.partitioning == nil else {
-            return try claimPartitioned(
-                store, db, capacity: &capacity, limit: limit, workerID: workerID, leaseUntil: leaseUntil)
-        }
-        let places = min(limit, capacity.places(""))
-        guard places > 0 else { return ([], [:]) }
-        let jobs = try Store.claimReady(
-            db, queue: queue.name, limit: places, workerID: workerID, leaseUntil: leaseUntil)
-        return (jobs, ["": jobs.count])
-    }
 
     /// Rows per UPDATE at most (3 parameters each, 1 shared).
     static let startMarksPerUpdate = 64
@@ -525,7 +408,8 @@ extension SharedSQL {
 }
 
 /// A queue's settings as every claim reads them from its row in `queues`: paused, and its
-/// limits (claimed by `SharedSQL.claimLimited`, `SQLStore+QueueLimits.swift`).
+/// limits (claimed by `SharedSQL.claimLimited`, `SQLStore+QueueLimits.swift`), read by every
+/// claim (``QueueSettings``).
 package struct LimitedQueue: Sendable {
     package let name: String
     package let paused: Bool

@@ -37,7 +37,7 @@ extension SQLStore {
             let recorded = try SharedSQL.recordCompletions(db, outcomes, starting: starting, workerID: workerID)
             var report = CompletionReport(refusedOutcomes: recorded.refused, refusedStarts: recorded.refusedStarts)
             do {
-                report.claimed = try db.inSavepoint { try Self.claim(db, request, workerID: workerID) }
+                report.claimed = try db.inSavepoint { try SharedSQL.claim(db, request, workerID: workerID) }
             } catch {
                 report.claimFailure = error
             }

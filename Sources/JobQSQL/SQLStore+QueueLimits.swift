@@ -174,6 +174,31 @@ extension SharedSQL {
             """
     }
 
+    /// Claims up to `limit` ready jobs of a limited queue, no more than its places left (per
+    /// partition when partitioned), counted under the queue's row lock. Returns the jobs and
+    /// how many each partition took (`''` when not partitioned).
+    ///
+    /// A rate counts starts, so a rate-limited queue's jobs are claimed only into free slots
+    /// (at most `startingNow`), where the claim records their start: none wait in a worker's
+    /// buffer, and the time a start is counted at is the time its `started` event carries.
+    static func claimLimited(
+        _ db: some SQLTransaction, _ queue: LimitedQueue, limit: Int, startingNow: Int, workerID: String,
+        leaseUntil: Double
+    ) throws -> (jobs: [ClaimedJob], taken: [String: Int]) {
+        let limit = queue.rate == nil ? limit : min(limit, startingNow)
+        guard limit > 0 else { return ([], [:]) }
+        try lockQueueRow(db, queue.name)
+        let now = queue.rate == nil ? SharedSQL.now() : try clock(db)
+        var capacity = try capacity(db, of: queue, now: now, pruning: true)
+        guard queue.partitioning == nil else {
+            return try claimPartitioned(db, capacity: &capacity, limit: limit, workerID: workerID, leaseUntil: leaseUntil)
+        }
+        let places = min(limit, capacity.places(""))
+        guard places > 0 else { return ([], [:]) }
+        let jobs = try claimReady(db, queue: queue.name, limit: places, workerID: workerID, leaseUntil: leaseUntil)
+        return (jobs, ["": jobs.count])
+    }
+
     /// Claims up to `limit` ready jobs of a partitioned queue in claim order, skipping the jobs
     /// of partitions with no place left, so a busy partition never holds back the others.
     /// Returns the jobs and how many each partition took.
@@ -183,9 +208,8 @@ extension SharedSQL {
     /// are at most one more than the partitions that fill. The database still steps over the
     /// ready jobs of full partitions ahead in claim order, so a claim costs more the more jobs
     /// wait in full partitions before the first one that can run.
-    static func claimPartitioned<Store: SQLStore>(
-        _ store: Store.Type, _ db: Store.Transaction, capacity: inout QueueCapacity, limit: Int, workerID: String,
-        leaseUntil: Double
+    static func claimPartitioned(
+        _ db: some SQLTransaction, capacity: inout QueueCapacity, limit: Int, workerID: String, leaseUntil: Double
     ) throws -> (jobs: [ClaimedJob], taken: [String: Int]) {
         let d = db.dialect
         let queue = capacity.queue
@@ -211,7 +235,7 @@ extension SharedSQL {
             }
             read.reset()
             if exhausted || round.isEmpty { break }
-            claimed += try Store.markClaimed(db, round, workerID: workerID, leaseUntil: leaseUntil)
+            claimed += try markClaimed(db, round, workerID: workerID, leaseUntil: leaseUntil)
         }
         return (claimed, taken)
     }

@@ -3,11 +3,11 @@ import JobQCore
 
 /// A ``Store`` whose transactions are SQL (``SQLTransaction``): SQLite in a file, or a database
 /// server. Every state change, with all its consequences, is written once in this protocol's
-/// extensions (the `SQLStore+*.swift` files); a store provides its transactions, and owns its
-/// hot path: its `enqueue`, `claim` and `complete` (and its event reads) are its own, built
-/// from the shared transactions here (``enqueueInTransaction(_:lock:)``,
-/// ``claimInTransaction(queues:limit:workerID:lease:startingNow:)``,
-/// ``recordInTransaction(_:starting:workerID:)``) or from statements of its own.
+/// extensions (the `SQLStore+*.swift` files); a store provides its transactions and how its
+/// hot path's round trips are made: its `enqueue`, `claim` and `complete` (and its event reads)
+/// step through the shared decisions (``ClaimLoop``) with the shared transactions here
+/// (``enqueueInTransaction(_:lock:)``, ``claimInTransaction(queues:limit:workerID:lease:startingNow:)``,
+/// ``recordInTransaction(_:starting:workerID:)``) or with statements of its own.
 package protocol SQLStore: Store {
     associatedtype Transaction: SQLTransaction
 
@@ -24,17 +24,6 @@ package protocol SQLStore: Store {
     func read<T: Sendable>(_ length: TransactionLength, _ body: @escaping @Sendable (Transaction) throws -> T)
         async throws
         -> T
-    /// Makes due scheduled and retrying jobs ready, inside a claim transaction.
-    static func promoteDue(_ db: Transaction, now: Double) throws
-    /// Claims up to `limit` ready jobs of `queue` in claim order (``SharedSQL/claimOrder``),
-    /// passing over jobs past their deadline to start, inside a claim transaction: the jobs
-    /// `running` under `workerID`'s lease until `leaseUntil`, their start not yet marked.
-    static func claimReady(_ db: Transaction, queue: String, limit: Int, workerID: String, leaseUntil: Double) throws
-        -> [ClaimedJob]
-    /// Marks jobs a claim transaction read as ready as claimed, as ``claimReady(_:queue:limit:workerID:leaseUntil:)``
-    /// does; returns those it marked.
-    static func markClaimed(_ db: Transaction, _ jobs: [ClaimedJob], workerID: String, leaseUntil: Double) throws
-        -> [ClaimedJob]
     /// The store's schema version, as its migrator numbers it.
     static func schemaVersion(_ db: Transaction) throws -> Int
     /// An index of jobq's tables, by `name`, as a statement that drops it refers to it: a

@@ -100,7 +100,7 @@ struct StoreTests {
         let plan = try db.read { db in
             // The claim's own read, deadline condition included: queue, limit, now.
             try Row.fetchAll(
-                db, sql: "EXPLAIN QUERY PLAN " + SQLiteStore.claimReadSQL, arguments: ["default", 10, 0.0]
+                db, sql: "EXPLAIN QUERY PLAN " + SharedSQL.claimReadSQL, arguments: ["default", 10, 0.0]
             ).map { $0["detail"] as String }
         }
         #expect(plan.contains { $0.contains("jobs_claim_order") })
