@@ -8,38 +8,30 @@ import JobQSQL
 /// the UPDATE, the events, COMMIT). The function, not a statement, because it must read whether
 /// a job has dependents after it holds the write lock (see the migration). What it leaves
 /// (other outcomes, successes with consequences) is recorded by the shared SQL in an exclusive
-/// transaction after it.
+/// transaction after it. The batch is split as SQLite's is (``CompletionSplit``): a success's
+/// start goes with it, and a refused start refuses its outcome.
 extension ServerStore {
     func complete(
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {
         let now = SharedSQL.now()
-        let startingByID = Dictionary(starting.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let split = CompletionSplit(outcomes, starting: starting) { job, outcome in
+            SharedSQL.SelfContainedSuccess.result(job: job, outcome: outcome) != nil
+        }
         var successes: [SelfContainedSuccessRequest] = []
         for (job, outcome) in outcomes {
             guard let result = SharedSQL.SelfContainedSuccess.result(job: job, outcome: outcome) else { continue }
-            let start = startingByID[job.id].map { $0.startTime ?? now }
+            let start = split.startsWithOutcome[job.id].map { $0.startTime ?? now }
             successes.append(SelfContainedSuccessRequest(job: job, resultJSON: result, startTime: start))
         }
-        // A start goes with its job's success when that is in the batch; the rest on their own.
-        let withSuccess = Set(successes.lazy.filter { $0.startTime != nil }.map(\.job.id))
-        let separateStarts = starting.filter { !withSuccess.contains($0.id) }
         let written = try await recordStartsAndSelfContainedSuccesses(
-            starts: separateStarts, successes: successes.sorted { $0.job.id < $1.job.id }, workerID: workerID,
+            starts: split.separateStarts, successes: successes.sorted { $0.job.id < $1.job.id }, workerID: workerID,
             notifyWorkers: !outcomes.isEmpty)
-        let refusedStarts = Set(separateStarts.lazy.map(\.id).filter { !written.starts.contains($0) })
-        // An attempt whose start was refused is not this worker's any more: its outcome is
-        // refused with it (see `SharedSQL.recordCompletions`).
-        let restOutcomes = outcomes.filter {
-            !written.successes.contains($0.job.id) && !refusedStarts.contains($0.job.id)
-        }
-        let refusedWithStart = Set(
-            outcomes.lazy.map(\.job.id).filter { refusedStarts.contains($0) && !written.successes.contains($0) })
-        guard !restOutcomes.isEmpty else { return (refusedWithStart, refusedStarts) }
-        // A success left unwritten takes its start with it.
-        let restStarts = starting.filter { withSuccess.contains($0.id) && !written.successes.contains($0.id) }
-        let rest = try await recordInTransaction(restOutcomes, starting: restStarts, workerID: workerID)
-        return (rest.outcomes.union(refusedWithStart), refusedStarts.union(rest.starts))
+        let refusedStarts = Set(split.separateStarts.lazy.map(\.id).filter { !written.starts.contains($0) })
+        let rest = split.rest(refusedStarts: refusedStarts, written: written.successes)
+        guard !rest.outcomes.isEmpty else { return split.refusals(refusedStarts: refusedStarts, refusedOutcomes: []) }
+        let refused = try await recordInTransaction(rest.outcomes, starting: rest.starts, workerID: workerID)
+        return split.refusals(refusedStarts: refusedStarts.union(refused.starts), refusedOutcomes: refused.outcomes)
     }
 
     /// Writes start marks (`starts`, each with its `startTime`) and self-contained successes

@@ -56,7 +56,8 @@ extension ServerStore {
                     loop.took(
                         try await write(.short, audience: audience, lock: .shared) { db in
                             // The lease starts once the transaction holds the lock, as SQLite's.
-                            try SharedSQL.claim(db, part, workerID: workerID, leaseUntil: SharedSQL.now() + lease.inSeconds)
+                            try SharedSQL.claim(
+                                db, part, workerID: workerID, leaseUntil: SharedSQL.now() + lease.inSeconds)
                         })
                 }
             } catch {

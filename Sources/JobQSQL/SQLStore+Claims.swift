@@ -231,7 +231,6 @@ extension SharedSQL {
         return "CASE WHEN \(column)state = 'running' THEN \(column)worker_id END = \(worker)"
     }
 
-
     /// Rows per UPDATE at most (3 parameters each, 1 shared).
     static let startMarksPerUpdate = 64
 

@@ -191,7 +191,8 @@ extension SharedSQL {
         let now = queue.rate == nil ? SharedSQL.now() : try clock(db)
         var capacity = try capacity(db, of: queue, now: now, pruning: true)
         guard queue.partitioning == nil else {
-            return try claimPartitioned(db, capacity: &capacity, limit: limit, workerID: workerID, leaseUntil: leaseUntil)
+            return try claimPartitioned(
+                db, capacity: &capacity, limit: limit, workerID: workerID, leaseUntil: leaseUntil)
         }
         let places = min(limit, capacity.places(""))
         guard places > 0 else { return ([], [:]) }

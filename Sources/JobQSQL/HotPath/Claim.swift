@@ -78,7 +78,8 @@ extension SharedSQL {
             claimed = jobs
             if limits.rate != nil, !jobs.isEmpty { rateStarts = taken }
         } else {
-            claimed = try claimReady(db, queue: part.queue, limit: part.limit, workerID: workerID, leaseUntil: leaseUntil)
+            claimed = try claimReady(
+                db, queue: part.queue, limit: part.limit, workerID: workerID, leaseUntil: leaseUntil)
         }
         try readSharedContexts(db, &claimed)
         let starting = min(part.startingNow, claimed.count)
