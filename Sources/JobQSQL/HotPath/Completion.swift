@@ -87,7 +87,8 @@ extension SharedSQL {
             if !done { refused.insert(job.id) }
         }
         refused.formUnion(
-            try SharedSQL.recordSelfContainedSuccesses(db, selfContained, workerID: workerID, facts: facts, events: &events))
+            try SharedSQL.recordSelfContainedSuccesses(
+                db, selfContained, workerID: workerID, facts: facts, events: &events))
         return split.refusals(refusedStarts: refusedStarts, refusedOutcomes: refused)
     }
 }

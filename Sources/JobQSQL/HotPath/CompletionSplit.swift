@@ -58,7 +58,8 @@ package struct CompletionSplit: Sendable {
     /// What is left to write once the separate starts are written (the fence refused
     /// `refusedStarts` of them) and the outcomes in `written` are: each outcome neither written
     /// nor refused with its start, and the starts that go with those.
-    package func rest(refusedStarts: Set<JobID>, written: Set<JobID>) -> (outcomes: [Completion], starts: [ClaimedJob]) {
+    package func rest(refusedStarts: Set<JobID>, written: Set<JobID>) -> (outcomes: [Completion], starts: [ClaimedJob])
+    {
         let outcomes = self.outcomes.filter { !written.contains($0.job.id) && !refusedStarts.contains($0.job.id) }
         return (outcomes, outcomes.compactMap { startsWithOutcome[$0.job.id] })
     }
