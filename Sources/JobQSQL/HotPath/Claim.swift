@@ -62,7 +62,7 @@ extension SharedSQL {
     ) throws -> [ClaimedJob] {
         guard part.limit > 0 else { return [] }
         var limits = part.limits
-        if limits == nil {
+        if !part.settingsRead {
             // A server's claim learnt the queue is limited from a statement of its own: the
             // settings are read again here, under this transaction's lock.
             let settings = try QueueSettings.read(db)

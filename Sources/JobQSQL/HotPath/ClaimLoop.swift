@@ -40,6 +40,9 @@ package struct ClaimLoop: Sendable {
         package let startingNow: Int
         /// The queue's limits, when the store read them before the loop.
         package let limits: LimitedQueue?
+        /// Whether the store read the queues' settings before the loop (else a limited queue's
+        /// claim reads its own: ``limits`` is then nil whether the queue is limited or not).
+        package let settingsRead: Bool
     }
 
     package let request: ClaimRequest
@@ -77,7 +80,8 @@ package struct ClaimLoop: Sendable {
         let limits = settings?.limited[queue]
         let part = QueuePart(
             queue: queue, limit: request.limit - claimed.count,
-            startingNow: max(0, request.startingNow - claimed.count), limits: limits)
+            startingNow: max(0, request.startingNow - claimed.count), limits: limits,
+            settingsRead: settings != nil)
         return limits != nil || limitFound ? .claimLimited(part) : .claim(part)
     }
 

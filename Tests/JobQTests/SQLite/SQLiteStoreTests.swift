@@ -69,7 +69,7 @@ struct StoreTests {
 
     @Test func newStoreIsPrivateWALAndAtTheLatestSchema() throws {
         let store = try TemporaryStore()
-        _ = try store.open()
+        _ = try JobQueue(path: store.path)  // made by jobq, not copied (TemporaryStore.open)
         let attributes = try FileManager.default.attributesOfItem(atPath: store.path)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         let db = try DatabaseQueue(path: store.path)

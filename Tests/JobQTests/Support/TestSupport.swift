@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 import Synchronization
 import Testing
@@ -40,7 +41,33 @@ struct TemporaryStore {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
-    func open() throws -> JobQueue { try JobQueue(path: path) }
+    /// Opens the store, first copied from a migrated template when the file is not there yet.
+    ///
+    /// Migrating a new file commits (and syncs) once per migration: about half a second of
+    /// waiting on the disk, in the calling thread. Tests open stores from Swift's concurrency
+    /// pool (two threads on two cores), and dozens of them doing so at the start of a run held
+    /// both threads for tens of seconds, so that tests waiting for a worker or a server timed
+    /// out. A copy is one file write; the store it opens is the same, migrated to the latest
+    /// version. (A test of migrating a new file names `path` to the CLI without opening it.)
+    func open() throws -> JobQueue {
+        if !FileManager.default.fileExists(atPath: path) {
+            try FileManager.default.copyItem(atPath: try Self.template.get(), toPath: path)
+            // As private as a store jobq makes.
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        }
+        return try JobQueue(path: path)
+    }
+
+    /// A store file migrated once per test process (from the in-memory template: no syncs).
+    private static let template: Result<String, any Error> = Result {
+        let directory = TestScratch.url("jobq-template")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("jobq.sqlite").path
+        var config = Configuration()
+        config.prepareDatabase { db in SQLiteStore.addFunctions(db) }
+        try InMemoryTemplate.copy(to: try DatabaseQueue(path: path, configuration: config))
+        return path
+    }
 }
 
 /// Runs `body` on a thread of its own and awaits it. Opening an SQLite store migrates it in
