@@ -1,7 +1,8 @@
 import Foundation
 import JobQCore
 
-/// The worker's hot path: claim, renew leases, reclaim expired leases.
+/// What a worker holds besides its claims (`HotPath/`): its leases (renewed, checked, reclaimed
+/// when it dies), the outlook idle workers take before claiming, its row, and start marks.
 extension SQLStore {
     /// Extends the leases of the given jobs that this worker still holds, and returns their
     /// ids; the caller stops the jobs it runs that are not among them (cancelled by an operator,
