@@ -14,7 +14,14 @@ enum CopyRows {
         _ db: some SQLTransaction, into table: String, columns: [String], rows: [[SQLValue]], keepingIDs: Bool
     ) throws {
         guard !rows.isEmpty, !columns.isEmpty else { return }
-        if db.dialect == .postgres { try refuseNUL(rows, of: table, columns: columns) }
+        if db.dialect == .postgres {
+            try refuseNUL(rows, of: table, columns: columns)
+            // A page is several statements of up to 8 MiB each, and the transaction is idle
+            // while the next is encoded: seconds for megabyte payloads on a loaded machine,
+            // past the store's bound on idle transactions (5 s by default, meant for a stuck
+            // application), which ended the copy's connection. For this transaction only.
+            try db.execute(sql: "SET LOCAL idle_in_transaction_session_timeout TO '5min'")
+        }
         let overriding = keepingIDs && db.dialect == .postgres ? " OVERRIDING SYSTEM VALUE" : ""
         let head = "INSERT INTO \(table) (\(columns.joined(separator: ", ")))\(overriding) VALUES "
         let tuple = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
