@@ -268,9 +268,11 @@ enum PostgresStoreError {
     static func from(_ error: any Error, sql: String) -> any Error {
         if let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] {
             let message = error.serverInfo?[.message] ?? "\(error.code)"
-            // Integrity violations are jobq's to turn into clear errors (or bugs to fix): say which statement.
+            // Integrity violations are jobq's to turn into clear errors (or bugs to fix): say which
+            // statement, on one line (the message ends up in a log line, which readers split by line).
+            let statement = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ").prefix(300)
             return JobQueueError.storeUnavailable(
-                "PostgreSQL refused a statement: \(message) (SQLSTATE \(state)) in: \(sql.prefix(300))")
+                "PostgreSQL refused a statement: \(message) (SQLSTATE \(state)) in: \(statement)")
         }
         return JobQueueError.storeUnavailable(
             "PostgreSQL connection failed: \(PostgresConnector.explain(error, otherwise: "08006")); check that the server runs"
