@@ -22,6 +22,20 @@ package final class EventOutbox {
     /// Rows per INSERT at most: 64 x 8 parameters stay far below SQLite's limit.
     static let maximumRows = 64
     private var rows: [Row] = []
+    /// The write's time (``SQLTransaction/events(at:)``); read from the clock when first asked.
+    private var stamp: Double?
+
+    /// The time the write's events, and the columns of the changes they describe, are stamped
+    /// with: set by the write (``SQLTransaction/events(at:)``), else read from the clock the
+    /// first time it is asked, so that every part of one write says the same time.
+    var now: Double {
+        if let stamp { return stamp }
+        let now = SharedSQL.now()
+        stamp = now
+        return now
+    }
+
+    func stamp(_ now: Double) { stamp = now }
 
     package init() {}
 
@@ -94,6 +108,27 @@ extension SQLTransaction {
         if !outbox.isEmpty { try outbox.write(self) }
         return result
     }
+
+    /// The events this write appends, stamped with the write's time (``EventOutbox/now``):
+    /// what the functions that write a state change's consequences append to, the transaction
+    /// owning its outbox, so that none of them is handed one.
+    var events: SharedSQL.PendingEvents { SharedSQL.PendingEvents(outbox) }
+
+    /// Sets the write's time to `now` (the moment the change is recorded at, which a claim and
+    /// a schedule choose) and returns the write's events; later parts of the write see it too.
+    ///
+    /// ```swift
+    /// let events = db.events(at: SharedSQL.now())
+    /// events.append(.cancelled(reason: reason), job: id, queue: queue, executor: executor, batch: nil)
+    /// ```
+    func events(at now: Double) -> SharedSQL.PendingEvents {
+        stamp(now)
+        return events
+    }
+
+    /// Sets the write's time to `now` for everything the write records after it (its events,
+    /// and the times of the changes they describe).
+    func stamp(_ now: Double) { outbox.stamp(now) }
 }
 
 extension SharedSQL {
@@ -108,17 +143,16 @@ extension SharedSQL {
     }
 
     /// A view of the transaction's outbox (``EventOutbox``) that stamps the events appended
-    /// through it with one time: the functions that write a state change's events take one.
+    /// through it with the write's time (``SQLTransaction/events``).
     struct PendingEvents {
-        let now: Double
         private let outbox: EventOutbox
 
-        init(_ db: some SQLTransaction, now: Double) {
-            self.now = now
-            self.outbox = db.outbox
-        }
+        init(_ outbox: EventOutbox) { self.outbox = outbox }
 
-        mutating func append(
+        /// The write's time.
+        var now: Double { outbox.now }
+
+        func append(
             _ data: EventData, job: JobID?, queue: String?, executor: String?, batch: String?,
             workflow: WorkflowID? = nil
         ) {
@@ -126,7 +160,7 @@ extension SharedSQL {
         }
 
         /// The same with data rendered once for many events.
-        mutating func append(
+        func append(
             _ data: RenderedEventData, job: JobID?, queue: String?, executor: String?, batch: String?,
             workflow: WorkflowID? = nil
         ) {
@@ -136,7 +170,7 @@ extension SharedSQL {
         }
 
         /// The `started` event of a claimed attempt.
-        mutating func append(startedOf job: ClaimedJob, workerID: String) {
+        func append(startedOf job: ClaimedJob, workerID: String) {
             append(
                 .started(attempt: job.attempt, worker: workerID), job: job.id, queue: job.queue,
                 executor: job.executor, batch: job.batch, workflow: job.workflowID)

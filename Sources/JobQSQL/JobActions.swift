@@ -51,11 +51,11 @@ extension SharedSQL {
                 """,
             arguments: [now, job.id])
         let cancelled = Job(row!)
-        var events = PendingEvents(db, now: now)
+        let events = db.events(at: now)
         events.append(
             .ended(.cancelled, from: job.state.rawValue, why: nil), job: job.id, queue: job.queue,
             executor: job.executor, batch: job.batch, workflow: job.workflowID)
-        try settle(db, [FinishedJob(cancelled)], facts: try StoreFacts.read(db), events: &events)
+        try settle(db, [FinishedJob(cancelled)], facts: try StoreFacts.read(db))
         return .success(cancelled)
     }
 

@@ -71,7 +71,7 @@ extension SQLStore {
                     """,
                 arguments: [now])
             let facts = try StoreFacts.read(db)
-            var events = SharedSQL.PendingEvents(db, now: now)
+            db.stamp(now)
             let suspects = try SharedSQL.possiblyStarted(
                 db, unmarked: expired.filter { $0["started_at"] as Double? == nil })
             for row in expired {
@@ -89,7 +89,7 @@ extension SQLStore {
                             arguments: [job.id])
                     }
                     try SharedSQL.record(
-                        db, job: job, outcome: .released, fence: .anyWorker, facts: facts, events: &events,
+                        db, job: job, outcome: .released, fence: .anyWorker, facts: facts,
                         reason: reason)
                     continue
                 }
@@ -99,7 +99,7 @@ extension SQLStore {
                     job.attempt >= job.maxAttempts
                     ? .dead(error: error, timedOut: false)
                     : .retry(error: error, at: Date(timeIntervalSince1970: now), timedOut: false)
-                try SharedSQL.record(db, job: job, outcome: outcome, fence: .anyWorker, facts: facts, events: &events)
+                try SharedSQL.record(db, job: job, outcome: outcome, fence: .anyWorker, facts: facts)
             }
             return expired.count
         }
@@ -188,8 +188,9 @@ extension SharedSQL {
     /// a completion, so a job cancelled or taken over meanwhile is not started. Returns the ids
     /// the fence refused.
     static func markStarted(
-        _ db: some SQLTransaction, _ jobs: some Collection<ClaimedJob>, workerID: String, events: inout PendingEvents
+        _ db: some SQLTransaction, _ jobs: some Collection<ClaimedJob>, workerID: String
     ) throws -> Set<JobID> {
+        let events = db.events
         guard !jobs.isEmpty else { return [] }
         var accepted: Set<JobID> = []
         // Many to a statement, like self-contained successes; in id order, so that two writes that lock

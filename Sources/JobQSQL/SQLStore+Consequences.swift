@@ -69,8 +69,9 @@ package struct StoreFacts {
 /// so a chain of any length costs no stack.
 extension SharedSQL {
     static func settle(
-        _ db: some SQLTransaction, _ finished: [FinishedJob], facts: StoreFacts, events: inout PendingEvents
+        _ db: some SQLTransaction, _ finished: [FinishedJob], facts: StoreFacts
     ) throws {
+        let events = db.events
         var work = finished
         var next = 0
         var nodes = TreeNodeCache()
@@ -81,17 +82,17 @@ extension SharedSQL {
                 try batchMemberFinished(db, batch: batch, state: job.state, now: events.now, job: job.id)
             }
             // Before the dependents: a lane that halts keeps its next job waiting.
-            if let lane = job.lane { try laneMemberFinished(db, lane: lane, job: job, events: &events) }
+            if let lane = job.lane { try laneMemberFinished(db, lane: lane, job: job) }
             if let group = job.groupID, let node = job.treeNode {
-                try treeJobFinished(db, job, node: node, group: group, nodes: &nodes, work: &work, events: &events)
+                try treeJobFinished(db, job, node: node, group: group, nodes: &nodes, work: &work)
             } else if let group = job.groupID {
                 try groupMemberFinished(
                     db, group: group, outcome: GroupOutcome(job.state), member: .job(job.id), cause: job.failureText,
-                    work: &work, events: &events)
+                    work: &work)
             }
             if facts.dependencies {
                 try resolveDependents(
-                    of: .job(job.id), db, succeeded: job.state == .succeeded, failure: job, work: &work, events: &events
+                    of: .job(job.id), db, succeeded: job.state == .succeeded, failure: job, work: &work
                 )
             }
         }
@@ -100,9 +101,9 @@ extension SharedSQL {
     /// Ends unfinished jobs by id (as `cancelled` or `dead`) with `error`, writing their events
     /// (`kind`, or the state's own); returns them for the caller to settle.
     static func end(
-        _ db: some SQLTransaction, jobs ids: [JobID], as state: JobState, error: String, kind: EventData.EndKind? = nil,
-        events: inout PendingEvents
+        _ db: some SQLTransaction, jobs ids: [JobID], as state: JobState, error: String, kind: EventData.EndKind? = nil
     ) throws -> [FinishedJob] {
+        let events = db.events
         guard !ids.isEmpty else { return [] }
         let rows = try db.fetchRows(
             sql: """
@@ -162,8 +163,9 @@ extension SharedSQL {
     static func resolveDependents(
         of target: DependencyTarget, _ db: some SQLTransaction, succeeded: Bool, failure: FinishedJob?,
         groupFailure: String? = nil,
-        work: inout [FinishedJob], events: inout PendingEvents
+        work: inout [FinishedJob]
     ) throws {
+        let events = db.events
         let statement = try db.statement(
             sql: """
                 SELECT d.job_id, COALESCE(d.policy, j.on_dependency_failure, 'cancel'), j.lane
@@ -207,8 +209,8 @@ extension SharedSQL {
                 cancelled.append(dependent.job)
             }
         }
-        work += try end(db, jobs: cancelled, as: .cancelled, error: reason, events: &events)
-        work += try end(db, jobs: dead, as: .dead, error: reason, events: &events)
+        work += try end(db, jobs: cancelled, as: .cancelled, error: reason)
+        work += try end(db, jobs: dead, as: .dead, error: reason)
     }
 
     private enum DependencyMet: Int32, SQLParameter {

@@ -63,12 +63,12 @@ extension SQLStore {
                         + (db.dialect == .postgres ? " FOR UPDATE" : ""),
                     arguments: SQLArguments([now.sqlValue] + ids.map(\.sqlValue))))
             let ending = ids.filter(still.contains)
-            var events = SharedSQL.PendingEvents(db, now: now)
+            db.stamp(now)
             let finished = try SharedSQL.end(
                 db, jobs: ending, as: .cancelled,
                 error: "expired: its deadline to start (expiresAt) passed before an attempt started",
-                kind: .expired, events: &events)
-            try SharedSQL.settle(db, finished, facts: try StoreFacts.read(db), events: &events)
+                kind: .expired)
+            try SharedSQL.settle(db, finished, facts: try StoreFacts.read(db))
             return ending.count
         }
     }

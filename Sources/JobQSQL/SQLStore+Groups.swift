@@ -103,7 +103,7 @@ extension SharedSQL {
     static func groupMemberFinished(
         _ db: some SQLTransaction, group: Int64, outcome: GroupOutcome, member: GroupMember, cause: String,
         endsGroup: Bool = false,
-        work: inout [FinishedJob], events: inout PendingEvents
+        work: inout [FinishedJob]
     ) throws {
         let jobs: SubtreeJobs
         switch member {
@@ -127,11 +127,11 @@ extension SharedSQL {
         let done = statement.int(2)
         statement.reset()
         if endsGroup {
-            try finishGroup(db, group, as: outcome, cause: cause, work: &work, events: &events)
+            try finishGroup(db, group, as: outcome, cause: cause, work: &work)
         } else if outcome != .succeeded, failFast {
-            try finishGroup(db, group, as: outcome, cause: cause, work: &work, events: &events)
+            try finishGroup(db, group, as: outcome, cause: cause, work: &work)
         } else if done >= total {
-            try finishGroup(db, group, as: .succeeded, cause: nil, work: &work, events: &events)
+            try finishGroup(db, group, as: .succeeded, cause: nil, work: &work)
         }
     }
 
@@ -140,9 +140,9 @@ extension SharedSQL {
     /// notices and stops it; its late result is refused by the completion fence). Then its
     /// `group` event, what waits for it, and its parent (or, for the top group, the workflow).
     static func finishGroup(
-        _ db: some SQLTransaction, _ id: Int64, as outcome: GroupOutcome, cause: String?, work: inout [FinishedJob],
-        events: inout PendingEvents
+        _ db: some SQLTransaction, _ id: Int64, as outcome: GroupOutcome, cause: String?, work: inout [FinishedJob]
     ) throws {
+        let events = db.events
         guard
             let group = try db.fetchRow(
                 sql: """
@@ -163,7 +163,7 @@ extension SharedSQL {
         var jobs = SubtreeJobs(
             succeeded: group["jobs_succeeded"], failed: group["jobs_failed"], cancelled: group["jobs_cancelled"])
         if let summary {
-            work += try cancelUnder(db, group: id, reason: summary, events: &events)
+            work += try cancelUnder(db, group: id, reason: summary)
             counts = try memberCounts(db, group: id, total: counts.total)
             jobs = try subtreeJobs(db, group: id)
         }
@@ -171,8 +171,7 @@ extension SharedSQL {
         if let node = group["tree_node"] as Int64? {
             try treeGroupFinished(
                 db, id, node: node, workflow: workflow, path: path, outcome: outcome, jobs: jobs, failures: failures,
-                error: summary,
-                events: &events)
+                error: summary)
         } else {
             var countsJSON = JSONObjectBuilder()
             countsJSON.add("total", int: counts.total)
@@ -187,14 +186,12 @@ extension SharedSQL {
         }
 
         try resolveDependents(
-            of: .group(id), db, succeeded: outcome == .succeeded, failure: nil, groupFailure: summary, work: &work,
-            events: &events)
+            of: .group(id), db, succeeded: outcome == .succeeded, failure: nil, groupFailure: summary, work: &work)
         if let parent = group["parent_id"] as Int64? {
             try groupMemberFinished(
-                db, group: parent, outcome: outcome, member: .group(id, jobs: jobs), cause: summary ?? "", work: &work,
-                events: &events)
+                db, group: parent, outcome: outcome, member: .group(id, jobs: jobs), cause: summary ?? "", work: &work)
         } else {
-            try workflowFinished(db, workflow, as: outcome, error: summary, events: &events)
+            try workflowFinished(db, workflow, as: outcome, error: summary)
         }
     }
 
@@ -221,8 +218,9 @@ extension SharedSQL {
 
     /// Cancels the running groups below `group` and every unfinished job at any depth under it.
     private static func cancelUnder(
-        _ db: some SQLTransaction, group: Int64, reason: String, events: inout PendingEvents
+        _ db: some SQLTransaction, group: Int64, reason: String
     ) throws -> [FinishedJob] {
+        let events = db.events
         typealias P = GroupParameter
         let cancelledGroups = try db.fetchRows(
             sql: """
@@ -240,14 +238,14 @@ extension SharedSQL {
                     AND state NOT IN ('succeeded', 'dead', 'cancelled')
                 """,
             arguments: [group])
-        let ended = try end(db, jobs: unfinished, as: .cancelled, error: reason, events: &events)
+        let ended = try end(db, jobs: unfinished, as: .cancelled, error: reason)
         for row in cancelledGroups {
             if let node = row["tree_node"] as Int64? {
                 // A tree cancelled from above still tells its end: `subtree`, and `tree` for its root.
                 try treeGroupFinished(
                     db, row["id"], node: node, workflow: row["workflow_id"], path: row["path"], outcome: .cancelled,
                     jobs: nil,
-                    failures: nil, error: reason, events: &events)
+                    failures: nil, error: reason)
                 continue
             }
             events.append(
@@ -314,9 +312,9 @@ extension SharedSQL {
 
     /// Ends a workflow with its top group, writing its `workflow` event with its steps' counts.
     static func workflowFinished(
-        _ db: some SQLTransaction, _ id: WorkflowID, as outcome: GroupOutcome, error: String?,
-        events: inout PendingEvents
+        _ db: some SQLTransaction, _ id: WorkflowID, as outcome: GroupOutcome, error: String?
     ) throws {
+        let events = db.events
         guard
             let row = try db.fetchRow(
                 sql:

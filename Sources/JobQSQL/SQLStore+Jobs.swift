@@ -388,9 +388,8 @@ extension SharedSQL {
         if !edges.isEmpty { try insertEdges(db, job: job.id, on: edges) }
         if let lane = options.lane { try setLaneTail(db, lane: lane, job: job.id) }
         if let batch = options.batch { try addToBatch(db, name: batch) }
-        var events = PendingEvents(db, now: now)
         event.append(
-            to: &events, job: job.id, queue: job.queue, executor: job.executor, batch: job.batch,
+            to: db, at: now, job: job.id, queue: job.queue, executor: job.executor, batch: job.batch,
             workflow: job.workflowID)
         return job
     }

@@ -19,14 +19,14 @@ extension SQLStore {
             }
             try db.execute(sql: "UPDATE jobq_lanes SET halted_job_id = NULL WHERE name = ?", arguments: [name])
             let failed = try SharedSQL.existingJob(db, failedID)
-            var events = SharedSQL.PendingEvents(db, now: now)
+            let events = db.events(at: now)
             events.append(
                 .lane(name: name, change: .resumed, job: failedID), job: failedID, queue: failed.queue,
                 executor: failed.executor, batch: failed.batch)
             var work: [FinishedJob] = []
             try SharedSQL.resolveDependents(
-                of: .job(failedID), db, succeeded: false, failure: FinishedJob(failed), work: &work, events: &events)
-            try SharedSQL.settle(db, work, facts: try StoreFacts.read(db), events: &events)
+                of: .job(failedID), db, succeeded: false, failure: FinishedJob(failed), work: &work)
+            try SharedSQL.settle(db, work, facts: try StoreFacts.read(db))
             return try SharedSQL.lane(db, name)!
         }
     }
@@ -76,8 +76,9 @@ extension SharedSQL {
 
     /// A lane's job finished: a failure halts a `halt` lane; the tail finishing drains the lane.
     static func laneMemberFinished(
-        _ db: some SQLTransaction, lane: String, job: FinishedJob, events: inout PendingEvents
+        _ db: some SQLTransaction, lane: String, job: FinishedJob
     ) throws {
+        let events = db.events
         guard
             let row = try db.fetchRow(
                 sql: "SELECT tail_job_id, on_failure, halted_job_id FROM jobq_lanes WHERE name = ?", arguments: [lane])

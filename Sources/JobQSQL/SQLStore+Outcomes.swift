@@ -96,9 +96,9 @@ extension SharedSQL {
     @discardableResult
     static func record<Transaction: SQLTransaction>(
         _ db: Transaction, job: ClaimedJob, outcome: AttemptOutcome, fence: Fence, facts: StoreFacts,
-        events: inout PendingEvents,
         reason: String? = nil, start: ClaimedJob? = nil
     ) throws -> Bool {
+        let events = db.events
         assert(start == nil || outcome.isSuccess, "only a success records its start in the same UPDATE")
         let now = events.now
         let data: EventData
@@ -182,7 +182,7 @@ extension SharedSQL {
             case .dead(let message, _), .cancelled(let message): error = message
             default: break
             }
-            try settle(db, [FinishedJob(job, state: finalState, error: error)], facts: facts, events: &events)
+            try settle(db, [FinishedJob(job, state: finalState, error: error)], facts: facts)
         }
         return true
     }
@@ -311,9 +311,9 @@ extension SharedSQL {
     /// brings its start mark) and its `succeeded` event, in their order. Returns the ids the
     /// fence refused (cancelled or taken over meanwhile): nothing of theirs is written.
     static func recordSelfContainedSuccesses(
-        _ db: some SQLTransaction, _ successes: [SelfContainedSuccess], workerID: String, facts: StoreFacts,
-        events: inout PendingEvents
+        _ db: some SQLTransaction, _ successes: [SelfContainedSuccess], workerID: String, facts: StoreFacts
     ) throws -> Set<JobID> {
+        let events = db.events
         var accepted: Set<JobID> = []
         accepted.reserveCapacity(successes.count)
         // In id order: two writes that lock the same rows lock them in the same order.
@@ -360,10 +360,10 @@ extension SharedSQL {
         var work: [FinishedJob] = []
         for (group, members) in groups {
             try groupMemberFinished(
-                db, group: group, outcome: .succeeded, member: .jobs(members), cause: "", work: &work, events: &events)
+                db, group: group, outcome: .succeeded, member: .jobs(members), cause: "", work: &work)
         }
         // What finishing a group ended or released in turn (its dependents, say).
-        if !work.isEmpty { try settle(db, work, facts: facts, events: &events) }
+        if !work.isEmpty { try settle(db, work, facts: facts) }
         return refused
     }
 

@@ -145,7 +145,7 @@ extension SQLStore {
                 arguments: [seconds]
             ).map(ScheduleStatus.init)
             var made: [JobID] = []
-            var events = SharedSQL.PendingEvents(db, now: seconds)
+            db.stamp(seconds)
             for schedule in due {
                 guard let first = schedule.nextRunAt else { continue }
                 // `skip`: one job (keyed by the first missed occurrence), run now; `catchUp`: one
@@ -158,7 +158,7 @@ extension SQLStore {
                 var inserted = 0
                 for occurrence in occurrences {
                     if let id = try SharedSQL.insertOccurrence(
-                        db, schedule, occurrence: occurrence.timeIntervalSince1970, now: seconds, events: &events)
+                        db, schedule, occurrence: occurrence.timeIntervalSince1970, now: seconds)
                     {
                         made.append(id)
                         inserted += 1
@@ -208,8 +208,7 @@ extension SharedSQL {
 
     /// One job for one occurrence; nil when that occurrence already has its job.
     static func insertOccurrence(
-        _ db: some SQLTransaction, _ schedule: ScheduleStatus, occurrence: Double, now: Double,
-        events: inout PendingEvents
+        _ db: some SQLTransaction, _ schedule: ScheduleStatus, occurrence: Double, now: Double
     ) throws -> JobID? {
         typealias P = OccurrenceJob
         let statement = try db.statement(sql: insertOccurrenceSQL[db.dialect])
@@ -231,7 +230,7 @@ extension SharedSQL {
         guard try statement.step() else { return nil }
         let id = statement.int64(0)
         event.append(
-            to: &events, job: id, queue: schedule.queue, executor: schedule.executor, batch: nil, workflow: nil)
+            to: db, at: now, job: id, queue: schedule.queue, executor: schedule.executor, batch: nil, workflow: nil)
         return id
     }
 

@@ -123,7 +123,7 @@ extension WorkflowCompiler {
         let placement = SharedSQL.Placement(
             workflow: workflow, group: group, position: 0, inputFrom: previous,
             edges: waitsFor.map { ($0.target, $0.contained ? DependencyPolicy.ignore.rawValue : nil) }, treeNode: root)
-        let job = try SharedSQL.insert(request, db: db, now: events.now, placement: placement)
+        let job = try SharedSQL.insert(request, db: db, now: db.events.now, placement: placement)
         if job.state != .waiting, let previous { try SharedSQL.applyPreviousInput(db, job: job.id, from: previous) }
         return Compiled(
             reference: "group:\(group)", exits: [Predecessor(target: .group(group), contained: contained)],
@@ -162,23 +162,23 @@ extension SharedSQL {
     /// fails or only this job's subtree.
     static func treeJobFinished(
         _ db: some SQLTransaction, _ job: FinishedJob, node id: Int64, group: Int64, nodes: inout TreeNodeCache,
-        work: inout [FinishedJob], events: inout PendingEvents
+        work: inout [FinishedJob]
     ) throws {
         let node = try nodes.node(db, id)
         if job.state == .succeeded {
-            if !node.leaf { try expand(db, job, node: node, group: group, nodes: &nodes, work: &work, events: &events) }
+            if !node.leaf { try expand(db, job, node: node, group: group, nodes: &nodes, work: &work) }
             try groupMemberFinished(
-                db, group: group, outcome: .succeeded, member: .job(job.id), cause: "", work: &work, events: &events)
+                db, group: group, outcome: .succeeded, member: .job(job.id), cause: "", work: &work)
             return
         }
         let cause = try failureText(db, job, node: node)
         if node.onFailure == .failTree {
-            try finishGroup(db, node.rootGroup, as: .failed, cause: cause, work: &work, events: &events)
+            try finishGroup(db, node.rootGroup, as: .failed, cause: cause, work: &work)
         } else {
             try groupMemberFinished(
                 db, group: group, outcome: GroupOutcome(job.state), member: .job(job.id), cause: cause,
                 endsGroup: node.ownsGroups,
-                work: &work, events: &events)
+                work: &work)
         }
     }
 
@@ -195,8 +195,9 @@ extension SharedSQL {
     /// Creates the jobs of each child node from a succeeded job's result, in its group.
     private static func expand(
         _ db: some SQLTransaction, _ job: FinishedJob, node: TreeNodeRow, group: Int64, nodes: inout TreeNodeCache,
-        work: inout [FinishedJob], events: inout PendingEvents
+        work: inout [FinishedJob]
     ) throws {
+        let events = db.events
         guard let workflow = job.workflowID,
             let parent = try db.fetchRow(
                 sql:
@@ -216,7 +217,7 @@ extension SharedSQL {
                 work.append(
                     try inserter.insertFailed(
                         child, message: failure.message, parentJob: job.id, group: group, position: position,
-                        path: "\(path)/\(child.name)", events: &events))
+                        path: "\(path)/\(child.name)"))
                 position += 1
                 continue
             }
@@ -228,14 +229,13 @@ extension SharedSQL {
                 work.append(
                     try inserter.insertFailed(
                         child, message: message, parentJob: job.id, group: group, position: position,
-                        path: "\(path)/\(child.name)", events: &events))
+                        path: "\(path)/\(child.name)"))
                 position += 1
                 continue
             }
             for (index, input) in inputs.enumerated() {
                 try inserter.insert(
-                    child, payload: input, group: group, position: position, path: "\(path)/\(child.name)[\(index)]",
-                    events: &events)
+                    child, payload: input, group: group, position: position, path: "\(path)/\(child.name)[\(index)]")
                 position += 1
             }
         }
@@ -372,8 +372,7 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
     /// A ready job of `node` with `payload`, in `group` at `position`; a node with children
     /// gets a group of its own around the job, at that position instead.
     mutating func insert(
-        _ node: TreeNodeRow, payload: String, group: Int64, position: Int, path: String,
-        events: inout SharedSQL.PendingEvents
+        _ node: TreeNodeRow, payload: String, group: Int64, position: Int, path: String
     ) throws {
         let (jobGroup, jobPosition) = try place(node, group: group, position: position, path: path)
         typealias P = SharedSQL.TreeJob
@@ -401,15 +400,16 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
         guard try statement.step() else { throw JobQueueError.storeUnavailable("inserting a tree job returned no row") }
         let id = statement.int64(0)
         statement.reset()
-        event.append(to: &events, job: id, queue: node.queue, executor: node.executor, batch: nil, workflow: workflow)
+        event.append(
+            to: db, at: now, job: id, queue: node.queue, executor: node.executor, batch: nil, workflow: workflow)
     }
 
     /// A job of `node` that is dead from the start, carrying why its inputs could not be made:
     /// the node's failure, handled by its policy like any other.
     mutating func insertFailed(
-        _ node: TreeNodeRow, message: String, parentJob: JobID, group: Int64, position: Int, path: String,
-        events: inout SharedSQL.PendingEvents
+        _ node: TreeNodeRow, message: String, parentJob: JobID, group: Int64, position: Int, path: String
     ) throws -> FinishedJob {
+        let events = db.events
         let (jobGroup, jobPosition) = try place(node, group: group, position: position, path: path)
         var payload = JSONObjectBuilder()
         payload.add("parentJob", int: Int(parentJob))
@@ -434,7 +434,8 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
         guard try statement.step() else { throw JobQueueError.storeUnavailable("inserting a tree job returned no row") }
         let id = statement.int64(0)
         statement.reset()
-        event.append(to: &events, job: id, queue: node.queue, executor: node.executor, batch: nil, workflow: workflow)
+        event.append(
+            to: db, at: now, job: id, queue: node.queue, executor: node.executor, batch: nil, workflow: workflow)
         events.append(
             .dead(attempt: 0, error: message), job: id, queue: node.queue, executor: node.executor, batch: nil,
             workflow: workflow)
@@ -476,8 +477,9 @@ extension SharedSQL {
     static func treeGroupFinished(
         _ db: some SQLTransaction, _ group: Int64, node: Int64, workflow: WorkflowID, path: String,
         outcome: GroupOutcome, jobs: SubtreeJobs?,
-        failures: String?, error: String?, events: inout PendingEvents
+        failures: String?, error: String?
     ) throws {
+        let events = db.events
         guard
             let row = try db.fetchRow(
                 sql: "SELECT path, parent_id, tree_id FROM jobq_tree_nodes WHERE id = ?", arguments: [node])

@@ -39,7 +39,7 @@ extension SQLStore {
         return try await write { [unreadable] db in
             var ended: [JobID] = []
             var finished: [FinishedJob] = []
-            var events = SharedSQL.PendingEvents(db, now: now)
+            let events = db.events(at: now)
             for (id, problem) in unreadable {
                 let error =
                     "its payload holds \(problem), which no store can read back (stored before jobq refused such "
@@ -60,7 +60,7 @@ extension SQLStore {
                 finished.append(FinishedJob(job))
                 ended.append(id)
             }
-            try SharedSQL.settle(db, finished, facts: try StoreFacts.read(db), events: &events)
+            try SharedSQL.settle(db, finished, facts: try StoreFacts.read(db))
             return ended
         }
     }

@@ -95,11 +95,11 @@ extension SQLStore {
                 }
                 target = match["id"]
             }
-            var events = SharedSQL.PendingEvents(db, now: now)
+            db.stamp(now)
             var work: [FinishedJob] = []
             try SharedSQL.finishGroup(
-                db, target, as: .cancelled, cause: "cancelled by an operator", work: &work, events: &events)
-            try SharedSQL.settle(db, work, facts: try StoreFacts.read(db), events: &events)
+                db, target, as: .cancelled, cause: "cancelled by an operator", work: &work)
+            try SharedSQL.settle(db, work, facts: try StoreFacts.read(db))
             return try SharedSQL.workflow(db, id)!
         }
     }
@@ -118,7 +118,8 @@ extension SharedSQL {
                 .name: workflow.name, .context: JSONText.minified(JSONValue.object(workflow.context).jsonText),
                 .createdAt: now
             ]))!
-        var compiler = WorkflowCompiler(db: db, workflow: id, events: SharedSQL.PendingEvents(db, now: now))
+        db.stamp(now)
+        var compiler = WorkflowCompiler(db: db, workflow: id)
         _ = try compiler.compile(workflow.root, parent: nil, position: 0, path: "$", waitsFor: [], tolerant: false)
         try db.execute(
             sql:
@@ -245,7 +246,6 @@ extension SharedSQL {
 package struct WorkflowCompiler<Transaction: SQLTransaction> {
     let db: Transaction
     let workflow: WorkflowID
-    var events: SharedSQL.PendingEvents
 
     /// Something a member waits for, and whether its failure is contained by a `continue` group
     /// around it (then what waits for it runs anyway: the edge's policy is `ignore`).
@@ -303,7 +303,7 @@ package struct WorkflowCompiler<Transaction: SQLTransaction> {
         if !hasSteps {
             // Nothing will ever finish in it: it is complete now, and counts as succeeded.
             var work: [FinishedJob] = []
-            try SharedSQL.finishGroup(db, id, as: .succeeded, cause: nil, work: &work, events: &events)
+            try SharedSQL.finishGroup(db, id, as: .succeeded, cause: nil, work: &work)
             return Compiled(reference: "group:\(id)", exits: waitsFor, hasSteps: false)
         }
         return Compiled(
@@ -316,7 +316,7 @@ package struct WorkflowCompiler<Transaction: SQLTransaction> {
         let placement = SharedSQL.Placement(
             workflow: workflow, group: group, position: position, inputFrom: previous,
             edges: waitsFor.map { ($0.target, $0.contained ? DependencyPolicy.ignore.rawValue : nil) })
-        let job = try SharedSQL.insert(step.request, db: db, now: events.now, placement: placement)
+        let job = try SharedSQL.insert(step.request, db: db, now: db.events.now, placement: placement)
         // Released at once (it follows only groups with no steps): its input is ready now.
         if job.state != .waiting, let previous { try SharedSQL.applyPreviousInput(db, job: job.id, from: previous) }
         return Compiled(

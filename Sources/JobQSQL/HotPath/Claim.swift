@@ -89,8 +89,8 @@ extension SharedSQL {
         // start must not precede the finish that made room for it. A rate's starts are stamped
         // by the clock its window is counted with.
         let stamp = rateStarts == nil ? SharedSQL.now() : try clock(db)
-        var events = PendingEvents(db, now: stamp)
-        _ = try markStarted(db, claimed[..<starting], workerID: workerID, events: &events)
+        db.stamp(stamp)
+        _ = try markStarted(db, claimed[..<starting], workerID: workerID)
         if let rateStarts { try recordRateStarts(db, queue: part.queue, taken: rateStarts, startedAt: stamp) }
         for index in 0..<starting { claimed[index].startRecorded = true }
         return claimed

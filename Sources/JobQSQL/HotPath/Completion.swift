@@ -54,9 +54,9 @@ extension SharedSQL {
         workerID: String
     ) throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {
         // Read once the write lock is held: a start is stamped when it commits.
-        var events = SharedSQL.PendingEvents(db, now: SharedSQL.now())
+        db.stamp(SharedSQL.now())
         let split = CompletionSplit(outcomes, starting: starting) { _, outcome in outcome.isSuccess }
-        let refusedStarts = try SharedSQL.markStarted(db, split.separateStarts, workerID: workerID, events: &events)
+        let refusedStarts = try SharedSQL.markStarted(db, split.separateStarts, workerID: workerID)
         let rest = split.rest(refusedStarts: refusedStarts, written: [])
         guard !rest.outcomes.isEmpty else {
             return split.refusals(refusedStarts: refusedStarts, refusedOutcomes: [])
@@ -83,12 +83,12 @@ extension SharedSQL {
                 continue
             }
             let done = try SharedSQL.record(
-                db, job: job, outcome: outcome, fence: .worker(workerID), facts: facts, events: &events, start: start)
+                db, job: job, outcome: outcome, fence: .worker(workerID), facts: facts, start: start)
             if !done { refused.insert(job.id) }
         }
         refused.formUnion(
             try SharedSQL.recordSelfContainedSuccesses(
-                db, selfContained, workerID: workerID, facts: facts, events: &events))
+                db, selfContained, workerID: workerID, facts: facts))
         return split.refusals(refusedStarts: refusedStarts, refusedOutcomes: refused)
     }
 }

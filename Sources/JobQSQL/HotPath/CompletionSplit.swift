@@ -18,7 +18,7 @@ import JobQCore
 ///
 /// ```swift
 /// let split = CompletionSplit(outcomes, starting: starting) { _, outcome in outcome.isSuccess }
-/// let refusedStarts = try SharedSQL.markStarted(db, split.separateStarts, workerID: id, events: &events)
+/// let refusedStarts = try SharedSQL.markStarted(db, split.separateStarts, workerID: id)
 /// let rest = split.rest(refusedStarts: refusedStarts, written: [])
 /// ```
 package struct CompletionSplit: Sendable {

@@ -46,13 +46,16 @@ extension SharedSQL {
             if dialect.keepsEnqueuedEventInJobRow { statement.bind(parameter, data.text) }
         }
 
-        /// After the INSERT: the event row, where the store writes one.
+        /// After the INSERT: the event row, where the store writes one, at the job's creation
+        /// time `now` (whatever time the rest of the write is stamped with).
         func append(
-            to events: inout PendingEvents, job: JobID, queue: String, executor: String, batch: String?,
+            to db: some SQLTransaction, at now: Double, job: JobID, queue: String, executor: String, batch: String?,
             workflow: WorkflowID?
         ) {
             guard !dialect.keepsEnqueuedEventInJobRow else { return }
-            events.append(data, job: job, queue: queue, executor: executor, batch: batch, workflow: workflow)
+            db.outbox.append(
+                job: job, kind: data.kind, queue: queue, executor: executor, batch: batch, data: data.text,
+                createdAt: now, workflow: workflow)
         }
     }
 }
