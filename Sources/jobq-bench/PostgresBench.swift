@@ -142,21 +142,50 @@
             _ count: Int, processes: Int, partitions: Int? = nil, connections: Int? = nil, through: String? = nil,
             on connection: PostgresConnection
         ) async throws -> Double {
+            try await drainCosts(
+                count, processes: processes, partitions: partitions, connections: connections, through: through,
+                server: nil, on: connection
+            ).rate
+        }
+
+        /// A drain's jobs per second, and what each job cost in CPU: the worker processes'
+        /// (start-up included) and, with `server`, the server's.
+        struct DrainCosts {
+            let rate: Double
+            let workersCPUPerJob: Double
+            let serverCPUPerJob: Double?
+        }
+
+        /// ``drainWithWorkerProcesses(_:processes:partitions:connections:through:on:)`` with the CPU
+        /// each job cost the workers and, when it runs on this machine, the server.
+        func drainCosts(
+            _ count: Int, processes: Int, partitions: Int? = nil, connections: Int? = nil, through: String? = nil,
+            server: ServerCPU?, on connection: PostgresConnection
+        ) async throws -> DrainCosts {
             try await backlog(count, partitions: partitions)
             let base = through ?? url
             let workerURL = connections.map { base + (base.contains("?") ? "&" : "?") + "connections=\($0)" } ?? base
+            let serverBefore = server?.seconds()
             let start = ContinuousClock.now
             let children = try (0..<processes).map { _ in
                 try BenchChild(["--db", workerURL, "work", "--until-empty", "--concurrency", "4", "--no-scheduler"])
             }
             var statuses: [Int32] = []
-            for child in children { statuses.append(await child.wait().status) }
+            var workersCPU = 0.0
+            for child in children {
+                let ended = await child.waitMeasured()
+                statuses.append(ended.status)
+                workersCPU += ended.cpuSeconds
+            }
             let elapsed = (ContinuousClock.now - start).inSeconds
+            let serverCPU: Double? = if let server, let serverBefore { server.seconds() - serverBefore } else { nil }
             let done = try await self.count(connection, "SELECT COUNT(*) FROM jobs WHERE state = 'succeeded'")
             guard statuses.allSatisfy({ $0 == 0 }), done == count else {
                 throw CLIError.failure("bench: worker processes exited \(statuses) after \(done) of \(count) jobs")
             }
-            return Double(count) / elapsed
+            return DrainCosts(
+                rate: Double(count) / elapsed, workersCPUPerJob: workersCPU / Double(count) * 1e6,
+                serverCPUPerJob: serverCPU.map { $0 / Double(count) * 1e6 })
         }
 
         /// After a drain: jobs per second from the moment every worker was running jobs (the
@@ -355,20 +384,36 @@
             var drainConnections: [PostgresConnection] = []
             for _ in 0..<3 { drainConnections.append(try await bench.connect()) }
             defer { for extra in drainConnections { Task { try? await extra.close() } } }
-            let minimalDrain = try await minimalQueue {
-                try await minimal.drain(drainCount, alongside: drainConnections)
+            // CPU per job beside the rates, the server's too when it runs on this machine.
+            let server = try await ServerCPU(connection, logger: bench.logger)
+            let minimalRuns = try await repeated {
+                try await minimal.reset()
+                let serverBefore = server?.seconds()
+                let clientBefore = ProcessCPU.now()
+                let rate = try await minimal.drain(drainCount, alongside: drainConnections)
+                let client = (ProcessCPU.now() - clientBefore) / Double(drainCount) * 1e6
+                let serverCPU = serverBefore.map { (server!.seconds() - $0) / Double(drainCount) * 1e6 }
+                return (rate: rate, client: client, server: serverCPU)
             }
+            let minimalDrain = minimalRuns.measured(\.rate)
             try await minimal.reset()
-            var drains: [(processes: Int, rate: Measured, fromReady: Measured)] = []
+            var drains:
+                [(processes: Int, rate: Measured, fromReady: Measured, workersCPU: Measured, serverCPU: Measured?)] =
+                    []
             for processes in [1, 2, 4] {
                 progress("drain with \(processes) `jobq work` process(es)")
                 let runs = try await repeated {
                     try await bench.reset(connection)
-                    let rate = try await bench.drainWithWorkerProcesses(
-                        drainCount, processes: processes, on: connection)
-                    return (rate, try await bench.drainRateFromReady(drainCount, on: connection))
+                    let costs = try await bench.drainCosts(
+                        drainCount, processes: processes, server: server, on: connection)
+                    return (costs, try await bench.drainRateFromReady(drainCount, on: connection))
                 }
-                drains.append((processes, runs.measured(\.0), runs.measured(\.1)))
+                let serverCPU = runs.compactMap(\.0.serverCPUPerJob)
+                drains.append(
+                    (
+                        processes, runs.measured(\.0.rate), runs.measured(\.1), runs.measured(\.0.workersCPUPerJob),
+                        serverCPU.count == runs.count ? Measured(serverCPU) : nil
+                    ))
             }
             progress("drain with 1 `jobq work` process under a concurrency limit that never binds")
             // The limits are set after each run's reset, which empties the queues' settings too.
@@ -472,6 +517,34 @@
                         value: drain.rate, unit: "jobs/s",
                         baseline: "\(baseline), claim+complete by 100, 4 connections", baselineValue: minimalDrain,
                         ratio: drain.rate / minimalDrain))
+            }
+            // What each job cost in CPU: the ratio is the minimal queue's over jobq's (higher is
+            // better, as for the rates); the minimal queue's client is this process.
+            let minimalClientCPU = minimalRuns.measured(\.client)
+            let minimalServerCPU =
+                minimalRuns.allSatisfy({ $0.server != nil }) ? minimalRuns.measured { $0.server! } : nil
+            func cpuRow(_ processes: Int, _ part: String, _ value: Measured, minimal: Measured, _ minimalPart: String)
+                -> Row
+            {
+                Row(
+                    workload: "\(label): CPU per job: drain with \(processes) `jobq work` process(es), \(part)",
+                    value: value, unit: "us/job", baseline: "\(baseline)'s \(minimalPart), CPU per job",
+                    baselineValue: minimal, ratio: minimal / value)
+            }
+            for drain in drains {
+                rows.append(
+                    cpuRow(
+                        drain.processes, "the workers (start-up included)", drain.workersCPU, minimal: minimalClientCPU,
+                        "client"))
+                if let serverCPU = drain.serverCPU, let minimalServerCPU {
+                    rows.append(cpuRow(drain.processes, "the server", serverCPU, minimal: minimalServerCPU, "server"))
+                }
+            }
+            if server == nil {
+                FileHandle.standardError.write(
+                    Data(
+                        "bench: \(label): the server's CPU per job is left out: the server is not on this machine\n"
+                            .utf8))
             }
             for drain in drains {
                 rows.append(

@@ -134,6 +134,43 @@ struct BenchTests {
             rows.filter { $0.ratio != nil }.count == rows.count - 2, "every row but the two minimal ones is a ratio")
     }
 
+    /// `jobq-bench --db`: each drain's rows include what a job cost the worker processes and,
+    /// the test server being on this machine, the server, each beside the minimal queue's.
+    @Test(.enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
+    func theBenchOnPostgresReportsWhatEachJobCostTheWorkersAndTheServer() async throws {
+        try await PostgresTestServer.withFreshDatabase { settings in
+            let serverURL = try #require(PostgresTestServer.url)
+            var url = try #require(URLComponents(string: serverURL))
+            url.path = "/" + settings.database
+            let databaseURL = try #require(url.string)
+            let result = try await CLI.run(
+                [
+                    "--quick", "--json", "--db", databaseURL, "--round-trip-ms", "0", "--enqueue-jobs",
+                    "50", "--bulk-jobs", "1000", "--drain-jobs", "300", "--latency-jobs", "5", "--finished-jobs", "2000"
+                ], db: nil, executable: CLI.benchBinary)
+            #expect(result.status == 0, "\(result.stderr)")
+            struct Report: Decodable {
+                struct Row: Decodable {
+                    var workload: String
+                    var value: Double
+                    var unit: String
+                    var baselineValue: Double?
+                    var ratio: Double?
+                }
+                var results: [Row]
+            }
+            let rows = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8)).results
+            for processes in [1, 2, 4] {
+                for part in ["the workers (start-up included)", "the server"] {
+                    let name = "PostgreSQL: CPU per job: drain with \(processes) `jobq work` process(es), \(part)"
+                    let row = try #require(rows.first { $0.workload == name }, "missing \(name)")
+                    #expect(row.unit == "us/job" && row.value > 0 && row.value.isFinite, "\(name): \(row.value)")
+                    #expect(row.baselineValue.map { $0 > 0 } == true && row.ratio != nil, "\(name) has no baseline")
+                }
+            }
+        }
+    }
+
     @Test func badSizesAreRefused() async throws {
         let result = try await CLI.run(["--drain-jobs", "0"], db: nil, executable: CLI.benchBinary)
         #expect(result.status == 2)
