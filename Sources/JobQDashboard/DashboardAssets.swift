@@ -74,6 +74,28 @@ enum DashboardAssets {
         form.filters input, form.filters select { font: inherit; padding: .25rem .4rem; border: 1px solid #c7cdd8; border-radius: 4px; min-width: 9rem; }
         p.filters a.current { font-weight: 700; text-decoration: none; color: var(--fg); }
         .pager { margin-top: .8rem; }
+        .graph { overflow-x: auto; background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .4rem; }
+        svg.workflow-graph text { font-size: 12px; fill: var(--fg); }
+        svg.workflow-graph .wf-label { fill: var(--muted); font-size: 11px; }
+        svg.workflow-graph .wf-state { fill: currentColor; font-weight: 600; }
+        svg.workflow-graph .wf-frame { fill: #fbfbfc; stroke: #cbd5e1; stroke-width: 1.5; }
+        svg.workflow-graph .wf-frame.state-succeeded { stroke: var(--succeeded); }
+        svg.workflow-graph .wf-frame.state-running { stroke: var(--running); }
+        svg.workflow-graph .wf-frame.state-failed { stroke: var(--dead); stroke-dasharray: 6 3; }
+        svg.workflow-graph .wf-frame.state-cancelled { stroke: var(--cancelled); stroke-dasharray: 2 3; }
+        svg.workflow-graph .wf-node { fill: var(--card); stroke: #94a3b8; stroke-width: 1.5; }
+        svg.workflow-graph .wf-node.state-succeeded { stroke: var(--succeeded); fill: #e5f4ea; }
+        svg.workflow-graph .wf-node.state-running { stroke: var(--running); fill: #f1e9fc; stroke-width: 3; }
+        svg.workflow-graph .wf-node.state-ready { stroke: var(--ready); fill: #e8edfc; }
+        svg.workflow-graph .wf-node.state-waiting { stroke: var(--waiting); fill: #faf3dc; }
+        svg.workflow-graph .wf-node.state-scheduled { stroke: var(--scheduled); fill: #eceff4; }
+        svg.workflow-graph .wf-node.state-failed { stroke: var(--failed); fill: #fdf0e1; stroke-dasharray: 6 3; }
+        svg.workflow-graph .wf-node.state-dead { stroke: var(--dead); fill: #fbe7e7; stroke-dasharray: 6 3; stroke-width: 3; }
+        svg.workflow-graph .wf-node.state-cancelled { stroke: var(--cancelled); fill: #eeeff1; stroke-dasharray: 2 3; }
+        svg.workflow-graph .wf-node.folded { fill: #f3f5f9; stroke-dasharray: 10 3; }
+        svg.workflow-graph a:hover .wf-node { stroke-width: 3.5; }
+        svg.workflow-graph .wf-edge { stroke: #94a3b8; stroke-width: 1.5; }
+        svg.workflow-graph marker path { fill: #94a3b8; }
         .group { border: 1px solid var(--line); border-left: 4px solid #cbd5e1; border-radius: 6px; background: var(--card); padding: .4rem .7rem; margin: .3rem 0; }
         .group[data-state="succeeded"] { border-left-color: var(--succeeded); } .group[data-state="failed"] { border-left-color: var(--dead); }
         .group[data-state="cancelled"] { border-left-color: var(--cancelled); } .group[data-state="running"] { border-left-color: var(--running); }

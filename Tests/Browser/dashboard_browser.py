@@ -3,8 +3,9 @@
 Run by the Swift test DashboardBrowserTests with a `jobq dashboard` process already serving a
 store: it loads the queues page, sees a job enqueued by another process arrive without a
 reload, opens a dead job, clicks Retry and sees it become ready, searches the jobs page with the
-filter language, retries every match after a confirmation that shows the count, and writes
-screenshots of the main pages. Exits non-zero, saying what it saw, when anything is not as expected.
+filter language, retries every match after a confirmation that shows the count, reads a
+workflow's drawing (each step's state) and follows a step to its job, and writes screenshots of
+the main pages. Exits non-zero, saying what it saw, when anything is not as expected.
 """
 import argparse
 import json
@@ -101,6 +102,20 @@ def main():
         wait.until(lambda d: click(d, By.XPATH, "//button[normalize-space()='" + button + "']"))
         seen["bulk_result"] = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "p.summary").text)
         assert seen["bulk_result"].startswith("Retried " + args.bulk_count + " of " + args.bulk_count), seen["bulk_result"]
+
+        # The workflow's graph: a box per step showing its state; a click on one opens its job.
+        driver.get(args.base + "/workflows/" + args.workflow)
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "svg.workflow-graph a.wf-step")) == 4)
+        steps = driver.find_elements(By.CSS_SELECTOR, "svg.workflow-graph a.wf-step")
+        seen["graph_states"] = [step.find_element(By.CSS_SELECTOR, "text.wf-state").text for step in steps]
+        assert seen["graph_states"] == [step.get_attribute("data-state") for step in steps], seen["graph_states"]
+        publish = [step for step in steps if "publish" in step.text]
+        assert len(publish) == 1, [step.text for step in steps]
+        job = publish[0].get_attribute("data-job")
+        publish[0].click()
+        wait.until(lambda d: d.current_url.endswith("/jobs/" + job))
+        seen["graph_click"] = driver.current_url
+        assert ("#" + job) in driver.find_element(By.TAG_NAME, "h1").text, driver.find_element(By.TAG_NAME, "h1").text
 
         for name, path in [("jobs", "/jobs"), ("workflow", "/workflows/" + args.workflow), ("schedules", "/schedules")]:
             driver.get(args.base + path)

@@ -49,8 +49,9 @@ extension Dashboard {
             body: body)
     }
 
-    /// One workflow drawn as its nested groups (sequences numbered, parallel groups side by
-    /// side), each job with its state, and its trees as indented node lists.
+    /// One workflow drawn as its graph (``WorkflowDrawing``), then listed as its nested groups
+    /// (sequences numbered, parallel groups side by side), each job with its state, and its trees
+    /// as indented node lists.
     func workflowPage(_ id: WorkflowID, request: Request) async throws -> PageContent {
         guard let status = try await queue.workflow(id) else {
             throw JobQueueError.notFound("no workflow #\(id); it may have been pruned")
@@ -65,6 +66,7 @@ extension Dashboard {
             + "<dt>Created</dt><dd>\(HTML.time(status.createdAt))</dd><dt>Finished</dt><dd>\(HTML.time(status.finishedAt))</dd>"
             + (status.error.map { "<dt>Error</dt><dd class=\"error\">\(HTML.escape($0))</dd>" } ?? "")
             + "</dl>"
+        body += "<h2>Graph</h2><div class=\"graph\">\(WorkflowDrawing(status).svg)</div>"
         body += "<h2>Steps</h2>" + Self.group(status.root)
         for tree in status.trees {
             let nodes = tree.nodes.map { node in

@@ -75,6 +75,11 @@ struct DashboardBrowserTests {
         #expect(output.contains(#""after_retry": "ready""#))
         #expect(try await queue.job(dead.id)?.state == .ready, "the click retried the job in the store")
         #expect(output.contains(#""bulk_result": "Retried 3 of 3 matching jobs.""#), "\(output)")
+        #expect(
+            output.contains(#""graph_states": ["succeeded", "succeeded", "succeeded", "succeeded"]"#),
+            "the workflow's drawing shows each step's state: \(output)")
+        let publish = try #require(try await queue.workflow(workflow)?.jobs.first { $0.name == "publish" })
+        #expect(output.contains(#""graph_click": "\#(base)/jobs/\#(publish.id)""#), "a click on a step opens its job")
         for (index, id) in bulk.enumerated() {
             #expect(try await queue.job(id)?.state == (index == 1 ? .dead : .ready), "job \(id) after the bulk retry")
         }
