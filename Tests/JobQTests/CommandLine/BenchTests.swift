@@ -14,16 +14,7 @@ struct BenchTests {
                 "--idle-seconds", "1"
             ], db: nil, executable: CLI.benchBinary)
         #expect(result.status == 0, "\(result.stderr)")
-        struct Report: Decodable {
-            struct Row: Decodable {
-                var workload: String
-                var value: Double
-                var unit: String
-                var ratio: Double?
-            }
-            var results: [Row]
-        }
-        let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+        let report = try BenchReport(result.stdout)
         let names = report.results.map(\.workload)
         for expected in [
             "enqueue, one per transaction", "enqueue, bulk (batches of 1,000)", "drain in-process, concurrency 1",
@@ -108,15 +99,7 @@ struct BenchTests {
             ["--breakdown", "--json", "--enqueue-jobs", "50", "--drain-jobs", "300"], db: nil,
             executable: CLI.benchBinary)
         #expect(result.status == 0, "\(result.stderr)")
-        struct Report: Decodable {
-            struct Row: Decodable {
-                var workload: String
-                var value: Double
-                var ratio: Double?
-            }
-            var results: [Row]
-        }
-        let rows = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8)).results
+        let rows = try BenchReport(result.stdout).results
         let names = rows.map { $0.workload.trimmingCharacters(in: .whitespaces) }
         for expected in [
             "minimal raw queue: single-insert commits", "jobq's statements raw, single-insert commits",
@@ -149,17 +132,7 @@ struct BenchTests {
                     "50", "--bulk-jobs", "1000", "--drain-jobs", "300", "--latency-jobs", "5", "--finished-jobs", "2000"
                 ], db: nil, executable: CLI.benchBinary)
             #expect(result.status == 0, "\(result.stderr)")
-            struct Report: Decodable {
-                struct Row: Decodable {
-                    var workload: String
-                    var value: Double
-                    var unit: String
-                    var baselineValue: Double?
-                    var ratio: Double?
-                }
-                var results: [Row]
-            }
-            let rows = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8)).results
+            let rows = try BenchReport(result.stdout).results
             for processes in [1, 2, 4] {
                 for part in ["the workers (start-up included)", "the server"] {
                     let name = "PostgreSQL: CPU per job: drain with \(processes) `jobq work` process(es), \(part)"
@@ -203,4 +176,18 @@ struct BenchTests {
         #expect(result.status == 2)
         #expect(result.stderr.contains("--jobq /nonexistent/jobq: not an executable file"), "\(result.stderr)")
     }
+}
+
+/// What `jobq-bench --json` prints: one row per figure.
+struct BenchReport: Decodable {
+    struct Row: Decodable {
+        var workload: String
+        var value: Double
+        var unit: String
+        var baselineValue: Double?
+        var ratio: Double?
+    }
+    var results: [Row]
+
+    init(_ json: String) throws { self = try JSONDecoder().decode(Self.self, from: Data(json.utf8)) }
 }

@@ -284,7 +284,10 @@ struct CommitAnnouncementTests {
                 $0.threadName = threadName
                 $0.holding = true
             }
-            let deadline = ContinuousClock.now + .seconds(60)
+            // A bound for a test that never opens it, past the test's own waits (three of up to
+            // 30 s after the hold starts): on a loaded machine a 60 s bound ran out before the
+            // other pool had run its job, and the hold ended early.
+            let deadline = ContinuousClock.now + .seconds(180)
             while !state.withLock({ $0.opened }), ContinuousClock.now < deadline { usleep(1000) }
             state.withLock { $0.holding = false }
         }
