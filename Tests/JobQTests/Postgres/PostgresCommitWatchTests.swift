@@ -162,9 +162,11 @@ extension PostgresCommitWatchTests {
                 """, as: Int.self
             ).first ?? -1
         }
-        try await eventually(.seconds(20), "the feeds to listen") { try await listening() > 0 }
+        // Generous waits: 64 feeds read the new event over the store's few connections, and a CI
+        // run starts every suite at once (there, 20 s was once not enough for all 64 to read).
+        try await eventually(.seconds(60), "the feeds to listen") { try await listening() > 0 }
         try await writer.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
-        try await eventually(.seconds(20), "every feed to see the job") { heard.count == 64 }
+        try await eventually(.seconds(60), "every feed to see the job") { heard.count == 64 }
         let all =
             try await PostgresTestServer.rows(
                 settings,
