@@ -119,7 +119,8 @@ struct BenchTests {
 
     /// `jobq-bench --db`: each drain's rows include what a job cost the worker processes and,
     /// the test server being on this machine, the server, each beside the minimal queue's.
-    @Test(.enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
+    /// Runs alone (``RunsAlone``): its drains start up to four worker processes.
+    @Test(RunsAlone.trait, .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))
     func theBenchOnPostgresReportsWhatEachJobCostTheWorkersAndTheServer() async throws {
         try await PostgresTestServer.withFreshDatabase { settings in
             let serverURL = try #require(PostgresTestServer.url)
