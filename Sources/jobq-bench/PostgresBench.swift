@@ -165,6 +165,7 @@
             try await backlog(count, partitions: partitions)
             let base = through ?? url
             let workerURL = connections.map { base + (base.contains("?") ? "&" : "?") + "connections=\($0)" } ?? base
+            let backendsBefore = try await clientBackends(connection)
             let serverBefore = server?.seconds()
             let start = ContinuousClock.now
             let children = try (0..<processes).map { _ in
@@ -178,6 +179,15 @@
                 workersCPU += ended.cpuSeconds
             }
             let elapsed = (ContinuousClock.now - start).inSeconds
+            // The workers' backends end after their processes: read the server's CPU once they
+            // are gone and reaped (one still exiting is in no process's count).
+            if server != nil {
+                let settled = ContinuousClock.now + .seconds(10)
+                while try await clientBackends(connection) > backendsBefore, ContinuousClock.now < settled {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
             let serverCPU: Double? = if let server, let serverBefore { server.seconds() - serverBefore } else { nil }
             let done = try await self.count(connection, "SELECT COUNT(*) FROM jobs WHERE state = 'succeeded'")
             guard statuses.allSatisfy({ $0 == 0 }), done == count else {
@@ -186,6 +196,14 @@
             return DrainCosts(
                 rate: Double(count) / elapsed, workersCPUPerJob: workersCPU / Double(count) * 1e6,
                 serverCPUPerJob: serverCPU.map { $0 / Double(count) * 1e6 })
+        }
+
+        /// The database's client connections now.
+        private func clientBackends(_ connection: PostgresConnection) async throws -> Int {
+            try await count(
+                connection,
+                "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'"
+            )
         }
 
         /// After a drain: jobs per second from the moment every worker was running jobs (the
