@@ -17,11 +17,11 @@ final class PostgresSession: @unchecked Sendable {
     private let inFlight = InFlightStatement()
     private let watchdog: RepeatedTask?
 
-    /// `deadline`: how long a statement's answer may take before the connection is given up
-    /// (the server's `statement_timeout` and a margin); nil waits as long as it takes.
     /// The store's schema: every statement is sent with jobq's table names in it.
     let names: SchemaNames
 
+    /// `deadline`: how long a statement's answer may take before the connection is given up
+    /// (the server's `statement_timeout` and a margin); nil waits as long as it takes.
     init(connection: PostgresConnection, names: SchemaNames, logger: Logger, deadline: Duration?) {
         self.connection = connection
         self.names = names

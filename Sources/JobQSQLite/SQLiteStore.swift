@@ -342,10 +342,6 @@ final class SQLiteStore: SQLStore {
         ChangeWatcher(store: self, alone: interest == .claimableWork)
     }
 
-    /// `PRAGMA data_version` on the writer connection: it moves when another connection (another
-    /// process, another ``JobQueue`` on the file) commits, never for this store's own commits,
-    /// which all go through that connection. nil when it cannot be read now. Waits for a write
-    /// under way, so it is called from the change watcher's thread, never a Swift task's.
     /// The claim outlook on the calling thread (the change watcher's, right after it saw another
     /// process commit, so the claim loop is woken only when there is something to claim).
     /// nil when it cannot tell at this moment (a lock, an error): the claim loop looks then.
@@ -356,6 +352,10 @@ final class SQLiteStore: SQLStore {
         }
     }
 
+    /// `PRAGMA data_version` on the writer connection: it moves when another connection (another
+    /// process, another ``JobQueue`` on the file) commits, never for this store's own commits,
+    /// which all go through that connection. nil when it cannot be read now. Waits for a write
+    /// under way, so it is called from the change watcher's thread, never a Swift task's.
     func othersCommitVersion() -> Int? {
         try? writer.writeWithoutTransaction { db in
             let statement = try RawStatement(db, sql: "PRAGMA data_version")

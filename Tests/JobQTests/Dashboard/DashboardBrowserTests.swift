@@ -18,7 +18,7 @@ struct DashboardBrowserTests {
     static let browserMissing: Comment =
         "no headless browser: install Debian's chromium and chromium-driver and `python3 -m pip install selenium` (.ci/run does)"
 
-    @Test(.enabled(if: browserAvailable, browserMissing))
+    @Test(RunsAlone.trait, .enabled(if: browserAvailable, browserMissing))
     func anOperatorSeesLiveUpdatesAndRetriesADeadJob() async throws {
         let store = try TemporaryStore()
         let queue = try store.open()

@@ -22,8 +22,11 @@ struct StoreTests {
         let payload = #"{"blob":""# + String(repeating: "x", count: 3000) + #""}"#
         for _ in 0..<500 { try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: payload)) }
         #expect(size(store.path + "-wal") > 1000 * 4096, "the writes did not grow the WAL as expected")
+        // The background checkpoint copies at least the thousand pages that started it (about a
+        // third of the jobs: the rest may stay in the WAL until the next commit, when it starts
+        // later on a loaded machine and the next one is not due before the writes end).
         try await EventProcessTests.waitFor("the WAL to be copied into the database file", timeout: 30) {
-            size(store.path) > fileBefore + 500 * 3000
+            size(store.path) > fileBefore + 250 * 3000
         }
         // Commits that never pause: the WAL still stops growing (the inline checkpoint at 2000
         // pages, then one more transaction), where no checkpoint at all would take it past

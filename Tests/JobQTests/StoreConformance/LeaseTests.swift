@@ -167,7 +167,7 @@ struct LeaseTests {
         try await Task.sleep(for: .milliseconds(200))
         #expect(pool.statistics.running == 2, "only `concurrency` jobs run; the rest wait, leased")
         await group.triggerGracefulShutdown()
-        try await within(.seconds(25), "shutdown") { try await running.value }
+        try await within(.seconds(60), "shutdown") { try await running.value }
         let after = try await queue.jobs()
         #expect(
             after.allSatisfy { $0.state == .ready && $0.attempt == 0 }, "\(after.map { ($0.id, $0.state, $0.attempt) })"

@@ -136,7 +136,8 @@ struct ScheduleTests {
         // Unwoken, the scheduler would sleep an hour; a loaded run once took 1.3 s.
         #expect(made.createdAt.timeIntervalSince(due) < 5, "made when due, not at a poll")
         running.cancel()
-        try await within(.seconds(5), "the pool to stop") { try await running.value }
+        // A hang detector: a CI run three times slower than a quiet machine took over 5 s.
+        try await within(.seconds(30), "the pool to stop") { try await running.value }
         #expect(try await queue.scheduleRuns("thrice").count == 3)
     }
 
@@ -149,7 +150,8 @@ struct ScheduleTests {
         let running = Task { try await pool.run() }
         try await Task.sleep(for: .milliseconds(300))
         running.cancel()
-        try await within(.seconds(5), "the pool to stop") { try await running.value }
+        // A hang detector: a CI run three times slower than a quiet machine took over 5 s.
+        try await within(.seconds(30), "the pool to stop") { try await running.value }
         #expect(try await queue.scheduleRuns("now").isEmpty)
     }
 

@@ -29,7 +29,9 @@ struct SharedReader: Executor {
 struct WorkflowTests {
     static let executors: [any Executor] = BuiltinExecutors.all + [SharedWriter(), SharedReader()]
 
-    func run(_ queue: JobQueue, limit: Duration = .seconds(30)) async throws {
+    /// `limit` detects a hang: a whole suite on a loaded CI machine once took over 30 s for a
+    /// workflow of a dozen short steps.
+    func run(_ queue: JobQueue, limit: Duration = .seconds(90)) async throws {
         try await work(queue, executors: Self.executors, concurrency: 4, limit: limit)
     }
 

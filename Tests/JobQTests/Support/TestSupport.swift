@@ -20,6 +20,7 @@ enum TestScratch {
     /// A new path `PREFIX-UUID` (plus `suffix`) in the temporary directory, removed at exit.
     static func url(_ prefix: String, suffix: String = "") -> URL {
         _ = removal
+        _ = StallWatch.started
         let url = FileManager.default.temporaryDirectory.appendingPathComponent(
             "\(prefix)-\(UUID().uuidString)\(suffix)")
         made.withLock { $0.append(url) }
