@@ -155,6 +155,8 @@ let package = Package(
                 "JobQCommandLine",
                 "LatencyRelay",
                 .target(name: "JobQPostgres", condition: .when(traits: ["Postgres"])),
+                // The row of an enqueue through the HTTP API serves it in-process.
+                .target(name: "JobQDashboard", condition: .when(traits: ["Dashboard"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // The raw baselines use the SQLite C API directly; the application's transaction
                 // row uses GRDB, as an application would.

@@ -24,6 +24,11 @@ struct DashboardCommand: AsyncParsableCommand {
             `Authorization: Bearer TOKEN`. Actions are POSTs with a per-process form token, refused
             from other origins; --read-only leaves them out and opens the store without changing it
             (a store that needs `jobq migrate up` is refused). Stops on SIGTERM or SIGINT.
+
+            It also serves the HTTP API under /api/v1 (enqueue, read, wait for results, retry,
+            cancel, pause, emit, signal; described at /api/v1/openapi.json), whose requests carry a
+            token made with `jobq token add` instead of the dashboard's access, on any address;
+            --no-api leaves it out, and so does --read-only.
             """)
     )
 
@@ -46,8 +51,11 @@ struct DashboardCommand: AsyncParsableCommand {
             valueName: "token"))
     var token: String?
 
-    @Flag(help: "Show everything, change nothing: no action buttons, every POST refused.")
+    @Flag(help: "Show everything, change nothing: no action buttons, every POST refused, no API.")
     var readOnly = false
+
+    @Flag(name: .customLong("no-api"), help: "Do not serve the HTTP API (/api/v1).")
+    var noAPI = false
 
     func run() async throws {
         #if Dashboard
@@ -58,7 +66,7 @@ struct DashboardCommand: AsyncParsableCommand {
             let accessToken = try self.accessToken()
             let options = Dashboard.Options(
                 storeName: store.location.description, access: accessToken.map { .token($0) } ?? .loopbackOnly,
-                readOnly: readOnly)
+                readOnly: readOnly, api: readOnly || noAPI ? nil : HTTPAPI.Options())
             CLILogging.bootstrap
             let logger = Logger(label: "jobq.dashboard")
             if token != nil {
@@ -76,8 +84,9 @@ struct DashboardCommand: AsyncParsableCommand {
             let queue = try await store.open(readOnly: readOnly)
             let server = try DashboardServer(queue: queue, address: address, options: options, logger: logger) {
                 bound in
+                let api = options.api == nil ? "" : "; HTTP API at http://\(bound)\(HTTPAPI.prefix)/"
                 logger.info(
-                    "dashboard at http://\(bound)/ (store \(options.storeName)\(options.readOnly ? ", read-only" : ""))"
+                    "dashboard at http://\(bound)/ (store \(options.storeName)\(options.readOnly ? ", read-only" : ""))\(api)"
                 )
             }
             let group = ServiceGroup(

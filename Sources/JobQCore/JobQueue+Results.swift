@@ -64,6 +64,26 @@ extension JobQueue {
         throw JobResultError.timedOut(id, state: state ?? .ready, after: timeout)
     }
 
+    /// Waits up to `timeout` for a job to be final (succeeded, dead or cancelled) and returns
+    /// it then; nil when it is still unfinished after `timeout` (zero: look once). For callers
+    /// that want the job whatever its outcome, such as the HTTP API's long poll.
+    ///
+    /// ```swift
+    /// if let job = try await queue.finishedJob(42, waitingUpTo: .seconds(30)) { print(job.state) }
+    /// ```
+    ///
+    /// - Throws: ``JobResultError/noSuchJob(_:)`` when there is no such job.
+    public func finishedJob(_ id: JobID, waitingUpTo timeout: Duration) async throws -> Job? {
+        let store = self.store
+        let filter = EventFilter(jobIDs: [id], kinds: [.succeeded, .dead, .cancelled, .expired])
+        let look = { @Sendable () async throws -> Job? in
+            guard let job = try await store.job(id) else { throw JobResultError.noSuchJob(id) }
+            return job.state.isFinal ? job : nil
+        }
+        if timeout <= .zero { return try await look() }
+        return try await awaitOutcome(filter, timeout: timeout, look: look)
+    }
+
     /// Runs `look` until it returns a value: once, then after each event of `filter` (read
     /// from a cursor taken before the first look, so that no end is missed between the two),
     /// until `timeout` passes (nil then). Errors of `look` end the wait; so does cancelling

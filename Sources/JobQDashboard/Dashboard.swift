@@ -36,10 +36,13 @@ public struct Dashboard: Sendable {
         public var maximumStreams: Int
         /// How long a browser stays signed in after `/login` (a token dashboard).
         public var sessionLifetime: Duration
+        /// The HTTP API served beside the pages (``HTTPAPI``, under `/api/v1`), or nil for none.
+        /// It takes the store's API tokens (`jobq token add`), never the dashboard's access.
+        public var api: HTTPAPI.Options?
 
         public init(
             storeName: String, access: Access, readOnly: Bool = false, pageSize: Int = 50, maximumStreams: Int = 64,
-            sessionLifetime: Duration = .seconds(12 * 3600)
+            sessionLifetime: Duration = .seconds(12 * 3600), api: HTTPAPI.Options? = HTTPAPI.Options()
         ) {
             self.storeName = storeName
             self.access = access
@@ -47,6 +50,7 @@ public struct Dashboard: Sendable {
             self.pageSize = pageSize
             self.maximumStreams = maximumStreams
             self.sessionLifetime = sessionLifetime
+            self.api = api
         }
 
         /// The token of a token dashboard, or nil.
@@ -84,6 +88,7 @@ public struct Dashboard: Sendable {
     /// refuses every request and says why.
     public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
         router.add(middleware: DashboardGuard<Context>(dashboard: self))
+        if let api = options.api { HTTPAPI(queue: queue, options: api).addRoutes(to: router) }
         addPageRoutes(to: router)
         addActionRoutes(to: router)
         addBulkRoutes(to: router)

@@ -13,6 +13,7 @@ import JobQWebText
 ///   `Sec-Fetch-Site`, and one without either is refused unless it carries the token as a bearer
 ///   header (a script); the form token is checked with the form. A read-only dashboard refuses
 ///   every POST but `/login`.
+/// The HTTP API (`/api/v1/`) is let through to its own token checks.
 /// Every response gets headers that keep the pages from being framed or running other scripts.
 struct DashboardGuard<Context: RequestContext>: RouterMiddleware {
     let dashboard: Dashboard
@@ -34,6 +35,10 @@ struct DashboardGuard<Context: RequestContext>: RouterMiddleware {
         async throws -> Response
     {
         let path = request.uri.path
+        // The API checks its own tokens (``HTTPAPI``): the dashboard's access is not theirs.
+        if dashboard.options.api != nil, path.hasPrefix(HTTPAPI.prefix + "/") {
+            return try await next(request, context)
+        }
         let token = dashboard.options.accessToken
         if let token, token.count < Dashboard.minimumTokenLength {
             // A dashboard mounted with a short (or empty) token would accept a guessable one.

@@ -207,6 +207,11 @@ struct BenchCommand: AsyncParsableCommand {
             defer { singleCPU.append(bench.lastCPUPerItem) }
             return try await bench.enqueueOneAtATime(enqueueCount)
         }
+        #if Dashboard
+            progress("enqueue through the HTTP API")
+            let apiCount = min(enqueueCount, 10_000)
+            let throughAPI = try await measure { try await bench.enqueueThroughAPI(apiCount) }
+        #endif
         progress("enqueue in the application's transaction")
         var appCPU: [Double] = []
         let appOnly = try await measure {
@@ -370,6 +375,14 @@ struct BenchCommand: AsyncParsableCommand {
                 workload: "raw claim+complete, batches of 100, no event rows", value: bareCycle100, unit: "jobs/s",
                 baseline: batchedCycle, baselineValue: rawCycle100, ratio: bareCycle100 / rawCycle100)
         ]
+        #if Dashboard
+            rows.append(
+                Row(
+                    workload: "enqueue through the HTTP API, one job per POST (keep-alive, loopback)",
+                    value: throughAPI,
+                    unit: "jobs/s", baseline: "enqueue, one per transaction, in-process", baselineValue: single,
+                    ratio: throughAPI / single))
+        #endif
         // The physical limit: every jobq figure against the smallest queue SQLite can be here.
         let limit = "minimal raw queue"
         rows += [

@@ -539,8 +539,10 @@
             // What each job cost in CPU: the ratio is the minimal queue's over jobq's (higher is
             // better, as for the rates); the minimal queue's client is this process.
             let minimalClientCPU = minimalRuns.measured(\.client)
+            // Read in clock ticks (10 ms): a drain too short to take one says nothing, and its
+            // ratio would read 0.
             let minimalServerCPU =
-                minimalRuns.allSatisfy({ $0.server != nil }) ? minimalRuns.measured { $0.server! } : nil
+                minimalRuns.allSatisfy({ ($0.server ?? 0) > 0 }) ? minimalRuns.measured { $0.server! } : nil
             func cpuRow(_ processes: Int, _ part: String, _ value: Measured, minimal: Measured, _ minimalPart: String)
                 -> Row
             {
@@ -563,6 +565,11 @@
                     Data(
                         "bench: \(label): the server's CPU per job is left out: the server is not on this machine\n"
                             .utf8))
+            } else if minimalServerCPU == nil {
+                FileHandle.standardError.write(
+                    Data(
+                        ("bench: \(label): the server's CPU per job is left out: the minimal queue's drain used less "
+                            + "than a clock tick of it; give more --drain-jobs\n").utf8))
             }
             for drain in drains {
                 rows.append(

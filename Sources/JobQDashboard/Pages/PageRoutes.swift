@@ -74,9 +74,8 @@ extension Dashboard {
         return id
     }
 
-    /// A query parameter: nil when absent or empty.
     /// A query parameter, decoded as a browser's GET form encodes it (a space as `+`, a plus as
-    /// `%2B`), so that a search typed into a form arrives as typed.
+    /// `%2B`), so that a search typed into a form arrives as typed; nil when absent or empty.
     static func parameter(_ request: Request, _ name: String) -> String? {
         guard let value = FormBody.parse(request.uri.query ?? "")[name], !value.isEmpty else { return nil }
         return value

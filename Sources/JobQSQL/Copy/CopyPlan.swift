@@ -55,7 +55,8 @@ package enum CopyPlan {
         Table("steps", .replaceWhole),
         Table("signals", .appendByID),
         Table("dependencies", .replaceWhole),
-        Table("queue_starts", .replaceWhole)
+        Table("queue_starts", .replaceWhole),
+        Table("api_tokens", .replaceWhole)
     ]
 
     /// Tables copied otherwise, or not at all, and why.

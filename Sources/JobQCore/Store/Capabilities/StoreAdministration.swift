@@ -25,6 +25,14 @@ package protocol StoreAdministration: AnyObject, Sendable {
     func throughput(of queues: [String], since start: Date, interval: Double, buckets: Int) async throws
         -> [QueueThroughput]
 
+    /// Records a new token of the HTTP API by the hash of its secret; refuses a name that a
+    /// token not revoked has.
+    func addAPIToken(_ token: APIToken, hash: String) async throws
+    func apiTokens() async throws -> [APIToken]
+    func revokeAPIToken(named name: String, at time: Date) async throws -> APIToken
+    /// The token whose secret hashes to `hash` (revoked or not), noting its use; nil for none.
+    func apiToken(hash: String, usedAt now: Date) async throws -> APIToken?
+
     /// Ends dead the unfinished jobs of `queue` whose payload no store can read back.
     func endUnreadableJobs(queue: String) async throws -> [JobID]
 
