@@ -111,15 +111,23 @@ extension Dashboard {
         guard type.isEmpty || type.hasPrefix("application/x-www-form-urlencoded") else {
             throw BadRequest(message: "actions take a form (application/x-www-form-urlencoded), not \(type)")
         }
-        var request = request
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.collectBody(upTo: maximumFormBytes)
-        } catch is NIOTooManyBytesError {
-            // The client's doing, not the store's: 413, not 500.
-            throw HTTPError(
-                .contentTooLarge, message: "A form is at most \(maximumFormBytes / 1024) KiB; this one is larger.")
-        }
+        let buffer = try await request.body(
+            upTo: maximumFormBytes,
+            tooLarge: HTTPError(
+                .contentTooLarge, message: "A form is at most \(maximumFormBytes / 1024) KiB; this one is larger."))
         return FormBody.parse(String(buffer: buffer))
+    }
+}
+
+extension Request {
+    /// The body, at most `limit` bytes; a larger one throws `tooLarge`: the client's doing, to
+    /// be answered 413, not a failure of the server's.
+    func body(upTo limit: Int, tooLarge: @autoclosure () -> any Error) async throws -> ByteBuffer {
+        var request = self
+        do {
+            return try await request.collectBody(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw tooLarge()
+        }
     }
 }

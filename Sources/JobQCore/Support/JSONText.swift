@@ -48,28 +48,15 @@ package enum JSONText {
     package static func minified(_ text: String) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count)
-        var inString = false
-        var escaped = false
+        var scanner = StringLiteralScanner()
         for byte in text.utf8 {
-            if inString {
+            if scanner.isInString(byte) {
                 output.append(byte)
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
                 continue
             }
             switch byte {
-            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
-                continue
-            case UInt8(ascii: "\""):
-                inString = true
-                output.append(byte)
-            default:
-                output.append(byte)
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): continue
+            default: output.append(byte)
             }
         }
         return String(decoding: output, as: UTF8.self)
@@ -180,5 +167,55 @@ extension Duration {
     public var inSeconds: Double {
         let (s, atto) = components
         return Double(s) + Double(atto) / 1e18
+    }
+}
+
+extension JSONText {
+    /// Tells, byte by byte through raw JSON text, whether each byte stands inside a string
+    /// literal (its quotes included): the one place that knows JSON's escapes, for the passes
+    /// over raw text that must not look into strings.
+    ///
+    /// ```swift
+    /// var scanner = JSONText.StringLiteralScanner()
+    /// let brackets = text.utf8.filter { !scanner.isInString($0) && $0 == UInt8(ascii: "[") }.count
+    /// ```
+    package struct StringLiteralScanner {
+        private var inString = false
+        private var escaped = false
+
+        package init() {}
+
+        /// Whether `byte`, the next byte of the text, is part of a string literal.
+        package mutating func isInString(_ byte: UInt8) -> Bool {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                return true
+            }
+            if byte == UInt8(ascii: "\"") { inString = true }
+            return inString
+        }
+    }
+
+    /// The depth past `limit` to which `text` nests arrays and objects, or nil when it stays
+    /// within it: checked before a recursive parser meets a body of a million `[`.
+    package static func nestingDepth(of text: String, exceeding limit: Int) -> Int? {
+        var depth = 0
+        var scanner = StringLiteralScanner()
+        for byte in text.utf8 where !scanner.isInString(byte) {
+            switch byte {
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                if depth > limit { return depth }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return nil
     }
 }

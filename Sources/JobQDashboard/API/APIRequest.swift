@@ -66,39 +66,10 @@ enum JSONBody {
 
     /// Refuses a body that nests deeper than ``maximumDepth``.
     static func checkDepth(_ text: String) throws {
-        if let depth = tooDeep(text) {
+        if let depth = JSONText.nestingDepth(of: text, exceeding: maximumDepth) {
             throw APIError.badRequest(
                 "the body nests arrays and objects \(depth) levels deep or more; at most \(maximumDepth) are read")
         }
-    }
-
-    /// The depth past ``maximumDepth`` that `text` reaches, or nil when it stays within it.
-    /// Brackets inside strings do not count.
-    static func tooDeep(_ text: String) -> Int? {
-        var depth = 0
-        var inString = false
-        var escaped = false
-        for byte in text.utf8 {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                if depth > maximumDepth { return depth }
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
-            default: break
-            }
-        }
-        return nil
     }
 }
 

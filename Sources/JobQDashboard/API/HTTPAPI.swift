@@ -3,7 +3,6 @@ import HTTPTypes
 import Hummingbird
 import JobQCore
 import Logging
-import NIOCore
 
 /// jobq's HTTP API (`/api/v1`): enqueue jobs (one or a batch, with every option of a job line),
 /// read them (one, or a page by the filter language), wait for a job to finish, retry and
@@ -115,15 +114,12 @@ public struct HTTPAPI: Sendable {
                 message: "the body is JSON: send it with `Content-Type: application/json`"
                     + (type.isEmpty ? "" : ", not \(type)"))
         }
-        var request = request
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.collectBody(upTo: limit)
-        } catch is NIOTooManyBytesError {
-            throw APIError(
+        let buffer = try await request.body(
+            upTo: limit,
+            tooLarge: APIError(
                 status: .contentTooLarge,
-                message: "this request's body is at most \(limit / 1024) KiB; this one is larger")
-        }
+                message: "this request's body is at most \(limit / 1024) KiB; this one is larger"
+            ))
         guard let text = buffer.getString(at: buffer.readerIndex, length: buffer.readableBytes),
             text.utf8.count == buffer.readableBytes
         else {

@@ -82,27 +82,7 @@ func exercise(target: String, _ bytes: UnsafeBufferPointer<UInt8>) {
 
 /// JSON text without the blanks outside strings: what pretty-printing may change.
 func withoutLayout(_ text: String) -> [UInt8] {
-    var out: [UInt8] = []
-    var inString = false
-    var escaped = false
-    for byte in Array(text.utf8) {
-        if inString {
-            out.append(byte)
-            if escaped {
-                escaped = false
-            } else if byte == UInt8(ascii: "\\") {
-                escaped = true
-            } else if byte == UInt8(ascii: "\"") {
-                inString = false
-            }
-        } else if byte == UInt8(ascii: "\"") {
-            inString = true
-            out.append(byte)
-        } else if ![32, 10, 9, 13].contains(byte) {
-            out.append(byte)
-        }
-    }
-    return out
+    Array(JSONText.minified(text).utf8)
 }
 
 #if FUZZING
