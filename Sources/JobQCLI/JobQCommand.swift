@@ -20,7 +20,7 @@ struct JobQCommand: AsyncParsableCommand {
             PruneCommand.self, MigrateCommand.self, EventsCommand.self, WaitCommand.self, BatchCommand.self,
             TrackCommand.self, WorkflowCommand.self, LaneCommand.self, ScheduleCommand.self, TriggerCommand.self,
             EmitCommand.self, DashboardCommand.self, QueueCommand.self, RetentionCommand.self, IndexCommand.self,
-            CopyCommand.self, SignalCommand.self, TokenCommand.self
+            CopyCommand.self, SignalCommand.self, TokenCommand.self, StatsCommand.self
         ]
     )
 }

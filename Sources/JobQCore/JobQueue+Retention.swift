@@ -128,6 +128,8 @@ extension JobQueue {
                 if deleted < batch * 3 { break }
                 try await Task.sleep(for: pause)
             }
+            // The history goes with the events it summarizes.
+            try await store.cleanHistory(beforeMinute: Int64((now - events.inSeconds) / 60))
         }
         try await store.cleanFinishedWorkflows(finishedBefore: now)
         try await store.releaseLease(Self.cleanerLease, holder: holder)

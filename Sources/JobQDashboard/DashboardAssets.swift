@@ -74,6 +74,27 @@ enum DashboardAssets {
         form.filters input, form.filters select { font: inherit; padding: .25rem .4rem; border: 1px solid #c7cdd8; border-radius: 4px; min-width: 9rem; }
         p.filters a.current { font-weight: 700; text-decoration: none; color: var(--fg); }
         .pager { margin-top: .8rem; }
+        .history-chart { margin: 0 0 1rem; background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .4rem; overflow-x: auto; }
+        .history-chart figcaption { font-weight: 600; margin-bottom: .2rem; }
+        .h-key { font-weight: normal; color: var(--muted); margin-left: .8rem; font-size: .85rem; }
+        .h-key svg { vertical-align: -1px; margin-right: .25rem; border: 1px solid #94a3b8; }
+        svg.history .h-axis { stroke: #94a3b8; stroke-width: 1; }
+        svg.history .h-label { font-size: 11px; fill: var(--muted); }
+        .h-succeeded { fill: var(--succeeded); }
+        .h-retried { fill: var(--failed); fill-opacity: .55; stroke: var(--failed); stroke-dasharray: 2 2; }
+        .h-dead { fill: var(--dead); stroke: #000; stroke-width: .6; }
+        .h-cancelled { fill: #fff; stroke: var(--cancelled); stroke-width: 1.2; }
+        svg.history polyline { fill: none; stroke-width: 1.6; }
+        polyline.h-p50, circle.h-p50, rect.h-p50 { stroke: var(--ready); fill: var(--ready); }
+        polyline.h-p95, circle.h-p95, rect.h-p95 { stroke: var(--running); fill: var(--running); stroke-dasharray: 6 3; }
+        polyline.h-max, circle.h-max, rect.h-max { stroke: var(--dead); fill: var(--dead); stroke-dasharray: 2 2; }
+        polyline.h-p50, polyline.h-p95, polyline.h-max { fill: none; }
+        .h-running { fill: var(--running); fill-opacity: .75; }
+        .h-ready { fill: var(--ready); fill-opacity: .45; }
+        .h-scheduled { fill: var(--scheduled); fill-opacity: .35; stroke: var(--scheduled); stroke-dasharray: 4 2; }
+        .h-waiting { fill: var(--waiting); fill-opacity: .35; stroke: var(--waiting); stroke-dasharray: 1 2; }
+        .h-hover { fill: transparent; }
+        .windows { margin: .2rem 0 .8rem; }
         .graph { overflow-x: auto; background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .4rem; }
         svg.workflow-graph text { font-size: 12px; fill: var(--fg); }
         svg.workflow-graph .wf-label { fill: var(--muted); font-size: 11px; }

@@ -424,15 +424,23 @@ extension SharedSQL {
     /// Jobs per queue and state, each state counted from the partial index that holds it, so
     /// that status costs the same whether or not rows are large (and never reads them for
     /// finished jobs, the bulk of a store). Finished jobs are exactly those with finished_at.
+    /// Jobs by queue and state (`queue`, `state`, `n`), each state counted on its own index.
     static let countsSQL = DialectSQL { d in
+        unfinishedCountsSQL[d] + """
+
+            UNION ALL
+            SELECT queue, state, COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_finished")) WHERE finished_at IS NOT NULL GROUP BY queue, state
+            """
+    }
+
+    /// ``countsSQL`` of the unfinished states only: no read of the finished jobs' index.
+    static let unfinishedCountsSQL = DialectSQL { d in
         """
         SELECT queue, 'ready' AS state, COUNT(*) AS n FROM jobq_jobs WHERE state = 'ready' GROUP BY queue
         UNION ALL
         SELECT queue, 'running', COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_leases")) WHERE state = 'running' GROUP BY queue
         UNION ALL
         SELECT queue, state, COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') GROUP BY queue, state
-        UNION ALL
-        SELECT queue, state, COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_finished")) WHERE finished_at IS NOT NULL GROUP BY queue, state
         UNION ALL
         SELECT queue, 'waiting', COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_waiting")) WHERE state = 'waiting' GROUP BY queue
         """

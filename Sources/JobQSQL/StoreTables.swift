@@ -13,7 +13,8 @@ package enum StoreTables {
 
     /// Every table of the current schema, without the prefix.
     package static let names: Set<String> = [
-        "api_tokens", "batches", "data_migration_steps", "data_migrations", "dependencies", "events", "jobs", "lanes",
+        "api_tokens", "backlog_history", "batches", "data_migration_steps", "data_migrations", "dependencies", "events",
+        "history", "jobs", "lanes",
         "leases",
         "paused_executors", "payload_indexes", "queue_starts", "queues", "schedules", "schema_migrations", "signals",
         "steps", "store_settings",

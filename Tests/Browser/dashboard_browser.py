@@ -42,6 +42,7 @@ def main():
     parser.add_argument("--shots", required=True)
     parser.add_argument("--bulk-filter", required=True)
     parser.add_argument("--bulk-count", required=True)
+    parser.add_argument("--succeeded", required=True, help="jobs that succeeded before the page was opened")
     args = parser.parse_args()
     os.makedirs(args.shots, exist_ok=True)
 
@@ -116,6 +117,23 @@ def main():
         wait.until(lambda d: d.current_url.endswith("/jobs/" + job))
         seen["graph_click"] = driver.current_url
         assert ("#" + job) in driver.find_element(By.TAG_NAME, "h1").text, driver.find_element(By.TAG_NAME, "h1").text
+
+        # The history: four charts; the outcome bars' titles add up to the jobs that succeeded,
+        # and a bar leads to the jobs that finished in its minute.
+        driver.get(args.base + "/history?window=1h")
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "figure.history-chart")) == 4)
+        bars = driver.find_elements(By.CSS_SELECTOR, "svg.history a.h-bucket")
+        titles = [bar.find_element(By.TAG_NAME, "title").get_attribute("textContent") for bar in bars]
+        # An SVG link's href is an SVGAnimatedString as a property: read the attribute itself.
+        first_bucket = bars[0].get_dom_attribute("href")
+        seen["history_succeeded"] = sum(int(title.split(": ")[1].split(" succeeded")[0]) for title in titles)
+        assert seen["history_succeeded"] == int(args.succeeded), (titles, args.succeeded)
+        time.sleep(0.3)
+        driver.save_screenshot(os.path.join(args.shots, "history.png"))
+        driver.get(args.base + first_bucket)
+        wait.until(lambda d: "/jobs?where=" in d.current_url)
+        seen["history_click_rows"] = len(driver.find_elements(By.CSS_SELECTOR, "table tbody tr"))
+        assert seen["history_click_rows"] > 0, driver.page_source[:500]
 
         for name, path in [("jobs", "/jobs"), ("workflow", "/workflows/" + args.workflow), ("schedules", "/schedules")]:
             driver.get(args.base + path)

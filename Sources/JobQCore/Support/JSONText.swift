@@ -74,11 +74,11 @@ package enum JSONText {
 }
 
 /// ISO 8601 with milliseconds, UTC, as used in every JSON output.
-enum ISO8601 {
+package enum ISO8601 {
     /// `2026-11-21T17:00:00.250Z`: what `Date.ISO8601FormatStyle(includingFractionalSeconds: true)`
     /// prints, computed directly, because events carry dates and the format style costs
     /// microseconds per call on the hot path.
-    static func string(_ date: Date) -> String {
+    package static func string(_ date: Date) -> String {
         let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         guard (0...253_402_300_799_999).contains(totalMilliseconds) else {
             // Before 1970 or after 9999: rare enough for the general formatter.

@@ -35,6 +35,8 @@ public final class WorkerPool: Service, Sendable {
     private let wokenHere = WokenHereExecutor()
     let state = Mutex(PoolState())
     let completions: CompletionBatcher
+    /// What the pool ran, until it is added to the store's history.
+    let history = HistoryRecorder()
     /// Where counts and timings go; nil when no swift-metrics backend was bootstrapped before
     /// the pool was made.
     let metrics: JobMetrics?
@@ -152,6 +154,9 @@ public final class WorkerPool: Service, Sendable {
                 group.addTask { await self.maintain() }
                 if runsScheduler { group.addTask { await self.runScheduler(alarm: alarm) } }
                 if let interval = options.cleanerInterval { group.addTask { await self.runCleaner(every: interval) } }
+                if let interval = options.historyInterval {
+                    group.addTask { await self.recordHistory(every: interval) }
+                }
                 if let watcher {
                     let interval = options.changeCheckInterval
                     let also = pokeScheduler
@@ -204,6 +209,7 @@ public final class WorkerPool: Service, Sendable {
                 // have expired and another worker owns the jobs anyway.
                 await self.completions.waitUntilIdle(givingUpAfter: options.lease)
                 group.cancelAll()
+                if options.historyInterval != nil { await self.addHistory() }
             }
         } onGracefulShutdown: {
             self.beginDraining()

@@ -73,6 +73,10 @@ extension WorkerPool {
         /// deletes finished jobs and events past their retention; the first pass a few seconds
         /// after start. At most one pool per store cleans at a time (a lease). nil: never.
         public var cleanerInterval: Duration? = .seconds(60)
+        /// How often the pool adds what it ran to the store's history (``JobQueue/history(over:buckets:queue:executor:)``),
+        /// and at most how much of it a SIGKILL loses; one pool per store also samples the
+        /// backlog about once a minute. nil: the pool records no history.
+        public var historyInterval: Duration? = .seconds(10)
         /// How often the pool reads the store's job counts per queue and state into the
         /// `jobq_queue_jobs` gauge, when a swift-metrics backend is bootstrapped (one grouped
         /// count of the jobs table per read). nil: never.

@@ -131,6 +131,22 @@ enum APIDocument {
                 "responses": {"200": {"$ref": "#/components/responses/QueueState"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
               }
             },
+            "/api/v1/history": {
+              "get": {
+                "summary": "What the workers did over a window, bucket by bucket: attempts by outcome, cancellations, wait and run times (p50, p95, longest, in seconds), and the backlog by state.",
+                "x-jobq-scope": "read",
+                "parameters": [
+                  {"name": "window", "in": "query", "description": "How far back, from 1m to 31d (`1h`, `24h`, `7d`).", "schema": {"type": "string", "default": "1h"}},
+                  {"name": "buckets", "in": "query", "description": "Buckets in the window, each at least a minute long.", "schema": {"type": "integer", "minimum": 1, "maximum": 1440, "default": 60}},
+                  {"name": "queue", "in": "query", "schema": {"type": "string"}},
+                  {"name": "executor", "in": "query", "schema": {"type": "string"}}
+                ],
+                "responses": {
+                  "200": {"description": "The history, oldest bucket first.", "content": {"application/json": {"schema": {"type": "object", "required": ["start", "bucketSeconds", "buckets"], "properties": {"start": {"type": "string", "format": "date-time"}, "bucketSeconds": {"type": "number"}, "queue": {"type": ["string", "null"]}, "executor": {"type": ["string", "null"]}, "buckets": {"type": "array", "items": {"type": "object"}}}}}}},
+                  "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}
+                }
+              }
+            },
             "/api/v1/events": {
               "post": {
                 "summary": "Emit an event: its triggers enqueue their jobs, and durable functions waiting for it resume, in one transaction.",

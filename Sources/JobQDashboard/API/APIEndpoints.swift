@@ -97,6 +97,23 @@ extension HTTPAPI {
             try await api.queue.resume(queue: name)
             return .apiJSON(#"{"queue":"# + JSONText.string(name) + #","paused":false}"#)
         },
+        APIEndpoint(method: .get, path: prefix + "/history", scope: .read, bodyLimit: nil) { api, request in
+            let text = request.query["window"] ?? "1h"
+            let window: Duration
+            do throws(JobQueueError) {
+                window = try DurationParser.parse(text)
+            } catch {
+                throw APIError.badRequest("window: \(error.description)", field: "window")
+            }
+            let buckets = try request.integer("buckets", in: 1...1440, otherwise: 60)
+            do {
+                let history = try await api.queue.history(
+                    over: window, buckets: buckets, queue: request.query["queue"], executor: request.query["executor"])
+                return .apiJSON(history.json)
+            } catch JobQueueError.invalidInput(let message) {
+                throw APIError.badRequest(message, field: "window")
+            }
+        },
         APIEndpoint(method: .post, path: prefix + "/events", scope: .enqueue, bodyLimit: jobBodyBytes) { api, request in
             let fields = try request.object()
             try only(["name", "payload", "dedupe"], in: fields)

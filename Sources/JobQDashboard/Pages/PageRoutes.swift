@@ -17,6 +17,7 @@ extension Dashboard {
         page(router, "/schedules") { request, _ in try await schedulesPage(request) }
         page(router, "/triggers") { request, _ in try await triggersPage(request) }
         page(router, "/batches") { request, _ in try await batchesPage(request) }
+        page(router, "/history") { request, _ in try await historyPage(request) }
         router.get("/jobs/:id/raw/:field") { request, context -> Response in
             do {
                 return try await rawJobValue(
@@ -37,7 +38,11 @@ extension Dashboard {
         router.get(path) { request, context -> Response in
             let fragment = request.uri.queryParameters.get("fragment") == "1"
             do {
-                return try await content(request, context).response(fragment: fragment, dashboard: self)
+                let content = try await content(request, context)
+                if request.uri.queryParameters.get("format") == "json", let json = content.json {
+                    return .apiJSON(json)
+                }
+                return content.response(fragment: fragment, dashboard: self)
             } catch {
                 return try failure(error, request: request, context: context)
             }

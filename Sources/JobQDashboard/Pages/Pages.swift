@@ -8,7 +8,7 @@ enum Pages {
     static let sections: [(path: String, title: String)] = [
         ("/", "Queues"), ("/jobs", "Jobs"), ("/workflows", "Workflows"), ("/schedules", "Schedules"),
         ("/triggers", "Triggers"),
-        ("/batches", "Batches")
+        ("/batches", "Batches"), ("/history", "History")
     ]
 
     /// A whole page: header, navigation, and `body`. `live` names the part the script refreshes
@@ -122,6 +122,8 @@ struct PageContent {
     /// What stays put above the live part (a filter form).
     var header = ""
     var body: String
+    /// The page's figures as JSON, answered for `format=json`; nil for a page without.
+    var json: String? = nil
 
     func response(fragment: Bool, dashboard: Dashboard) -> Response {
         fragment

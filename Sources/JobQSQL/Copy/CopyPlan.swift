@@ -65,7 +65,9 @@ package enum CopyPlan {
         "payload_indexes": "each is an index on the jobs as well as a row: created anew on the destination",
         "schema_migrations": "each store records its own schema",
         "workers": "the source's processes, not the destination's",
-        "leases": "held by the source's processes"
+        "leases": "held by the source's processes",
+        "history": "the source's workers' statistics: the destination's charts start with the copy",
+        "backlog_history": "the source's workers' statistics: the destination's charts start with the copy"
     ]
 
     /// Columns one store keeps for its event feed and the other has not: on SQLite a job's

@@ -69,7 +69,9 @@ struct DashboardBrowserTests {
                 encoding: .utf8),
             arguments: [
                 "--base", base, "--jobq", CLI.binary.path, "--db", store.path, "--dead", "\(dead.id)", "--workflow",
-                "\(workflow)", "--shots", shots, "--bulk-filter", #"state:dead /customer = "acme""#, "--bulk-count", "3"
+                "\(workflow)", "--shots", shots, "--bulk-filter", #"state:dead /customer = "acme""#, "--bulk-count",
+                "3",
+                "--succeeded", "\(try await queue.count(where: JobFilter("state:succeeded")))"
             ])
         #expect(output.contains(#""ok": true"#), "\(output)")
         #expect(output.contains(#""after_retry": "ready""#))
@@ -83,7 +85,8 @@ struct DashboardBrowserTests {
         for (index, id) in bulk.enumerated() {
             #expect(try await queue.job(id)?.state == (index == 1 ? .dead : .ready), "job \(id) after the bulk retry")
         }
-        for name in ["queues", "job", "jobs", "workflow", "schedules", "search", "bulk-confirm"] {
+        #expect(output.contains(#""history_succeeded": "#), "the history's bars add up to what succeeded: \(output)")
+        for name in ["queues", "job", "jobs", "workflow", "schedules", "search", "bulk-confirm", "history"] {
             #expect(FileManager.default.fileExists(atPath: "\(shots)/\(name).png"), "screenshot \(name).png")
         }
         kill(dashboard.processIdentifier, SIGTERM)

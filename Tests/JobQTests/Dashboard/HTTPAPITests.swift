@@ -162,6 +162,12 @@ struct HTTPAPITests {
         let unknownKey = try await api.call("POST", "/api/v1/events", body: #"{"name": "paid", "extra": 1}"#)
         #expect(unknownKey.status == 400 && APIClient.error(unknownKey.json).field == "extra", "\(unknownKey.text)")
 
+        let history = try await api.call("GET", "/api/v1/history?window=1h&buckets=12")
+        let buckets = try #require(history.json["buckets"] as? [[String: Any]], "\(history.text)")
+        #expect(buckets.count == 12 && buckets.compactMap { $0["succeeded"] as? Int }.reduce(0, +) == 1)
+        let badWindow = try await api.call("GET", "/api/v1/history?window=soon")
+        #expect(badWindow.status == 400 && APIClient.error(badWindow.json).field == "window")
+
         let waiting = try await queue.enqueue(try JobRequest(executor: "echo", payloadJSON: "{}"))
         let signal = try await api.call(
             "POST", "/api/v1/jobs/\(waiting.id)/signals", body: #"{"name": "go", "payload": {"ok": true}}"#)

@@ -33,6 +33,14 @@ package protocol StoreAdministration: AnyObject, Sendable {
     /// The token whose secret hashes to `hash` (revoked or not), noting its use; nil for none.
     func apiToken(hash: String, usedAt now: Date) async throws -> APIToken?
 
+    /// Adds workers' minutes to the history (``History``).
+    func addHistory(_ minutes: [HistoryMinute]) async throws
+    /// Samples the unfinished jobs by queue and state as the backlog of `minute`.
+    func sampleBacklog(minute: Int64) async throws
+    func cleanHistory(beforeMinute minute: Int64) async throws
+    func history(from start: Date, bucketSeconds: Double, buckets: Int, queue: String?, executor: String?)
+        async throws -> History
+
     /// Ends dead the unfinished jobs of `queue` whose payload no store can read back.
     func endUnreadableJobs(queue: String) async throws -> [JobID]
 
