@@ -301,6 +301,8 @@ struct BenchCommand: AsyncParsableCommand {
         let searched = finished / 5
         progress("a count by payload member among \(searched) jobs, without and with its index")
         let byPayload = try await bench.findByPayloadMember(jobs: searched)
+        progress("a day of history among \(finished) finished jobs")
+        let dayOfHistory = try await bench.readDayOfHistory(jobs: finished, queues: 5)
         #if os(Linux)
             progress("latency of the minimal raw queue across processes")
             let rawLatency: MinimalRawLatency.Samples? = try await MinimalRawLatency.measure(
@@ -439,6 +441,10 @@ struct BenchCommand: AsyncParsableCommand {
                 workload: "count by payload member (/customer, 1 in 1,000 of \(searched) jobs), with its index",
                 value: byPayload.withIndex, unit: "ms", baseline: "the same count without the index",
                 baselineValue: byPayload.withoutIndex, ratio: byPayload.withIndex / byPayload.withoutIndex),
+            Row(
+                workload:
+                    "history: a day in 96 buckets (the dashboard's 24h charts), 5 queues x 3 executors, among \(finished) finished jobs",
+                value: dayOfHistory, unit: "ms"),
             Row(
                 workload: "latency across processes, enqueue to done in the worker, p50",
                 value: percentile(crossProcess.pickedUpAndDone, 50), unit: "ms"),

@@ -53,6 +53,47 @@ extension BenchWorkloads {
             retriedPerSecond: Double(dead) / elapsed)
     }
 
+    /// Milliseconds to read a day of history in 96 buckets (what the dashboard's 24h charts
+    /// read) from a store of `jobs` finished jobs holding a day of minutes of `queues` queues
+    /// and 3 executors each, with a backlog sample every minute: the median of 5 reads.
+    mutating func readDayOfHistory(jobs: Int, queues: Int) async throws -> Double {
+        let path = freshPath()
+        let queue = try open(path)
+        let raw = try rawStore(path)
+        for index in 0..<queues {
+            try raw.fill(count: jobs / queues, state: "succeeded", runAtOffset: -3600, queue: "q\(index)")
+        }
+        let now = Int64(Date().timeIntervalSince1970 / 60)
+        let ranges = """
+            WITH RECURSIVE m(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM m WHERE i < 1439),
+            q(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM q WHERE j < \(queues - 1))
+            """
+        try raw.exec("BEGIN IMMEDIATE")
+        try raw.exec(
+            """
+            \(ranges), e(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM e WHERE k < 2)
+            INSERT INTO jobq_history (minute, queue, executor, succeeded, retried, dead, waits, runs, wait_max, run_max)
+            SELECT \(now) - i, 'q' || j, 'e' || k, 40, 1, 1, '[0,0,0,0,0,3,10,20,5,2]', '[0,0,0,1,5,20,10,4]', 0.02, 0.01
+            FROM m, q, e
+            """)
+        try raw.exec(
+            """
+            \(ranges), s(state) AS (VALUES ('waiting'), ('scheduled'), ('ready'), ('running'))
+            INSERT INTO jobq_backlog_history (minute, queue, state, jobs) SELECT \(now) - i, 'q' || j, state, 100 FROM m, q, s
+            """)
+        try raw.exec("COMMIT")
+        var samples: [Double] = []
+        for _ in 0..<5 {
+            let start = ContinuousClock.now
+            let history = try await queue.history(over: .seconds(86_400), buckets: 96)
+            samples.append((ContinuousClock.now - start).inSeconds * 1000)
+            guard history.buckets.map(\.succeeded).reduce(0, +) > 0 else {
+                throw CLIError.failure("bench: the day of history read back empty")
+            }
+        }
+        return percentile(samples, 50)
+    }
+
     /// Milliseconds to count the jobs of one customer in 1,000 among `jobs` (`/customer = "c7"`),
     /// without an index on `/customer` and with one: the median of 5 counts each.
     mutating func findByPayloadMember(jobs: Int) async throws -> (withoutIndex: Double, withIndex: Double) {

@@ -207,9 +207,9 @@ final class RawSQLite {
     }
 
     /// Fills the store fast with generated rows (setup for the large-store workloads, not a
-    /// measurement): `count` jobs in `state`, run at `runAt` offset from now.
-    /// Inserts `count` jobs of `queue` in `state` (a succeeded or dead one finished a minute
-    /// ago); `payload` is an SQL expression of the row number `i`.
+    /// measurement): `count` jobs of `queue` in `state` (a succeeded or dead one finished a
+    /// minute ago), run at `runAtOffset` from now; `payload` is an SQL expression of the row
+    /// number `i`.
     func fill(
         count: Int, state: String, runAtOffset: Double, queue: String = "default",
         payload: String = #"'{"a":' || i || ',"b":1}'"#

@@ -50,8 +50,8 @@ extension Dashboard {
     }
 
     /// One workflow drawn as its graph (``WorkflowDrawing``), then listed as its nested groups
-    /// (sequences numbered, parallel groups side by side), each job with its state, and its trees
-    /// as indented node lists.
+    /// (sequences numbered, parallel groups side by side), each job with its state, and its trees,
+    /// each drawn (``TreeDrawing``) and listed as indented nodes.
     func workflowPage(_ id: WorkflowID, request: Request) async throws -> PageContent {
         guard let status = try await queue.workflow(id) else {
             throw JobQueueError.notFound("no workflow #\(id); it may have been pruned")
@@ -79,7 +79,8 @@ extension Dashboard {
                     + " \(counts.isEmpty ? "<span class=\"muted\">no jobs yet</span>" : counts)</li>"
             }.joined()
             body +=
-                "<h2>Tree (\(tree.jobsCreated) of at most \(tree.maxJobs) jobs)</h2><ul class=\"tree\">\(nodes)</ul>"
+                "<h2>Tree (\(tree.jobsCreated) of at most \(tree.maxJobs) jobs)</h2>"
+                + "<div class=\"graph\">\(TreeDrawing(tree, jobs: status.jobs).svg)</div><ul class=\"tree\">\(nodes)</ul>"
         }
         if status.contextJSON != "{}" { body += "<h2>Shared context</h2>\(HTML.json(status.contextJSON))" }
         return PageContent(

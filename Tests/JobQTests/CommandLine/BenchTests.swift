@@ -49,6 +49,7 @@ struct BenchTests {
         }
         #expect(names.contains("enqueue 100 jobs in one app transaction (GRDB: its row + 100 jobs)"))
         #expect(names.contains("enqueue through the HTTP API, one job per POST (keep-alive, loopback)"))
+        #expect(names.contains { $0.hasPrefix("history: a day in 96 buckets (the dashboard's 24h charts)") })
         #expect(report.results.first { $0.workload == treeEvent }?.value == 0)
         #expect(names.contains("raw claim+complete, batches of 100, no event rows"))
         #expect(names.contains("drain a parallel group of 100 steps (concurrency 4)"))

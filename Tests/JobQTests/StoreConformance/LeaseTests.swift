@@ -127,7 +127,9 @@ struct LeaseTests {
         // Long enough to be seen running on a loaded machine, short enough to end in the grace period.
         let short = try await queue.enqueue(SleepExecutor.self, .init(seconds: 2))
         var options = quickOptions(stopWhen: .never)
-        options.shutdownGracePeriod = .seconds(5)
+        // Room for the short job's completion to be written on a loaded machine (a CI run once
+        // took over 5 s to write it at the suite's start, and the job was released instead).
+        options.shutdownGracePeriod = .seconds(15)
         let pool = WorkerPool(queue: queue, concurrency: 2, executors: BuiltinExecutors.all, options: options)
         let group = ServiceGroup(services: [pool], logger: Logger(label: "test"))
         let running = Task { try await group.run() }
