@@ -67,12 +67,17 @@ extension SQLStore {
         let from = start.timeIntervalSince1970
         let firstMinute = Int64((from / 60).rounded(.down))
         let lastMinute = Int64(((from + bucketSeconds * Double(count)) / 60).rounded(.up))
-        func bucket(ofMinute minute: Int64) -> Int? {
+        @Sendable func bucket(ofMinute minute: Int64) -> Int? {
             let index = Int(((Double(minute) * 60 - from) / bucketSeconds).rounded(.down))
             return (0..<count).contains(index) ? index : nil
         }
-        let stored = try await read {
-            db -> (minutes: [HistoryMinute], backlog: [(Int64, String, Int)], queues: [String]) in
+        var buckets = (0..<count).map {
+            History.Bucket(start: Date(timeIntervalSince1970: from + Double($0) * bucketSeconds))
+        }
+        let stored = try await read { [buckets] db -> (buckets: [History.Bucket], queues: [String]) in
+            var buckets = buckets
+            var waits = Array(repeating: LatencyHistogram(), count: count)
+            var runs = Array(repeating: LatencyHistogram(), count: count)
             var conditions = ["minute >= ?", "minute < ?"]
             var arguments: SQLArguments = [firstMinute, lastMinute]
             if let queue {
@@ -83,21 +88,36 @@ extension SQLStore {
                 conditions.append("executor = ?")
                 arguments.append(executor)
             }
-            let minutes = try db.fetchRows(
+            // Stepped through, not fetched as rows: a day of minutes is tens of thousands.
+            var queues = Set<String>()
+            let minutes = try db.statement(
                 sql: """
-                    SELECT minute, queue, executor, succeeded, retried, dead, waits, runs, wait_max, run_max
+                    SELECT minute, queue, succeeded, retried, dead, waits, runs, wait_max, run_max
                     FROM jobq_history WHERE \(conditions.joined(separator: " AND "))
-                    """, arguments: arguments
-            ).map { row in
-                var minute = HistoryMinute(minute: row.int64(0), queue: row.string(1), executor: row.string(2))
-                minute.merge(
-                    Self.historyMinute(
-                        row, offset: 3, minute: minute.minute, queue: minute.queue, executor: minute.executor))
-                return minute
+                    """)
+            minutes.bind(arguments)
+            while try minutes.step() {
+                guard let index = bucket(ofMinute: minutes.int64(0)) else { continue }
+                if queue == nil, executor == nil { queues.insert(minutes.string(1)) }
+                buckets[index].succeeded += minutes.int(2)
+                buckets[index].retried += minutes.int(3)
+                buckets[index].dead += minutes.int(4)
+                if waits[index].add(json: minutes.string(5)) {
+                    buckets[index].waitMax = max(buckets[index].waitMax ?? 0, minutes.double(7))
+                }
+                if runs[index].add(json: minutes.string(6)) {
+                    buckets[index].runMax = max(buckets[index].runMax ?? 0, minutes.double(8))
+                }
             }
-            // The backlog has no executor: a history of one executor draws none.
-            var backlog: [(Int64, String, Int)] = []
-            var queues = Set(minutes.map(\.queue))
+            minutes.reset()
+            for index in 0..<count {
+                buckets[index].waitP50 = waits[index].percentile(0.5)
+                buckets[index].waitP95 = waits[index].percentile(0.95)
+                buckets[index].runP50 = runs[index].percentile(0.5)
+                buckets[index].runP95 = runs[index].percentile(0.95)
+            }
+            // The backlog is kept by queue: a history of one executor draws none. Each bucket
+            // shows its last sample, summed over the queues.
             if executor == nil {
                 var sampleConditions = ["minute >= ?", "minute < ?"]
                 var sampleArguments: SQLArguments = [firstMinute, lastMinute]
@@ -105,14 +125,24 @@ extension SQLStore {
                     sampleConditions.append("queue = ?")
                     sampleArguments.append(queue)
                 }
+                var samples: [(minute: Int64, state: String, jobs: Int)] = []
+                var lastSample: [Int: Int64] = [:]
                 for row in try db.fetchRows(
                     sql: """
-                        SELECT minute, queue, state, jobs FROM jobq_backlog_history
-                        WHERE \(sampleConditions.joined(separator: " AND ")) ORDER BY minute
+                        SELECT minute, state, SUM(jobs) FROM jobq_backlog_history
+                        WHERE \(sampleConditions.joined(separator: " AND ")) GROUP BY minute, state
                         """, arguments: sampleArguments)
                 {
-                    queues.insert(row.string(1))
-                    backlog.append((row.int64(0), row.string(2), row.int(3)))
+                    let minute = row.int64(0)
+                    guard let index = bucket(ofMinute: minute) else { continue }
+                    lastSample[index] = max(lastSample[index] ?? minute, minute)
+                    samples.append((minute, row.string(1), row.int(2)))
+                }
+                for sample in samples {
+                    guard let index = bucket(ofMinute: sample.minute), lastSample[index] == sample.minute,
+                        let state = JobState(rawValue: sample.state)
+                    else { continue }
+                    buckets[index].backlog[state, default: 0] += sample.jobs
                 }
             }
             // Every queue with finished jobs, for their cancellations: a loose scan of the
@@ -131,40 +161,9 @@ extension SQLStore {
                             SELECT name FROM finished_queues WHERE name IS NOT NULL
                             """))
             }
-            return (minutes, backlog, queues.sorted())
+            return (buckets, queues.sorted())
         }
-        var buckets = (0..<count).map {
-            History.Bucket(start: Date(timeIntervalSince1970: from + Double($0) * bucketSeconds))
-        }
-        var waits = Array(repeating: LatencyHistogram(), count: count)
-        var runs = Array(repeating: LatencyHistogram(), count: count)
-        for minute in stored.minutes {
-            guard let index = bucket(ofMinute: minute.minute) else { continue }
-            buckets[index].succeeded += minute.succeeded
-            buckets[index].retried += minute.retried
-            buckets[index].dead += minute.dead
-            waits[index].merge(minute.waits)
-            runs[index].merge(minute.runs)
-            if minute.waits.total > 0 { buckets[index].waitMax = max(buckets[index].waitMax ?? 0, minute.waitMax) }
-            if minute.runs.total > 0 { buckets[index].runMax = max(buckets[index].runMax ?? 0, minute.runMax) }
-        }
-        for index in 0..<count {
-            buckets[index].waitP50 = waits[index].percentile(0.5)
-            buckets[index].waitP95 = waits[index].percentile(0.95)
-            buckets[index].runP50 = runs[index].percentile(0.5)
-            buckets[index].runP95 = runs[index].percentile(0.95)
-        }
-        // Each bucket's last sample, summed over the queues.
-        var lastSample: [Int: Int64] = [:]
-        for (minute, _, _) in stored.backlog {
-            if let index = bucket(ofMinute: minute) { lastSample[index] = max(lastSample[index] ?? minute, minute) }
-        }
-        for (minute, state, jobs) in stored.backlog {
-            guard let index = bucket(ofMinute: minute), lastSample[index] == minute,
-                let state = JobState(rawValue: state)
-            else { continue }
-            buckets[index].backlog[state, default: 0] += jobs
-        }
+        buckets = stored.buckets
         // Cancellations (expiries too) from the jobs kept, by their queue's finished-jobs index;
         // the workers' minutes do not see them. Not by executor: the index has none.
         if executor == nil {

@@ -25,6 +25,33 @@ package struct LatencyHistogram: Sendable, Hashable {
         for (index, count) in other.counts.enumerated() { counts[index] += count }
     }
 
+    /// Adds a stored histogram (``json``), read byte by byte: a day's chart reads tens of
+    /// thousands of them. Returns whether it held any duration.
+    @discardableResult
+    package mutating func add(json: String) -> Bool {
+        var index = 0
+        var value = 0
+        var any = false
+        func flush() {
+            guard value > 0, index < Self.bucketCount else { return }
+            if counts.count <= index { counts += Array(repeating: 0, count: index + 1 - counts.count) }
+            counts[index] += value
+            any = true
+        }
+        for byte in json.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = value &* 10 &+ Int(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: ","):
+                flush()
+                index += 1
+                value = 0
+            default: break
+            }
+        }
+        flush()
+        return any
+    }
+
     package var total: Int { counts.reduce(0, +) }
 
     /// The time (seconds) below which `fraction` of the durations fall: the upper bound of the
@@ -49,10 +76,6 @@ package struct LatencyHistogram: Sendable, Hashable {
 
     /// A stored histogram; what is not an array of counts reads as none.
     package init(json: String) {
-        counts = json.dropFirst().dropLast().split(separator: ",").map {
-            max(Int($0.trimmingCharacters(in: .whitespaces)) ?? 0, 0)
-        }
-        while counts.last == 0 { counts.removeLast() }
-        if counts.count > Self.bucketCount { counts = Array(counts.prefix(Self.bucketCount)) }
+        add(json: json)
     }
 }
