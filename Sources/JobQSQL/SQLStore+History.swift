@@ -89,24 +89,22 @@ extension SQLStore {
                 arguments.append(executor)
             }
             // Stepped through, not fetched as rows: a day of minutes is tens of thousands.
-            var queues = Set<String>()
             let minutes = try db.statement(
                 sql: """
-                    SELECT minute, queue, succeeded, retried, dead, waits, runs, wait_max, run_max
+                    SELECT minute, succeeded, retried, dead, waits, runs, wait_max, run_max
                     FROM jobq_history WHERE \(conditions.joined(separator: " AND "))
                     """)
             minutes.bind(arguments)
             while try minutes.step() {
                 guard let index = bucket(ofMinute: minutes.int64(0)) else { continue }
-                if queue == nil, executor == nil { queues.insert(minutes.string(1)) }
-                buckets[index].succeeded += minutes.int(2)
-                buckets[index].retried += minutes.int(3)
-                buckets[index].dead += minutes.int(4)
-                if waits[index].add(json: minutes.string(5)) {
-                    buckets[index].waitMax = max(buckets[index].waitMax ?? 0, minutes.double(7))
+                buckets[index].succeeded += minutes.int(1)
+                buckets[index].retried += minutes.int(2)
+                buckets[index].dead += minutes.int(3)
+                if waits[index].add(json: minutes.string(4)) {
+                    buckets[index].waitMax = max(buckets[index].waitMax ?? 0, minutes.double(6))
                 }
-                if runs[index].add(json: minutes.string(6)) {
-                    buckets[index].runMax = max(buckets[index].runMax ?? 0, minutes.double(8))
+                if runs[index].add(json: minutes.string(5)) {
+                    buckets[index].runMax = max(buckets[index].runMax ?? 0, minutes.double(7))
                 }
             }
             minutes.reset()
@@ -145,8 +143,10 @@ extension SQLStore {
                     buckets[index].backlog[state, default: 0] += sample.jobs
                 }
             }
-            // Every queue with finished jobs, for their cancellations: a loose scan of the
-            // finished-jobs index, one probe per queue however many jobs each holds.
+            // Every queue with finished jobs, for their cancellations (a cancelled job is a
+            // finished one): a loose scan of the finished-jobs index, one probe per queue
+            // however many jobs each holds.
+            var queues = Set<String>()
             if executor == nil, queue == nil {
                 queues.formUnion(
                     try db.fetchAll(

@@ -256,6 +256,11 @@ struct BenchCommand: AsyncParsableCommand {
             defer { drain4CPU.append(bench.lastCPUPerItem * 1e6) }
             return try await bench.drainInProcess(drainCount, concurrency: 4)
         }
+        var drain4BareCPU: [Double] = []
+        let drain4Bare = try await measure {
+            defer { drain4BareCPU.append(bench.lastCPUPerItem * 1e6) }
+            return try await bench.drainInProcess(drainCount, concurrency: 4, history: false)
+        }
         progress("drain through `jobq work`")
         var drainProcessCPU: [Double] = []
         let drainProcess = try await measure {
@@ -347,6 +352,10 @@ struct BenchCommand: AsyncParsableCommand {
                 workload: "drain in-process, concurrency 4", value: drain4, unit: "jobs/s",
                 baseline: batchedCycle, baselineValue: rawCycle100, ratio: drain4 / rawCycle100),
             Row(
+                workload: "drain in-process, concurrency 4, recording the history", value: drain4, unit: "jobs/s",
+                baseline: "the same drain recording none (historyInterval nil)", baselineValue: drain4Bare,
+                ratio: drain4 / drain4Bare),
+            Row(
                 workload: "drain through `jobq work` (concurrency 4)", value: drainProcess, unit: "jobs/s",
                 baseline: batchedCycle, baselineValue: rawCycle100, ratio: drainProcess / rawCycle100),
             Self.limitedDrainRow(
@@ -416,6 +425,7 @@ struct BenchCommand: AsyncParsableCommand {
         rows += [
             ("drain in-process, concurrency 1 (this process)", Measured(drain1CPU)),
             ("drain in-process, concurrency 4 (this process)", Measured(drain4CPU)),
+            ("drain in-process, concurrency 4, recording no history (this process)", Measured(drain4BareCPU)),
             ("drain through `jobq work` (the worker process, start-up included)", Measured(drainProcessCPU))
         ].map { workload, cpu in
             Row(

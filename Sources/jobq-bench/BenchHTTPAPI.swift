@@ -3,6 +3,7 @@
     import JobQ
     import JobQCommandLine
     import JobQDashboard
+    import Logging
     import Synchronization
 
     extension BenchWorkloads {
@@ -14,9 +15,12 @@
             let queue = try open(freshPath())
             let secret = try await queue.addAPIToken(named: "bench", scopes: [.enqueue]).secret
             let bound = Mutex<Int?>(nil)
+            // Quiet: the server's stop with the client's connection just closed logs an error.
+            var logger = Logger(label: "jobq.bench")
+            logger.logLevel = .critical
             let server = try DashboardServer(
                 queue: queue, address: ListenAddress(host: "127.0.0.1", port: 0),
-                options: .init(storeName: "bench", access: .loopbackOnly)
+                options: .init(storeName: "bench", access: .loopbackOnly), logger: logger
             ) { address in bound.withLock { $0 = address.port } }
             let serving = Task { try await server.run() }
             defer { serving.cancel() }

@@ -135,9 +135,10 @@ struct BenchWorkloads {
     }
 
     /// Drains every ready job of `queue` in this process. Returns jobs per second.
-    static func drain(_ queue: JobQueue, jobs: Int, concurrency: Int) async throws -> Double {
+    static func drain(_ queue: JobQueue, jobs: Int, concurrency: Int, history: Bool = true) async throws -> Double {
         var options = WorkerPool.Options()
         options.stopWhen = .queuesEmpty
+        if !history { options.historyInterval = nil }
         var logger = Logger(label: "jobq.bench")
         logger.logLevel = .error
         let pool = WorkerPool(
@@ -152,10 +153,12 @@ struct BenchWorkloads {
     }
 
     /// Drains a fresh backlog of `count` jobs in this process. Returns jobs per second.
-    mutating func drainInProcess(_ count: Int, concurrency: Int) async throws -> Double {
+    /// Without `history`, the pool records none (``WorkerPool/Options/historyInterval`` nil):
+    /// what the history costs a drain.
+    mutating func drainInProcess(_ count: Int, concurrency: Int, history: Bool = true) async throws -> Double {
         let (queue, _) = try await backlog(count)
         let cpu = ProcessCPU.now()
-        let rate = try await Self.drain(queue, jobs: count, concurrency: concurrency)
+        let rate = try await Self.drain(queue, jobs: count, concurrency: concurrency, history: history)
         lastCPUPerItem = (ProcessCPU.now() - cpu) / Double(count)
         return rate
     }

@@ -109,7 +109,7 @@ extension WorkerPool {
             let seconds = (ContinuousClock.now - started).inSeconds
             state.withLock { $0.observeRun(seconds: seconds) }
             metrics?.ran(queue: job.queue, executor: job.executor, seconds: seconds)
-            history.ran(queue: job.queue, executor: job.executor, waited: waited, ran: seconds)
+            history?.ran(queue: job.queue, executor: job.executor, waited: waited, ran: seconds)
             await progress.flush()
             // A function's outcome follows its steps' records: a step whose record was not
             // written ends the attempt as what kept it out (lost, or failed to be retried).
@@ -232,7 +232,7 @@ extension WorkerPool {
             } else {
                 log(item.job, item.outcome)
                 metrics?.completed(queue: item.job.queue, executor: item.job.executor, outcome: item.outcome)
-                history.ended(queue: item.job.queue, executor: item.job.executor, outcome: item.outcome)
+                history?.ended(queue: item.job.queue, executor: item.job.executor, outcome: item.outcome)
             }
         }
         // The claim loop may be waiting for these jobs to finish before it stops.

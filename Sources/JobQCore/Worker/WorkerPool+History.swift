@@ -30,6 +30,7 @@ extension WorkerPool {
     /// Writes what was recorded since the last addition; kept for the next one if the store
     /// refuses it.
     func addHistory() async {
+        guard let history else { return }
         let minutes = history.take()
         guard !minutes.isEmpty else { return }
         do {

@@ -35,8 +35,9 @@ public final class WorkerPool: Service, Sendable {
     private let wokenHere = WokenHereExecutor()
     let state = Mutex(PoolState())
     let completions: CompletionBatcher
-    /// What the pool ran, until it is added to the store's history.
-    let history = HistoryRecorder()
+    /// What the pool ran, until it is added to the store's history; nil when the pool records
+    /// none (``Options/historyInterval`` nil), so that its attempts do not count either.
+    let history: HistoryRecorder?
     /// Where counts and timings go; nil when no swift-metrics backend was bootstrapped before
     /// the pool was made.
     let metrics: JobMetrics?
@@ -67,6 +68,7 @@ public final class WorkerPool: Service, Sendable {
         self.queues = queues.isEmpty ? [JobOptions.defaultQueue] : queues
         self.concurrency = max(1, concurrency)
         self.options = options
+        history = options.historyInterval == nil ? nil : HistoryRecorder()
         self.logger = logger
         var registry: [String: ErasedExecutor] = [:]
         var duplicates: Set<String> = []

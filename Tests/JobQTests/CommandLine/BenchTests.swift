@@ -64,16 +64,17 @@ struct BenchTests {
         )
         #expect(names.contains("count by payload member (/customer, 1 in 1,000 of 400 jobs), with its index"))
         #if os(Linux)
-            // 21 throughput ratios (two the enqueue in the application's transaction, one job and
+            // 22 throughput ratios (two the enqueue in the application's transaction, one job and
             // 100; one a durable function's steps; one an enqueue through the HTTP API against the
-            // in-process one), 4 CPU per job ratios (the app transaction's
-            // enqueue, three drains), 2 latency ratios to the minimal raw queue across processes,
+            // in-process one; one a drain recording the history against one recording none), 5 CPU
+            // per job ratios (the app transaction's enqueue, four drains, one of them recording no
+            // history), 2 latency ratios to the minimal raw queue across processes,
             // 1 beside the cleaner, 1 beside a bulk retry, 1 for a count by payload member with
             // its index against without, a signal's wake-up (to its function's success, and to
             // its function taking it) against a new job's pick-up, and an idle worker's memory
             // beside sleeping functions against none.
             #expect(
-                report.results.filter { $0.ratio != nil }.count == 33,
+                report.results.filter { $0.ratio != nil }.count == 35,
                 "every throughput figure has a ratio to its baseline")
             for latencyLimit in [
                 "minimal raw queue round trip across processes, p50", "minimal raw queue one way across processes, p50",
