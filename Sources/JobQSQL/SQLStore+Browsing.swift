@@ -55,14 +55,27 @@ extension SQLStore {
     package func throughput(of queues: [String], since start: Date, interval: Double, buckets: Int) async throws
         -> [QueueThroughput]
     {
+        try await finished(
+            of: queues, in: [.succeeded, .dead, .cancelled], since: start, interval: interval, buckets: buckets)
+    }
+
+    /// Jobs of each queue that finished in `states`, per interval (the other final states'
+    /// series are zeros): ``throughput(of:since:interval:buckets:)``, and the history's
+    /// cancellations alone, which then reads no succeeded job's entry.
+    package func finished(
+        of queues: [String], in states: [JobState], since start: Date, interval: Double, buckets: Int
+    ) async throws -> [QueueThroughput] {
         let from = start.timeIntervalSince1970
         return try await read { db in
             // One range of jobs_finished (queue, state, finished_at) per queue and final state:
-            // only the window's jobs are read, however long the history.
+            // only the window's jobs are read, however long the history. PostgreSQL's CAST
+            // rounds where SQLite's truncates: FLOOR first there.
             typealias P = SharedSQL.Throughput
+            let offset = "(finished_at - \(P.from)) / \(P.interval)"
+            let bucket = db.dialect == .postgres ? "CAST(FLOOR(\(offset)) AS INTEGER)" : "CAST(\(offset) AS INTEGER)"
             let count = try db.statement(
                 sql: """
-                    SELECT CAST((finished_at - \(P.from)) / \(P.interval) AS INTEGER) AS bucket, COUNT(*) AS n
+                    SELECT \(bucket) AS bucket, COUNT(*) AS n
                     FROM jobq_jobs \(db.dialect.indexedBy("jobq_jobs_finished"))
                     WHERE queue = \(P.queue) AND state = \(P.state) AND finished_at IS NOT NULL AND finished_at >= \(P.from)
                     GROUP BY bucket
@@ -71,6 +84,10 @@ extension SQLStore {
                 var series: [JobState: [Int]] = [:]
                 for state in [JobState.succeeded, .dead, .cancelled] {
                     var values = Array(repeating: 0, count: buckets)
+                    guard states.contains(state) else {
+                        series[state] = values
+                        continue
+                    }
                     count.bind(P.from, from)
                     count.bind(P.interval, interval)
                     count.bind(P.queue, queue)

@@ -168,7 +168,9 @@ extension SQLStore {
         // the workers' minutes do not see them. Not by executor: the index has none.
         if executor == nil {
             let queues = queue.map { [$0] } ?? stored.queues
-            for series in try await throughput(of: queues, since: start, interval: bucketSeconds, buckets: count) {
+            for series in try await finished(
+                of: queues, in: [.cancelled], since: start, interval: bucketSeconds, buckets: count)
+            {
                 for (index, cancelled) in series.cancelled.enumerated() { buckets[index].cancelled += cancelled }
             }
         }
