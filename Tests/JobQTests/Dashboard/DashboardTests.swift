@@ -1,5 +1,7 @@
 import Foundation
 import JobQDashboard
+import Logging
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -7,10 +9,13 @@ import Testing
 @testable import JobQSQL
 @testable import JobQSQLite
 
-/// A dashboard served on a free loopback port, stopped when the test ends.
+/// A dashboard served on a free loopback port, stopped when the test ends: by a graceful
+/// shutdown, as `jobq dashboard` stops on SIGTERM. Cancelling the server's task instead let a
+/// connection still in the accept queue (a test's resetting clients) reach a server whose
+/// connection loop had gone, and NIO stopped the test process on a precondition.
 final class RunningDashboard: Sendable {
     let port: Int
-    let task: Task<Void, any Error>
+    let group: ServiceGroup
     var base: String { "http://127.0.0.1:\(port)" }
 
     init(queue: JobQueue, options: Dashboard.Options) async throws {
@@ -20,12 +25,17 @@ final class RunningDashboard: Sendable {
         ) { address in
             bound.withLock { $0 = address.port }
         }
-        task = Task { try await server.run() }
+        let group = ServiceGroup(services: [server], logger: Logger(label: "test"))
+        self.group = group
+        Task { try await group.run() }
         try await eventually(.seconds(30), "the dashboard to listen") { bound.withLock { $0 } != nil }
         port = bound.withLock { $0 }!
     }
 
-    deinit { task.cancel() }
+    deinit {
+        let group = self.group
+        Task { await group.triggerGracefulShutdown() }
+    }
 
     func get(_ path: String, headers: [String: String] = [:]) async throws -> HTTP.Response {
         try await HTTP.get(base + path, headers: headers)
