@@ -161,6 +161,10 @@ final class StreamCounter: Sendable {
 ///     queue: queue, address: ListenAddress("127.0.0.1:8080"), options: .init(storeName: "jobs.sqlite", access: .loopbackOnly))
 /// try await ServiceGroup(configuration: .init(services: [server], logger: logger)).run()
 /// ```
+///
+/// Stop it with the group's graceful shutdown (a signal, or `triggerGracefulShutdown()`), which
+/// closes the listening socket first: cancelling the task that runs it can meet a connection
+/// still being accepted, which NIO answers by stopping the process.
 public struct DashboardServer: Service {
     let application: HTTPApplication<DashboardRequestContext>
 
