@@ -493,7 +493,7 @@ struct BenchCommand: AsyncParsableCommand {
                 unit: "ms", baseline: "latency in-process p50", baselineValue: percentile(inProcess.roundTrip, 50),
                 ratio: percentile(inProcess.roundTrip, 50) / percentile(signalled.toSuccess, 50)),
             Row(
-                workload: "a signal committed to its function taking it p50", value: percentile(signalled.toTake, 50),
+                workload: "a signal sent to its function taking it p50", value: percentile(signalled.toTake, 50),
                 unit: "ms", baseline: "latency in-process p50", baselineValue: percentile(inProcess.roundTrip, 50),
                 ratio: percentile(inProcess.roundTrip, 50) / percentile(signalled.toTake, 50))
         ]

@@ -506,7 +506,7 @@
                     workload: "\(label): a signal to its parked function's success p50 (in-process worker)",
                     value: percentile(signalled.toSuccess, 50), unit: "ms"),
                 Row(
-                    workload: "\(label): a signal committed to its function taking it p50 (in-process worker)",
+                    workload: "\(label): a signal sent to its function taking it p50 (in-process worker)",
                     value: percentile(signalled.toTake, 50), unit: "ms",
                     baseline: "enqueue committed to done in an idle worker process, p50",
                     baselineValue: percentile(latency, 50),
