@@ -48,8 +48,14 @@ final class HistoryRecorder: Sendable {
     func putBack(_ minutes: [HistoryMinute]) {
         pending.withLock { pending in
             for minute in minutes {
-                pending[Key(minute: minute.minute, queue: minute.queue, executor: minute.executor), default: minute]
-                    .merge(minute)
+                let key = Key(minute: minute.minute, queue: minute.queue, executor: minute.executor)
+                // Merged into what was recorded since, or put back as it was (not merged into
+                // a copy of itself, which would count it twice).
+                if pending[key] == nil {
+                    pending[key] = minute
+                } else {
+                    pending[key]!.merge(minute)
+                }
             }
         }
     }

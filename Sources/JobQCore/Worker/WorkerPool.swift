@@ -211,7 +211,7 @@ public final class WorkerPool: Service, Sendable {
                 // have expired and another worker owns the jobs anyway.
                 await self.completions.waitUntilIdle(givingUpAfter: options.lease)
                 group.cancelAll()
-                if options.historyInterval != nil { await self.addHistory() }
+                await self.addHistory()
             }
         } onGracefulShutdown: {
             self.beginDraining()

@@ -58,7 +58,11 @@ struct HistoryTests {
         let first = recorder.take()
         recorder.ran(queue: "q", executor: "e", waited: 2, ran: 0.25)
         recorder.ended(queue: "q", executor: "e", outcome: .dead(error: "x", timedOut: false))
-        #expect(recorder.take().count == 1)
+        let refused = recorder.take()
+        #expect(refused.count == 1)
+        // A store's refusal puts the minutes back as they were, neither lost nor doubled.
+        recorder.putBack(refused)
+        #expect(recorder.take() == refused)
         // Two workers' additions of the same minute meet in one row.
         try await queue.store.addHistory(first)
         var second = HistoryMinute(minute: minute, queue: "q", executor: "e")
