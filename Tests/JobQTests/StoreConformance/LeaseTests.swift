@@ -133,8 +133,10 @@ struct LeaseTests {
         let pool = WorkerPool(queue: queue, concurrency: 2, executors: BuiltinExecutors.all, options: options)
         let group = ServiceGroup(services: [pool], logger: Logger(label: "test"))
         let running = Task { try await group.run() }
+        // Running in the store and in the pool's slots: a claim marks a job that goes to a free
+        // slot running before its slot starts it, and a shutdown then releases it unstarted.
         try await eventually(.seconds(30), "both jobs to start") {
-            try await queue.jobs(state: .running).count == 2
+            try await queue.jobs(state: .running).count == 2 && pool.statistics.running == 2
         }
         await group.triggerGracefulShutdown()
         // A hang detector with room for a loaded CI run's start (alone, about 2 s).
