@@ -227,6 +227,9 @@ extension SharedSQL {
     /// each job's row and event, or the job that holds its unique key.
     package static func enqueue(_ requests: [JobRequest], db: some SQLTransaction, now: Double) throws -> [Enqueued] {
         try requests.map { request in
+            if request.isSelfContained {
+                return Enqueued(job: try insertSelfContained(request, db: db, now: now), existed: false)
+            }
             if let unique = request.options.unique, let holder = try takeUniqueKey(db, unique.key, now: now) {
                 return Enqueued(
                     job: try update(holder, by: unique.onConflict, with: request, db: db, now: now), existed: true)

@@ -35,6 +35,8 @@ struct SQLiteTransaction: SQLTransaction {
 
     var changesCount: Int { db.changesCount }
 
+    var lastInsertedRowID: Int64? { db.lastInsertedRowID }
+
     private static func arguments(_ arguments: SQLArguments) -> StatementArguments {
         StatementArguments(
             arguments.values.map { value -> DatabaseValue in

@@ -42,6 +42,12 @@ struct BenchCommand: AsyncParsableCommand {
     )
     var pickUpOnly = false
 
+    @Flag(
+        help:
+            "Instead of the workloads: only the enqueues in the application's transaction beside the application's transaction alone (one job, 100 jobs; SQLite, or PostgreSQL with --db)."
+    )
+    var appTransactionsOnly = false
+
     @Option(
         help: ArgumentHelp(
             "A PostgreSQL database to bench (postgres://...) instead of scratch SQLite files.",
@@ -180,6 +186,11 @@ struct BenchCommand: AsyncParsableCommand {
             try output(rows)
             return
         }
+        if appTransactionsOnly {
+            try output(
+                try await appTransactionRows(&bench, count: enqueueCount, singleEnqueueCPU: nil, progress: progress))
+            return
+        }
         if pickUpOnly {
             #if os(Linux)
                 progress("latency across processes, jobq and the minimal raw queue")
@@ -212,23 +223,8 @@ struct BenchCommand: AsyncParsableCommand {
             let apiCount = min(enqueueCount, 10_000)
             let throughAPI = try await measure { try await bench.enqueueThroughAPI(apiCount) }
         #endif
-        progress("enqueue in the application's transaction")
-        var appCPU: [Double] = []
-        let appOnly = try await measure {
-            defer { appCPU.append(bench.lastCPUPerItem) }
-            return try await bench.appTransactions(enqueueCount)
-        }
-        var appWithJobCPU: [Double] = []
-        let appWithJob = try await measure {
-            defer { appWithJobCPU.append(bench.lastCPUPerItem) }
-            return try await bench.appTransactions(enqueueCount, extra: .jobs(1))
-        }
-        // CPU per job of an enqueue in the application's transaction: the transaction's CPU
-        // above the application's own, run for run, in microseconds.
-        let enqueueInAppCPU = Measured(zip(appWithJobCPU, appCPU).map { ($0 - $1) * 1e6 })
-        let singleEnqueueCPU = Measured(singleCPU.map { $0 * 1e6 })
-        let appRows100 = try await measure { try await bench.appTransactions(enqueueCount * 10, extra: .rows(100)) }
-        let appJobs100 = try await measure { try await bench.appTransactions(enqueueCount * 10, extra: .jobs(100)) }
+        let appRows = try await appTransactionRows(
+            &bench, count: enqueueCount, singleEnqueueCPU: Measured(singleCPU.map { $0 * 1e6 }), progress: progress)
         let rawBulk = try await measure { try bench.raw(inserts: bulkCount, insertBatch: 1000) }
         let bulk = try await measure { try await bench.enqueueInBulk(bulkCount) }
         progress("raw claim+complete")
@@ -331,18 +327,6 @@ struct BenchCommand: AsyncParsableCommand {
                 workload: "enqueue, one per transaction", value: single, unit: "jobs/s",
                 baseline: "raw single-insert commits", baselineValue: rawSingle, ratio: single / rawSingle),
             Row(
-                workload: "enqueue in the app's transaction (GRDB: its row + the job)", value: appWithJob,
-                unit: "jobs/s", baseline: "the app's transaction, its row only", baselineValue: appOnly,
-                ratio: appWithJob / appOnly),
-            Row(
-                workload: "CPU per job of the enqueue in the app's transaction (above the app's own)",
-                value: enqueueInAppCPU, unit: "us/job", baseline: "CPU per job of jobq's own single enqueue",
-                baselineValue: singleEnqueueCPU, ratio: enqueueInAppCPU / singleEnqueueCPU),
-            Row(
-                workload: "enqueue 100 jobs in one app transaction (GRDB: its row + 100 jobs)", value: appJobs100,
-                unit: "jobs/s", baseline: "its row + 100 rows of its own", baselineValue: appRows100,
-                ratio: appJobs100 / appRows100),
-            Row(
                 workload: "enqueue, bulk (batches of 1,000)", value: bulk, unit: "jobs/s",
                 baseline: "raw inserts, batches of 1,000", baselineValue: rawBulk, ratio: bulk / rawBulk),
             Row(
@@ -386,6 +370,7 @@ struct BenchCommand: AsyncParsableCommand {
                 workload: "raw claim+complete, batches of 100, no event rows", value: bareCycle100, unit: "jobs/s",
                 baseline: batchedCycle, baselineValue: rawCycle100, ratio: bareCycle100 / rawCycle100)
         ]
+        rows.insert(contentsOf: appRows, at: 1)
         #if Dashboard
             rows.append(
                 Row(

@@ -95,6 +95,12 @@ struct BenchWorkloads {
                 case .rows(let n):
                     let insert = try db.cachedStatement(sql: "INSERT INTO app_orders (note) VALUES ('line')")
                     for _ in 0..<n { try insert.execute() }
+                case .jobRowsRaw(let n):
+                    let insert = try db.cachedStatement(sql: Self.rawJobInsert)
+                    let now = Date().timeIntervalSince1970
+                    for request in requests[(index * n)..<((index + 1) * n)] {
+                        try insert.execute(arguments: [request.payloadJSON, now, now, Self.rawEnqueuedData])
+                    }
                 }
             }
         }
@@ -102,6 +108,13 @@ struct BenchWorkloads {
         lastCPUPerItem = (ProcessCPU.now() - cpu) / Double(transactions)
         return Double(transactions * max(1, perTransaction)) / seconds
     }
+
+    /// A ready `sum` job's row as jobq's enqueue writes it on SQLite, for ``AppTransactionExtra/jobRowsRaw(_:)``.
+    static let rawJobInsert = """
+        INSERT INTO jobq_jobs (queue, executor, payload, priority, state, max_attempts, run_at, created_at, enqueued_data)
+        VALUES ('default', 'sum', ?, 0, 'ready', 3, ?, ?, ?)
+        """
+    static let rawEnqueuedData = #"{"state":"ready","runAt":"2026-01-01T00:00:00.000Z","priority":0}"#
 
     /// Enqueues in batches of 1,000 with `enqueue(contentsOf:)`. Returns jobs per second.
     mutating func enqueueInBulk(_ count: Int) async throws -> Double {
@@ -421,11 +434,15 @@ enum AppTransactionExtra {
     case jobs(Int)
     /// Rows of the application's own (the baseline of a batch of jobs).
     case rows(Int)
+    /// Job rows as jobq's enqueue writes them (its `enqueued` event in the row), inserted by the
+    /// application's own statement: SQLite's work for the job with no jobq code, the floor an
+    /// enqueue in the application's transaction can come down to.
+    case jobRowsRaw(Int)
 
     var count: Int {
         switch self {
         case .none: 0
-        case .jobs(let n), .rows(let n): n
+        case .jobs(let n), .rows(let n), .jobRowsRaw(let n): n
         }
     }
 }

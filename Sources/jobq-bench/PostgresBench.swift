@@ -98,6 +98,13 @@
                     try await connection.query(
                         "INSERT INTO public.bench_app_orders (note) SELECT 'line' FROM generate_series(1, \(n))",
                         logger: logger)
+                case .jobRowsRaw(let n):
+                    // The connection's search_path is the store's schema.
+                    try await connection.query(
+                        """
+                        INSERT INTO jobs (queue, executor, payload, priority, state, max_attempts, run_at, created_at)
+                        SELECT 'default', 'sum', '{"a":1,"b":1}', 0, 'ready', 3, 0, 0 FROM generate_series(1, \(n))
+                        """, logger: logger)
                 }
                 try await connection.query("COMMIT", logger: logger)
             }
@@ -326,6 +333,17 @@
         }
 
         private func postgresWorkloads(url: String) async throws -> [Row] {
+            if appTransactionsOnly {
+                let bench = try PostgresBench(url: url)
+                let connection = try await bench.connect()
+                defer { Task { try? await connection.close() } }
+                try await bench.prepare(connection)
+                return try await postgresAppTransactionRows(
+                    bench, connection: connection, label: "PostgreSQL", count: try size(enqueueJobs, 6_000, 200)
+                ) { text in
+                    if !json { FileHandle.standardError.write(Data("bench: PostgreSQL: \(text)...\n".utf8)) }
+                }
+            }
             guard roundTripMs >= 0, roundTripMs <= 1000 else {
                 throw CLIError.usage("--round-trip-ms must be between 0 and 1000, got \(roundTripMs)")
             }
@@ -384,17 +402,8 @@
             }
             let minimalSingle = try await minimalQueue { try await minimal.enqueueOneAtATime(enqueueCount) }
             let single = try await jobq { try await bench.enqueueOneAtATime(enqueueCount) }
-            progress("enqueue in the application's transaction")
-            let appOnly = try await jobq { try await bench.appTransactions(enqueueCount, on: connection) }
-            let appWithJob = try await jobq {
-                try await bench.appTransactions(enqueueCount, extra: .jobs(1), on: connection)
-            }
-            let appRows100 = try await jobq {
-                try await bench.appTransactions(enqueueCount * 10, extra: .rows(100), on: connection)
-            }
-            let appJobs100 = try await jobq {
-                try await bench.appTransactions(enqueueCount * 10, extra: .jobs(100), on: connection)
-            }
+            let appRows = try await postgresAppTransactionRows(
+                bench, connection: connection, label: label, count: enqueueCount, progress: progress)
             let minimalBulk = try await minimalQueue { try await minimal.enqueueInBulk(bulkCount) }
             let bulk = try await jobq { try await bench.enqueueInBulk(bulkCount) }
             progress("the minimal queue's drain")
@@ -516,18 +525,11 @@
                     baseline: "\(baseline), one INSERT each", baselineValue: minimalSingle,
                     ratio: single / minimalSingle),
                 Row(
-                    workload: "\(label): enqueue in the app's transaction (its row + the job)", value: appWithJob,
-                    unit: "jobs/s", baseline: "the app's transaction, its row only", baselineValue: appOnly,
-                    ratio: appWithJob / appOnly),
-                Row(
-                    workload: "\(label): enqueue 100 jobs in one app transaction (its row + 100 jobs)",
-                    value: appJobs100, unit: "jobs/s", baseline: "its row + 100 rows of its own",
-                    baselineValue: appRows100, ratio: appJobs100 / appRows100),
-                Row(
                     workload: "\(label): enqueue, bulk (batches of 1,000)", value: bulk, unit: "jobs/s",
                     baseline: "\(baseline), one INSERT over arrays", baselineValue: minimalBulk,
                     ratio: bulk / minimalBulk)
             ]
+            rows.insert(contentsOf: appRows, at: rows.count - 1)
             for drain in drains {
                 rows.append(
                     Row(
@@ -619,6 +621,50 @@
                 ]
             }
             return rows
+        }
+    }
+
+    extension BenchCommand {
+        /// The enqueue in the application's transaction (its own connection, BEGIN ... COMMIT)
+        /// beside the application's transaction alone: one job, and 100 jobs in one transaction.
+        /// Each run starts from an empty store.
+        func postgresAppTransactionRows(
+            _ bench: PostgresBench, connection: PostgresConnection, label: String, count: Int,
+            progress: (String) -> Void
+        ) async throws -> [Row] {
+            func jobq(_ body: () async throws -> Double) async throws -> Measured {
+                try await measure {
+                    try await bench.reset(connection)
+                    return try await body()
+                }
+            }
+            progress("enqueue in the application's transaction")
+            let appOnly = try await jobq { try await bench.appTransactions(count, on: connection) }
+            let appWithRawRow = try await jobq {
+                try await bench.appTransactions(count, extra: .jobRowsRaw(1), on: connection)
+            }
+            let appWithJob = try await jobq { try await bench.appTransactions(count, extra: .jobs(1), on: connection) }
+            let appRows100 = try await jobq {
+                try await bench.appTransactions(count * 10, extra: .rows(100), on: connection)
+            }
+            let appJobs100 = try await jobq {
+                try await bench.appTransactions(count * 10, extra: .jobs(100), on: connection)
+            }
+            return [
+                Row(
+                    workload: "\(label): enqueue in the app's transaction (its row + the job)", value: appWithJob,
+                    unit: "jobs/s", baseline: "the app's transaction, its row only", baselineValue: appOnly,
+                    ratio: appWithJob / appOnly),
+                Row(
+                    workload:
+                        "\(label): the app's transaction + a job's row by its own INSERT (one more statement, no jobq code)",
+                    value: appWithRawRow, unit: "jobs/s", baseline: "the app's transaction, its row only",
+                    baselineValue: appOnly, ratio: appWithRawRow / appOnly),
+                Row(
+                    workload: "\(label): enqueue 100 jobs in one app transaction (its row + 100 jobs)",
+                    value: appJobs100, unit: "jobs/s", baseline: "its row + 100 rows of its own",
+                    baselineValue: appRows100, ratio: appJobs100 / appRows100)
+            ]
         }
     }
 #endif

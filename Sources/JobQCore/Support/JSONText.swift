@@ -46,6 +46,8 @@ package enum JSONText {
     /// Valid JSON without the whitespace between tokens, keys in their order: what SQLite's
     /// `json()` stores, for a store whose SQL has no such function.
     package static func minified(_ text: String) -> String {
+        // Most payloads come from an encoder and have no whitespace to drop: kept as they are.
+        guard hasWhitespaceBetweenTokens(text) else { return text }
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count)
         var scanner = StringLiteralScanner()
@@ -60,6 +62,17 @@ package enum JSONText {
             }
         }
         return String(decoding: output, as: UTF8.self)
+    }
+
+    private static func hasWhitespaceBetweenTokens(_ text: String) -> Bool {
+        var scanner = StringLiteralScanner()
+        for byte in text.utf8 where !scanner.isInString(byte) {
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): return true
+            default: continue
+            }
+        }
+        return false
     }
 
     package static func preview(_ text: String) -> String {

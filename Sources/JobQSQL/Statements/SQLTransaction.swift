@@ -30,11 +30,16 @@ package protocol SQLTransaction: DataMigrationStatements {
     func fetchRowsOnce(sql: String, arguments: SQLArguments) throws -> [SQLRow]
     /// Rows the last INSERT, UPDATE or DELETE changed.
     var changesCount: Int { get }
+    /// The id of the row the last INSERT wrote, where the store keeps it for the connection
+    /// (SQLite); nil elsewhere, where the INSERT returns it.
+    var lastInsertedRowID: Int64? { get }
     /// The events this transaction has appended and not yet written: one per transaction value.
     var outbox: EventOutbox { get }
 }
 
 extension SQLTransaction {
+    package var lastInsertedRowID: Int64? { nil }
+
     /// Where statements are not cached anyway: as ``fetchRows(sql:arguments:)``.
     package func fetchRowsOnce(sql: String, arguments: SQLArguments) throws -> [SQLRow] {
         try fetchRows(sql: sql, arguments: arguments)
