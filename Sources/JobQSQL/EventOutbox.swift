@@ -88,9 +88,11 @@ package final class EventOutbox {
     }
 
     /// Brings jobq_jobs' and jobq_events' AUTOINCREMENT counters up to the higher of the two.
+    /// Comparisons, not `name IN (...)`, whose temporary b-tree SQLite builds on every run.
     package static let levelCountersSQL = """
-        UPDATE sqlite_sequence SET seq = (SELECT MAX(seq) FROM sqlite_sequence WHERE name IN ('jobq_jobs', 'jobq_events'))
-        WHERE name IN ('jobq_jobs', 'jobq_events')
+        UPDATE sqlite_sequence
+        SET seq = (SELECT MAX(seq) FROM sqlite_sequence WHERE name = 'jobq_jobs' OR name = 'jobq_events')
+        WHERE name = 'jobq_jobs' OR name = 'jobq_events'
         """
 
     /// `insertSQL[n]` inserts n events.

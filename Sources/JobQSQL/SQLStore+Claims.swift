@@ -334,13 +334,13 @@ extension SharedSQL {
     }
     private static func anyDue(_ d: SQLDialect) -> String {
         """
-        EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed')
+        EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE \(dueState)
             AND run_at <= \(QueuesNow.now) AND \(unpaused(d)))
         """
     }
     private static func anyWaiting(_ d: SQLDialect) -> String {
         """
-        EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(unpaused(d)))
+        EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE \(dueState) AND \(unpaused(d)))
             OR EXISTS (SELECT 1 FROM jobq_jobs \(d.indexedBy("jobq_jobs_waiting")) WHERE state = 'waiting' AND \(unpaused(d)))
         """
     }
@@ -350,7 +350,7 @@ extension SharedSQL {
     static let claimOutlookSQL = DialectSQL { d in
         """
         SELECT \(anyReady(d)) OR \(anyDue(d)),
-            (SELECT run_at FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') AND \(unpaused(d))
+            (SELECT run_at FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE \(dueState) AND \(unpaused(d))
              ORDER BY run_at LIMIT 1)
         """
     }
@@ -363,7 +363,7 @@ extension SharedSQL {
     static let backlogSQL = DialectSQL { d in
         """
         SELECT (SELECT COUNT(*) FROM jobq_jobs WHERE state = 'ready' AND queue IN (\(d.texts(in: "\(QueuesNow.queues)"))))
-             + (SELECT COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed')
+             + (SELECT COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE \(dueState)
                 AND run_at <= \(QueuesNow.now) AND queue IN (\(d.texts(in: "\(QueuesNow.queues)"))))
         """
     }

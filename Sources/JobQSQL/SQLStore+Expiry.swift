@@ -82,7 +82,7 @@ extension SharedSQL {
         let within = among == 0 ? "" : " AND id IN (\(Array(repeating: "?", count: among).joined(separator: ", ")))"
         return """
             SELECT id FROM jobq_jobs
-            WHERE expires_at IS NOT NULL AND state IN ('waiting', 'scheduled', 'ready', 'failed') AND expires_at <= ?\(within)
+            WHERE expires_at IS NOT NULL AND \(SharedSQL.expirableState) AND expires_at <= ?\(within)
             ORDER BY expires_at LIMIT \(limit)
             """
     }

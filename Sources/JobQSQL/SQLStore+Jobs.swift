@@ -443,7 +443,7 @@ extension SharedSQL {
         UNION ALL
         SELECT queue, 'running', COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_leases")) WHERE state = 'running' GROUP BY queue
         UNION ALL
-        SELECT queue, state, COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE state IN ('scheduled', 'failed') GROUP BY queue, state
+        SELECT queue, state, COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE \(SharedSQL.dueState) GROUP BY queue, state
         UNION ALL
         SELECT queue, 'waiting', COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_waiting")) WHERE state = 'waiting' GROUP BY queue
         """

@@ -294,7 +294,7 @@ extension SharedSQL {
         let counts = try db.fetchRows(
             sql: """
                 SELECT \(partition), state, COUNT(*) FROM jobq_jobs
-                WHERE state IN ('ready', 'running') AND queue = \(P.queue)
+                WHERE (state = 'ready' OR state = 'running') AND queue = \(P.queue)
                 GROUP BY 1, 2
                 """,
             arguments: [queue.name, path])

@@ -121,11 +121,11 @@ extension SharedSQL {
     private static let promoteDueSQL = DialectSQL { d in
         switch d {
         case .sqlite:
-            "UPDATE jobq_jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= \(Promote.now)"
+            "UPDATE jobq_jobs SET state = 'ready' WHERE \(SharedSQL.dueState) AND run_at <= \(Promote.now)"
         case .postgres:
             """
             UPDATE jobq_jobs SET state = 'ready' WHERE id IN (
-                SELECT id FROM jobq_jobs WHERE state IN ('scheduled', 'failed') AND run_at <= CAST(\(Promote.now) AS double precision)
+                SELECT id FROM jobq_jobs WHERE \(SharedSQL.dueState) AND run_at <= CAST(\(Promote.now) AS double precision)
                 FOR UPDATE SKIP LOCKED)
             """
         }
