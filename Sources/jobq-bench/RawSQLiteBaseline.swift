@@ -49,7 +49,9 @@ final class RawSQLite {
         """
     }
     private static let promoteSQL =
-        "UPDATE jobq_jobs SET state = 'ready' WHERE state IN ('scheduled', 'failed') AND run_at <= ?"
+        // jobq's due jobs' predicate, spelled as their index spells it (SQLite walks a partial
+        // index only for a query that states its predicate).
+        "UPDATE jobq_jobs SET state = 'ready' WHERE (state = 'scheduled' OR state = 'failed') AND run_at <= ?"
     private static let pausedSQL = "SELECT name FROM jobq_queues WHERE paused"
     private static let trackingSQL = "SELECT EXISTS (SELECT 1 FROM jobq_tracking_members)"
     // jobq's plain successes: up to 64 per UPDATE, each row under the worker's fence.
