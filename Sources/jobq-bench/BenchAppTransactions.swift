@@ -44,8 +44,8 @@ extension BenchCommand {
                 value: appWithRawRow, unit: "jobs/s", baseline: "the app's transaction, its row only",
                 baselineValue: appOnly, ratio: appWithRawRow / appOnly),
             Row(
-                workload: "enqueue in the app's transaction, vs the job's row by the app's own INSERT", value: appWithJob,
-                unit: "jobs/s", baseline: "the app's transaction + a job's row by its own INSERT",
+                workload: "enqueue in the app's transaction, vs the job's row by the app's own INSERT",
+                value: appWithJob, unit: "jobs/s", baseline: "the app's transaction + a job's row by its own INSERT",
                 baselineValue: appWithRawRow, ratio: appWithJob / appWithRawRow),
             Row(
                 workload: "CPU per job of the enqueue in the app's transaction (above the app's own)",
