@@ -37,18 +37,12 @@ package struct SelfContainedJobRow: Sendable {
         event = EventData.enqueued(state: state, runAt: runAt, priority: priority).rendered
     }
 
-    /// The job as the store now holds it: its row as a fresh insert leaves it, in the column
-    /// order of `Job.columns` (the conformance suite compares it with the stored job, field by
-    /// field, on both stores).
+    /// The job as the store now holds it: its row as a fresh insert leaves it (the conformance
+    /// suite compares it with the stored job on both stores).
     package func job(id: Int64, createdAt: Double) -> Job {
-        let row: [SQLValue] = [
-            .integer(id), .text(queue), .text(executor), .text(state.rawValue), .integer(Int64(priority)),
-            .text(payload), .null, .null, .integer(0), .integer(Int64(maxAttempts)), .real(runAt),
-            timeout.map(SQLValue.real) ?? .null, .real(createdAt), .null, .null, .null, .null, .null, .null,
-            .integer(0), name.map(SQLValue.text) ?? .null, .null, .null, .null, .null, .integer(0), .null, .null,
-            .null, .null, .null, .null, .null
-        ]
-        return Job(SQLRow(names: [], values: row))
+        Job(
+            inserted: id, queue: queue, executor: executor, state: state, priority: priority, payloadJSON: payload,
+            maxAttempts: maxAttempts, runAt: runAt, timeout: timeout, createdAt: createdAt, name: name)
     }
 }
 

@@ -15,6 +15,48 @@ extension Job {
     /// How many columns ``columns`` names: the index of the first column a query selects after them.
     package static let columnCount = Column.count
 
+    /// A job as a fresh insert of only its own columns leaves it (no attempt, result, batch,
+    /// workflow, lane, dependency, schedule, unique key, partition or expiry): what an enqueue
+    /// of a self-contained job returns without reading the row back.
+    package init(
+        inserted id: JobID, queue: String, executor: String, state: JobState, priority: Int, payloadJSON: String,
+        maxAttempts: Int, runAt: Double, timeout: Double?, createdAt: Double, name: String?
+    ) {
+        self.id = id
+        self.queue = queue
+        self.executor = executor
+        self.state = state
+        self.priority = priority
+        self.payloadJSON = payloadJSON
+        resultJSON = nil
+        error = nil
+        attempt = 0
+        self.maxAttempts = maxAttempts
+        self.runAt = Date(timeIntervalSince1970: runAt)
+        self.timeout = timeout.map(Duration.init(storedSeconds:))
+        self.createdAt = Date(timeIntervalSince1970: createdAt)
+        startedAt = nil
+        finishedAt = nil
+        progress = nil
+        progressMessage = nil
+        updateJSON = nil
+        checkpointJSON = nil
+        snoozes = 0
+        self.name = name
+        batch = nil
+        workflowID = nil
+        groupID = nil
+        lane = nil
+        unmetDependencies = 0
+        failedDependenciesJSON = nil
+        treeNode = nil
+        schedule = nil
+        occurrence = nil
+        uniqueKey = nil
+        partition = nil
+        expiresAt = nil
+    }
+
     /// Reads a row selected with ``columns``, in that order (a GRDB row or a stepped statement).
     package init(_ row: some ColumnReader) {
         typealias C = Column

@@ -110,6 +110,29 @@ final class AppSide: @unchecked Sendable {
         }
     }
 
+    /// One application transaction that enqueues `requests` beside an order row and commits:
+    /// the jobs the enqueue returned.
+    func enqueueReturningJobs(_ requests: [JobRequest]) async throws -> [Job] {
+        let queue = self.queue
+        if let pool {
+            return try await pool.write { db in
+                try db.execute(sql: "INSERT INTO app_orders (note) VALUES ('jobs')")
+                return try queue.enqueue(contentsOf: requests, in: db)
+            }
+        }
+        let connection = try await connection(0)
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            try await connection.query("INSERT INTO public.app_orders (note) VALUES ('jobs')", logger: logger)
+            let jobs = try await queue.enqueue(contentsOf: requests, in: connection)
+            try await connection.query("COMMIT", logger: logger)
+            return jobs
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
     /// A durable function's step that inserts an order row with `note` in the application's
     /// transaction, its record committed with it (`JobContext.step(_:in:_:)`), and returns the
     /// row's id; `fail` throws after the insert, from the step's body. `connectionLane` picks
