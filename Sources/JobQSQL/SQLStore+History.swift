@@ -9,7 +9,11 @@ extension SQLStore {
         guard !minutes.isEmpty else { return }
         try await write(.short, audience: .nobody, lock: .shared) { db in
             let forUpdate = db.dialect == .postgres ? " FOR UPDATE" : ""
-            for minute in minutes {
+            // In one order for every worker: two workers adding the same rows in different
+            // orders (a recorder's minutes come out of a dictionary) each held a row the other
+            // wanted, and PostgreSQL ended one addition as a deadlock.
+            let ordered = minutes.sorted { ($0.minute, $0.queue, $0.executor) < ($1.minute, $1.queue, $1.executor) }
+            for minute in ordered {
                 // The row first (so that two workers' additions meet on it), then read under
                 // its lock and written back merged: histograms add element by element.
                 try db.execute(

@@ -85,6 +85,38 @@ struct HistoryTests {
         #expect(p50 >= 0.004 && p50 <= 0.004 * 1.2, "a percentile within the histogram's 19%: \(p50)")
     }
 
+    /// Workers on connections of their own add the same rows at once, each in its own order (a recorder's minutes come out
+    /// of a dictionary): every addition lands, none is refused as a deadlock (a CI run's
+    /// PostgreSQL refused one when two workers stopped together), and the counts add up.
+    @Test(arguments: TestStore.all) func workersAddingTheSameRowsAtOnceAllLand(store: TestStore) async throws {
+        let location = try await store.location()
+        var workers: [JobQueue] = []
+        for _ in 0..<4 { workers.append(try await store.open(at: location)) }
+        let queue = workers[0]
+        let now = Int64((Date().timeIntervalSince1970 / 60).rounded(.down))
+        var minutes: [HistoryMinute] = []
+        for offset in 0..<4 {
+            for executor in ["a", "b"] {
+                var minute = HistoryMinute(minute: now - Int64(offset), queue: "q", executor: executor)
+                minute.succeeded = 1
+                minutes.append(minute)
+            }
+        }
+        let rounds = 25
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, worker) in workers.enumerated() {
+                let mine = index % 2 == 0 ? minutes : minutes.reversed()
+                group.addTask {
+                    for _ in 0..<rounds { try await worker.store.addHistory(mine) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let rows = try await queue.storedRows("SELECT succeeded FROM jobq_history ORDER BY minute, executor")
+        #expect(rows.count == minutes.count)
+        #expect(rows.allSatisfy { $0.int(0) == 4 * rounds }, "\(rows.map { $0.int(0) })")
+    }
+
     @Test(arguments: TestStore.all) func oldMinutesGoWithTheEventsAndBadWindowsAreRefused(store: TestStore) async throws
     {
         let queue = try await store.open()

@@ -66,18 +66,11 @@ struct QueueLimitTests {
     /// take exactly the limit, never more.
     @Test(arguments: TestStore.all) func claimsRacingOnManyConnectionsNeverPassTheLimit(store: TestStore) async throws {
         let location = try await store.location()
-        func open() async throws -> JobQueue {
-            switch store {
-            case .sqlite: try JobQueue(path: location)
-            case .postgres:
-                try await JobQueue(postgres: try PostgresSettings(url: location), logger: PostgresTestServer.logger)
-            }
-        }
-        let queue = try await open()
+        let queue = try await store.open(at: location)
         _ = try await queue.enqueue(contentsOf: try Self.limitedRequests(40))
         try await queue.setLimits(QueueLimits(concurrency: 3), for: "limited")
         var workers: [JobQueue] = []
-        for _ in 0..<8 { workers.append(try await open()) }
+        for _ in 0..<8 { workers.append(try await store.open(at: location)) }
         let claimed = try await withThrowingTaskGroup(of: Int.self) { group in
             for (index, worker) in workers.enumerated() {
                 group.addTask {

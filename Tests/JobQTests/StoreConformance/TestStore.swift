@@ -36,6 +36,16 @@ enum TestStore: String, Sendable, CustomTestStringConvertible {
         }
     }
 
+    /// Another handle on the store at `location` (from ``location()``): its own connections,
+    /// as another process's would be.
+    func open(at location: String) async throws -> JobQueue {
+        switch self {
+        case .sqlite: try JobQueue(path: location)
+        case .postgres:
+            try await JobQueue(postgres: try PostgresSettings(url: location), logger: PostgresTestServer.logger)
+        }
+    }
+
     /// A new, empty store: SQLite in memory, or a PostgreSQL database of its own (copied from a
     /// migrated template; the throwaway cluster goes away with `scripts/postgres.sh stop`).
     func open() async throws -> JobQueue {
