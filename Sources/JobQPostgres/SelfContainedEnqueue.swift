@@ -171,7 +171,8 @@ struct SelfContainedInsert {
         case createdAt, eventData
     }
 
-    /// The ids are drawn first and numbered in their own order, so that the batch's jobs have
+    /// The sequence is looked up once (MATERIALIZED: inlined, the catalog lookup ran once per
+    /// job, a sixth of a batch's time). The ids are drawn first and numbered in their own order, so that the batch's jobs have
     /// ids in the order they were given (first in, first out among equals) whatever order
     /// `nextval` ran in. Only the ids come back, as one text: the jobs are what was sent
     /// (decoding every column of a thousand rows was a third of a batch's time).
@@ -179,7 +180,7 @@ struct SelfContainedInsert {
         typealias P = InsertMany
         return """
             WITH \(lockCTE),
-            sequence AS (SELECT CAST(pg_get_serial_sequence(\(P.table), 'id') AS regclass) AS name),
+            sequence AS MATERIALIZED (SELECT CAST(pg_get_serial_sequence(\(P.table), 'id') AS regclass) AS name),
             drawn AS (
                 SELECT nextval(sequence.name) AS id
                 FROM lock, sequence, generate_series(1, CAST(\(P.count) AS integer))
