@@ -13,11 +13,12 @@ import os
 import subprocess
 import sys
 import time
+import traceback
 
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -30,6 +31,14 @@ def click(driver, by, selector):
         return True
     except StaleElementReferenceException:
         return False
+
+
+def badge_text(driver):
+    """The job page's state badge, or None while the page is being replaced."""
+    try:
+        return driver.find_element(By.CSS_SELECTOR, "dl.fields .badge").text
+    except WebDriverException:
+        return None
 
 
 def main():
@@ -80,8 +89,10 @@ def main():
         assert seen["before_retry"] == "dead", seen["before_retry"]
         driver.save_screenshot(os.path.join(args.shots, "job.png"))
         wait.until(lambda d: click(d, By.XPATH, "//button[normalize-space()='Retry']"))
-        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "dl.fields .badge").text == "ready")
-        seen["after_retry"] = driver.find_element(By.CSS_SELECTOR, "dl.fields .badge").text
+        # The retry's redirect and the live update of the same page may replace the badge while
+        # it is read (a CI run's chromedriver once answered that read with a bare error): the
+        # wait reads it again until it says ready, and keeps what it read.
+        seen["after_retry"] = wait.until(lambda d: badge_text(d) == "ready" and "ready")
         assert driver.current_url.endswith("/jobs/" + args.dead), driver.current_url
 
         # Search, see how many match, retry them all after a confirmation that shows the count.
@@ -142,7 +153,9 @@ def main():
             driver.save_screenshot(os.path.join(args.shots, name + ".png"))
         seen["screenshots"] = sorted(os.listdir(args.shots))
     except Exception as error:  # say what was on the page
-        print(json.dumps({"error": repr(error), "seen": seen, "url": driver.current_url,
+        # Where it was raised too: a bare WebDriverException says nothing by itself.
+        print(json.dumps({"error": repr(error), "at": traceback.format_exc(limit=-2), "seen": seen,
+                          "url": driver.current_url,
                           "page": driver.page_source[:2000]}), file=sys.stderr)
         driver.quit()
         sys.exit(1)
