@@ -172,9 +172,9 @@ struct SelfContainedInsert {
     }
 
     /// The sequence is looked up once (MATERIALIZED: inlined, the catalog lookup ran once per
-    /// job, a sixth of a batch's time). The ids are drawn first and numbered in their own order, so that the batch's jobs have
-    /// ids in the order they were given (first in, first out among equals) whatever order
-    /// `nextval` ran in. Only the ids come back, as one text: the jobs are what was sent
+    /// job, a sixth of a batch's time). The ids are drawn first and numbered in their own order,
+    /// so that the batch's jobs have ids in the order they were given (first in, first out among
+    /// equals) whatever order `nextval` ran in. Only the ids come back, as one text: the jobs are what was sent
     /// (decoding every column of a thousand rows was a third of a batch's time).
     fileprivate static let insertManySQL: String = {
         typealias P = InsertMany
