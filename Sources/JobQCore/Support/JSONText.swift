@@ -46,33 +46,25 @@ package enum JSONText {
     /// Valid JSON without the whitespace between tokens, keys in their order: what SQLite's
     /// `json()` stores, for a store whose SQL has no such function.
     package static func minified(_ text: String) -> String {
-        // Most payloads come from an encoder and have no whitespace to drop: kept as they are.
-        guard hasWhitespaceBetweenTokens(text) else { return text }
-        var output: [UInt8] = []
-        output.reserveCapacity(text.utf8.count)
+        // One pass; a copy is made only at the first whitespace between tokens, so that a payload
+        // from an encoder (most of them, with none) is kept as it is.
+        var output: [UInt8]?
         var scanner = StringLiteralScanner()
-        for byte in text.utf8 {
-            if scanner.isInString(byte) {
-                output.append(byte)
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): continue
-            default: output.append(byte)
+        for (offset, byte) in text.utf8.enumerated() {
+            let between = !scanner.isInString(byte)
+            let whitespace =
+                byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
+                || byte == UInt8(ascii: "\t")
+            if between, whitespace {
+                if output == nil {
+                    output = Array(text.utf8.prefix(offset))
+                    output?.reserveCapacity(text.utf8.count)
+                }
+            } else {
+                output?.append(byte)
             }
         }
-        return String(decoding: output, as: UTF8.self)
-    }
-
-    private static func hasWhitespaceBetweenTokens(_ text: String) -> Bool {
-        var scanner = StringLiteralScanner()
-        for byte in text.utf8 where !scanner.isInString(byte) {
-            switch byte {
-            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): return true
-            default: continue
-            }
-        }
-        return false
+        return output.map { String(decoding: $0, as: UTF8.self) } ?? text
     }
 
     package static func preview(_ text: String) -> String {
