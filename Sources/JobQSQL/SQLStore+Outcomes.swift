@@ -330,12 +330,24 @@ extension SharedSQL {
                 update.bind(base + 2, success?.resultJSON)
                 update.bind(base + 3, success.flatMap { success in success.start.map { $0.startTime ?? events.now } })
             }
-            while try update.step() { accepted.insert(update.int64(0)) }
-            update.reset()
+            if db.dialect == .sqlite {
+                // No RETURNING on SQLite (it keeps the rows in a temporary b-tree until the
+                // statement ends: half a microsecond a job); under the write lock the count of
+                // rows changed says whether the fence refused any, and only then are they read.
+                try update.run()
+                if db.changesCount == chunk.count {
+                    accepted.formUnion(chunk.lazy.map(\.job.id))
+                } else {
+                    accepted.formUnion(try recorded(db, Array(chunk), workerID: workerID, finishedAt: events.now))
+                }
+            } else {
+                while try update.step() { accepted.insert(update.int64(0)) }
+                update.reset()
+            }
         }
         let alreadyRecorded =
             accepted.count == successes.count
-            ? [] : try recordedEarlier(db, successes.filter { !accepted.contains($0.job.id) }, workerID: workerID)
+            ? [] : try recorded(db, successes.filter { !accepted.contains($0.job.id) }, workerID: workerID)
         var refused: Set<JobID> = []
         // Each group's members succeeded now, in the order the groups first appear.
         var groups: [(group: Int64, members: Int)] = []
@@ -367,23 +379,28 @@ extension SharedSQL {
         return refused
     }
 
-    /// Of successes the fence refused, those this worker already recorded, attempt for attempt:
-    /// a write tried again after its first try committed (its answer lost with the connection,
-    /// or, on a server, the exclusive part of the same batch failing after this part
-    /// committed). They are neither refused nor written twice.
-    private static func recordedEarlier(
-        _ db: some SQLTransaction, _ successes: [SelfContainedSuccess], workerID: String
+    /// Of `successes`, those this worker has recorded, attempt for attempt; with `finishedAt`,
+    /// only those recorded at that time: the rows this write's UPDATE changed (a write's time is
+    /// its own; an earlier write's rows have theirs). Without it, of successes the fence
+    /// refused, those recorded earlier: a write tried again after its first try committed (its
+    /// answer lost with the connection, or, on a server, the exclusive part of the same batch
+    /// failing after this part committed). They are neither refused nor written twice.
+    private static func recorded(
+        _ db: some SQLTransaction, _ successes: [SelfContainedSuccess], workerID: String, finishedAt: Double? = nil
     )
         throws -> Set<JobID>
     {
         let attempts = Dictionary(
             successes.map { ($0.job.id, $0.job.attempt) }, uniquingKeysWith: { first, _ in first })
-        let rows = try db.fetchRows(
-            sql: """
-                SELECT id, attempt FROM jobq_jobs WHERE \(db.dialect.integer("id", in: "?"))
-                AND state = 'succeeded' AND worker_id = ?
-                """,
-            arguments: [jsonArray(attempts.keys.sorted()), workerID])
+        let ids = jsonArray(attempts.keys.sorted())
+        let read = """
+            SELECT id, attempt FROM jobq_jobs WHERE \(db.dialect.integer("id", in: "?"))
+            AND state = 'succeeded' AND worker_id = ?
+            """
+        let rows =
+            try finishedAt.map { time in
+                try db.fetchRows(sql: read + " AND finished_at = ?", arguments: [ids, workerID, time])
+            } ?? db.fetchRows(sql: read, arguments: [ids, workerID])
         return Set(
             rows.compactMap { row in
                 let id: JobID = row["id"]
@@ -411,7 +428,7 @@ extension SharedSQL {
                     lease_until = NULL, started_at = COALESCE(v.column4, jobq_jobs.started_at)
                 FROM (VALUES \(rows)) AS v
                 WHERE jobq_jobs.id = v.column1 AND \(runningAttempt(of: "\(P.worker)", "jobq_jobs")) AND jobq_jobs.attempt = v.column2
-                RETURNING jobq_jobs.id
+                \(d == .sqlite ? "" : "RETURNING jobq_jobs.id")
                 """
         }
     }

@@ -138,7 +138,9 @@ struct ErasedExecutor: Sendable {
         name = E.name
         defaultTimeout = E.timeout
         retryPolicy = E.retryPolicy
+        let textPath = executor as? any PayloadTextExecutor
         run = { payloadJSON, context in
+            if let output = textPath?.outputText(forPayload: payloadJSON, context: context) { return output }
             let input: E.Input
             do {
                 input = try JSONDecoder.jobq.decode(E.Input.self, from: Data(payloadJSON.utf8))
