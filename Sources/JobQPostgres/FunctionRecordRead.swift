@@ -3,7 +3,7 @@ import JobQCore
 import JobQSQL
 
 /// A durable function's record on PostgreSQL: one prepared statement, one round trip, where the
-/// shared SQL's read transaction takes four (BEGIN, the steps, the job's cancel request, COMMIT)
+/// store SQL's read transaction takes four (BEGIN, the steps, the job's cancel request, COMMIT)
 /// and parses both statements each time. Every run of a function reads it before its first
 /// step, so it is on the path of every function's attempt. One statement sees one snapshot,
 /// as the transaction did.
@@ -18,7 +18,7 @@ extension ServerStore {
             record.cancelRequested = (row["cancel_requested"] as Double?).map(Date.init(timeIntervalSince1970:))
             // A job without steps: one row of NULLs beside its cancel request.
             guard row["position"] as Int64? != nil else { continue }
-            record.steps.append(SharedSQL.functionStep(row))
+            record.steps.append(StoreSQL.functionStep(row))
         }
         return record
     }
@@ -26,7 +26,7 @@ extension ServerStore {
     /// The statement's parameter: the job.
     fileprivate enum RecordOf: Int32, ServerParameter { case job = 1 }
 
-    /// The names ``SharedSQL/functionStep(_:)`` reads, in the statement's column order.
+    /// The names ``StoreSQL/functionStep(_:)`` reads, in the statement's column order.
     private static let functionRecordColumns = [
         "cancel_requested", "position", "name", "kind", "result", "children", "wake_at", "attempt", "started_at",
         "finished_at", "cancelled", "filter"

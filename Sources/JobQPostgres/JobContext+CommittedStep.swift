@@ -54,7 +54,7 @@ extension JobContext {
                 let record = try frame.record(value)
                 let lost = try await server.inCallersTransaction(connection, lock: .shared, audience: .followers) {
                     transaction in
-                    try SharedSQL.recordSteps(transaction, [record], workerID: frame.workerID)
+                    try StoreSQL.recordSteps(transaction, [record], workerID: frame.workerID)
                 }
                 guard lost.isEmpty else { throw FunctionAttemptLost() }
                 try await connection.query("COMMIT", logger: logger)

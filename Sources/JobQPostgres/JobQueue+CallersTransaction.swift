@@ -96,7 +96,7 @@ extension JobQueue {
         contentsOf requests: some Sequence<JobRequest>, in connection: PostgresConnection, savepoint: Bool = false
     ) async throws -> [Enqueued] {
         let requests = traced(requests)
-        try SharedSQL.validate(requests)
+        try StoreSQL.validate(requests)
         guard !requests.isEmpty else { return [] }
         let selfContained = requests.allSatisfy(\.isSelfContained)
         if selfContained, !savepoint {
@@ -106,7 +106,7 @@ extension JobQueue {
         }
         let lock: WriteLock = selfContained ? .shared : .exclusive
         return try await callersServer().inCallersTransaction(connection, lock: lock, audience: .workersAndFollowers) {
-            db in try SharedSQL.enqueue(requests, db: db, now: SharedSQL.now())
+            db in try StoreSQL.enqueue(requests, db: db, now: StoreSQL.now())
         }
     }
 
@@ -120,7 +120,7 @@ extension JobQueue {
         _ = try WorkflowValidation.validate(workflow)
         return try await callersServer().inCallersTransaction(
             connection, lock: .exclusive, audience: .workersAndFollowers
-        ) { db in try SharedSQL.submit(workflow, db: db, now: SharedSQL.now()) }
+        ) { db in try StoreSQL.submit(workflow, db: db, now: StoreSQL.now()) }
     }
 
     /// Submits a job tree in the application's transaction on `connection`.
@@ -146,11 +146,11 @@ extension JobQueue {
     public func emit(
         _ event: String, payloadJSON: String = "{}", dedupe: String? = nil, in connection: PostgresConnection
     ) async throws -> Emitted {
-        try SharedSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
+        try StoreSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
         return try await callersServer().inCallersTransaction(
             connection, lock: .exclusive, audience: .workersAndFollowers
         ) { db in
-            try SharedSQL.emit(event: event, payloadJSON: payloadJSON, dedupe: dedupe, db: db, now: SharedSQL.now())
+            try StoreSQL.emit(event: event, payloadJSON: payloadJSON, dedupe: dedupe, db: db, now: StoreSQL.now())
         }
     }
 

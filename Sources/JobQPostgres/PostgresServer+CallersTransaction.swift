@@ -52,7 +52,7 @@ extension PostgresServer {
     /// transaction as any failed statement does.
     func enqueueSelfContained(_ requests: [JobRequest], in connection: PostgresConnection) async throws -> [Job] {
         let insert = SelfContainedInsert(
-            requests, now: SharedSQL.now(), names: settings.schemaNames, callersDatabase: settings.database)
+            requests, now: StoreSQL.now(), names: settings.schemaNames, callersDatabase: settings.database)
         let sql = settings.schemaNames.qualified(insert.sql)
         let result: StatementResult
         do {

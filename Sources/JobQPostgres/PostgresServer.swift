@@ -5,17 +5,17 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// A jobq store on PostgreSQL: the sessions the shared SQL's transactions run on, and the
+/// A jobq store on PostgreSQL: the sessions the store SQL's transactions run on, and the
 /// statements of the hot path that commit on their own.
 ///
 /// Every write transaction first takes one transaction-level advisory lock: exclusively when
-/// it applies rules (it reads rows and writes what follows from them, as the shared SQL was
+/// it applies rules (it reads rows and writes what follows from them, as the store SQL was
 /// written for SQLite's single writer), shared when it changes only rows it owns (claims with
 /// SKIP LOCKED, self-contained enqueues, a worker's fenced successes and renewals: ``WriteLock``). So
 /// the hot path of many workers and machines runs side by side, and a rule never sees the
 /// world change under it. Event ids are therefore not handed out in commit order: each event
 /// carries its transaction's id, and followers read in (transaction, id) order up to the
-/// oldest transaction still running (`SharedSQL.events`).
+/// oldest transaction still running (`StoreSQL.events`).
 /// Each write transaction also notifies, delivered at its commit, the channels of those it
 /// concerns (``PostgresCommitWatch/channel(for:of:)``): idle workers on other machines when it may
 /// have made work claimable, event followers when it wrote events.

@@ -239,7 +239,7 @@ private final class InFlightStatement: Sendable {
 
 /// A parameter sent as text with no type, so the server gives it the type of where it stands
 /// (an integer column, a `json` one, a comparison with a `double precision`): SQLite's loose
-/// typing, which jobq's shared SQL relies on.
+/// typing, which jobq's store SQL relies on.
 private struct InferredText: PostgresEncodable {
     let text: String
     static var psqlType: PostgresDataType { PostgresDataType(0) }

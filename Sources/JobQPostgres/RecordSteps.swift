@@ -3,11 +3,11 @@ import JobQCore
 import JobQSQL
 
 /// A worker's batch of durable-function step records on PostgreSQL: one prepared statement
-/// committed on its own, one round trip where the shared SQL's transaction
+/// committed on its own, one round trip where the store SQL's transaction
 /// (`SQLStore.recordSteps`) takes six (BEGIN, the lock, the fence, the steps, the events,
 /// COMMIT) and parses a statement for each batch size.
 ///
-/// The same rules as the shared SQL's: the shared write lock first (its `lock` CTE), each job's
+/// The same rules as the store SQL's: the shared write lock first (its `lock` CTE), each job's
 /// attempt fenced on this worker and locked (in id order), the steps of held attempts inserted
 /// with their `step` events (in the order given), nothing written for the others, which it
 /// returns.
@@ -18,7 +18,7 @@ extension ServerStore {
         guard records.allSatisfy({ $0.step.kind == .step && $0.step.children.isEmpty }) else {
             return try await recordStepsInTransaction(records, workerID: workerID)
         }
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         var arguments = ServerArguments<StepRows>()
         arguments[.worker] = .text(workerID)
         arguments[.jobs] = .text(ArrayLiteral.integers(records.map(\.job.id)))
@@ -60,7 +60,7 @@ extension ServerStore {
         held AS MATERIALIZED (
             SELECT j.id, j.attempt, j.queue, j.executor, j.batch, j.workflow_id FROM jobq_jobs AS j
             WHERE j.id IN (SELECT job_id FROM input) AND (SELECT true FROM lock)
-                AND \(SharedSQL.runningAttempt(of: "\(StepRows.worker)", "j"))
+                AND \(StoreSQL.runningAttempt(of: "\(StepRows.worker)", "j"))
             ORDER BY j.id FOR UPDATE
         ),
         kept AS MATERIALIZED (

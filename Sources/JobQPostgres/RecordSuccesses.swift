@@ -4,23 +4,23 @@ import JobQSQL
 
 /// A worker's completions on PostgreSQL: start marks and self-contained successes in one round
 /// trip, one call of the `jobq_record_successes` function (PostgreSQL migration 5) committed on
-/// its own, where the shared SQL's transaction takes six (BEGIN, the lock, the store's facts,
+/// its own, where the store SQL's transaction takes six (BEGIN, the lock, the store's facts,
 /// the UPDATE, the events, COMMIT). The function, not a statement, because it must read whether
 /// a job has dependents after it holds the write lock (see the migration). What it leaves
-/// (other outcomes, successes with consequences) is recorded by the shared SQL in an exclusive
+/// (other outcomes, successes with consequences) is recorded by the store SQL in an exclusive
 /// transaction after it. The batch is split as SQLite's is (``CompletionSplit``): a success's
 /// start goes with it, and a refused start refuses its outcome.
 extension ServerStore {
-    func complete(
+    func recordOutcomes(
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         let split = CompletionSplit(outcomes, starting: starting) { job, outcome in
-            SharedSQL.SelfContainedSuccess.result(job: job, outcome: outcome) != nil
+            StoreSQL.SelfContainedSuccess.result(job: job, outcome: outcome) != nil
         }
         var successes: [SelfContainedSuccessRequest] = []
         for (job, outcome) in outcomes {
-            guard let result = SharedSQL.SelfContainedSuccess.result(job: job, outcome: outcome) else { continue }
+            guard let result = StoreSQL.SelfContainedSuccess.result(job: job, outcome: outcome) else { continue }
             let start = split.startsWithOutcome[job.id].map { $0.startTime ?? now }
             successes.append(SelfContainedSuccessRequest(job: job, resultJSON: result, startTime: start))
         }
@@ -43,7 +43,7 @@ extension ServerStore {
         starts: [ClaimedJob], successes: [SelfContainedSuccessRequest], workerID: String, notifyWorkers: Bool
     ) async throws -> (starts: Set<JobID>, successes: Set<JobID>) {
         guard !starts.isEmpty || !successes.isEmpty else { return ([], []) }
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         let marks = starts.sorted { $0.id < $1.id }
         var arguments = ServerArguments<Record>()
         arguments[.worker] = .text(workerID)

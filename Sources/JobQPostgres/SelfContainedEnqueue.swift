@@ -7,7 +7,7 @@ import PostgresNIO
 /// Enqueueing on PostgreSQL. Jobs that are only their own row and `enqueued` event go in one
 /// statement, one round trip for a job or a batch of any size (by arrays), whether jobq commits
 /// it on its own or it runs in the application's transaction (`queue.enqueue(_:in:)`).
-/// Any other batch (a unique key, a lane, a dependency, a batch) is the shared SQL's exclusive
+/// Any other batch (a unique key, a lane, a dependency, a batch) is the store SQL's exclusive
 /// transaction.
 ///
 /// The statement takes the shared write lock and queues its notifications first (its `lock`
@@ -21,9 +21,9 @@ extension ServerStore {
         guard requests.allSatisfy(\.isSelfContained) else {
             return try await enqueueInTransaction(requests, lock: .exclusive)
         }
-        try SharedSQL.validate(requests)
+        try StoreSQL.validate(requests)
         guard !requests.isEmpty else { return [] }
-        let insert = SelfContainedInsert(requests, now: SharedSQL.now(), names: server.settings.schemaNames)
+        let insert = SelfContainedInsert(requests, now: StoreSQL.now(), names: server.settings.schemaNames)
         let result =
             insert.isOne
             ? try await server.autocommit(InsertOneJob.self, insert.values, line: .enqueues)

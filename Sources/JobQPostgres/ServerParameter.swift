@@ -10,7 +10,7 @@ import JobQSQL
 /// enum Promote: Int32, ServerParameter { case now = 1 }
 /// let sql = "UPDATE jobq_jobs SET state = 'ready' WHERE run_at <= CAST(\(Promote.now) AS double precision)"
 /// var arguments = ServerArguments<Promote>()
-/// arguments[.now] = .real(SharedSQL.now())
+/// arguments[.now] = .real(StoreSQL.now())
 /// ```
 protocol ServerParameter: CaseIterable, RawRepresentable, CustomStringConvertible, Sendable where RawValue == Int32 {}
 

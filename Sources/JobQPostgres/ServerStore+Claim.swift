@@ -3,7 +3,7 @@ import JobQCore
 import JobQSQL
 
 /// A worker's claim on PostgreSQL: one statement per queue, committed on its own, one round trip
-/// where the shared SQL's claim transaction (`SQLStore.claimInTransaction`) takes eight (BEGIN, the lock, due jobs,
+/// where the store SQL's claim transaction (`SQLStore.claimInTransaction`) takes eight (BEGIN, the lock, due jobs,
 /// paused queues, the claim, start marks, their events, COMMIT).
 ///
 /// The statement takes the shared write lock first (its `lock` CTE, read by a condition on no
@@ -17,18 +17,18 @@ import JobQSQL
 /// claim after it fell due rather than by it, so it can follow ready jobs of lower priority
 /// claimed in that instant; anything that fell due earlier is ready before the claim reads.
 ///
-/// A queue with a concurrency or rate limit is claimed by the shared SQL's transaction instead,
+/// A queue with a concurrency or rate limit is claimed by the store SQL's transaction instead,
 /// which counts its running jobs and recent starts under the queue's row lock.
 ///
 /// Starts are stamped with the server's clock, read once the lock is held. The worker's clock,
 /// read before the statement was sent, can precede the commit that made the job ready: a
-/// lane's next job was seen "starting" before the one before it had finished. (The shared SQL
+/// lane's next job was seen "starting" before the one before it had finished. (The store SQL
 /// reads the worker's clock inside its transaction, after the lock.) Across machines, as with
 /// every time jobq records, the clocks are assumed to agree.
 extension ServerStore {
     /// Steps through the ``ClaimLoop``: an unlimited queue's claim and the promotion of due jobs
     /// are statements of their own, a limited queue's claim a transaction
-    /// (`SharedSQL.claim(_:_:workerID:leaseUntil:)`, which counts places under the queue's row
+    /// (`StoreSQL.claim(_:_:workerID:leaseUntil:)`, which counts places under the queue's row
     /// lock: one statement would count with the snapshot it began with, before it waited for
     /// the lock). Each commits on its own: a failure on a later queue hands over the jobs
     /// already committed (``QueueClaimFailure``), never drops them.
@@ -56,8 +56,8 @@ extension ServerStore {
                     loop.took(
                         try await write(.short, audience: audience, lock: .shared) { db in
                             // The lease starts once the transaction holds the lock, as SQLite's.
-                            try SharedSQL.claim(
-                                db, part, workerID: workerID, leaseUntil: SharedSQL.now() + lease.inSeconds)
+                            try StoreSQL.claim(
+                                db, part, workerID: workerID, leaseUntil: StoreSQL.now() + lease.inSeconds)
                         })
                 }
             } catch {
@@ -73,7 +73,7 @@ extension ServerStore {
         _ part: ClaimLoop.QueuePart, workerID: String, workerJSON: String, lease: Duration, queueList: String
     ) async throws -> (jobs: [ClaimedJob], due: Bool, limited: Bool) {
         // The lease starts now, as the statement is sent: it takes no lock it would wait for.
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         var arguments = ServerArguments<Claim>()
         arguments[.worker] = .text(workerID)
         arguments[.leaseUntil] = .real(now + lease.inSeconds)
@@ -105,7 +105,7 @@ extension ServerStore {
     /// Makes due scheduled and retrying jobs ready, skipping rows another claim is promoting.
     private func promoteDue() async throws {
         var arguments = ServerArguments<Promote>()
-        arguments[.now] = .real(SharedSQL.now())
+        arguments[.now] = .real(StoreSQL.now())
         _ = try await server.autocommit(PromoteDueJobs.self, arguments.values, line: .claims)
     }
 
@@ -149,16 +149,16 @@ extension ServerStore {
             WITH lock AS MATERIALIZED (SELECT \(PostgresServer.lockAndNotify(.shared, audience))),
             stamp AS MATERIALIZED (SELECT CAST(extract(epoch FROM clock_timestamp()) AS double precision) AS now FROM lock),
             picked AS (
-                SELECT ready.id, row_number() OVER (ORDER BY \(SharedSQL.claimOrder(of: "ready"))) AS position
+                SELECT ready.id, row_number() OVER (ORDER BY \(StoreSQL.claimOrder(of: "ready"))) AS position
                 FROM (
                     SELECT id, priority, run_at FROM jobq_jobs
                     WHERE state = 'ready' AND queue = \(P.queue) AND (SELECT true FROM lock)
-                        AND \(SharedSQL.notExpired(at: "CAST(\(P.now) AS double precision)"))
-                        AND \(SharedSQL.executorNotPaused)
+                        AND \(StoreSQL.notExpired(at: "CAST(\(P.now) AS double precision)"))
+                        AND \(StoreSQL.executorNotPaused)
                         AND NOT EXISTS (
                             SELECT 1 FROM jobq_queues WHERE name = \(P.queue)
                                 AND (paused <> 0 OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL))
-                    ORDER BY \(SharedSQL.claimOrder) LIMIT CAST(\(P.limit) AS bigint)
+                    ORDER BY \(StoreSQL.claimOrder) LIMIT CAST(\(P.limit) AS bigint)
                     FOR UPDATE SKIP LOCKED
                 ) AS ready
             ),

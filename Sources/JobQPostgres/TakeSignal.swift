@@ -3,18 +3,18 @@ import JobQCore
 import JobQSQL
 
 /// A durable function's wait for a signal on PostgreSQL: one prepared statement committed on its
-/// own, one round trip where the shared SQL's transaction (`SQLStore.takeSignal`) takes nine
+/// own, one round trip where the store SQL's transaction (`SQLStore.takeSignal`) takes nine
 /// (BEGIN, the lock, the fence, the record, the signal, its update, the step's, the event,
 /// COMMIT). It is what a signalled function does first when it runs again, so it is most of the
 /// time from a signal to its function going on.
 ///
-/// The same rules as the shared SQL's: the exclusive write lock first (as every signal's
+/// The same rules as the store SQL's: the exclusive write lock first (as every signal's
 /// transaction takes it, so a signal sent meanwhile is either seen here or sees the function
 /// parked), the attempt fenced on this worker and locked; a cancel asked for ends the wait;
 /// otherwise the oldest untaken signal of the name is taken at the wait's position, or the
 /// deadline has passed, and the wait's record is finished with its `step` event; or neither,
 /// and the wait is recorded unfinished (when it was not yet) for the park that follows. A wait
-/// for an event is the shared SQL's.
+/// for an event is the store SQL's.
 extension ServerStore {
     func takeSignal(for step: FunctionStep, job: ClaimedJob, workerID: String, now: Double) async throws
         -> SignalTake
@@ -72,7 +72,7 @@ extension ServerStore {
         held AS MATERIALIZED (
             SELECT j.cancel_requested, j.queue, j.executor, j.batch, j.workflow_id FROM jobq_jobs AS j
             WHERE j.id = CAST(\(Take.job) AS bigint) AND (SELECT true FROM lock)
-                AND \(SharedSQL.runningAttempt(of: "\(Take.worker)", "j")) AND j.attempt = CAST(\(Take.attempt) AS integer)
+                AND \(StoreSQL.runningAttempt(of: "\(Take.worker)", "j")) AND j.attempt = CAST(\(Take.attempt) AS integer)
             FOR UPDATE
         ),
         go AS MATERIALIZED (SELECT * FROM held WHERE cancel_requested IS NULL),

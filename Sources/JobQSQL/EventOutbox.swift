@@ -30,7 +30,7 @@ package final class EventOutbox {
     /// first time it is asked, so that every part of one write says the same time.
     var now: Double {
         if let stamp { return stamp }
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         stamp = now
         return now
     }
@@ -114,16 +114,16 @@ extension SQLTransaction {
     /// The events this write appends, stamped with the write's time (``EventOutbox/now``):
     /// what the functions that write a state change's consequences append to, the transaction
     /// owning its outbox, so that none of them is handed one.
-    var events: SharedSQL.PendingEvents { SharedSQL.PendingEvents(outbox) }
+    var events: StoreSQL.PendingEvents { StoreSQL.PendingEvents(outbox) }
 
     /// Sets the write's time to `now` (the moment the change is recorded at, which a claim and
     /// a schedule choose) and returns the write's events; later parts of the write see it too.
     ///
     /// ```swift
-    /// let events = db.events(at: SharedSQL.now())
+    /// let events = db.events(at: StoreSQL.now())
     /// events.append(.cancelled(reason: reason), job: id, queue: queue, executor: executor, batch: nil)
     /// ```
-    func events(at now: Double) -> SharedSQL.PendingEvents {
+    func events(at now: Double) -> StoreSQL.PendingEvents {
         stamp(now)
         return events
     }
@@ -133,7 +133,7 @@ extension SQLTransaction {
     func stamp(_ now: Double) { outbox.stamp(now) }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// Appends an event inside the caller's transaction.
     static func appendEvent(
         _ db: some SQLTransaction, _ data: EventData, job: JobID?, queue: String?, executor: String?, batch: String?,

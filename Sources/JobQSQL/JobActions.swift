@@ -5,7 +5,7 @@ import JobQCore
 /// `jobq cancel ID` does and what a bulk action does to each job it matches, with the same checks
 /// and the same events. A refusal is decided before anything is written, so that a bulk action
 /// can count it and go on in the same transaction.
-extension SharedSQL {
+extension StoreSQL {
     /// Why an action does not apply to a job; nothing was written.
     package struct Refusal: Error, Sendable {
         /// A short reason that groups refusals in a bulk action's report: `running`, `in a lane`.
@@ -162,7 +162,7 @@ extension SharedSQL {
     }
 }
 
-extension Result where Failure == SharedSQL.Refusal {
+extension Result where Failure == StoreSQL.Refusal {
     /// The value, or the refusal as the error a one-job action throws.
     func orThrow() throws -> Success {
         switch self {

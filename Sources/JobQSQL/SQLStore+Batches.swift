@@ -15,9 +15,9 @@ extension SQLStore {
             }
         }
         try Label.check(name, what: "a batch name")
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         return try await write { db in
-            if try SharedSQL.batch(db, name) != nil {
+            if try StoreSQL.batch(db, name) != nil {
                 throw JobQueueError.invalidState("batch '\(name)' already exists; pick another name")
             }
             try db.execute(
@@ -34,32 +34,32 @@ extension SQLStore {
                     .callbackQueue: onComplete?.options.queue ?? onSuccess?.options.queue ?? JobOptions.defaultQueue,
                     .createdAt: now
                 ]))
-            return try SharedSQL.batch(db, name)!
+            return try StoreSQL.batch(db, name)!
         }
     }
 
     /// Closes a batch: it takes no more members, and fires now if every member has finished.
     package func closeBatch(_ name: String) async throws -> BatchStatus {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         return try await write { db in
-            guard let batch = try SharedSQL.batch(db, name) else { throw SharedSQL.noBatch(name) }
+            guard let batch = try StoreSQL.batch(db, name) else { throw StoreSQL.noBatch(name) }
             guard batch.state == .open else {
                 throw JobQueueError.invalidState("batch '\(name)' is already \(batch.state.rawValue)")
             }
             try db.execute(
                 sql: "UPDATE jobq_batches SET state = 'closed', closed_at = ? WHERE name = ?", arguments: [now, name])
-            try SharedSQL.fireBatchIfDone(db, name: name, lastJob: nil, now: now)
-            return try SharedSQL.batch(db, name)!
+            try StoreSQL.fireBatchIfDone(db, name: name, lastJob: nil, now: now)
+            return try StoreSQL.batch(db, name)!
         }
     }
 
     package func batch(_ name: String) async throws -> BatchStatus? {
-        try await read { db in try SharedSQL.batch(db, name) }
+        try await read { db in try StoreSQL.batch(db, name) }
     }
 
 }
 
-extension SharedSQL {
+extension StoreSQL {
     static func batch(_ db: some SQLTransaction, _ name: String) throws -> BatchStatus? {
         try db.fetchRow(sql: "SELECT \(batchColumns) FROM jobq_batches WHERE name = ?", arguments: [name]).map(
             batchStatus)

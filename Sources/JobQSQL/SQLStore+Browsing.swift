@@ -3,7 +3,7 @@ import JobQCore
 
 extension SQLStore {
     package func jobs(where filter: JobFilter, page: JobPage) async throws -> [Job] {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         return try await read { db in
             let (sql, arguments) = Self.pageSQL(Job.columns, filter, page, db.dialect, now: now)
             return try db.fetchRowsOnce(sql: sql, arguments: arguments).map { Job($0) }
@@ -11,7 +11,7 @@ extension SQLStore {
     }
 
     package func jobIDs(where filter: JobFilter, page: JobPage) async throws -> [JobID] {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         return try await read { db in
             let (sql, arguments) = Self.pageSQL("id", filter, page, db.dialect, now: now)
             return try db.fetchRowsOnce(sql: sql, arguments: arguments).compactMap {
@@ -38,7 +38,7 @@ extension SQLStore {
     }
 
     package func countJobs(where filter: JobFilter) async throws -> Int {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         return try await read { db in
             let (condition, arguments) = FilterSQL.condition(filter, db.dialect, now: now)
             let rows = try db.fetchRowsOnce(
@@ -48,8 +48,8 @@ extension SQLStore {
     }
 
     package func delete(_ id: JobID) async throws {
-        let now = SharedSQL.now()
-        try await write { db in try SharedSQL.delete(try SharedSQL.existingJob(db, id), db, now: now).orThrow() }
+        let now = StoreSQL.now()
+        try await write { db in try StoreSQL.delete(try StoreSQL.existingJob(db, id), db, now: now).orThrow() }
     }
 
     package func throughput(of queues: [String], since start: Date, interval: Double, buckets: Int) async throws
@@ -70,7 +70,7 @@ extension SQLStore {
             // One range of jobs_finished (queue, state, finished_at) per queue and final state:
             // only the window's jobs are read, however long the history. PostgreSQL's CAST
             // rounds where SQLite's truncates: FLOOR first there.
-            typealias P = SharedSQL.Throughput
+            typealias P = StoreSQL.Throughput
             let offset = "(finished_at - \(P.from)) / \(P.interval)"
             let bucket = db.dialect == .postgres ? "CAST(FLOOR(\(offset)) AS INTEGER)" : "CAST(\(offset) AS INTEGER)"
             let count = try db.statement(
@@ -108,15 +108,15 @@ extension SQLStore {
     package func batches(limit: Int) async throws -> [BatchStatus] {
         try await read { db in
             try db.fetchRows(
-                sql: "SELECT \(SharedSQL.batchColumns) FROM jobq_batches ORDER BY created_at DESC, name LIMIT ?",
+                sql: "SELECT \(StoreSQL.batchColumns) FROM jobq_batches ORDER BY created_at DESC, name LIMIT ?",
                 arguments: [limit]
             )
-            .map(SharedSQL.batchStatus)
+            .map(StoreSQL.batchStatus)
         }
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// The parameters of a queue's finished jobs of one state counted in buckets of time.
     enum Throughput: Int32, SQLParameter {
         case from = 1

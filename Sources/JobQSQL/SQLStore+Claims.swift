@@ -14,19 +14,19 @@ extension SQLStore {
     /// fresh lease outlasts.
     package func renewLeases(_ ids: [JobID], workerID: String, lease: Duration) async throws -> Set<JobID> {
         guard !ids.isEmpty else { return [] }
-        let list = SharedSQL.jsonArray(ids)
+        let list = StoreSQL.jsonArray(ids)
         // Exclusive although it changes only this worker's rows: the worker's completions, on
         // another connection, change the same rows in another order, and two shared writes
         // that did so could deadlock. Renewals are rare (a few per lease).
         return try await write(.short, audience: .nobody) { db in
             // From the moment of the write, like a claim's lease.
-            let leaseUntil = SharedSQL.now() + lease.inSeconds
+            let leaseUntil = StoreSQL.now() + lease.inSeconds
             return try Set(
                 db.fetchAll(
                     JobID.self,
                     sql: """
                         UPDATE jobq_jobs SET lease_until = \(RenewLeases.leaseUntil) WHERE \(db.dialect.integer("id", in: "\(RenewLeases.ids)"))
-                        AND \(SharedSQL.runningAttempt(of: "\(RenewLeases.worker)")) RETURNING id
+                        AND \(StoreSQL.runningAttempt(of: "\(RenewLeases.worker)")) RETURNING id
                         """,
                     arguments: RenewLeases.arguments([.leaseUntil: leaseUntil, .ids: list, .worker: workerID])))
         }
@@ -36,14 +36,14 @@ extension SQLStore {
     /// cancellation within a fraction of a second without taking the write lock.
     package func lostJobs(_ ids: [JobID], workerID: String) async throws -> Set<JobID> {
         guard !ids.isEmpty else { return [] }
-        let list = SharedSQL.jsonArray(ids)
+        let list = StoreSQL.jsonArray(ids)
         let owned = try await read(.short) { db in
             try Set(
                 db.fetchAll(
                     JobID.self,
                     sql: """
                         SELECT id FROM jobq_jobs WHERE \(db.dialect.integer("id", in: "?"))
-                        AND \(SharedSQL.runningAttempt(of: "?"))
+                        AND \(StoreSQL.runningAttempt(of: "?"))
                         """,
                     arguments: [list, workerID]))
         }
@@ -53,7 +53,7 @@ extension SQLStore {
     /// Makes running jobs whose lease has expired runnable again (their worker died or hung), or
     /// dead when that was their last attempt. Returns how many were reclaimed.
     package func reclaimExpiredLeases() async throws -> Int {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         guard !reclaimsHeldOff else { return 0 }
         let anyExpired = try await read { db in
             try db.fetchOne(
@@ -72,7 +72,7 @@ extension SQLStore {
                 arguments: [now])
             let facts = try StoreFacts.read(db)
             db.stamp(now)
-            let suspects = try SharedSQL.possiblyStarted(
+            let suspects = try StoreSQL.possiblyStarted(
                 db, unmarked: expired.filter { $0["started_at"] as Double? == nil })
             for row in expired {
                 let job = ClaimedJob(row)
@@ -88,7 +88,7 @@ extension SQLStore {
                             sql: "UPDATE jobq_jobs SET unstarted_deliveries = unstarted_deliveries + 1 WHERE id = ?",
                             arguments: [job.id])
                     }
-                    try SharedSQL.record(
+                    try StoreSQL.record(
                         db, job: job, outcome: .released, fence: .anyWorker, facts: facts,
                         reason: reason)
                     continue
@@ -99,7 +99,7 @@ extension SQLStore {
                     job.attempt >= job.maxAttempts
                     ? .dead(error: error, timedOut: false)
                     : .retry(error: error, at: Date(timeIntervalSince1970: now), timedOut: false)
-                try SharedSQL.record(db, job: job, outcome: outcome, fence: .anyWorker, facts: facts)
+                try StoreSQL.record(db, job: job, outcome: outcome, fence: .anyWorker, facts: facts)
             }
             return expired.count
         }
@@ -111,10 +111,10 @@ extension SQLStore {
     /// Each EXISTS reads one partial index (ready, running, or due-able jobs), so an idle
     /// pool's poll costs the same with a million finished jobs in the store as with none.
     package func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool {
-        let list = SharedSQL.jsonArray(queues)
+        let list = StoreSQL.jsonArray(queues)
         return try await read(.short) { db in
             if includingFuture {
-                return try db.fetchOne(Bool.self, sql: SharedSQL.anyUnfinishedSQL[db.dialect], arguments: [list])
+                return try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedSQL[db.dialect], arguments: [list])
                     ?? false
             }
             // "Now" is read after the snapshot is taken (by the first statement), so every
@@ -122,8 +122,8 @@ extension SQLStore {
             // due (run_at = the reclaim's now) is due here. Read before the snapshot, a worker
             // waiting for its queues to empty could see that job as due a moment later, and stop.
             _ = try db.fetchOne(Int.self, sql: "SELECT id FROM jobq_jobs WHERE id = 0")
-            let now = SharedSQL.now()
-            return try db.fetchOne(Bool.self, sql: SharedSQL.anyUnfinishedNowSQL[db.dialect], arguments: [list, now])
+            let now = StoreSQL.now()
+            return try db.fetchOne(Bool.self, sql: StoreSQL.anyUnfinishedNowSQL[db.dialect], arguments: [list, now])
                 ?? false
         }
     }
@@ -132,27 +132,27 @@ extension SQLStore {
     /// next scheduled or retrying job falls due: a cheap read, so idle workers look without
     /// taking the write lock, and wake on the clock only when a job falls due.
     package func claimOutlook(queues: [String]) async throws -> ClaimOutlook {
-        let now = SharedSQL.now()
-        return try await read(.short) { db in try SharedSQL.claimOutlook(db, queues: queues, now: now) }
+        let now = StoreSQL.now()
+        return try await read(.short) { db in try StoreSQL.claimOutlook(db, queues: queues, now: now) }
     }
 
     /// Counts ready and due jobs on `queues`: the backlog a worker's status line shows. Two
     /// index-bounded counts, so finished jobs are never visited.
     package func backlog(queues: [String]) async throws -> Int {
-        let now = SharedSQL.now()
-        let list = SharedSQL.jsonArray(queues)
+        let now = StoreSQL.now()
+        let list = StoreSQL.jsonArray(queues)
         return try await read { db in
-            try db.fetchOne(Int.self, sql: SharedSQL.backlogSQL[db.dialect], arguments: [list, now]) ?? 0
+            try db.fetchOne(Int.self, sql: StoreSQL.backlogSQL[db.dialect], arguments: [list, now]) ?? 0
         }
     }
 
     // MARK: Workers
 
     package func registerWorker(id: String, queues: [String], concurrency: Int) async throws {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         let host = ProcessInfo.processInfo.hostName
         let pid = Int(ProcessInfo.processInfo.processIdentifier)
-        let list = SharedSQL.jsonArray(queues)
+        let list = StoreSQL.jsonArray(queues)
         try await write(.long, audience: .nobody) { db in
             try CopyMarker.refuseWorkersWhileFilled(db)
             // Forget workers that have not been seen for a day.
@@ -169,7 +169,7 @@ extension SQLStore {
     }
 
     package func heartbeatWorker(id: String) async throws {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         // Shared: the worker's own row.
         try await write(.short, audience: .nobody, lock: .shared) { db in
             try db.execute(sql: "UPDATE jobq_workers SET heartbeat_at = ? WHERE id = ?", arguments: [now, id])
@@ -183,7 +183,7 @@ extension SQLStore {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// Records that these claimed attempts start now, with a `started` event each; fenced like
     /// a completion, so a job cancelled or taken over meanwhile is not started. Returns the ids
     /// the fence refused.
@@ -409,7 +409,7 @@ extension SharedSQL {
 }
 
 /// A queue's settings as every claim reads them from its row in `queues`: paused, and its
-/// limits (claimed by `SharedSQL.claimLimited`, `SQLStore+QueueLimits.swift`), read by every
+/// limits (claimed by `StoreSQL.claimLimited`, `SQLStore+QueueLimits.swift`), read by every
 /// claim (``QueueSettings``).
 package struct LimitedQueue: Sendable {
     package let name: String
@@ -448,7 +448,7 @@ package struct LimitedQueue: Sendable {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// Every queue with a setting claims must respect: paused, limited, or both.
     static let queueSettingsSQL = """
         SELECT \(LimitedQueue.columns) FROM jobq_queues

@@ -67,7 +67,7 @@ package struct StoreFacts {
 /// them. Each consequence may finish more jobs (a failed group cancels its members, a cancel
 /// policy cancels a dependent); those are settled in turn from a work list, not by recursion,
 /// so a chain of any length costs no stack.
-extension SharedSQL {
+extension StoreSQL {
     static func settle(
         _ db: some SQLTransaction, _ finished: [FinishedJob], facts: StoreFacts
     ) throws {
@@ -155,7 +155,7 @@ package enum DependencyTarget {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// Resolves the waiting jobs whose edge points at `target`, which just finished: each one
     /// that has no unmet dependency left becomes ready (or scheduled); a failed dependency
     /// resolves each dependent by its edge's policy (or the job's). A seek on the edge index:

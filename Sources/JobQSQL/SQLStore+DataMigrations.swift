@@ -10,12 +10,12 @@ extension SQLStore {
     }
 
     package func dataMigrators() async throws -> [DataMigratorStatus] {
-        try await read { db in try SharedSQL.dataMigrators(db) }
+        try await read { db in try StoreSQL.dataMigrators(db) }
     }
 
     /// Notes the target the code asks for, so that status can show how far behind the data is.
     package func noteDataMigrationTarget(_ name: String, target: Int) async throws {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         try await write { db in
             try db.execute(
                 sql:
@@ -34,7 +34,7 @@ extension SQLStore {
     ) async throws -> T? {
         try await write { db -> T? in
             guard
-                try SharedSQL.recordDataMigrationStep(
+                try StoreSQL.recordDataMigrationStep(
                     db, name: name, version: version, outcome: outcome, target: target, next: next)
             else { return nil }
             return try changes(DataMigrationTransaction(db))
@@ -55,7 +55,7 @@ extension SQLStore {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     package static func dataMigrators(_ db: some SQLTransaction) throws -> [DataMigratorStatus] {
         return try db.fetchRows(sql: "SELECT * FROM jobq_data_migrations ORDER BY name").map { row in
             DataMigratorStatus(

@@ -7,14 +7,14 @@ extension SQLStore {
     /// store whose writes never overlap (SQLite), where ids follow commit order.
     package func eventsInOneRead(after cursor: Int64, filter: EventFilter, limit: Int) async throws -> [JobEvent] {
         try await read { db in
-            try SharedSQL.checkCursorKept(db, after: cursor)
-            return try SharedSQL.events(db, after: cursor, filter: filter, limit: limit)
+            try StoreSQL.checkCursorKept(db, after: cursor)
+            return try StoreSQL.events(db, after: cursor, filter: filter, limit: limit)
         }
     }
 
     /// Events after `cursor` in the feed's order, at most `limit`, where writes overlap (a
     /// server): the feed holds back events of transactions younger than one still running
-    /// (``SharedSQL/EventPosition``). A page read waits, for 2 seconds at most, until every
+    /// (``StoreSQL/EventPosition``). A page read waits, for 2 seconds at most, until every
     /// transaction that was running when it was called has ended, so that it holds the events
     /// of every commit its caller saw before calling.
     package func eventsBehindRunningWrites(after cursor: Int64, filter: EventFilter, limit: Int) async throws
@@ -24,9 +24,9 @@ extension SQLStore {
         var target: Int64?
         while true {
             let (events, horizon, end) = try await read(.short) { db in
-                try SharedSQL.checkCursorKept(db, after: cursor)
-                let position = try SharedSQL.EventPosition(db, after: cursor)
-                let page = try SharedSQL.events(db, after: position, filter: filter, limit: limit)
+                try StoreSQL.checkCursorKept(db, after: cursor)
+                let position = try StoreSQL.EventPosition(db, after: cursor)
+                let page = try StoreSQL.events(db, after: position, filter: filter, limit: limit)
                 return (page, position.horizon, position.snapshotEnd)
             }
             let wanted = target ?? end
@@ -43,23 +43,23 @@ extension SQLStore {
         newest: Int64, events: [JobEvent]
     ) {
         try await read(.short) { db in
-            try SharedSQL.checkCursorKept(db, after: cursor)
-            let position = try SharedSQL.EventPosition(db, after: cursor)
+            try StoreSQL.checkCursorKept(db, after: cursor)
+            let position = try StoreSQL.EventPosition(db, after: cursor)
             let newest = try position.newestEventID(db)
             if position.isAtEnd(newest: newest) { return (position.next(newest: newest), []) }
             // One snapshot: every event read is at most the newest one in the feed's order.
-            let events = try SharedSQL.events(db, after: position, filter: filter, limit: limit)
+            let events = try StoreSQL.events(db, after: position, filter: filter, limit: limit)
             return (position.next(newest: newest), events)
         }
     }
 
     /// The newest event id: the cursor of "from now on".
     package func latestEventID() async throws -> Int64 {
-        try await read(.short) { db in try SharedSQL.EventPosition(db, after: 0).newestEventID(db) }
+        try await read(.short) { db in try StoreSQL.EventPosition(db, after: 0).newestEventID(db) }
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// Where the feed stands after an event id, in the feed's order.
     ///
     /// On SQLite, writes run one at a time and ids follow commit order: the feed is id order.
@@ -96,7 +96,7 @@ extension SharedSQL {
                 snapshotEnd = .max
             case .postgres:
                 // The cursor's transaction, the horizon and the snapshot's end in one statement.
-                let row = try db.fetchRow(sql: SharedSQL.positionSQL, arguments: [cursor])
+                let row = try db.fetchRow(sql: StoreSQL.positionSQL, arguments: [cursor])
                 horizon = row.map { $0["horizon"] as Int64 } ?? 0
                 snapshotEnd = row.map { $0["snapshot_end"] as Int64 } ?? 0
                 let xact: Int64? = cursor == 0 ? 0 : row.flatMap { $0["xact"] as Int64? }
@@ -114,7 +114,7 @@ extension SharedSQL {
 
         /// The last event in the feed's order, 0 when there is none.
         func newestEventID(_ db: some SQLTransaction) throws -> Int64 {
-            let statement = try db.statement(sql: SharedSQL.newestEventSQL[db.dialect])
+            let statement = try db.statement(sql: StoreSQL.newestEventSQL[db.dialect])
             defer { statement.reset() }
             if db.dialect == .postgres { statement.bind(1, horizon) }
             return try statement.step() ? statement.optionalInt64(0) ?? 0 : 0
@@ -210,7 +210,7 @@ extension SharedSQL {
 
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// On PostgreSQL, the oldest transaction of this database that the read's snapshot sees
     /// running (or the snapshot's end when there is none): events of older transactions are all
     /// committed or gone. Transaction ids are the server's, shared by all its databases, so the

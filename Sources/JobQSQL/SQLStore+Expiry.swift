@@ -2,7 +2,7 @@ import Foundation
 import JobQCore
 
 /// Deadlines to start (``JobOptions/expiresAt``): claims pass over a job whose deadline has
-/// passed (``SharedSQL/notExpired(at:)``), and this sweep, which every worker's maintenance
+/// passed (``StoreSQL/notExpired(at:)``), and this sweep, which every worker's maintenance
 /// runs, ends such jobs.
 extension SQLStore {
     /// Jobs ended per transaction at most, so that a sweep after a long outage holds the write
@@ -23,11 +23,11 @@ extension SQLStore {
         var sweep = ExpirySweep()
         var skipping = skipping
         while true {
-            let now = SharedSQL.now()
+            let now = StoreSQL.now()
             // Read past the skipped ones: they are overdue too, and sort among the others.
             let overdue = try await read(.short) { [skipping] db in
                 try db.fetchAll(
-                    JobID.self, sql: SharedSQL.overdueSQL(limit: Self.expiriesPerTransaction + skipping.count),
+                    JobID.self, sql: StoreSQL.overdueSQL(limit: Self.expiriesPerTransaction + skipping.count),
                     arguments: [now]
                 ).filter { !skipping.contains($0) }.prefix(Self.expiriesPerTransaction)
             }
@@ -59,22 +59,22 @@ extension SQLStore {
             let still = Set(
                 try db.fetchAll(
                     JobID.self,
-                    sql: SharedSQL.overdueSQL(limit: ids.count, among: ids.count)
+                    sql: StoreSQL.overdueSQL(limit: ids.count, among: ids.count)
                         + (db.dialect == .postgres ? " FOR UPDATE" : ""),
                     arguments: SQLArguments([now.sqlValue] + ids.map(\.sqlValue))))
             let ending = ids.filter(still.contains)
             db.stamp(now)
-            let finished = try SharedSQL.end(
+            let finished = try StoreSQL.end(
                 db, jobs: ending, as: .cancelled,
                 error: "expired: its deadline to start (expiresAt) passed before an attempt started",
                 kind: .expired)
-            try SharedSQL.settle(db, finished, facts: try StoreFacts.read(db))
+            try StoreSQL.settle(db, finished, facts: try StoreFacts.read(db))
             return ending.count
         }
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// The ids of unfinished jobs whose deadline to start is before the first `?`, read from the
     /// partial index `jobs_expiring` (its WHERE clause repeated, so that both databases use it);
     /// with `among`, only of that many ids bound after it.
@@ -82,7 +82,7 @@ extension SharedSQL {
         let within = among == 0 ? "" : " AND id IN (\(Array(repeating: "?", count: among).joined(separator: ", ")))"
         return """
             SELECT id FROM jobq_jobs
-            WHERE expires_at IS NOT NULL AND \(SharedSQL.expirableState) AND expires_at <= ?\(within)
+            WHERE expires_at IS NOT NULL AND \(StoreSQL.expirableState) AND expires_at <= ?\(within)
             ORDER BY expires_at LIMIT \(limit)
             """
     }

@@ -8,7 +8,7 @@ import JobQCore
 /// On a server, a signal and a function parking for the same name can commit at the same time:
 /// each locks the job's row first (a signal by `SELECT ... FOR UPDATE`, a park by its UPDATE),
 /// and each reads the other's rows in a statement of its own after that lock, so whichever
-/// commits second sees the first (``SharedSQL/wakeIfSignalled(_:job:now:)``).
+/// commits second sees the first (``StoreSQL/wakeIfSignalled(_:job:now:)``).
 extension SQLStore {
     package func functionRecord(of job: JobID) async throws -> FunctionRecord {
         try await read(.short) { db in
@@ -19,7 +19,7 @@ extension SQLStore {
                     FROM jobq_steps WHERE job_id = ? ORDER BY position
                     """,
                 arguments: [job]
-            ).map(SharedSQL.functionStep)
+            ).map(StoreSQL.functionStep)
             let cancel = try db.fetchOne(
                 Double.self, sql: "SELECT cancel_requested FROM jobq_jobs WHERE id = ?", arguments: [job])
             return FunctionRecord(steps: steps, cancelRequested: cancel.map(Date.init(timeIntervalSince1970:)))
@@ -31,11 +31,11 @@ extension SQLStore {
         // locked first, and the step it inserts), so functions on a server record steps side by
         // side; a cancel or a reclaim is exclusive and runs before or after it.
         try await write(.short, audience: .followers, lock: .shared) { db in
-            guard let hold = try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
+            guard let hold = try StoreSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
             if hold.cancelRequested, step.kind != .step { return .cancelled }
-            try SharedSQL.insertStep(db, step, job: job.id)
-            SharedSQL.appendStepEvent(
-                db, step, job: job, now: step.finishedAt?.timeIntervalSince1970 ?? SharedSQL.now())
+            try StoreSQL.insertStep(db, step, job: job.id)
+            StoreSQL.appendStepEvent(
+                db, step, job: job, now: step.finishedAt?.timeIntervalSince1970 ?? StoreSQL.now())
             return .recorded
         }
     }
@@ -52,14 +52,14 @@ extension SQLStore {
         async throws -> SignalTake
     {
         try await write(.short, audience: .followers) { db in
-            guard let hold = try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
+            guard let hold = try StoreSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
             if hold.cancelRequested { return .cancelled }
             let recorded = try db.fetchRow(
                 sql: "SELECT result, finished_at FROM jobq_steps WHERE job_id = ? AND position = ?",
                 arguments: [job.id, step.position])
-            if recorded == nil { try SharedSQL.insertStep(db, step, job: job.id) }
+            if recorded == nil { try StoreSQL.insertStep(db, step, job: job.id) }
             if step.kind == .event {
-                return try SharedSQL.takeEvent(db, step, recorded: recorded, job: job, now: now)
+                return try StoreSQL.takeEvent(db, step, recorded: recorded, job: job, now: now)
             }
             let signal = try db.fetchRow(
                 sql: """
@@ -87,15 +87,15 @@ extension SQLStore {
             try db.execute(
                 sql: "UPDATE jobq_steps SET result = ?, finished_at = ? WHERE job_id = ? AND position = ?",
                 arguments: [finished.resultJSON, now, job.id, step.position])
-            SharedSQL.appendStepEvent(db, finished, job: job, now: now)
+            StoreSQL.appendStepEvent(db, finished, job: job, now: now)
             return take
         }
     }
 
     package func cancelPoint(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> Bool {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         return try await write(.short, audience: .followers) { db in
-            guard try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) != nil else { return false }
+            guard try StoreSQL.holdsAttempt(db, job: job, workerID: workerID) != nil else { return false }
             var ended = step
             ended.cancelled = true
             ended.finishedAt = ended.finishedAt ?? Date(timeIntervalSince1970: now)
@@ -105,8 +105,8 @@ extension SQLStore {
                     WHERE job_id = ? AND position = ?
                     """,
                 arguments: [now, job.id, step.position])
-            if db.changesCount == 0 { try SharedSQL.insertStep(db, ended, job: job.id) }
-            SharedSQL.appendStepEvent(db, ended, job: job, now: now)
+            if db.changesCount == 0 { try StoreSQL.insertStep(db, ended, job: job.id) }
+            StoreSQL.appendStepEvent(db, ended, job: job, now: now)
             return true
         }
     }
@@ -114,30 +114,30 @@ extension SQLStore {
     package func startCall(_ children: [JobRequest], step: FunctionStep, job: ClaimedJob, workerID: String)
         async throws -> CallProgress
     {
-        try SharedSQL.validate(children)
-        let now = SharedSQL.now()
+        try StoreSQL.validate(children)
+        let now = StoreSQL.now()
         return try await write(.short) { db in
-            guard let hold = try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
+            guard let hold = try StoreSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
             if hold.cancelRequested { return .cancelled }
             var step = step
-            step.children = try SharedSQL.enqueue(children, db: db, now: now).map(\.job.id)
-            try SharedSQL.insertStep(db, step, job: job.id)
-            SharedSQL.appendStepEvent(db, step, job: job, now: now)
-            return try SharedSQL.finishOrParkCall(db, step, job: job, workerID: workerID, now: now)
+            step.children = try StoreSQL.enqueue(children, db: db, now: now).map(\.job.id)
+            try StoreSQL.insertStep(db, step, job: job.id)
+            StoreSQL.appendStepEvent(db, step, job: job, now: now)
+            return try StoreSQL.finishOrParkCall(db, step, job: job, workerID: workerID, now: now)
         }
     }
 
     package func resumeCall(_ step: FunctionStep, job: ClaimedJob, workerID: String) async throws -> CallProgress {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         return try await write(.short) { db in
-            guard let hold = try SharedSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
+            guard let hold = try StoreSQL.holdsAttempt(db, job: job, workerID: workerID) else { return .lost }
             if hold.cancelRequested { return .cancelled }
-            return try SharedSQL.finishOrParkCall(db, step, job: job, workerID: workerID, now: now)
+            return try StoreSQL.finishOrParkCall(db, step, job: job, workerID: workerID, now: now)
         }
     }
 
     package func sendSignal(to id: JobID, name: String, payloadJSON: String?) async throws -> SignalReceipt {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         return try await write(.short) { db in
             guard
                 let row = try db.fetchRow(
@@ -158,12 +158,12 @@ extension SQLStore {
                     Int64.self,
                     sql: "INSERT INTO jobq_signals (job_id, name, payload, sent_at) VALUES (?, ?, ?, ?) RETURNING id",
                     arguments: [id, name, payloadJSON, now]) ?? 0
-            let woke = try SharedSQL.wakeIfSignalled(db, job: id, now: now)
+            let woke = try StoreSQL.wakeIfSignalled(db, job: id, now: now)
             let queue: String = row["queue"]
             let executor: String = row["executor"]
             let batch: String? = row["batch"]
             let workflow: WorkflowID? = row["workflow_id"]
-            SharedSQL.appendEvent(
+            StoreSQL.appendEvent(
                 db, .signal(name: name, signal: signal, woke: woke), job: id, queue: queue, executor: executor,
                 batch: batch, now: now, workflow: workflow)
             return SignalReceipt(id: signal, wokeJob: woke)
@@ -171,7 +171,7 @@ extension SQLStore {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// A running function's hold on its attempt.
     struct AttemptHold {
         /// Cancelling the function was asked for: its sleeps, waits and calls end the run.

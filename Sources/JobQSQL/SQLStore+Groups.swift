@@ -64,7 +64,7 @@ package struct SubtreeJobs: Sendable {
 /// Workflow groups: counters kept by the transactions that finish their members, completion
 /// decided by one comparison, failure handled by the group's policy, and the workflow finished
 /// with its top group.
-extension SharedSQL {
+extension StoreSQL {
     /// The parameters of statements about one group and the groups under it.
     enum GroupParameter: Int32, SQLParameter {
         case group = 1

@@ -52,7 +52,7 @@ extension SQLStore {
                 sql: """
                     INSERT INTO jobq_backlog_history (minute, queue, state, jobs)
                     SELECT ?, queue, CASE state WHEN 'failed' THEN 'scheduled' ELSE state END AS sampled, SUM(n)
-                    FROM (\(SharedSQL.unfinishedCountsSQL[db.dialect])) AS counts
+                    FROM (\(StoreSQL.unfinishedCountsSQL[db.dialect])) AS counts
                     GROUP BY queue, sampled HAVING SUM(n) > 0
                     """, arguments: [minute])
         }

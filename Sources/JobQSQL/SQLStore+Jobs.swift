@@ -3,19 +3,19 @@ import JobQCore
 
 /// Enqueueing, reading, and the operator's state changes (cancel, retry, pause, prune).
 extension SQLStore {
-    /// Inserts all requests in one write transaction of the shared SQL: all of them or none. A
+    /// Inserts all requests in one write transaction of the store SQL: all of them or none. A
     /// request whose unique key a job holds gets that job instead. `lock`: `.shared` only for
     /// jobs that are their own row and event alone (``JobRequest/isSelfContained``); a unique
     /// key, a lane, a dependency or a batch reads what others write.
     package func enqueueInTransaction(_ requests: [JobRequest], lock: WriteLock) async throws -> [Enqueued] {
-        try SharedSQL.validate(requests)
+        try StoreSQL.validate(requests)
         // A few jobs are a small transaction; a big batch goes off the caller's thread.
         return try await write(
             requests.count <= 100 ? .short : .long, audience: .workersAndFollowers, lock: lock
         ) { db in
             // The time is read once the write lock is held, so that creation times follow
             // commit order (a unique key's next holder is never created before the last let go).
-            try SharedSQL.enqueue(requests, db: db, now: SharedSQL.now())
+            try StoreSQL.enqueue(requests, db: db, now: StoreSQL.now())
         }
     }
 
@@ -25,23 +25,23 @@ extension SQLStore {
         }
     }
 
-    /// Cancels a job that has not finished (``SharedSQL/cancel(_:_:now:)``).
+    /// Cancels a job that has not finished (``StoreSQL/cancel(_:_:now:)``).
     package func cancel(_ id: JobID) async throws -> Job {
-        let now = SharedSQL.now()
-        return try await write { db in try SharedSQL.cancel(try SharedSQL.existingJob(db, id), db, now: now).orThrow() }
+        let now = StoreSQL.now()
+        return try await write { db in try StoreSQL.cancel(try StoreSQL.existingJob(db, id), db, now: now).orThrow() }
     }
 
-    /// Makes a failed, dead or cancelled job ready to run now (``SharedSQL/retry(_:_:now:)``).
+    /// Makes a failed, dead or cancelled job ready to run now (``StoreSQL/retry(_:_:now:)``).
     package func retry(_ id: JobID) async throws -> Job {
-        let now = SharedSQL.now()
-        return try await write { db in try SharedSQL.retry(try SharedSQL.existingJob(db, id), db, now: now).orThrow() }
+        let now = StoreSQL.now()
+        return try await write { db in try StoreSQL.retry(try StoreSQL.existingJob(db, id), db, now: now).orThrow() }
     }
 
-    /// Claims read the pauses in their own statements (``SharedSQL/executorNotPaused``, the
+    /// Claims read the pauses in their own statements (``StoreSQL/executorNotPaused``, the
     /// queue settings): every worker's next claim obeys, on every machine. A pause keeps the
     /// time it began when given again.
     package func setPaused(_ target: PauseTarget, paused: Bool) async throws {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         try await write { db in
             switch (target, paused) {
             case (.queue(let queue), _):
@@ -120,7 +120,7 @@ extension SQLStore {
                     sql: "SELECT \(LimitedQueue.columns) FROM jobq_queues WHERE name = ?", arguments: [queue]
                 ).first.map({ LimitedQueue($0) })
             else { return nil }
-            return try SharedSQL.limitUsage(db, settings, partitions: partitions, now: SharedSQL.clock(db))
+            return try StoreSQL.limitUsage(db, settings, partitions: partitions, now: StoreSQL.clock(db))
         }
     }
 
@@ -135,30 +135,30 @@ extension SQLStore {
                 sql: """
                     SELECT id FROM jobq_jobs
                     WHERE finished_at IS NOT NULL AND finished_at < \(FinishedBefore.cutoff) AND state IN (\(db.dialect.texts(in: "\(FinishedBefore.states)")))
-                        AND \(SharedSQL.unreferenced(now: "\(FinishedBefore.now)"))
+                        AND \(StoreSQL.unreferenced(now: "\(FinishedBefore.now)"))
                     """,
                 arguments: FinishedBefore.arguments([
-                    .cutoff: cutoff.timeIntervalSince1970, .states: SharedSQL.jsonArray(names), .now: SharedSQL.now()
+                    .cutoff: cutoff.timeIntervalSince1970, .states: StoreSQL.jsonArray(names), .now: StoreSQL.now()
                 ]))
             // Events go with their jobs, so the feed never grows without bound; followers
             // behind them are told.
-            for chunk in ids.chunks(of: 10_000) { try SharedSQL.deleteJobs(db, Array(chunk)) }
+            for chunk in ids.chunks(of: 10_000) { try StoreSQL.deleteJobs(db, Array(chunk)) }
             let removed = ids.count
-            try SharedSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff.timeIntervalSince1970)
+            try StoreSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff.timeIntervalSince1970)
             // Events of no job (trigger emits, batches, workflows) older than the cutoff go too,
             // and followers behind them are told as well.
-            _ = try SharedSQL.deleteEvents(
+            _ = try StoreSQL.deleteEvents(
                 db, where: "job_id IS NULL AND created_at < ?", arguments: [cutoff.timeIntervalSince1970])
             // Dedupe keys of emits are remembered for 24 hours; older ones answer nothing.
             try db.execute(
                 sql: "DELETE FROM jobq_trigger_emits WHERE emitted_at < ?",
-                arguments: [SharedSQL.now() - SharedSQL.dedupeWindow])
+                arguments: [StoreSQL.now() - StoreSQL.dedupeWindow])
             return removed
         }
     }
 
     package func status(liveWithin: TimeInterval) async throws -> StoreStatus {
-        let cutoff = SharedSQL.now() - liveWithin
+        let cutoff = StoreSQL.now() - liveWithin
         return try await read { db in
             var queues: [String: QueueStatus] = [:]
             func entry(_ name: String) -> QueueStatus {
@@ -167,7 +167,7 @@ extension SQLStore {
                         name: name, paused: false,
                         counts: Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0.rawValue, 0) }))
             }
-            for row in try db.fetchRows(sql: SharedSQL.countsSQL[db.dialect]) {
+            for row in try db.fetchRows(sql: StoreSQL.countsSQL[db.dialect]) {
                 let name: String = row["queue"]
                 var status = entry(name)
                 status.counts[row["state"], default: 0] += row["n"] as Int
@@ -210,7 +210,7 @@ extension SQLStore {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// Refuses the batch if one request is bad, naming which.
     package static func validate(_ requests: [JobRequest]) throws {
         for (index, request) in requests.enumerated() {
@@ -295,7 +295,7 @@ extension SharedSQL {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// Where a workflow step sits, and what it waits for (set by ``submit(_:)``).
     struct Placement {
         let workflow: WorkflowID
@@ -443,7 +443,7 @@ extension SharedSQL {
         UNION ALL
         SELECT queue, 'running', COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_leases")) WHERE state = 'running' GROUP BY queue
         UNION ALL
-        SELECT queue, state, COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE \(SharedSQL.dueState) GROUP BY queue, state
+        SELECT queue, state, COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_due")) WHERE \(StoreSQL.dueState) GROUP BY queue, state
         UNION ALL
         SELECT queue, 'waiting', COUNT(*) FROM jobq_jobs \(d.indexedBy("jobq_jobs_waiting")) WHERE state = 'waiting' GROUP BY queue
         """

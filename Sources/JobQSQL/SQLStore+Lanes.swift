@@ -6,37 +6,37 @@ import JobQCore
 extension SQLStore {
     /// Lets a halted lane go on: the job after the one that failed runs next.
     package func resumeLane(_ name: String) async throws -> LaneStatus {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         return try await write { db in
             guard
                 let halted = try db.fetchRow(
                     sql: "SELECT halted_job_id FROM jobq_lanes WHERE name = ?", arguments: [name])
             else {
-                throw SharedSQL.noLane(name)
+                throw StoreSQL.noLane(name)
             }
             guard let failedID = halted["halted_job_id"] as JobID? else {
                 throw JobQueueError.invalidState("lane '\(name)' is not halted; nothing to resume")
             }
             try db.execute(sql: "UPDATE jobq_lanes SET halted_job_id = NULL WHERE name = ?", arguments: [name])
-            let failed = try SharedSQL.existingJob(db, failedID)
+            let failed = try StoreSQL.existingJob(db, failedID)
             let events = db.events(at: now)
             events.append(
                 .lane(name: name, change: .resumed, job: failedID), job: failedID, queue: failed.queue,
                 executor: failed.executor, batch: failed.batch)
             var work: [FinishedJob] = []
-            try SharedSQL.resolveDependents(
+            try StoreSQL.resolveDependents(
                 of: .job(failedID), db, succeeded: false, failure: FinishedJob(failed), work: &work)
-            try SharedSQL.settle(db, work, facts: try StoreFacts.read(db))
-            return try SharedSQL.lane(db, name)!
+            try StoreSQL.settle(db, work, facts: try StoreFacts.read(db))
+            return try StoreSQL.lane(db, name)!
         }
     }
 
     package func lane(_ name: String) async throws -> LaneStatus? {
-        try await read { db in try SharedSQL.lane(db, name) }
+        try await read { db in try StoreSQL.lane(db, name) }
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// Appends a job to a lane inside its enqueue's transaction, creating the lane on first use.
     /// Returns what the new job must wait for: the tail if it has not finished, or the job that
     /// halted the lane.

@@ -4,7 +4,7 @@ import JobQCore
 /// Recording how attempts ended, with everything that follows from it in the same transaction:
 /// the event, the batch's counters (and its callbacks), and tracking sets. The worker's batches
 /// of completions are written by `HotPath/Completion.swift`.
-extension SharedSQL {
+extension StoreSQL {
     /// Which attempt an outcome may change.
     enum Fence {
         /// Only this worker's running attempt (`job.attempt`): a worker recording its own work.
@@ -206,20 +206,20 @@ extension SQLStore {
     package func recordProgress(
         job: ClaimedJob, workerID: String, fraction: Double?, message: String?, dataJSON: String?
     ) async throws {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         try await write(.short, audience: .followers) { db in
             try db.execute(
                 sql: """
                     UPDATE jobq_jobs SET progress = COALESCE(\(RecordProgress.fraction), progress), progress_message = COALESCE(\(RecordProgress.message), progress_message),
                         update_data = COALESCE(\(RecordProgress.data), update_data)
-                    WHERE id = \(RecordProgress.id) AND \(SharedSQL.runningAttempt(of: "\(RecordProgress.worker)")) AND attempt = \(RecordProgress.attempt)
+                    WHERE id = \(RecordProgress.id) AND \(StoreSQL.runningAttempt(of: "\(RecordProgress.worker)")) AND attempt = \(RecordProgress.attempt)
                     """,
                 arguments: RecordProgress.arguments([
                     .fraction: fraction, .message: message, .data: dataJSON, .id: job.id, .worker: workerID,
                     .attempt: job.attempt
                 ]))
             guard db.changesCount > 0 else { return }
-            SharedSQL.appendEvent(
+            StoreSQL.appendEvent(
                 db, .progress(attempt: job.attempt, fraction: fraction, message: message, rawData: dataJSON),
                 job: job.id, queue: job.queue, executor: job.executor, batch: job.batch, now: now)
         }
@@ -238,7 +238,7 @@ extension SQLStore {
 /// ids the UPDATE returns are the ones the fence accepted. A group's members that succeed in
 /// one transaction move its counters once, by their number, after their own events; the
 /// group finishes (and what follows from that) when that count completes it.
-extension SharedSQL {
+extension StoreSQL {
     /// A success ``record(_:job:outcome:fence:facts:events:reason:start:)`` would record with
     /// its own row and event alone, and its group's counters.
     package struct SelfContainedSuccess {

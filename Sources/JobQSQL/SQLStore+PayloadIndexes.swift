@@ -8,7 +8,7 @@ extension SQLStore {
     package func addPayloadIndex(_ text: String) async throws -> PayloadIndex {
         let pointer = try PayloadPointer(text)
         let name = Self.indexName(text)
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         return try await write { db in
             if let existing = try Self.payloadIndex(db, text) { return existing }
             // Not CONCURRENTLY: it holds the jobs' writes while it builds (seconds per million

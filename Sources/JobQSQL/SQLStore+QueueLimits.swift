@@ -25,7 +25,7 @@ struct QueueCapacity {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
 
     /// The text of a job's partition under `partitioning`, from the job's own partition or the
     /// payload member at the path bound at `path` (empty when it has neither: those jobs share
@@ -56,11 +56,11 @@ extension SharedSQL {
     /// SQLite.
     static func clock(_ db: some SQLTransaction) throws -> Double {
         switch db.dialect {
-        case .sqlite: SharedSQL.now()
+        case .sqlite: StoreSQL.now()
         case .postgres:
             try db.fetchOne(
                 Double.self, sql: "SELECT CAST(extract(epoch FROM clock_timestamp()) AS double precision)")
-                ?? SharedSQL.now()
+                ?? StoreSQL.now()
         }
     }
 
@@ -188,7 +188,7 @@ extension SharedSQL {
         let limit = queue.rate == nil ? limit : min(limit, startingNow)
         guard limit > 0 else { return ([], [:]) }
         try lockQueueRow(db, queue.name)
-        let now = queue.rate == nil ? SharedSQL.now() : try clock(db)
+        let now = queue.rate == nil ? StoreSQL.now() : try clock(db)
         var capacity = try capacity(db, of: queue, now: now, pruning: true)
         guard queue.partitioning == nil else {
             return try claimPartitioned(
@@ -223,7 +223,7 @@ extension SharedSQL {
             read.bind(PartitionParameter.full, jsonArray(capacity.full.sorted()))
             read.bind(PartitionParameter.limit, limit - claimed.count)
             read.bind(PartitionParameter.path, path)
-            read.bind(PartitionParameter.now, SharedSQL.now())
+            read.bind(PartitionParameter.now, StoreSQL.now())
             var round: [ClaimedJob] = []
             var exhausted = true
             while try read.step() {
@@ -279,7 +279,7 @@ extension SharedSQL {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// What `queue`'s limits hold back at `now`; per partition, the busiest `partitions`.
     /// Counts every ready job of the queue: a read for operators, not for the hot path.
     static func limitUsage(_ db: some SQLTransaction, _ queue: LimitedQueue, partitions: Int, now: Double) throws

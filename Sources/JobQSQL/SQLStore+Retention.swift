@@ -9,7 +9,7 @@ extension SQLStore {
     package func setRetention(_ retention: QueueRetention?, for queue: String, states: Set<JobState>) async throws {
         func stored(_ state: JobState) -> Double? {
             guard states.contains(state) else { return nil }
-            return retention.map { SharedSQL.storedKeep($0.keeps(state)) }
+            return retention.map { StoreSQL.storedKeep($0.keeps(state)) }
         }
         func given(_ state: JobState) -> Int { states.contains(state) ? 1 : 0 }
         let arguments: SQLArguments = [
@@ -32,8 +32,8 @@ extension SQLStore {
     /// The store's retention and every queue's own (queues without one are absent).
     package func retentionSettings() async throws -> (store: StoreRetention, queues: [String: QueueRetention]) {
         try await read { db in
-            let store = try SharedSQL.storeRetention(db)
-            let queues = try SharedSQL.ownRetentions(db, default: store.jobs)
+            let store = try StoreSQL.storeRetention(db)
+            let queues = try StoreSQL.ownRetentions(db, default: store.jobs)
             return (store, queues)
         }
     }
@@ -44,7 +44,7 @@ extension SQLStore {
                 ("keep_succeeded", retention.jobs.succeeded), ("keep_dead", retention.jobs.dead),
                 ("keep_cancelled", retention.jobs.cancelled), ("keep_events", retention.events)
             ] {
-                try SharedSQL.setSetting(db, name, SharedSQL.storedKeep(value))
+                try StoreSQL.setSetting(db, name, StoreSQL.storedKeep(value))
             }
         }
     }
@@ -53,7 +53,7 @@ extension SQLStore {
     /// holder's lease is still running. Returns whether `holder` holds it.
     package func acquireLease(_ name: String, holder: String, for duration: Duration) async throws -> Bool {
         try await write(.short, audience: .nobody) { db in
-            let now = SharedSQL.now()
+            let now = StoreSQL.now()
             try db.execute(
                 sql: """
                     INSERT INTO jobq_leases (name, holder, until) VALUES (\(TakeLease.name), \(TakeLease.holder), \(TakeLease.until))
@@ -79,8 +79,8 @@ extension SQLStore {
     /// index of finished jobs, once per cleaner pass.
     package func retentionByQueue() async throws -> [(queue: String, retention: QueueRetention)] {
         try await read { db in
-            let store = try SharedSQL.storeRetention(db)
-            let own = try SharedSQL.ownRetentions(db, default: store.jobs)
+            let store = try StoreSQL.storeRetention(db)
+            let own = try StoreSQL.ownRetentions(db, default: store.jobs)
             let queues = try db.fetchAll(
                 String.self,
                 sql:
@@ -92,7 +92,7 @@ extension SQLStore {
 
     /// Deletes up to `limit` of `queue`'s jobs that ended in `state` before `cutoff`, oldest
     /// first, with their events and dependency rows, in one small transaction; never one that
-    /// something unfinished still refers to (``SharedSQL/unreferenced``). Returns how many.
+    /// something unfinished still refers to (``StoreSQL/unreferenced``). Returns how many.
     package func cleanFinished(queue: String, state: JobState, finishedBefore cutoff: Double, limit: Int)
         async throws -> Int
     {
@@ -107,14 +107,14 @@ extension SQLStore {
                 sql: """
                     SELECT id FROM jobq_jobs \(db.dialect.indexedBy("jobq_jobs_finished"))
                     WHERE queue = \(ExpiredJobs.queue) AND state = \(ExpiredJobs.state) AND finished_at IS NOT NULL AND finished_at < \(ExpiredJobs.cutoff)
-                        AND \(SharedSQL.unreferenced(now: "\(ExpiredJobs.now)"))
+                        AND \(StoreSQL.unreferenced(now: "\(ExpiredJobs.now)"))
                     ORDER BY finished_at LIMIT \(ExpiredJobs.limit)
                     """,
                 arguments: ExpiredJobs.arguments([
-                    .queue: queue, .state: state.rawValue, .cutoff: cutoff, .now: SharedSQL.now(), .limit: limit
+                    .queue: queue, .state: state.rawValue, .cutoff: cutoff, .now: StoreSQL.now(), .limit: limit
                 ]))
             guard !ids.isEmpty else { return 0 }
-            try SharedSQL.deleteJobs(db, ids)
+            try StoreSQL.deleteJobs(db, ids)
             return ids.count
         }
     }
@@ -140,14 +140,14 @@ extension SQLStore {
             // By id from the oldest, stopping at the first young one: ids follow time closely
             // enough, and the scan never walks the young rest of the feed.
             // Where job rows hold their `enqueued` events, those are part of the feed's oldest too:
-            // the ones up to the last old event are hidden from then on (``SharedSQL/enqueuedEventsAgedThrough``).
+            // the ones up to the last old event are hidden from then on (``StoreSQL/enqueuedEventsAgedThrough``).
             let inJobRows = db.dialect.keepsEnqueuedEventInJobRow
             let oldest = try db.fetchRows(
                 sql: inJobRows
                     ? """
                     SELECT id, created_at, 0 FROM jobq_events
                     UNION ALL
-                    SELECT id, created_at, 1 FROM jobq_jobs WHERE enqueued_data IS NOT NULL AND id > \(SharedSQL.enqueuedEventsAgedThrough)
+                    SELECT id, created_at, 1 FROM jobq_jobs WHERE enqueued_data IS NOT NULL AND id > \(StoreSQL.enqueuedEventsAgedThrough)
                     ORDER BY id LIMIT ?
                     """ : "SELECT id, created_at, 0 FROM jobq_events ORDER BY id LIMIT ?",
                 arguments: [limit])
@@ -161,21 +161,21 @@ extension SQLStore {
                         ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE jobq_store_settings.value < excluded.value
                         """,
                     arguments: [last])
-                if hidden > 0 { try SharedSQL.markEventsDeleted(db, through: last) }
+                if hidden > 0 { try StoreSQL.markEventsDeleted(db, through: last) }
             }
-            return try SharedSQL.deleteEvents(db, where: "id <= ?", arguments: [last]) + hidden
+            return try StoreSQL.deleteEvents(db, where: "id <= ?", arguments: [last]) + hidden
         }
     }
 
     /// Deletes finished workflows (with their groups and trees) whose jobs are all gone.
     package func cleanFinishedWorkflows(finishedBefore cutoff: Double) async throws {
         try await write(.short, audience: .nobody) { db in
-            try SharedSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff)
+            try StoreSQL.deleteEmptyWorkflows(db, finishedBefore: cutoff)
         }
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// The stored form of a retention period: seconds, -1 for ever.
     static func storedKeep(_ period: Duration?) -> Double { period?.inSeconds ?? -1 }
 

@@ -62,8 +62,8 @@ extension SQLStore {
                     .catchUpLimit: schedule.catchUpLimit,
                     .nextRunAt: next, .now: seconds
                 ]))
-            try SharedSQL.scheduleEvent(db, name: schedule.name, change: existed ? "replaced" : "added", now: seconds)
-            return try SharedSQL.schedule(db, schedule.name)!
+            try StoreSQL.scheduleEvent(db, name: schedule.name, change: existed ? "replaced" : "added", now: seconds)
+            return try StoreSQL.schedule(db, schedule.name)!
         }
     }
 
@@ -75,7 +75,7 @@ extension SQLStore {
     }
 
     package func schedule(_ name: String) async throws -> ScheduleStatus? {
-        try await read(.short) { db in try SharedSQL.schedule(db, name) }
+        try await read(.short) { db in try StoreSQL.schedule(db, name) }
     }
 
     /// The jobs a schedule made, newest occurrence first.
@@ -92,7 +92,7 @@ extension SQLStore {
     /// occurrences it missed while paused.
     package func setSchedulePaused(_ name: String, paused: Bool, now: Date) async throws -> ScheduleStatus {
         try await write(.short) { db in
-            guard let status = try SharedSQL.schedule(db, name) else { throw SharedSQL.noSchedule(name) }
+            guard let status = try StoreSQL.schedule(db, name) else { throw StoreSQL.noSchedule(name) }
             guard status.paused != paused else { return status }
             var next = status.nextRunAt
             if !paused, let waiting = next, waiting < now {
@@ -107,9 +107,9 @@ extension SQLStore {
                     .paused: paused, .nextRunAt: next?.timeIntervalSince1970, .updatedAt: now.timeIntervalSince1970,
                     .name: name
                 ]))
-            try SharedSQL.scheduleEvent(
+            try StoreSQL.scheduleEvent(
                 db, name: name, change: paused ? "paused" : "resumed", now: now.timeIntervalSince1970)
-            return try SharedSQL.schedule(db, name)!
+            return try StoreSQL.schedule(db, name)!
         }
     }
 
@@ -117,8 +117,8 @@ extension SQLStore {
     package func removeSchedule(_ name: String, now: Date) async throws {
         try await write(.short) { db in
             try db.execute(sql: "DELETE FROM jobq_schedules WHERE name = ?", arguments: [name])
-            guard db.changesCount == 1 else { throw SharedSQL.noSchedule(name) }
-            try SharedSQL.scheduleEvent(db, name: name, change: "removed", now: now.timeIntervalSince1970)
+            guard db.changesCount == 1 else { throw StoreSQL.noSchedule(name) }
+            try StoreSQL.scheduleEvent(db, name: name, change: "removed", now: now.timeIntervalSince1970)
         }
     }
 
@@ -157,7 +157,7 @@ extension SQLStore {
                 }
                 var inserted = 0
                 for occurrence in occurrences {
-                    if let id = try SharedSQL.insertOccurrence(
+                    if let id = try StoreSQL.insertOccurrence(
                         db, schedule, occurrence: occurrence.timeIntervalSince1970, now: seconds)
                     {
                         made.append(id)
@@ -179,7 +179,7 @@ extension SQLStore {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     static func schedule(_ db: some SQLTransaction, _ name: String) throws -> ScheduleStatus? {
         try db.fetchRow(sql: "SELECT \(ScheduleStatus.columns) FROM jobq_schedules WHERE name = ?", arguments: [name])
             .map(ScheduleStatus.init)

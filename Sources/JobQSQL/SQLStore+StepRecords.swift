@@ -13,18 +13,18 @@ extension SQLStore {
         try await recordStepsInTransaction(records, workerID: workerID)
     }
 
-    /// ``FunctionStore/recordSteps(_:workerID:)`` in a write transaction of the shared SQL: the
+    /// ``FunctionStore/recordSteps(_:workerID:)`` in a write transaction of the store SQL: the
     /// one way on SQLite, and on a server for records its statement does not write.
     package func recordStepsInTransaction(_ records: [StepRecord], workerID: String) async throws -> Set<JobID> {
         guard !records.isEmpty else { return [] }
         // Shared, as one step's record is: only the rows of this worker's running attempts.
         return try await write(.short, audience: .followers, lock: .shared) { db in
-            try SharedSQL.recordSteps(db, records, workerID: workerID)
+            try StoreSQL.recordSteps(db, records, workerID: workerID)
         }
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// Writes the records of `workerID`'s running attempts inside the caller's transaction (the
     /// store's own, or the application's for a step whose record commits with the
     /// application's rows), and returns the ids of the jobs whose attempt is no longer held:
@@ -47,7 +47,7 @@ extension SharedSQL {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// Of `jobs`, those whose attempt is still `workerID`'s running one: the fence of
     /// ``holdsAttempt(_:job:workerID:)`` for many jobs, one statement per ``attemptsPerFence``,
     /// their rows locked on a server (in id order, so two workers' fences never lock crosswise).

@@ -6,7 +6,7 @@ extension SQLStore {
     package func addTrackingSet(_ name: String, members: [TrackingMember]) async throws -> TrackingSetStatus {
         try Label.check(name, what: "a tracking set's name")
         guard !members.isEmpty else { throw JobQueueError.invalidInput("a tracking set needs at least one member") }
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         return try await write { db in
             if try db.fetchOne(
                 Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM jobq_tracking_sets WHERE name = ?)", arguments: [name])
@@ -23,7 +23,7 @@ extension SQLStore {
                         "INSERT INTO jobq_tracking_members (set_name, kind, member) VALUES (\(AddTrackingMember.set), \(AddTrackingMember.kind), \(AddTrackingMember.member))",
                     arguments: AddTrackingMember.arguments([.set: name, .kind: member.kind, .member: member.key]))
             }
-            return try SharedSQL.trackingSets(db, name: name)[0]
+            return try StoreSQL.trackingSets(db, name: name)[0]
         }
     }
 
@@ -38,11 +38,11 @@ extension SQLStore {
     }
 
     package func trackingSets() async throws -> [TrackingSetStatus] {
-        try await read { db in try SharedSQL.trackingSets(db, name: nil) }
+        try await read { db in try StoreSQL.trackingSets(db, name: nil) }
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     static func trackingSets(_ db: some SQLTransaction, name: String?) throws -> [TrackingSetStatus] {
         let sets = try db.fetchRows(
             sql: "SELECT * FROM jobq_tracking_sets WHERE CAST(? AS text) IS NULL OR name = ? ORDER BY name",

@@ -120,11 +120,11 @@ extension WorkflowCompiler {
         var options = tree.root.options
         options.name = tree.root.name
         let request = try JobRequest(executor: tree.root.executor, payloadJSON: tree.inputJSON, options: options)
-        let placement = SharedSQL.Placement(
+        let placement = StoreSQL.Placement(
             workflow: workflow, group: group, position: 0, inputFrom: previous,
             edges: waitsFor.map { ($0.target, $0.contained ? DependencyPolicy.ignore.rawValue : nil) }, treeNode: root)
-        let job = try SharedSQL.insert(request, db: db, now: db.events.now, placement: placement)
-        if job.state != .waiting, let previous { try SharedSQL.applyPreviousInput(db, job: job.id, from: previous) }
+        let job = try StoreSQL.insert(request, db: db, now: db.events.now, placement: placement)
+        if job.state != .waiting, let previous { try StoreSQL.applyPreviousInput(db, job: job.id, from: previous) }
         return Compiled(
             reference: "group:\(group)", exits: [Predecessor(target: .group(group), contained: contained)],
             hasSteps: true)
@@ -156,7 +156,7 @@ extension WorkflowCompiler {
 
 // MARK: Running
 
-extension SharedSQL {
+extension StoreSQL {
     /// A job of a tree finished: on success its children are created (in this transaction),
     /// then it counts into its group; on failure its node's policy decides whether the tree
     /// fails or only this job's subtree.
@@ -316,7 +316,7 @@ package struct TreeExpansionFailure: Error {
     let message: String
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// The parameters of a tree's ready job.
     enum TreeJob: Int32, SQLParameter {
         case queue = 1
@@ -375,9 +375,9 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
         _ node: TreeNodeRow, payload: String, group: Int64, position: Int, path: String
     ) throws {
         let (jobGroup, jobPosition) = try place(node, group: group, position: position, path: path)
-        typealias P = SharedSQL.TreeJob
-        let statement = try db.statement(sql: SharedSQL.treeJobSQL[db.dialect])
-        let event = SharedSQL.NewJobEvent(
+        typealias P = StoreSQL.TreeJob
+        let statement = try db.statement(sql: StoreSQL.treeJobSQL[db.dialect])
+        let event = StoreSQL.NewJobEvent(
             enqueuedData[node.priority]
                 ?? {
                     let data = EventData.enqueued(state: .ready, runAt: now, priority: node.priority).rendered
@@ -416,7 +416,7 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
         payload.add("each", string: node.each)
         typealias P = InsertDeadTreeJob
         let statement = try db.statement(sql: InsertDeadTreeJob.sql[db.dialect])
-        let event = SharedSQL.NewJobEvent(EventData.enqueued(state: .dead).rendered, db.dialect)
+        let event = StoreSQL.NewJobEvent(EventData.enqueued(state: .dead).rendered, db.dialect)
         statement.bind(P.queue, node.queue)
         statement.bind(P.executor, node.executor)
         statement.bind(P.payload, payload.text)
@@ -451,8 +451,8 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
         group: Int64, position: Int
     ) {
         guard !node.leaf else { return (group, position) }
-        typealias P = SharedSQL.TreeGroup
-        let statement = try db.statement(sql: SharedSQL.treeGroupSQL)
+        typealias P = StoreSQL.TreeGroup
+        let statement = try db.statement(sql: StoreSQL.treeGroupSQL)
         statement.bind(P.workflow, workflow)
         statement.bind(P.parent, group)
         statement.bind(P.position, Int64(position))
@@ -470,7 +470,7 @@ package struct TreeJobInserter<Transaction: SQLTransaction> {
 
 // MARK: Completion
 
-extension SharedSQL {
+extension StoreSQL {
     /// Writes the `subtree` event of a tree group that finished (a job and everything below it),
     /// and for the tree's root group the `tree` event, exactly once, in the transaction of the
     /// last job below.
@@ -548,7 +548,7 @@ private enum InsertDeadTreeJob: Int32, SQLParameter {
 
     static let sql = DialectSQL { d in
         typealias P = InsertDeadTreeJob
-        return SharedSQL.jobInsertSQL(
+        return StoreSQL.jobInsertSQL(
             d,
             [
                 "queue": "\(P.queue)", "executor": "\(P.executor)", "payload": "\(P.payload)",

@@ -13,7 +13,7 @@ extension SQLStore {
         let options = request.options
         let seconds = now.timeIntervalSince1970
         return try await write(.short) { db in
-            let siblings = try SharedSQL.triggers(db, event: trigger.event)
+            let siblings = try StoreSQL.triggers(db, event: trigger.event)
             let existed = siblings.contains { $0.task == trigger.task }
             let names = Set(siblings.map(\.task))
             if let missing = trigger.dependsOn.first(where: { !names.contains($0) }) {
@@ -23,7 +23,7 @@ extension SQLStore {
             }
             var graph = Dictionary(uniqueKeysWithValues: siblings.map { ($0.task, $0.dependsOn) })
             graph[trigger.task] = trigger.dependsOn
-            if let cycle = SharedSQL.cycle(through: trigger.task, in: graph) {
+            if let cycle = StoreSQL.cycle(through: trigger.task, in: graph) {
                 throw JobQueueError.invalidInput(
                     "trigger \(trigger.event)/\(trigger.task): dependsOn would make a cycle (\(cycle.joined(separator: " -> "))); "
                         + "a task cannot wait for itself, directly or through others")
@@ -42,18 +42,18 @@ extension SQLStore {
                     .event: trigger.event, .task: trigger.task, .executor: request.executor,
                     .payload: JSONText.minified(request.payloadJSON), .queue: options.queue,
                     .priority: options.priority, .maxAttempts: options.maxAttempts,
-                    .timeout: options.timeout?.inSeconds, .dependsOn: SharedSQL.jsonArray(trigger.dependsOn),
+                    .timeout: options.timeout?.inSeconds, .dependsOn: StoreSQL.jsonArray(trigger.dependsOn),
                     .once: trigger.once, .now: seconds
                 ]))
-            try SharedSQL.triggerEvent(
+            try StoreSQL.triggerEvent(
                 db, event: trigger.event, task: trigger.task, change: existed ? "replaced" : "added", now: seconds)
-            return try SharedSQL.trigger(db, event: trigger.event, task: trigger.task)!
+            return try StoreSQL.trigger(db, event: trigger.event, task: trigger.task)!
         }
     }
 
     package func triggers(event: String?) async throws -> [TriggerStatus] {
         try await read { db in
-            if let event { return try SharedSQL.triggers(db, event: event) }
+            if let event { return try StoreSQL.triggers(db, event: event) }
             return try db.fetchRows(sql: "SELECT \(TriggerStatus.columns) FROM jobq_triggers ORDER BY event, task").map(
                 TriggerStatus.init)
         }
@@ -61,8 +61,8 @@ extension SQLStore {
 
     package func setTriggerPaused(event: String, task: String, paused: Bool, now: Date) async throws -> TriggerStatus {
         try await write(.short) { db in
-            guard let status = try SharedSQL.trigger(db, event: event, task: task) else {
-                throw SharedSQL.noTrigger(event, task)
+            guard let status = try StoreSQL.trigger(db, event: event, task: task) else {
+                throw StoreSQL.noTrigger(event, task)
             }
             guard status.paused != paused else { return status }
             let seconds = now.timeIntervalSince1970
@@ -70,24 +70,24 @@ extension SQLStore {
                 sql:
                     "UPDATE jobq_triggers SET paused = \(PauseTrigger.paused), updated_at = \(PauseTrigger.updatedAt) WHERE event = \(PauseTrigger.event) AND task = \(PauseTrigger.task)",
                 arguments: PauseTrigger.arguments([.paused: paused, .updatedAt: seconds, .event: event, .task: task]))
-            try SharedSQL.triggerEvent(
+            try StoreSQL.triggerEvent(
                 db, event: event, task: task, change: paused ? "paused" : "resumed", now: seconds)
-            return try SharedSQL.trigger(db, event: event, task: task)!
+            return try StoreSQL.trigger(db, event: event, task: task)!
         }
     }
 
     /// Removes a trigger; the jobs it made stay. Refused while another task depends on it.
     package func removeTrigger(event: String, task: String, now: Date) async throws {
         try await write(.short) { db in
-            let siblings = try SharedSQL.triggers(db, event: event)
-            guard siblings.contains(where: { $0.task == task }) else { throw SharedSQL.noTrigger(event, task) }
+            let siblings = try StoreSQL.triggers(db, event: event)
+            guard siblings.contains(where: { $0.task == task }) else { throw StoreSQL.noTrigger(event, task) }
             if let dependent = siblings.first(where: { $0.dependsOn.contains(task) }) {
                 throw JobQueueError.invalidState(
                     "task \(event)/\(dependent.task) depends on \(task); remove \(dependent.task) first, "
                         + "or add it again without --depends-on \(task)")
             }
             try db.execute(sql: "DELETE FROM jobq_triggers WHERE event = ? AND task = ?", arguments: [event, task])
-            try SharedSQL.triggerEvent(db, event: event, task: task, change: "removed", now: now.timeIntervalSince1970)
+            try StoreSQL.triggerEvent(db, event: event, task: task, change: "removed", now: now.timeIntervalSince1970)
         }
     }
 
@@ -95,15 +95,15 @@ extension SQLStore {
     /// that its payload matches, in one transaction, or (for a dedupe key seen within 24 hours)
     /// returns the jobs of that earlier emit and does nothing.
     package func emit(event: String, payloadJSON: String, dedupe: String?, now: Date) async throws -> Emitted {
-        try SharedSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
+        try StoreSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
         let seconds = now.timeIntervalSince1970
         return try await write(.short) { db in
-            try SharedSQL.emit(event: event, payloadJSON: payloadJSON, dedupe: dedupe, db: db, now: seconds)
+            try StoreSQL.emit(event: event, payloadJSON: payloadJSON, dedupe: dedupe, db: db, now: seconds)
         }
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// Refuses a bad event name, dedupe key or payload before anything is written.
     package static func checkEmit(event: String, payloadJSON: String, dedupe: String?) throws {
         try Names.check(event, what: "event name")
@@ -167,7 +167,7 @@ extension SharedSQL {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// How long a dedupe key of an emit is remembered.
     static let dedupeWindow: Double = 24 * 3600
 

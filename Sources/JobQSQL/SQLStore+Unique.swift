@@ -3,7 +3,7 @@ import JobQCore
 
 /// Unique jobs: the partial unique index on `jobs.unique_hold` makes a second holder of a key
 /// impossible; this finds the holder, and releases a hold whose time is up.
-extension SharedSQL {
+extension StoreSQL {
     /// The job that holds `key` at `now`, or nil when no job does any more. A job whose hold
     /// expired (it finished in a state or past a period its rule does not keep) is released
     /// here, inside the caller's transaction, so the caller's insert or retry may take the key.

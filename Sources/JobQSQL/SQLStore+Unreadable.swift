@@ -35,7 +35,7 @@ extension SQLStore {
             after = last["id"]
         }
         guard !unreadable.isEmpty else { return [] }
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         return try await write { [unreadable] db in
             var ended: [JobID] = []
             var finished: [FinishedJob] = []
@@ -60,7 +60,7 @@ extension SQLStore {
                 finished.append(FinishedJob(job))
                 ended.append(id)
             }
-            try SharedSQL.settle(db, finished, facts: try StoreFacts.read(db))
+            try StoreSQL.settle(db, finished, facts: try StoreFacts.read(db))
             return ended
         }
     }

@@ -6,12 +6,12 @@ import JobQCore
 extension SQLStore {
     package func submit(_ workflow: Workflow) async throws -> WorkflowID {
         let steps = try WorkflowValidation.validate(workflow)
-        let now = SharedSQL.now()
-        return try await write(steps <= 100 ? .short : .long) { db in try SharedSQL.submit(workflow, db: db, now: now) }
+        let now = StoreSQL.now()
+        return try await write(steps <= 100 ? .short : .long) { db in try StoreSQL.submit(workflow, db: db, now: now) }
     }
 
     package func workflow(_ id: WorkflowID) async throws -> WorkflowStatus? {
-        try await read { db in try SharedSQL.workflow(db, id) }
+        try await read { db in try StoreSQL.workflow(db, id) }
     }
 
     package func workflowOutcome(_ id: WorkflowID) async throws -> WorkflowOutcome? {
@@ -24,13 +24,13 @@ extension SQLStore {
             // What a step after the whole workflow would get as "previous", read in one snapshot.
             let result =
                 state == .succeeded
-                ? try SharedSQL.memberResult(db, "group:\(row["root_group"] as Int64? ?? 0)") : nil
+                ? try StoreSQL.memberResult(db, "group:\(row["root_group"] as Int64? ?? 0)") : nil
             return WorkflowOutcome(state: state, error: row["error"], resultJSON: result)
         }
     }
 
     package func workflows(state: WorkflowState?, limit: Int, before: WorkflowID?) async throws -> [WorkflowSummary] {
-        typealias P = SharedSQL.WorkflowFilter
+        typealias P = StoreSQL.WorkflowFilter
         return try await read { db in
             try db.fetchRows(
                 sql: """
@@ -62,13 +62,13 @@ extension SQLStore {
     /// Cancels a running workflow, or one of its groups (by name or path): running members are
     /// cancelled and members not started are dropped, at every depth, in one transaction.
     package func cancelWorkflow(_ id: WorkflowID, group: String?) async throws -> WorkflowStatus {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         return try await write { db in
             guard
                 let workflow = try db.fetchRow(
                     sql: "SELECT state, root_group FROM jobq_workflows WHERE id = ?", arguments: [id])
             else {
-                throw SharedSQL.noWorkflow(id)
+                throw StoreSQL.noWorkflow(id)
             }
             guard workflow["state"] as String == WorkflowState.running.rawValue else {
                 throw JobQueueError.invalidState(
@@ -97,15 +97,15 @@ extension SQLStore {
             }
             db.stamp(now)
             var work: [FinishedJob] = []
-            try SharedSQL.finishGroup(
+            try StoreSQL.finishGroup(
                 db, target, as: .cancelled, cause: "cancelled by an operator", work: &work)
-            try SharedSQL.settle(db, work, facts: try StoreFacts.read(db))
-            return try SharedSQL.workflow(db, id)!
+            try StoreSQL.settle(db, work, facts: try StoreFacts.read(db))
+            return try StoreSQL.workflow(db, id)!
         }
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// Everything a submission writes, in the transaction `db` (jobq's own, or the application's),
     /// for a workflow ``WorkflowValidation`` passed: the workflow, its groups, its first jobs and
     /// their events.
@@ -132,7 +132,7 @@ extension SharedSQL {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     static func workflow(_ db: some SQLTransaction, _ id: WorkflowID) throws -> WorkflowStatus? {
         guard let row = try db.fetchRow(sql: "SELECT * FROM jobq_workflows WHERE id = ?", arguments: [id]) else {
             return nil
@@ -303,7 +303,7 @@ package struct WorkflowCompiler<Transaction: SQLTransaction> {
         if !hasSteps {
             // Nothing will ever finish in it: it is complete now, and counts as succeeded.
             var work: [FinishedJob] = []
-            try SharedSQL.finishGroup(db, id, as: .succeeded, cause: nil, work: &work)
+            try StoreSQL.finishGroup(db, id, as: .succeeded, cause: nil, work: &work)
             return Compiled(reference: "group:\(id)", exits: waitsFor, hasSteps: false)
         }
         return Compiled(
@@ -313,12 +313,12 @@ package struct WorkflowCompiler<Transaction: SQLTransaction> {
     private mutating func compile(
         _ step: WorkflowStep, group: Int64, position: Int, waitsFor: [Predecessor], contained: Bool, previous: String?
     ) throws -> Compiled {
-        let placement = SharedSQL.Placement(
+        let placement = StoreSQL.Placement(
             workflow: workflow, group: group, position: position, inputFrom: previous,
             edges: waitsFor.map { ($0.target, $0.contained ? DependencyPolicy.ignore.rawValue : nil) })
-        let job = try SharedSQL.insert(step.request, db: db, now: db.events.now, placement: placement)
+        let job = try StoreSQL.insert(step.request, db: db, now: db.events.now, placement: placement)
         // Released at once (it follows only groups with no steps): its input is ready now.
-        if job.state != .waiting, let previous { try SharedSQL.applyPreviousInput(db, job: job.id, from: previous) }
+        if job.state != .waiting, let previous { try StoreSQL.applyPreviousInput(db, job: job.id, from: previous) }
         return Compiled(
             reference: "job:\(job.id)", exits: [Predecessor(target: .job(job.id), contained: contained)], hasSteps: true
         )
@@ -331,7 +331,7 @@ private enum WorkflowMember {
     case group(Int64)
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// The parameters of a page of workflows: a state or NULL for any, an id to list below or
     /// NULL for the newest, and how many.
     enum WorkflowFilter: Int32, SQLParameter, CaseIterable {

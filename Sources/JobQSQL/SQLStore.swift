@@ -69,7 +69,7 @@ extension SQLStore {
 
 /// The SQL of every state change and its consequences, shared by all ``SQLStore``s: each
 /// function takes the transaction it runs in.
-package enum SharedSQL {
+package enum StoreSQL {
     /// Now, in Unix seconds: what a transaction stamps on the rows it writes.
     package static func now() -> Double { Date().timeIntervalSince1970 }
 }

@@ -46,7 +46,7 @@ package struct SelfContainedJobRow: Sendable {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// Inserts a self-contained job (``SelfContainedJobRow``) in the transaction `db`, with
     /// its `enqueued` event: one INSERT of the columns it sets, nothing read back but its id
     /// (on SQLite, where a RETURNING clause opens a temporary table per statement, not even

@@ -1,4 +1,4 @@
-extension SharedSQL {
+extension StoreSQL {
     /// Jobs waiting for their run time (`scheduled`, or `failed` until the retry): the predicate
     /// of the `jobq_jobs_due` index, spelled as the index spells it, since SQLite walks a partial
     /// index only for a query that states its predicate. Comparisons joined by OR, not an IN

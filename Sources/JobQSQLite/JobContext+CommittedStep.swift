@@ -48,7 +48,7 @@ extension JobContext {
                 }
                 let record = try frame.record(value)
                 let lost = try store.inCallersTransaction(db) { transaction in
-                    try SharedSQL.recordSteps(transaction, [record], workerID: frame.workerID)
+                    try StoreSQL.recordSteps(transaction, [record], workerID: frame.workerID)
                 }
                 // Thrown out of the transaction, so that the application's rows go with it.
                 guard lost.isEmpty else { throw FunctionAttemptLost() }

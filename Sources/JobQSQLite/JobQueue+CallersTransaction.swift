@@ -73,12 +73,12 @@ extension JobQueue {
         -> [Enqueued]
     {
         let requests = traced(requests)
-        try SharedSQL.validate(requests)
+        try StoreSQL.validate(requests)
         let store = try callersStore()
         // One self-contained job is one INSERT (its event is in its row): atomic by itself.
         let atomic = requests.count == 1 && requests[0].isSelfContained
         let outcomes = try store.inCallersTransaction(db, atomic: atomic) { transaction in
-            try SharedSQL.enqueue(requests, db: transaction, now: SharedSQL.now())
+            try StoreSQL.enqueue(requests, db: transaction, now: StoreSQL.now())
         }
         db.afterNextTransaction(onCommit: { [self] _ in
             store.callerCommitted()
@@ -97,7 +97,7 @@ extension JobQueue {
         _ = try WorkflowValidation.validate(workflow)
         let store = try callersStore()
         let id = try store.inCallersTransaction(db) { transaction in
-            try SharedSQL.submit(workflow, db: transaction, now: SharedSQL.now())
+            try StoreSQL.submit(workflow, db: transaction, now: StoreSQL.now())
         }
         db.afterNextTransaction(onCommit: { [self] _ in
             store.callerCommitted()
@@ -132,14 +132,14 @@ extension JobQueue {
     public func emit(_ event: String, payloadJSON: String = "{}", dedupe: String? = nil, in db: Database) throws
         -> Emitted
     {
-        try SharedSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
+        try StoreSQL.checkEmit(event: event, payloadJSON: payloadJSON, dedupe: dedupe)
         let store = try callersStore()
         // A wait's filter may compare payload numbers by jobq's SQL function, which the
         // application's connection may not have yet.
         SQLiteStore.addFunctions(db)
         let emitted = try store.inCallersTransaction(db) { transaction in
-            try SharedSQL.emit(
-                event: event, payloadJSON: payloadJSON, dedupe: dedupe, db: transaction, now: SharedSQL.now())
+            try StoreSQL.emit(
+                event: event, payloadJSON: payloadJSON, dedupe: dedupe, db: transaction, now: StoreSQL.now())
         }
         db.afterNextTransaction(onCommit: { [self] _ in
             store.callerCommitted()

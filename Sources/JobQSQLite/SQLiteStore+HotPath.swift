@@ -2,7 +2,7 @@ import Foundation
 import JobQCore
 import JobQSQL
 
-/// SQLite's hot path: the shared SQL's transactions. A statement is no round trip here and one
+/// SQLite's hot path: the store SQL's transactions. A statement is no round trip here and one
 /// writer holds the file at a time, so one transaction per enqueue, claim or batch of
 /// completions is as fast as SQLite goes; what pays on a server (statements that commit on
 /// their own, shared writes beside each other) buys nothing.
@@ -18,7 +18,7 @@ extension SQLiteStore {
             queues: queues, limit: limit, workerID: workerID, lease: lease, startingNow: startingNow)
     }
 
-    func complete(
+    func recordOutcomes(
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {
         try await recordInTransaction(outcomes, starting: starting, workerID: workerID)
@@ -26,7 +26,7 @@ extension SQLiteStore {
 
     var claimsWithCompletions: Bool { true }
 
-    func complete(
+    func recordOutcomes(
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String,
         claiming request: ClaimRequest
     ) async throws -> CompletionReport {

@@ -6,7 +6,7 @@ import JobQSQL
 import Synchronization
 
 /// The SQLite store: GRDB's transactions on one file, for the state changes every ``SQLStore``
-/// shares (`SharedSQL`), and what only SQLite has (the schema migrator, data migrations' GRDB
+/// shares (`StoreSQL`), and what only SQLite has (the schema migrator, data migrations' GRDB
 /// access, wake-ups from the file's writes). Times are Unix seconds (REAL).
 final class SQLiteStore: SQLStore {
     let writer: any DatabaseWriter
@@ -355,9 +355,9 @@ final class SQLiteStore: SQLStore {
     /// taken from the pool. A read does not take the write lock; it waits only for this
     /// process's write under way, which a busy pool's watcher does not check during.
     func claimOutlookHere(queues: [String]) -> ClaimOutlook? {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         return try? readHereUnlessLocked(onWriter: true) { db in
-            try SharedSQL.claimOutlook(SQLiteTransaction(db: db), queues: queues, now: now)
+            try StoreSQL.claimOutlook(SQLiteTransaction(db: db), queues: queues, now: now)
         }
     }
 

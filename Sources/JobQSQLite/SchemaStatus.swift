@@ -41,7 +41,7 @@ extension JobQueue {
                 pending: pending.map(\.name),
                 // A store before the prefix is read as it is, before `migrate up` renames it.
                 dataMigrators: try db.tableExists("jobq_data_migrations")
-                    ? SharedSQL.dataMigrators(SQLiteTransaction(db: db)) : [])
+                    ? StoreSQL.dataMigrators(SQLiteTransaction(db: db)) : [])
         }
     }
 

@@ -4,7 +4,7 @@
 /// commit that unlocked it.
 ///
 /// ```swift
-/// let report = try await store.complete(outcomes, starting: [], workerID: id,
+/// let report = try await store.recordOutcomes(outcomes, starting: [], workerID: id,
 ///     claiming: ClaimRequest(queues: ["default"], limit: 32, lease: .seconds(60), startingNow: 0))
 /// ```
 package struct ClaimRequest: Sendable, Equatable {

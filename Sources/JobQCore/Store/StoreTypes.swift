@@ -137,7 +137,7 @@ package struct ClaimedJob: Sendable, Hashable {
     /// Whether finishing it matters beyond its own row: a batch, a workflow group, a lane.
     package var isMember: Bool { batch != nil || groupID != nil || lane != nil }
 
-    /// Whether a claim takes it before `other` (`SharedSQL.claimOrder` in JobQSQL, in Swift): for rows
+    /// Whether a claim takes it before `other` (`StoreSQL.claimOrder` in JobQSQL, in Swift): for rows
     /// that come back in no particular order.
     package func claimsBefore(_ other: ClaimedJob) -> Bool {
         (priority, -runAt, -id) > (other.priority, -other.runAt, -other.id)

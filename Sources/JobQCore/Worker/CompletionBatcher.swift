@@ -322,12 +322,12 @@ final class CompletionBatcher: Sendable {
                 let outcomes = batch.map { ($0.job, $0.outcome) }
                 let refused: (outcomes: Set<JobID>, starts: Set<JobID>)
                 if let request {
-                    let report = try await store.complete(
+                    let report = try await store.recordOutcomes(
                         outcomes, starting: starts.map(\.job), workerID: workerID, claiming: request)
                     refused = (report.refusedOutcomes, report.refusedStarts)
                     claim?.handle(request, report.claimFailure.map { .failed($0) } ?? .claimed(report.claimed))
                 } else {
-                    refused = try await store.complete(outcomes, starting: starts.map(\.job), workerID: workerID)
+                    refused = try await store.recordOutcomes(outcomes, starting: starts.map(\.job), workerID: workerID)
                 }
                 result = .success(refused.outcomes)
                 noteRefused(starts, refused: refused.starts, batch: batch)
@@ -484,7 +484,7 @@ final class CompletionBatcher: Sendable {
                 continue
             }
             do {
-                let refused = try await store.complete([], starting: [start.job], workerID: workerID)
+                let refused = try await store.recordOutcomes([], starting: [start.job], workerID: workerID)
                 noteRefused([start], refused: refused.starts, batch: [])
             } catch let error where StoreErrorKind(of: error) == .transient {
                 interrupted = true
@@ -509,7 +509,8 @@ final class CompletionBatcher: Sendable {
             for replaced in [false, true] where result == nil && !interrupted {
                 do {
                     result = .success(
-                        try await store.complete([(item.job, item.outcome)], starting: [], workerID: workerID).outcomes)
+                        try await store.recordOutcomes([(item.job, item.outcome)], starting: [], workerID: workerID)
+                            .outcomes)
                 } catch let error where StoreErrorKind(of: error) == .transient {
                     interrupted = true
                     unwritten.items.append(item)

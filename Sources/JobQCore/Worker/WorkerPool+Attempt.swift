@@ -157,7 +157,7 @@ extension WorkerPool {
         var job = job
         job.startTime = Date().timeIntervalSince1970
         do {
-            let refused = try await queue.store.complete([], starting: [job], workerID: workerID)
+            let refused = try await queue.store.recordOutcomes([], starting: [job], workerID: workerID)
             return refused.starts.contains(job.id) ? .refused : .recorded
         } catch {
             logger.storeFailure(

@@ -37,7 +37,7 @@ enum CopyFeed {
             FROM jobq_events WHERE id > ?2
             UNION ALL
             SELECT id, 0, id, 'enqueued', queue, executor, batch, workflow_id, enqueued_data, created_at
-            FROM jobq_jobs WHERE enqueued_data IS NOT NULL AND id > ?2 AND id > \(SharedSQL.enqueuedEventsAgedThrough)
+            FROM jobq_jobs WHERE enqueued_data IS NOT NULL AND id > ?2 AND id > \(StoreSQL.enqueuedEventsAgedThrough)
             ORDER BY id LIMIT ?3
             """
         case .postgres:
@@ -53,7 +53,7 @@ enum CopyFeed {
         case .sqlite:
             """
             SELECT (SELECT COUNT(*) FROM jobq_events) + (SELECT COUNT(*) FROM jobq_jobs
-                WHERE enqueued_data IS NOT NULL AND id > \(SharedSQL.enqueuedEventsAgedThrough))
+                WHERE enqueued_data IS NOT NULL AND id > \(StoreSQL.enqueuedEventsAgedThrough))
             """
         case .postgres: "SELECT COUNT(*) FROM jobq_events"
         }

@@ -78,7 +78,7 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
     /// Refuses what must not be copied from or into, and marks the destination as being filled
     /// from this source. Returns whether an earlier run of the same copy had begun.
     private func begin() async throws -> Bool {
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         let (identity, sourceWorkers, outOfRange) = try await source.read { db in
             (
                 try CopyMarker.identity(db), try CopyMarker.liveWorkers(db, since: now - Self.liveWithin),
@@ -233,7 +233,7 @@ struct StoreCopier<Source: SQLStore, Destination: SQLStore>: Sendable {
     /// store to run.
     private func finish(mapping: EventIDMapping, verified: Bool) async throws {
         let deletedThrough = try await source.read { db in try CopyPlan.Setting.value(db, "events_deleted_through") }
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         try await destination.write(.long, audience: .workersAndFollowers) { db in
             try destination.advanceIDsAfterCopy(db)
             guard verified else { return }

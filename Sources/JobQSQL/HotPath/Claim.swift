@@ -22,12 +22,12 @@ extension SQLStore {
         // Jobs made ready here are claimed here or found by other workers' own clocks.
         // Shared: a claim takes only ready rows no other claim holds (SKIP LOCKED on a server).
         return try await write(.short, audience: startingNow > 0 ? .followers : .nobody, lock: .shared) { db in
-            try SharedSQL.claim(db, request, workerID: workerID)
+            try StoreSQL.claim(db, request, workerID: workerID)
         }
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// The claim of ``SQLStore/claimInTransaction(queues:limit:workerID:lease:startingNow:)``
     /// inside the caller's write transaction (its own, or one that records completions first).
     /// A failure rolls the whole claim back; it is said by the queue whose part failed.
@@ -35,7 +35,7 @@ extension SharedSQL {
         guard request.limit > 0 else { return [] }
         // The lease starts when the claim holds the write lock, not before it waited for it:
         // a claim delayed past its lease would otherwise be born expired and reclaimable.
-        let now = SharedSQL.now()
+        let now = StoreSQL.now()
         let leaseUntil = now + request.lease.inSeconds
         var loop = ClaimLoop(request, settings: try QueueSettings.read(db))
         while let step = loop.next() {
@@ -88,7 +88,7 @@ extension SharedSQL {
         // waited for the queue's row lock while the jobs it took places from finished, and a
         // start must not precede the finish that made room for it. A rate's starts are stamped
         // by the clock its window is counted with.
-        let stamp = rateStarts == nil ? SharedSQL.now() : try clock(db)
+        let stamp = rateStarts == nil ? StoreSQL.now() : try clock(db)
         db.stamp(stamp)
         _ = try markStarted(db, claimed[..<starting], workerID: workerID)
         if let rateStarts { try recordRateStarts(db, queue: part.queue, taken: rateStarts, startedAt: stamp) }
@@ -121,11 +121,11 @@ extension SharedSQL {
     private static let promoteDueSQL = DialectSQL { d in
         switch d {
         case .sqlite:
-            "UPDATE jobq_jobs SET state = 'ready' WHERE \(SharedSQL.dueState) AND run_at <= \(Promote.now)"
+            "UPDATE jobq_jobs SET state = 'ready' WHERE \(StoreSQL.dueState) AND run_at <= \(Promote.now)"
         case .postgres:
             """
             UPDATE jobq_jobs SET state = 'ready' WHERE id IN (
-                SELECT id FROM jobq_jobs WHERE \(SharedSQL.dueState) AND run_at <= CAST(\(Promote.now) AS double precision)
+                SELECT id FROM jobq_jobs WHERE \(StoreSQL.dueState) AND run_at <= CAST(\(Promote.now) AS double precision)
                 FOR UPDATE SKIP LOCKED)
             """
         }
@@ -147,7 +147,7 @@ extension SharedSQL {
         let read = try db.statement(sql: claimReadSQL)
         read.bind(ClaimRead.queue, queue)
         read.bind(ClaimRead.limit, limit)
-        read.bind(ClaimRead.now, SharedSQL.now())
+        read.bind(ClaimRead.now, StoreSQL.now())
         var claimed: [ClaimedJob] = []
         claimed.reserveCapacity(limit)
         while try read.step() { claimed.append(ClaimedJob(read)) }

@@ -6,7 +6,7 @@ import JobQCore
 /// before it gave; starts for the first `startingNow` jobs of the whole claim).
 ///
 /// It decides and a store does: a store steps through it with round trips of its own. SQLite
-/// runs every step in one transaction (`SharedSQL.claim`), having read the queues' settings and
+/// runs every step in one transaction (`StoreSQL.claim`), having read the queues' settings and
 /// made due jobs ready first; PostgreSQL sends an unlimited queue's claim as one statement
 /// committed on its own, which says whether jobs fell due and whether the queue turned out to be
 /// limited, and claims a limited queue in a transaction of its own (`ServerStore.claim`).
@@ -15,8 +15,8 @@ import JobQCore
 /// var loop = ClaimLoop(request, settings: try QueueSettings.read(db))
 /// while let step = loop.next() {
 ///     switch step {
-///     case .promoteDue: try SharedSQL.promoteDue(db, now: now); loop.promoted()
-///     case .claim(let part), .claimLimited(let part): loop.took(try SharedSQL.claim(db, part, ...))
+///     case .promoteDue: try StoreSQL.promoteDue(db, now: now); loop.promoted()
+///     case .claim(let part), .claimLimited(let part): loop.took(try StoreSQL.claim(db, part, ...))
 ///     }
 /// }
 /// ```
@@ -122,7 +122,7 @@ package struct QueueSettings: Sendable {
 
     static func read(_ db: some SQLTransaction) throws -> QueueSettings {
         var settings = QueueSettings()
-        let statement = try db.statement(sql: SharedSQL.queueSettingsSQL)
+        let statement = try db.statement(sql: StoreSQL.queueSettingsSQL)
         defer { statement.reset() }
         while try statement.step() {
             let queue = LimitedQueue(statement)

@@ -16,7 +16,7 @@ extension SQLStore {
         // wake no worker.
         let audience: CommitAudience = outcomes.isEmpty ? .followers : .workersAndFollowers
         return try await write(.short, audience: audience) { db in
-            try SharedSQL.recordCompletions(db, outcomes, starting: starting, workerID: workerID)
+            try StoreSQL.recordCompletions(db, outcomes, starting: starting, workerID: workerID)
         }
     }
 
@@ -32,10 +32,10 @@ extension SQLStore {
     ) async throws -> CompletionReport {
         let audience: CommitAudience = outcomes.isEmpty ? .followers : .workersAndFollowers
         return try await write(.short, audience: audience) { db in
-            let refused = try SharedSQL.recordCompletions(db, outcomes, starting: starting, workerID: workerID)
+            let refused = try StoreSQL.recordCompletions(db, outcomes, starting: starting, workerID: workerID)
             var report = CompletionReport(refusedOutcomes: refused.outcomes, refusedStarts: refused.starts)
             do {
-                report.claimed = try db.inSavepoint { try SharedSQL.claim(db, request, workerID: workerID) }
+                report.claimed = try db.inSavepoint { try StoreSQL.claim(db, request, workerID: workerID) }
             } catch {
                 report.claimFailure = error
             }
@@ -44,7 +44,7 @@ extension SQLStore {
     }
 }
 
-extension SharedSQL {
+extension StoreSQL {
     /// Records attempts' outcomes and starts inside the caller's transaction, split as
     /// ``CompletionSplit`` says (a success takes its start along): self-contained successes
     /// (``SelfContainedSuccess``) many to an UPDATE, every other outcome with its consequences.
@@ -54,40 +54,40 @@ extension SharedSQL {
         workerID: String
     ) throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {
         // Read once the write lock is held: a start is stamped when it commits.
-        db.stamp(SharedSQL.now())
+        db.stamp(StoreSQL.now())
         let split = CompletionSplit(outcomes, starting: starting) { _, outcome in outcome.isSuccess }
-        let refusedStarts = try SharedSQL.markStarted(db, split.separateStarts, workerID: workerID)
+        let refusedStarts = try StoreSQL.markStarted(db, split.separateStarts, workerID: workerID)
         let rest = split.rest(refusedStarts: refusedStarts, written: [])
         guard !rest.outcomes.isEmpty else {
             return split.refusals(refusedStarts: refusedStarts, refusedOutcomes: [])
         }
         let facts = try StoreFacts.read(db)
         let successes = rest.outcomes.lazy.filter(\.outcome.isSuccess).map(\.job)
-        let leaves = try SharedSQL.leafTreeJobs(db, successes.filter { $0.treeNode != nil })
+        let leaves = try StoreSQL.leafTreeJobs(db, successes.filter { $0.treeNode != nil })
         // Whether its end matters to nothing but, at most, its workflow group's counters: in
         // no batch or lane, and no job of a tree node whose results make more jobs.
         func countsIntoGroupAtMost(_ job: ClaimedJob) -> Bool {
             job.batch == nil && job.lane == nil && (job.treeNode == nil || leaves.contains(job.id))
         }
-        let withDependents = try SharedSQL.jobsWithDependents(
+        let withDependents = try StoreSQL.jobsWithDependents(
             db, successes.filter(countsIntoGroupAtMost).map(\.id), facts: facts)
         var refused: Set<JobID> = []
-        var selfContained: [SharedSQL.SelfContainedSuccess] = []
+        var selfContained: [StoreSQL.SelfContainedSuccess] = []
         for (job, outcome) in rest.outcomes {
             let start = split.startsWithOutcome[job.id]
-            if let success = SharedSQL.SelfContainedSuccess(
+            if let success = StoreSQL.SelfContainedSuccess(
                 job: job, outcome: outcome, start: start, facts: facts,
                 countsIntoGroupAtMost: countsIntoGroupAtMost(job), hasDependents: withDependents.contains(job.id))
             {
                 selfContained.append(success)
                 continue
             }
-            let done = try SharedSQL.record(
+            let done = try StoreSQL.record(
                 db, job: job, outcome: outcome, fence: .worker(workerID), facts: facts, start: start)
             if !done { refused.insert(job.id) }
         }
         refused.formUnion(
-            try SharedSQL.recordSelfContainedSuccesses(
+            try StoreSQL.recordSelfContainedSuccesses(
                 db, selfContained, workerID: workerID, facts: facts))
         return split.refusals(refusedStarts: refusedStarts, refusedOutcomes: refused)
     }

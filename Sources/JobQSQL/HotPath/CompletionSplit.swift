@@ -12,13 +12,13 @@ import JobQCore
 ///   and must not land on whichever claim holds the job now.
 /// - An outcome the fence refused takes its start with it when they went together.
 ///
-/// SQLite writes everything in one transaction (`SharedSQL.recordCompletions`); PostgreSQL
+/// SQLite writes everything in one transaction (`StoreSQL.recordCompletions`); PostgreSQL
 /// writes the starts and self-contained successes in one statement of its own and the rest in
 /// a transaction after it (`ServerStore.complete`).
 ///
 /// ```swift
 /// let split = CompletionSplit(outcomes, starting: starting) { _, outcome in outcome.isSuccess }
-/// let refusedStarts = try SharedSQL.markStarted(db, split.separateStarts, workerID: id)
+/// let refusedStarts = try StoreSQL.markStarted(db, split.separateStarts, workerID: id)
 /// let rest = split.rest(refusedStarts: refusedStarts, written: [])
 /// ```
 package struct CompletionSplit: Sendable {

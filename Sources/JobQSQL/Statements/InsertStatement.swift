@@ -1,6 +1,6 @@
 import JobQCore
 
-extension SharedSQL {
+extension StoreSQL {
     /// `INSERT INTO table (column, ...) VALUES (value, ...)` from one list of columns with
     /// their values, so that a column and its value are written side by side.
     package static func insertSQL(

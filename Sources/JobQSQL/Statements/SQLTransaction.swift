@@ -157,7 +157,7 @@ package enum SQLDialect: Sendable {
     /// the job's id in the feed) instead of written as a row of jobq_events: on SQLite, where it
     /// saves two of the five pages a single enqueue writes, and where one writer at a time lets
     /// jobs and events share one id counter (``EventOutbox``). PostgreSQL orders its feed by
-    /// writing transaction (``SharedSQL/EventPosition``) and writes the event row.
+    /// writing transaction (``StoreSQL/EventPosition``) and writes the event row.
     package var keepsEnqueuedEventInJobRow: Bool { self == .sqlite }
 
     /// `column` is one of the integers of a JSON array bound at `parameter`: `WHERE \(...)`.

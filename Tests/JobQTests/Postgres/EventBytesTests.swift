@@ -8,7 +8,7 @@ import Testing
 
 /// One event vocabulary: the same story told by both stores writes events of the same kinds
 /// with the same data, byte for byte once times and worker names are masked, whether an event
-/// was written by the shared SQL (SQLite, PostgreSQL's rules) or by PostgreSQL's own statements
+/// was written by the store SQL (SQLite, PostgreSQL's rules) or by PostgreSQL's own statements
 /// (the one-statement claim's `started`, the success function's `succeeded`).
 @Suite(
     "Event data is the same on every store", .enabled(if: PostgresTestServer.available, PostgresTestServer.skipReason))

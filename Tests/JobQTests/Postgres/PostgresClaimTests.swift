@@ -87,7 +87,7 @@ struct PostgresClaimTests {
                 queues: ["default"], limit: 2_000, workerID: "w1", lease: .seconds(60), startingNow: 0)
             #expect(claimed.count == 2_000)
             let store = try #require(queue.store as? ServerStore)
-            let ids = SharedSQL.jsonArray(claimed.prefix(100).map(\.id))
+            let ids = StoreSQL.jsonArray(claimed.prefix(100).map(\.id))
             func plan(_ sql: String, _ arguments: SQLArguments) async throws -> String {
                 try await store.read { db in
                     try db.fetchAll(String.self, sql: "EXPLAIN " + sql, arguments: arguments).joined(separator: "\n")
@@ -99,11 +99,11 @@ struct PostgresClaimTests {
                 [ids, "w1"])
             #expect(control.contains("jobs_leases"), "the setup no longer reproduces stale statistics:\n\(control)")
             let renewal = try await plan(
-                "UPDATE jobs SET lease_until = ? WHERE \(d.integer("id", in: "?")) AND \(SharedSQL.runningAttempt(of: "?"))",
+                "UPDATE jobs SET lease_until = ? WHERE \(d.integer("id", in: "?")) AND \(StoreSQL.runningAttempt(of: "?"))",
                 [1.0, ids, "w1"])
             let success = try await plan(
-                SharedSQL.selfContainedSuccessSQL[1][.postgres], [1.0, "w1", claimed[0].id, 1, "{}", nil])
-            let mark = try await plan(SharedSQL.startMarkSQL[1][.postgres], ["w1", claimed[0].id, 1, 1.0])
+                StoreSQL.selfContainedSuccessSQL[1][.postgres], [1.0, "w1", claimed[0].id, 1, "{}", nil])
+            let mark = try await plan(StoreSQL.startMarkSQL[1][.postgres], ["w1", claimed[0].id, 1, 1.0])
             for (name, text) in [("renewal", renewal), ("success", success), ("start mark", mark)] {
                 #expect(!text.contains("jobs_leases"), "\(name):\n\(text)")
             }
@@ -144,7 +144,7 @@ struct PostgresClaimTests {
                     unsafeSQL: "INSERT INTO dependencies (job_id, depends_on) VALUES (\(waiting), \(first.id))"),
                 logger: logger)
             let success = Task {
-                try await queue.store.complete(
+                try await queue.store.recordOutcomes(
                     [(claimed[0], .succeeded(resultJSON: "{}"))], starting: [], workerID: "w1")
             }
             try await Task.sleep(for: .milliseconds(300))
@@ -169,7 +169,7 @@ struct PostgresClaimTests {
             let claimed = try await queue.store.claim(
                 queues: ["default"], limit: 5, workerID: "w1", lease: .seconds(30), startingNow: 0)
             #expect(Set(claimed.map(\.id)) == Set(jobs.map(\.id)))
-            let refused = try await queue.store.complete(
+            let refused = try await queue.store.recordOutcomes(
                 claimed.map { ($0, .succeeded(resultJSON: "{}")) }, starting: claimed, workerID: "w1")
             #expect(refused.outcomes.isEmpty && refused.starts.isEmpty)
             for job in jobs {

@@ -153,7 +153,7 @@ struct PostgresEventLogTests {
                                 let claimed = try await queue.store.claim(
                                     queues: ["default"], limit: 4, workerID: "w\(writer)", lease: .seconds(60),
                                     startingNow: 2)
-                                _ = try await queue.store.complete(
+                                _ = try await queue.store.recordOutcomes(
                                     claimed.map { ($0, .succeeded(resultJSON: #"{"sum":0}"#)) },
                                     starting: Array(claimed.dropFirst(2)), workerID: "w\(writer)")
                             default:

@@ -103,7 +103,7 @@ struct StoreTests {
         let plan = try db.read { db in
             // The claim's own read, deadline condition included: queue, limit, now.
             try Row.fetchAll(
-                db, sql: "EXPLAIN QUERY PLAN " + SharedSQL.claimReadSQL, arguments: ["default", 10, 0.0]
+                db, sql: "EXPLAIN QUERY PLAN " + StoreSQL.claimReadSQL, arguments: ["default", 10, 0.0]
             ).map { $0["detail"] as String }
         }
         #expect(plan.contains { $0.contains("jobs_claim_order") })
@@ -115,7 +115,7 @@ struct StoreTests {
         let store = try TemporaryStore()
         _ = try store.open()
         let plan = try DatabaseQueue(path: store.path).read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + SharedSQL.overdueSQL(limit: 10), arguments: [0.0]).map {
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + StoreSQL.overdueSQL(limit: 10), arguments: [0.0]).map {
                 $0["detail"] as String
             }
         }
@@ -124,8 +124,8 @@ struct StoreTests {
     }
 
     @Test(arguments: [
-        SharedSQL.anyUnfinishedNowSQL[.sqlite], SharedSQL.claimOutlookSQL[.sqlite], SharedSQL.anyUnfinishedSQL[.sqlite],
-        SharedSQL.backlogSQL[.sqlite]
+        StoreSQL.anyUnfinishedNowSQL[.sqlite], StoreSQL.claimOutlookSQL[.sqlite], StoreSQL.anyUnfinishedSQL[.sqlite],
+        StoreSQL.backlogSQL[.sqlite]
     ])
     func idlePollsNeverScanTheHistory(sql: String) throws {
         let store = try TemporaryStore()
@@ -183,7 +183,7 @@ struct StoreTests {
         #expect(Set(reported) == Set(plain))
         #expect(reported.count == 11, "\(reported)")
         let plan = try await DatabaseQueue(path: store.path).read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + SharedSQL.countsSQL[.sqlite]).map {
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + StoreSQL.countsSQL[.sqlite]).map {
                 $0["detail"] as String
             }
         }

@@ -46,14 +46,14 @@ struct StateListTests {
             }
             let plan = try Row.fetchAll(
                 db,
-                sql: "EXPLAIN QUERY PLAN SELECT id FROM jobq_jobs WHERE \(SharedSQL.dueState) AND run_at <= 5"
+                sql: "EXPLAIN QUERY PLAN SELECT id FROM jobq_jobs WHERE \(StoreSQL.dueState) AND run_at <= 5"
             ).map { $0["detail"] as String }
             #expect(plan.contains { $0.contains("jobq_jobs_due") }, "\(plan)")
             let expiring = try Row.fetchAll(
                 db,
                 sql: """
                     EXPLAIN QUERY PLAN SELECT id FROM jobq_jobs
-                    WHERE expires_at IS NOT NULL AND \(SharedSQL.expirableState) AND expires_at <= 5
+                    WHERE expires_at IS NOT NULL AND \(StoreSQL.expirableState) AND expires_at <= 5
                     """
             ).map { $0["detail"] as String }
             #expect(expiring.contains { $0.contains("jobq_jobs_expiring") }, "\(expiring)")

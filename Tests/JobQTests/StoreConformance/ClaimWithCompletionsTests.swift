@@ -6,7 +6,7 @@ import Testing
 @testable import JobQSQL
 
 /// A claim made in the transaction that records a worker's completions
-/// (``JobStore/complete(_:starting:workerID:claiming:)``): on a store that claims with its
+/// (``JobStore/recordOutcomes(_:starting:workerID:claiming:)``): on a store that claims with its
 /// completions, the job a completion unlocks is claimed by the same commit, and a claim that
 /// fails is undone alone; on one that does not, the completions are recorded and nothing is
 /// claimed (the worker's claim loop claims).
@@ -20,7 +20,7 @@ struct ClaimWithCompletionsTests {
         let claimed = try await queue.store.claim(
             queues: ["default"], limit: 10, workerID: "w", lease: .seconds(30), startingNow: 10)
         #expect(claimed.map(\.id) == [first.id], "the dependent waits")
-        let report = try await queue.store.complete(
+        let report = try await queue.store.recordOutcomes(
             [(claimed[0], .succeeded(resultJSON: "{}"))], starting: [], workerID: "w",
             claiming: ClaimRequest(queues: ["default"], limit: 10, lease: .seconds(30), startingNow: 1))
         #expect(report.refusedOutcomes.isEmpty && report.claimFailure == nil)
@@ -50,7 +50,7 @@ struct ClaimWithCompletionsTests {
         let claimed = try await queue.store.claim(
             queues: ["otherq"], limit: 1, workerID: "w", lease: .seconds(30), startingNow: 1)
         #expect(claimed.map(\.id) == [healthy])
-        let report = try await queue.store.complete(
+        let report = try await queue.store.recordOutcomes(
             [(claimed[0], .succeeded(resultJSON: "{}"))], starting: [], workerID: "w",
             claiming: ClaimRequest(queues: ["thirdq", "poisonq"], limit: 10, lease: .seconds(30), startingNow: 10))
         #expect(try await queue.job(healthy)?.state == .succeeded, "the completion is committed")

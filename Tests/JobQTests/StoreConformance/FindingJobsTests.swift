@@ -133,7 +133,7 @@ struct FindingJobsTests {
     /// The store's plan for a count by `filter`, one line per step. PostgreSQL is told to
     /// prefer indexes: its planner reads a table of eight rows whole, index or not.
     private static func plan(_ store: any SQLStore, _ filter: JobFilter) async throws -> String {
-        try await Self.plan(store, filter, now: SharedSQL.now())
+        try await Self.plan(store, filter, now: StoreSQL.now())
     }
 
     private static func plan<S: SQLStore>(_ store: S, _ filter: JobFilter, now: Double) async throws -> String {

@@ -29,7 +29,7 @@ struct GroupMembersInOneTransactionTests {
             queues: ["default"], limit: 10, workerID: "w", lease: .seconds(30), startingNow: 10)
         #expect(claimed.count == 5, "the step after the group waits for it")
 
-        let first = try await queue.store.complete(
+        let first = try await queue.store.recordOutcomes(
             claimed.prefix(3).map { ($0, .succeeded(resultJSON: #"{"sum":1}"#)) }, starting: [], workerID: "w")
         #expect(first.outcomes.isEmpty)
         var status = try #require(try await queue.workflow(id))
@@ -42,7 +42,7 @@ struct GroupMembersInOneTransactionTests {
 
         let cursor = try await queue.latestEventID()
         let last = Array(claimed.suffix(2).map { ($0, AttemptOutcome.succeeded(resultJSON: #"{"sum":1}"#)) })
-        let second = try await queue.store.complete(last, starting: [], workerID: "w")
+        let second = try await queue.store.recordOutcomes(last, starting: [], workerID: "w")
         #expect(second.outcomes.isEmpty)
         // Only this batch's: on PostgreSQL the cursor may still stand before the claim's (these
         // jobs' `started` too) and the first batch's events (see
@@ -64,7 +64,7 @@ struct GroupMembersInOneTransactionTests {
         #expect(next.state == .ready, "the group's success released the next step in the same transaction")
 
         // The same batch written again (its first answer lost): neither refused nor counted twice.
-        let again = try await queue.store.complete(last, starting: [], workerID: "w")
+        let again = try await queue.store.recordOutcomes(last, starting: [], workerID: "w")
         #expect(again.outcomes.isEmpty)
         status = try #require(try await queue.workflow(id))
         guard case .group(let unchanged) = status.root.members[0] else { return }
@@ -74,7 +74,7 @@ struct GroupMembersInOneTransactionTests {
         let tail = try await queue.store.claim(
             queues: ["default"], limit: 10, workerID: "w", lease: .seconds(30), startingNow: 10)
         #expect(tail.map(\.id) == [next.id])
-        _ = try await queue.store.complete(
+        _ = try await queue.store.recordOutcomes(
             tail.map { ($0, .succeeded(resultJSON: #"{"sum":100}"#)) }, starting: [], workerID: "w")
         status = try #require(try await queue.workflow(id))
         #expect(status.state == .succeeded)
@@ -95,7 +95,7 @@ struct GroupMembersInOneTransactionTests {
             (claimed[0], .succeeded(resultJSON: "{}")), (claimed[1], .dead(error: "boom", timedOut: false)),
             (claimed[2], .succeeded(resultJSON: "{}"))
         ]
-        let refused = try await queue.store.complete(outcomes, starting: [], workerID: "w").outcomes
+        let refused = try await queue.store.recordOutcomes(outcomes, starting: [], workerID: "w").outcomes
         #expect(!refused.contains(claimed[1].id), "the death is recorded")
 
         let status = try #require(try await queue.workflow(id))
@@ -126,14 +126,14 @@ struct GroupMembersInOneTransactionTests {
         let root = try await queue.store.claim(
             queues: ["default"], limit: 10, workerID: "w", lease: .seconds(30), startingNow: 10)
         #expect(root.count == 1)
-        _ = try await queue.store.complete(
+        _ = try await queue.store.recordOutcomes(
             [(root[0], .succeeded(resultJSON: #"{"recipeIDs":["r1","r2","r3"]}"#))], starting: [], workerID: "w")
         let leaves = try await queue.store.claim(
             queues: ["default"], limit: 10, workerID: "w", lease: .seconds(30), startingNow: 10)
         #expect(leaves.count == 3, "the root's success made a leaf per element")
 
         let cursor = try await queue.latestEventID()
-        let refused = try await queue.store.complete(
+        let refused = try await queue.store.recordOutcomes(
             leaves.map { ($0, .succeeded(resultJSON: #"{"image":"x"}"#)) }, starting: [], workerID: "w")
         #expect(refused.outcomes.isEmpty)
         // On PostgreSQL the cursor may still stand before the claim's `started` events: a

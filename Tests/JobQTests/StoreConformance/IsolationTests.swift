@@ -337,7 +337,7 @@ final class RefusingStore: JobStore, FunctionStore, Sendable {
         self.poison = poison
     }
 
-    func complete(
+    func recordOutcomes(
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>) {
         let poisoned = outcomes.contains { item in
@@ -345,7 +345,7 @@ final class RefusingStore: JobStore, FunctionStore, Sendable {
             return false
         }
         if poisoned { throw Self.refusal }
-        return try await store.complete(outcomes, starting: starting, workerID: workerID)
+        return try await store.recordOutcomes(outcomes, starting: starting, workerID: workerID)
     }
 
     static let refusal = JobQueueError.storeUnavailable(

@@ -21,10 +21,10 @@ struct LeaseTests {
             queues: ["default"], limit: 3, workerID: "w1", lease: .seconds(60), startingNow: 3)
         #expect(claimed.count == 3)
         let outcomes = claimed.map { ($0, AttemptOutcome.succeeded(resultJSON: #"{"sum":1}"#)) }
-        #expect(try await queue.store.complete(outcomes, workerID: "w1").isEmpty)
-        #expect(try await queue.store.complete(outcomes, workerID: "w1").isEmpty, "accepted again, not refused")
+        #expect(try await queue.store.recordOutcomes(outcomes, workerID: "w1").isEmpty)
+        #expect(try await queue.store.recordOutcomes(outcomes, workerID: "w1").isEmpty, "accepted again, not refused")
         // Another worker's claim to the same attempts is still refused.
-        #expect(try await queue.store.complete(outcomes, workerID: "w2") == Set(jobs.map(\.id)))
+        #expect(try await queue.store.recordOutcomes(outcomes, workerID: "w2") == Set(jobs.map(\.id)))
         let succeeded = try await queue.events(after: 0, filter: EventFilter(kinds: [.succeeded]))
         #expect(succeeded.compactMap(\.jobID).sorted() == jobs.map(\.id).sorted(), "one event each")
     }
@@ -48,13 +48,18 @@ struct LeaseTests {
         #expect(second.attempt == 2)
 
         // The first worker finally finishes: refused, whatever it reports.
-        let refused = try await store.complete([(first, .succeeded(resultJSON: #"{"sum":"stale"}"#))], workerID: "w1")
+        let refused = try await store.recordOutcomes(
+            [(first, .succeeded(resultJSON: #"{"sum":"stale"}"#))], workerID: "w1")
         #expect(refused == [job.id])
         #expect(try await queue.job(job.id)?.state == .running)
         // Presenting the right worker but the old attempt is refused too.
-        #expect(try await store.complete([(first, .dead(error: "stale", timedOut: false))], workerID: "w2") == [job.id])
+        #expect(
+            try await store.recordOutcomes([(first, .dead(error: "stale", timedOut: false))], workerID: "w2") == [
+                job.id
+            ])
 
-        #expect(try await store.complete([(second, .succeeded(resultJSON: #"{"sum":2}"#))], workerID: "w2").isEmpty)
+        #expect(
+            try await store.recordOutcomes([(second, .succeeded(resultJSON: #"{"sum":2}"#))], workerID: "w2").isEmpty)
         let done = try #require(try await queue.job(job.id))
         #expect(done.state == .succeeded && done.resultJSON == #"{"sum":2}"# && done.attempt == 2)
     }
@@ -255,7 +260,8 @@ struct LeaseTests {
             queues: ["default"], limit: 100, workerID: "w", lease: .seconds(30), startingNow: 0)
         #expect(claimed.count == 72)
         // The first 40 started in an earlier transaction; the rest start in the completion's.
-        #expect(try await queue.store.complete([], starting: Array(claimed.prefix(40)), workerID: "w").starts.isEmpty)
+        #expect(
+            try await queue.store.recordOutcomes([], starting: Array(claimed.prefix(40)), workerID: "w").starts.isEmpty)
         let startTime = Date().timeIntervalSince1970 - 5
         let lateStarts = claimed.dropFirst(40).map { job in
             var job = job
@@ -270,7 +276,7 @@ struct LeaseTests {
                 ? (job, .retry(error: "no", at: Date().addingTimeInterval(60), timedOut: false))
                 : (job, .succeeded(resultJSON: #"{"sum":\#(job.id)}"#))
         }
-        let refused = try await queue.store.complete(outcomes, starting: lateStarts, workerID: "w")
+        let refused = try await queue.store.recordOutcomes(outcomes, starting: lateStarts, workerID: "w")
         #expect(refused.outcomes == cancelled)
         #expect(refused.starts == cancelled)
 

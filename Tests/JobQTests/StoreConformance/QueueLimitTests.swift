@@ -34,7 +34,8 @@ struct QueueLimitTests {
                 queues: ["limited"], limit: 10, workerID: "w2", lease: .seconds(30), startingNow: 1
             ).isEmpty, "no place left")
         let finished = try #require(first.first { $0.queue == "limited" })
-        _ = try await queue.store.complete([(finished, .succeeded(resultJSON: "{}"))], starting: [], workerID: "w1")
+        _ = try await queue.store.recordOutcomes(
+            [(finished, .succeeded(resultJSON: "{}"))], starting: [], workerID: "w1")
         let second = try await queue.store.claim(
             queues: ["limited"], limit: 10, workerID: "w2", lease: .seconds(30), startingNow: 1)
         #expect(second.count == 1, "the finished job's place")

@@ -107,7 +107,7 @@ struct QueueTests {
         // A higher priority does not let a job that is not due yet be claimed.
         let claimed = try await queue.store.claim(queues: ["default"], limit: 10, workerID: "w", lease: .seconds(30))
         #expect(claimed.map(\.id) == [now.id])
-        try await queue.store.complete([(claimed[0], .succeeded(resultJSON: "{}"))], workerID: "w")
+        try await queue.store.recordOutcomes([(claimed[0], .succeeded(resultJSON: "{}"))], workerID: "w")
         try await queue.cancel(delayed.id)
 
         let soon = try await queue.enqueue(

@@ -127,7 +127,7 @@ struct RateAndPartitionTests {
 
         // b's job finishes: one place for b, and only b's next job takes it.
         let bJob = try #require(claimed.first { $0.payloadJSON.contains("\"b\"") })
-        _ = try await queue.store.complete([(bJob, .succeeded(resultJSON: "{}"))], starting: [], workerID: "w")
+        _ = try await queue.store.recordOutcomes([(bJob, .succeeded(resultJSON: "{}"))], starting: [], workerID: "w")
         #expect(try await queue.store.claimOutlook(queues: ["reports"]).claimable)
         let next = try await Self.claim(queue, "reports")
         #expect(next.count == 1 && next[0].payloadJSON.contains("\"b\""), "\(next.map(\.payloadJSON))")

@@ -13,7 +13,7 @@ struct RetentionTests {
         let claimed = try await queue.store.claim(
             queues: [name], limit: 100, workerID: "w", lease: .seconds(30), startingNow: 100)
         let outcome: AttemptOutcome = dead ? .dead(error: "no", timedOut: false) : .succeeded(resultJSON: "{}")
-        _ = try await queue.store.complete(claimed.map { ($0, outcome) }, starting: [], workerID: "w")
+        _ = try await queue.store.recordOutcomes(claimed.map { ($0, outcome) }, starting: [], workerID: "w")
     }
 
     static func request(_ queue: String, after: [JobID] = [], lane: String? = nil) throws -> JobRequest {
@@ -133,7 +133,7 @@ struct RetentionTests {
         let keepsAnHour = try await queue.enqueue(try unique(UniqueKey("k3", for: .seconds(3600))))
         let claimed = try await queue.store.claim(
             queues: ["u"], limit: 10, workerID: "w", lease: .seconds(30), startingNow: 10)
-        _ = try await queue.store.complete(
+        _ = try await queue.store.recordOutcomes(
             claimed.map { job in
                 (job, job.id == keepsSucceeded.id ? .dead(error: "no", timedOut: false) : .succeeded(resultJSON: "{}"))
             }, starting: [], workerID: "w")

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// A worker's completion batcher and its progress reports need nothing else of a store:
 /// ```swift
-/// let refused = try await jobs.complete([(job, .succeeded(resultJSON: "{}", writes: []))], workerID: id)
+/// let refused = try await jobs.recordOutcomes([(job, .succeeded(resultJSON: "{}", writes: []))], workerID: id)
 /// ```
 package protocol JobStore: AnyObject, Sendable {
     func enqueue(_ requests: [JobRequest]) async throws -> [Enqueued]
@@ -35,16 +35,16 @@ package protocol JobStore: AnyObject, Sendable {
     /// caller then claims, or looks with ``claimOutlook(queues:)``).
     func claimOutlookHere(queues: [String]) -> ClaimOutlook?
     func hasUnfinishedWork(queues: [String], includingFuture: Bool) async throws -> Bool
-    func complete(
+    func recordOutcomes(
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String
     ) async throws -> (outcomes: Set<JobID>, starts: Set<JobID>)
-    /// Whether ``complete(_:starting:workerID:claiming:)`` claims in the completions'
+    /// Whether ``recordOutcomes(_:starting:workerID:claiming:)`` claims in the completions'
     /// transaction; when false the worker claims in transactions of its own only.
     var claimsWithCompletions: Bool { get }
-    /// Records outcomes and starts as ``complete(_:starting:workerID:)`` does and, in the same
+    /// Records outcomes and starts as ``recordOutcomes(_:starting:workerID:)`` does and, in the same
     /// transaction, claims as ``claim(queues:limit:workerID:lease:startingNow:)`` does. A claim
     /// that fails is undone alone and reported; it never undoes the completions.
-    func complete(
+    func recordOutcomes(
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String,
         claiming: ClaimRequest
     ) async throws -> CompletionReport
@@ -66,11 +66,11 @@ extension JobStore {
     package var claimsWithCompletions: Bool { false }
 
     /// Without a claim of its own: the completions alone, and no jobs claimed.
-    package func complete(
+    package func recordOutcomes(
         _ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], starting: [ClaimedJob], workerID: String,
         claiming: ClaimRequest
     ) async throws -> CompletionReport {
-        let refused = try await complete(outcomes, starting: starting, workerID: workerID)
+        let refused = try await recordOutcomes(outcomes, starting: starting, workerID: workerID)
         return CompletionReport(refusedOutcomes: refused.outcomes, refusedStarts: refused.starts)
     }
 
@@ -79,9 +79,9 @@ extension JobStore {
     }
 
     @discardableResult
-    package func complete(_ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], workerID: String) async throws
+    package func recordOutcomes(_ outcomes: [(job: ClaimedJob, outcome: AttemptOutcome)], workerID: String) async throws
         -> Set<JobID>
     {
-        try await complete(outcomes, starting: [], workerID: workerID).outcomes
+        try await recordOutcomes(outcomes, starting: [], workerID: workerID).outcomes
     }
 }
