@@ -174,7 +174,8 @@ struct SelfContainedInsert {
     /// The sequence is looked up once (MATERIALIZED: inlined, the catalog lookup ran once per
     /// job, a sixth of a batch's time). The ids are drawn first and numbered in their own order,
     /// so that the batch's jobs have ids in the order they were given (first in, first out among
-    /// equals) whatever order `nextval` ran in. Only the ids come back, as one text: the jobs are what was sent
+    /// equals) whatever order `nextval` ran in. The inserts take `batch` as it comes, in the
+    /// requests' order (which is the ids'): sorting it again for each insert cost 0.6 of 9 ms. Only the ids come back, as one text: the jobs are what was sent
     /// (decoding every column of a thousand rows was a third of a batch's time).
     fileprivate static let insertManySQL: String = {
         typealias P = InsertMany
@@ -203,12 +204,12 @@ struct SelfContainedInsert {
                 OVERRIDING SYSTEM VALUE
                 SELECT id, queue, executor, CAST(payload AS json), priority, state, max_attempts, run_at, timeout,
                     CAST(\(P.createdAt) AS double precision), name, trace
-                FROM batch ORDER BY id
+                FROM batch
             ),
             event AS (
                 INSERT INTO jobq_events (job_id, kind, queue, executor, data, created_at)
                 SELECT id, 'enqueued', queue, executor, CAST(event_data AS json), CAST(\(P.createdAt) AS double precision)
-                FROM batch ORDER BY id
+                FROM batch
             )
             SELECT (SELECT string_agg(CAST(id AS text), ',' ORDER BY ordinal) FROM batch) AS ids,
                 current_database() AS database

@@ -34,13 +34,18 @@ package enum JSONText {
     /// Checks that `text` is one JSON value that every store can hold (``StoredText``); the
     /// error says where parsing stopped. The store
     /// minifies the text with SQLite's `json()` when it inserts it, keeping the key order.
-    package static func validate(_ text: String, what: String) throws(JobQueueError) {
-        do {
-            _ = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
-        } catch {
-            throw .invalidInput("\(what) is not valid JSON: \(describe(error)); got: \(preview(text))")
+    ///
+    /// Plain JSON (``PlainJSON``) is told valid in one pass; anything else is parsed by Foundation,
+    /// which decides. `what` is built only for an error.
+    package static func validate(_ text: String, what: @autoclosure () -> String) throws(JobQueueError) {
+        if !PlainJSON.isValid(text) {
+            do {
+                _ = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
+            } catch {
+                throw .invalidInput("\(what()) is not valid JSON: \(describe(error)); got: \(preview(text))")
+            }
         }
-        try StoredText.checkJSON(text, what: what)
+        try StoredText.checkJSON(text, what: what())
     }
 
     /// Valid JSON without the whitespace between tokens, keys in their order: what SQLite's

@@ -22,7 +22,7 @@ import Foundation
 package enum PayloadMembers {
     /// `text` (valid JSON) with its member names written plainly, after refusing what no store
     /// can read the same way.
-    package static func checked(_ text: String, what: String) throws(JobQueueError) -> String {
+    package static func checked(_ text: String, what: @autoclosure () -> String) throws(JobQueueError) -> String {
         var text = text
         // withUTF8 rethrows untyped: the scan's result comes out as a Result.
         let scanned = text.withUTF8 { bytes in Result { () throws(JobQueueError) in try scan(bytes, what: what) } }
@@ -68,7 +68,7 @@ package enum PayloadMembers {
         }
     }
 
-    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, what: String) throws(JobQueueError) -> [Rewrite] {
+    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, what: () -> String) throws(JobQueueError) -> [Rewrite] {
         var rewrites: [Rewrite] = []
         var frames: [Frame] = []
         var index = 0
@@ -113,7 +113,7 @@ package enum PayloadMembers {
                     guard remember(&frames[last], literal, name, bytes) else {
                         let path = Self.path(frames.dropLast(), bytes)
                         throw .invalidInput(
-                            "\(what) has the member '\(JSONText.preview(name ?? decodedString(bytes, literal)))' twice "
+                            "\(what()) has the member '\(JSONText.preview(name ?? decodedString(bytes, literal)))' twice "
                                 + "in the object at \(path.isEmpty ? "its top" : path): stores read such JSON "
                                 + "differently (SQLite the first, PostgreSQL the last); send each name once")
                     }
@@ -131,7 +131,7 @@ package enum PayloadMembers {
                     let number = UnsafeBufferPointer(rebasing: bytes[index..<end])
                     guard let value = JSONNumber(number), value.isWithinLimits else {
                         throw .invalidInput(
-                            "\(what) holds the number \(JSONText.preview(String(decoding: number, as: UTF8.self))), "
+                            "\(what()) holds the number \(JSONText.preview(String(decoding: number, as: UTF8.self))), "
                                 + "beyond what jobq compares exactly (1e-\(JSONNumber.exponentLimit) to "
                                 + "1e\(JSONNumber.exponentLimit) in magnitude); send it as a string")
                     }

@@ -23,10 +23,10 @@ package enum StoredText {
     }
 
     /// Throws when the JSON text `json` holds an escaped NUL or a lone surrogate, or a raw NUL.
-    package static func checkJSON(_ json: String, what: String) throws(JobQueueError) {
+    package static func checkJSON(_ json: String, what: @autoclosure () -> String) throws(JobQueueError) {
         if let problem = problem(inJSON: json) {
             throw .invalidInput(
-                "\(what) holds \(problem), which jobq does not store (PostgreSQL cannot read it back); "
+                "\(what()) holds \(problem), which jobq does not store (PostgreSQL cannot read it back); "
                     + "remove it or encode the bytes (as base64, say)")
         }
     }
