@@ -68,7 +68,8 @@ package enum PayloadMembers {
         }
     }
 
-    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, what: () -> String) throws(JobQueueError) -> [Rewrite] {
+    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, what: () -> String) throws(JobQueueError) -> [Rewrite]
+    {
         var rewrites: [Rewrite] = []
         var frames: [Frame] = []
         var index = 0

@@ -167,8 +167,9 @@ package enum PlainJSON {
             }
             guard digits <= 15 else { return false }
             // An exponent, or a digit after a leading zero: Foundation decides.
-            if let next = current, next == UInt8(ascii: "e") || next == UInt8(ascii: "E")
-                || (next >= UInt8(ascii: "0") && next <= UInt8(ascii: "9"))
+            if let next = current,
+                next == UInt8(ascii: "e") || next == UInt8(ascii: "E")
+                    || (next >= UInt8(ascii: "0") && next <= UInt8(ascii: "9"))
             {
                 return false
             }

@@ -13,9 +13,11 @@ struct PlainJSONTests {
 
     @Test func acceptsPlainPayloads() {
         let plain = [
-            #"{"a":1,"b":2}"#, #" { "a" : [ 1 , -2.5 , 0 , 0.25 ] , "b" : { } , "c" : [ ] } "#, "true", "null", "0", "-0",
-            #""text with \"quotes\", \\ \/ \n\t\b\f\r and \u00e9 and \u20AC""#, #"{"nested":{"deep":[[[{"x":false}]]]}}"#,
-            #"{"émoji":"🎉","日本":"語"}"#, #"[123456789012345, 1.23456789012345]"#,
+            #"{"a":1,"b":2}"#, #" { "a" : [ 1 , -2.5 , 0 , 0.25 ] , "b" : { } , "c" : [ ] } "#, "true", "null", "0",
+            "-0",
+            #""text with \"quotes\", \\ \/ \n\t\b\f\r and \u00e9 and \u20AC""#,
+            #"{"nested":{"deep":[[[{"x":false}]]]}}"#,
+            #"{"émoji":"🎉","日本":"語"}"#, #"[123456789012345, 1.23456789012345]"#
         ]
         for text in plain {
             #expect(PlainJSON.isValid(text), "\(text)")
@@ -28,7 +30,7 @@ struct PlainJSONTests {
             "", " ", "{", "}", "[1,]", #"{"a":1,}"#, #"{"a" 1}"#, #"{a:1}"#, "01", "1.", ".5", "+1", "1e3", "1E-2",
             "1234567890123456", "NaN", "Infinity", "tru", "nul", #""unterminated"#, "\"tab\there\"", #""\x""#,
             #""\u12""#, #""\ud800""#, #""\udc00x""#, "[1] [2]", "{\"a\":1}x", "\u{FEFF}{}",
-            String(repeating: "[", count: 300) + String(repeating: "]", count: 300),
+            String(repeating: "[", count: 300) + String(repeating: "]", count: 300)
         ]
         for text in others {
             #expect(!PlainJSON.isValid(text), "\(text)")
@@ -38,7 +40,7 @@ struct PlainJSONTests {
     /// Random edits of valid texts: whatever the check accepts, Foundation accepts.
     @Test func neverAcceptsWhatFoundationRefuses() {
         let seeds = [
-            #"{"a":[1,2.5,"x\n",true,null],"b":{"c":-0.5}}"#, #"[{"k":"v"},[],{}]"#, #""\u00e9\\\"""#,
+            #"{"a":[1,2.5,"x\n",true,null],"b":{"c":-0.5}}"#, #"[{"k":"v"},[],{}]"#, #""\u00e9\\\"""#
         ]
         let alphabet = Array(#"{}[]":,.-+0123456789eEtrufalsn\u "#.utf8) + [0x09, 0x0A, 0x01]
         var generator = SystemRandomNumberGenerator()
