@@ -59,6 +59,12 @@ func exercise(target: String, _ bytes: UnsafeBufferPointer<UInt8>) {
         let plain = StoredText.plain(text)
         precondition(!plain.utf8.contains(0), "plain text holds no NUL")
         precondition(text.utf8.contains(0) || plain == text, "text without a NUL is left as it is")
+        // The one-pass check of plain JSON accepts only what Foundation's parser accepts.
+        if PlainJSON.isValid(text) {
+            precondition(
+                (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) != nil,
+                "plain JSON is valid JSON")
+        }
         if (try? JSONText.validate(text, what: "fuzz")) != nil {
             precondition(
                 StoredText.problem(inJSON: text) == nil, "accepted JSON holds nothing a store cannot read back")
