@@ -175,8 +175,9 @@ struct SelfContainedInsert {
     /// job, a sixth of a batch's time). The ids are drawn first and numbered in their own order,
     /// so that the batch's jobs have ids in the order they were given (first in, first out among
     /// equals) whatever order `nextval` ran in. The inserts take `batch` as it comes, in the
-    /// requests' order (which is the ids'): sorting it again for each insert cost 0.6 of 9 ms. Only the ids come back, as one text: the jobs are what was sent
-    /// (decoding every column of a thousand rows was a third of a batch's time).
+    /// requests' order (which is the ids'): sorting it again for each insert cost 0.6 of 9 ms.
+    /// Only the ids come back, as one text: the jobs are what was sent (decoding every column of
+    /// a thousand rows was a third of a batch's time).
     fileprivate static let insertManySQL: String = {
         typealias P = InsertMany
         return """

@@ -51,16 +51,16 @@ final class RawSQLite {
     private static let promoteSQL =
         // jobq's due jobs' predicate, spelled as their index spells it (SQLite walks a partial
         // index only for a query that states its predicate).
-        "UPDATE jobq_jobs SET state = 'ready' WHERE (state = 'scheduled' OR state = 'failed') AND run_at <= ?"
+        "UPDATE jobq_jobs SET state = 'ready' WHERE \(StoreSQL.dueState) AND run_at <= ?"
     private static let pausedSQL = "SELECT name FROM jobq_queues WHERE paused"
     private static let trackingSQL = "SELECT EXISTS (SELECT 1 FROM jobq_tracking_members)"
-    // jobq's plain successes: up to 64 per UPDATE, each row under the worker's fence.
+    // jobq's plain successes: up to 64 per UPDATE, each row under the worker's fence; as jobq
+    // does on SQLite, no RETURNING (the count of rows changed tells whether the fence refused any).
     private static func completeSQL(_ count: Int) -> String {
         """
         UPDATE jobq_jobs SET state = 'succeeded', result = v.column3, error = NULL, finished_at = ?1, lease_until = NULL
         FROM (VALUES \((0..<count).map { "(?\(2 + 3 * $0), ?\(3 + 3 * $0), ?\(4 + 3 * $0))" }.joined(separator: ", "))) AS v
         WHERE jobq_jobs.id = v.column1 AND jobq_jobs.state = 'running' AND jobq_jobs.worker_id = 'raw' AND jobq_jobs.attempt = v.column2
-        RETURNING jobq_jobs.id
         """
     }
 
